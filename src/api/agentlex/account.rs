@@ -1,0 +1,59 @@
+//! `GET /v1/account`: plan, this month's usage, allowances and keys.
+
+use hyper::StatusCode;
+use serde::Serialize;
+
+use super::super::Call;
+use super::keys::KeyOut;
+use crate::http::error::ApiError;
+use crate::http::response::{self, Reply};
+use crate::identity;
+use crate::plans::Plan;
+
+/// This month's counts; an operation not yet used is absent.
+#[derive(Serialize)]
+struct Usage {
+    #[serde(skip_serializing_if = "is_zero")]
+    search: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    extract: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    research: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pages_indexed: u64,
+    stored_chars: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Serialize)]
+struct AccountOut<'a> {
+    id: String,
+    email: String,
+    plan: String,
+    usage: Usage,
+    allowances: &'a Plan,
+    keys: Vec<KeyOut>,
+}
+
+pub async fn account(call: Call) -> Result<Reply, ApiError> {
+    let view = identity::account_view(&call.app, &call.principal().account_id)?;
+    let u = view.usage;
+    let out = AccountOut {
+        allowances: call.app.plan(&view.account.plan),
+        id: view.account.id,
+        email: view.account.email,
+        plan: view.account.plan,
+        usage: Usage {
+            search: u.search,
+            extract: u.extract,
+            research: u.research,
+            pages_indexed: u.pages_indexed,
+            stored_chars: view.stored_chars,
+        },
+        keys: view.keys.into_iter().map(KeyOut::from).collect(),
+    };
+    Ok(response::json(StatusCode::OK, &out))
+}

@@ -1,0 +1,6 @@
+//! AgentLex (`/v1/...`): one file per resource.
+
+pub mod account;
+pub mod health;
+pub mod keys;
+pub mod signup;

@@ -1,0 +1,59 @@
+//! The API surfaces. Handlers parse, call a service, serialize; nothing else.
+
+pub mod agentlex;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::http::request::Parts;
+
+use crate::app::App;
+use crate::auth::Principal;
+use crate::http::body::{self, BodyLimits};
+use crate::http::error::{ApiError, Code};
+use crate::http::response::Reply;
+use crate::http::router::Route;
+
+/// One request as a handler sees it.
+pub struct Call {
+    pub app: Arc<App>,
+    pub parts: Parts,
+    /// Taken by the first read.
+    pub body: Option<Incoming>,
+    /// Set on authenticated routes.
+    pub principal: Option<Rc<Principal>>,
+    pub limits: BodyLimits,
+}
+
+impl Call {
+    pub fn principal(&self) -> &Principal {
+        self.principal.as_deref().expect("authenticated routes carry a principal")
+    }
+
+    /// The body parsed as JSON into `T`; `field_code` for a wrong or missing field.
+    pub async fn json<T: serde::de::DeserializeOwned>(&mut self, field_code: Code) -> Result<T, ApiError> {
+        let body = self.body.take().ok_or_else(ApiError::internal)?;
+        let bytes = body::read(&self.parts.headers, body, self.limits).await?;
+        body::json(&bytes, field_code)
+    }
+}
+
+/// Runs a blocking call (the records store) off the shard's thread.
+pub async fn blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    glommio::executor().spawn_blocking(f).await
+}
+
+pub async fn dispatch(route: Route, call: Call) -> Result<Reply, ApiError> {
+    use agentlex::{account, health, keys, signup};
+    match route {
+        Route::Health => Ok(health::health(&call.app)),
+        Route::Plans => Ok(health::plans(&call.app)),
+        Route::Metrics => Ok(health::metrics(&call.app)),
+        Route::Signup => signup::signup(call).await,
+        Route::Account => account::account(call).await,
+        Route::CreateKey => keys::create(call).await,
+        Route::ListKeys => keys::list(call).await,
+        Route::RevokeKey(prefix) => keys::revoke(call, prefix).await,
+    }
+}

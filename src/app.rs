@@ -1,0 +1,89 @@
+//! The state every shard shares: configuration, the records store, the limits, and
+//! the per-shard metrics. Immutable after start-up except through atomics and the
+//! store, so shards read it without locks.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::http::metrics::ShardMetrics;
+use crate::limits::{Buckets, Meters};
+use crate::plans::Plan;
+use crate::store::{Records, StoreError};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub struct App {
+    pub config: Config,
+    pub records: Arc<Records>,
+    pub meters: Meters,
+    pub buckets: Buckets,
+    /// Bumped after every key revocation or plan change commits; a shard whose key
+    /// cache is older drops it.
+    pub key_epoch: AtomicU64,
+    pub metrics: Vec<ShardMetrics>,
+    /// `GET /v1/health` and `GET /v1/plans`, serialized once.
+    pub health_json: Bytes,
+    pub plans_json: Bytes,
+}
+
+#[derive(Serialize)]
+struct Health<'a> {
+    ok: bool,
+    version: &'a str,
+    embedder: &'a str,
+    rerankers: Vec<String>,
+    llm: bool,
+    features: Vec<&'a str>,
+}
+
+impl App {
+    /// Opens the store under `config.data`; `shards` sizes the metrics.
+    pub fn open(config: Config, shards: usize) -> Result<App, StoreError> {
+        let records = Arc::new(Records::open(&config.data)?);
+        let health = Health {
+            ok: true,
+            version: VERSION,
+            embedder: "none",
+            rerankers: Vec::new(),
+            llm: false,
+            features: vec!["keys", "rate_limits"],
+        };
+        Ok(App {
+            health_json: Bytes::from(serde_json::to_vec(&health).expect("health serializes")),
+            plans_json: Bytes::from(serde_json::to_vec(&config.plans).expect("plans serialize")),
+            meters: Meters::new(records.clone()),
+            records,
+            buckets: Buckets::default(),
+            key_epoch: AtomicU64::new(0),
+            metrics: (0..shards).map(|_| ShardMetrics::new()).collect(),
+            config,
+        })
+    }
+
+    /// The account's plan; an account on a plan since removed from the configuration
+    /// gets the default plan.
+    pub fn plan(&self, id: &str) -> &Plan {
+        self.config
+            .plans
+            .get(id)
+            .or_else(|| self.config.plans.get(&self.config.auth.default_plan))
+            .expect("the default plan exists (checked when the config resolved)")
+    }
+
+    /// Writes the usage meters; called every `meters.flush_interval` and at shutdown.
+    pub fn flush_meters(&self) {
+        match self.meters.flush() {
+            Ok(n) if n > 0 => tracing::debug!(accounts = n, "usage meters flushed"),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "usage meters could not be flushed; will retry"),
+        }
+    }
+
+    pub fn bump_key_epoch(&self) {
+        self.key_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+}

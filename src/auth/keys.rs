@@ -1,0 +1,116 @@
+//! API keys: `al_` + 43 base62 characters drawn from the OS CSPRNG (256 bits).
+//! A key is shown once; the store keeps its first 10 characters (the prefix, which
+//! identifies it) and the SHA-256 of the whole key (which verifies it, compared in
+//! constant time). SHA-256 without a salt or stretching suits keys this random: there
+//! is nothing to guess.
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+pub const KEY_PREFIX: &str = "al_";
+/// Characters after `al_`: 43 × log2(62) ≈ 256 bits.
+const RANDOM_CHARS: usize = 43;
+/// The public part that names a key: its first 10 characters.
+pub const PREFIX_LEN: usize = 10;
+const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// A freshly issued key. `secret` is shown to the caller once and never stored.
+pub struct IssuedKey {
+    pub secret: String,
+    pub prefix: String,
+    pub hash: String,
+}
+
+pub fn issue() -> IssuedKey {
+    let secret = format!("{KEY_PREFIX}{}", random_base62(RANDOM_CHARS));
+    let prefix = secret[..PREFIX_LEN].to_owned();
+    let hash = hex(&digest(&secret));
+    IssuedKey { secret, prefix, hash }
+}
+
+/// Uniformly random base62 text (rejection sampling keeps every character equally likely).
+pub fn random_base62(len: usize) -> String {
+    let mut out = String::with_capacity(len);
+    let mut buf = [0u8; 64];
+    while out.len() < len {
+        getrandom::fill(&mut buf).expect("the OS random source is available");
+        for &b in &buf {
+            if b < 248 && out.len() < len {
+                out.push(ALPHABET[(b % 62) as usize] as char);
+            }
+        }
+    }
+    out
+}
+
+pub fn digest(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// The prefix of a presented key when it has the shape of one of ours.
+pub fn prefix_of(secret: &str) -> Option<&str> {
+    let well_formed = secret.len() == KEY_PREFIX.len() + RANDOM_CHARS
+        && secret.starts_with(KEY_PREFIX)
+        && secret.bytes().skip(KEY_PREFIX.len()).all(|b| b.is_ascii_alphanumeric());
+    well_formed.then(|| &secret[..PREFIX_LEN])
+}
+
+/// Whether `presented` hashes to `stored`, in time that does not depend on where they differ.
+pub fn verify(stored: &[u8; 32], presented: &[u8; 32]) -> bool {
+    stored.ct_eq(presented).into()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex32(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, chunk) in text.as_bytes().chunks(2).enumerate() {
+        out[i] = u8::from_str_radix(std::str::from_utf8(chunk).ok()?, 16).ok()?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issued_keys_have_the_documented_shape() {
+        let k = issue();
+        assert_eq!(k.secret.len(), 46);
+        assert_eq!(prefix_of(&k.secret), Some(k.prefix.as_str()));
+        assert_eq!(k.prefix.len(), PREFIX_LEN);
+        assert_eq!(unhex32(&k.hash), Some(digest(&k.secret)));
+        assert_ne!(issue().secret, k.secret);
+    }
+
+    #[test]
+    fn malformed_keys_have_no_prefix() {
+        assert_eq!(prefix_of("al_short"), None);
+        assert_eq!(prefix_of(&format!("xx_{}", "a".repeat(43))), None);
+        assert_eq!(prefix_of(&format!("al_{}!", "a".repeat(42))), None);
+    }
+
+    #[test]
+    fn verify_tells_equal_from_unequal() {
+        let a = digest("a");
+        assert!(verify(&a, &digest("a")));
+        assert!(!verify(&a, &digest("b")));
+    }
+
+    #[test]
+    fn base62_is_roughly_uniform() {
+        let text = random_base62(62 * 400);
+        let mut counts = [0u32; 128];
+        text.bytes().for_each(|b| counts[b as usize] += 1);
+        for &c in ALPHABET {
+            let n = counts[c as usize];
+            assert!((250..=560).contains(&n), "{} drawn {n} times", c as char);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Authentication: `Authorization: Bearer al_…` → the key's [`Principal`].
+//!
+//! Each shard keeps its own cache of keys it has seen (no lock on the request path).
+//! Revocation is immediate on every shard: a revoke commits to the store, then bumps
+//! the process-wide key epoch before its response is sent; a shard whose cache was
+//! filled under an older epoch drops it before it authenticates anything.
+
+pub mod keys;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::app::App;
+use crate::limits::Bucket;
+use crate::store::StoreError;
+
+/// A caller whose key checked out.
+pub struct Principal {
+    pub account_id: String,
+    pub prefix: String,
+    pub plan: String,
+    hash: [u8; 32],
+    pub bucket: Arc<Bucket>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("no API key: send Authorization: Bearer al_...")]
+    Missing,
+    #[error("that API key is not valid")]
+    Invalid,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The most keys a shard caches before it starts afresh.
+const CACHE_LIMIT: usize = 65_536;
+
+pub struct ShardAuth {
+    app: Arc<App>,
+    cache: RefCell<HashMap<String, Rc<Principal>>>,
+    epoch: Cell<u64>,
+}
+
+impl ShardAuth {
+    pub fn new(app: Arc<App>) -> ShardAuth {
+        let epoch = app.key_epoch.load(Ordering::Acquire);
+        ShardAuth { app, cache: RefCell::new(HashMap::new()), epoch: Cell::new(epoch) }
+    }
+
+    /// Checks the `Authorization` header's value.
+    pub fn authenticate(&self, authorization: Option<&[u8]>) -> Result<Rc<Principal>, AuthError> {
+        let secret = bearer(authorization).ok_or(AuthError::Missing)?;
+        let prefix = keys::prefix_of(secret).ok_or(AuthError::Invalid)?;
+        let presented = keys::digest(secret);
+        let epoch = self.app.key_epoch.load(Ordering::Acquire);
+        if epoch != self.epoch.get() {
+            self.cache.borrow_mut().clear();
+            self.epoch.set(epoch);
+        }
+        if let Some(p) = self.cache.borrow().get(prefix) {
+            return if keys::verify(&p.hash, &presented) { Ok(p.clone()) } else { Err(AuthError::Invalid) };
+        }
+        let principal = Rc::new(self.load(prefix, &presented)?);
+        // Cache only what was read under the epoch still current: a revoke that
+        // committed meanwhile has bumped it.
+        if self.app.key_epoch.load(Ordering::Acquire) == epoch {
+            let mut cache = self.cache.borrow_mut();
+            if cache.len() >= CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(prefix.to_owned(), principal.clone());
+        }
+        Ok(principal)
+    }
+
+    fn load(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
+        let key = self.app.records.key(prefix)?.ok_or(AuthError::Invalid)?;
+        let stored = keys::unhex32(&key.hash).ok_or(AuthError::Invalid)?;
+        if key.revoked_at.is_some() || !keys::verify(&stored, presented) {
+            return Err(AuthError::Invalid);
+        }
+        let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
+        let rate = self.app.plan(&account.plan).rate;
+        Ok(Principal {
+            bucket: self.app.buckets.get(prefix, rate),
+            account_id: account.id,
+            prefix: key.prefix,
+            plan: account.plan,
+            hash: stored,
+        })
+    }
+}
+
+/// The key in `Bearer <key>` (scheme case-insensitive), if there is one.
+pub fn bearer(authorization: Option<&[u8]>) -> Option<&str> {
+    let value = std::str::from_utf8(authorization?).ok()?.trim();
+    let (scheme, rest) = value.split_once(' ')?;
+    let key = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !key.is_empty()).then_some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer;
+
+    #[test]
+    fn bearer_takes_the_token() {
+        assert_eq!(bearer(Some(b"Bearer al_x")), Some("al_x"));
+        assert_eq!(bearer(Some(b"bearer   al_x ")), Some("al_x"));
+        assert_eq!(bearer(Some(b"Basic abc")), None);
+        assert_eq!(bearer(Some(b"Bearer ")), None);
+        assert_eq!(bearer(None), None);
+    }
+}

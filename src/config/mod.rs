@@ -1,0 +1,305 @@
+//! Configuration, resolved once at start-up: compiled defaults (`ops/quarry.toml`,
+//! compiled in) → a TOML file → `QUARRY_*` environment → command-line flags. Unknown
+//! keys are refused with their name and where they came from. This is the only module
+//! that reads the environment; everything else receives a typed [`Config`] by value.
+
+mod layers;
+mod raw;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::{Table, Value};
+
+use crate::plans::{Plan, Plans, Rate};
+use raw::{Amount, RawConfig, RawPlan};
+
+pub use layers::RESERVED_ENV;
+
+/// The documented defaults, compiled in so documentation and behaviour cannot drift.
+pub const DEFAULTS_TOML: &str = include_str!("../../ops/quarry.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config file {path} is not valid TOML: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("unknown configuration key `{key}` (from {origin})")]
+    UnknownKey { key: String, origin: String },
+    #[error("configuration key `{key}`: {message}")]
+    Invalid { key: String, message: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data: PathBuf,
+    pub listen: SocketAddr,
+    /// 0 means one shard per CPU this process may run on.
+    pub shards: usize,
+    pub http: HttpConfig,
+    pub runtime: RuntimeConfig,
+    pub auth: AuthConfig,
+    pub meters_flush_interval: Duration,
+    pub log: LogConfig,
+    pub plans: Plans,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub header_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    pub max_body_bytes: usize,
+    pub max_connections_per_shard: usize,
+    pub shutdown_grace: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    pub spin_before_park: Duration,
+    pub io_memory: usize,
+    pub ring_depth: usize,
+    pub preempt_timer: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignupMode {
+    Open,
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExistingEmail {
+    /// 409 email_taken unless the caller holds a key of that account.
+    Refuse,
+    /// Hand out a new key (the spec's behaviour; trusted networks only).
+    NewKey,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    pub signup: SignupMode,
+    pub existing_email: ExistingEmail,
+    pub default_plan: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogConfig {
+    pub level: String,
+    pub format: LogFormat,
+}
+
+/// Values given on the command line; `None` leaves the lower layers in charge.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    pub data: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub shards: Option<usize>,
+}
+
+impl Flags {
+    fn table(&self) -> Table {
+        let mut t = Table::new();
+        if let Some(d) = &self.data {
+            t.insert("data".into(), Value::String(d.display().to_string()));
+        }
+        if let Some(l) = &self.listen {
+            t.insert("listen".into(), Value::String(l.clone()));
+        }
+        if let Some(s) = self.shards {
+            t.insert("shards".into(), Value::Integer(s as i64));
+        }
+        t
+    }
+}
+
+impl Config {
+    /// Resolves every layer. `env` is the process environment (passed in so tests
+    /// can give their own).
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        flags: &Flags,
+    ) -> Result<Config, ConfigError> {
+        let mut merged: Table = DEFAULTS_TOML.parse().expect("the compiled defaults are valid TOML");
+        let known = merged.clone();
+        if let Some(path) = file {
+            let table = read_file(path)?;
+            check_known(&known, &table, &mut Vec::new(), &|_| format!("file {}", path.display()))?;
+            layers::merge(&mut merged, table);
+        }
+        let env = layers::env_table(env);
+        check_known(&known, &env, &mut Vec::new(), &|key| format!("environment variable {}", env_name(key)))?;
+        layers::merge(&mut merged, env);
+        layers::merge(&mut merged, flags.table());
+        let raw: RawConfig = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
+            ConfigError::Invalid { key: e.path().to_string(), message: e.inner().to_string() }
+        })?;
+        resolve(raw)
+    }
+
+    /// The compiled defaults alone.
+    pub fn defaults() -> Config {
+        Config::load(None, std::iter::empty(), &Flags::default()).expect("the compiled defaults resolve")
+    }
+}
+
+fn read_file(path: &Path) -> Result<Table, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+    text.parse::<Table>()
+        .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })
+}
+
+fn env_name(key: &str) -> String {
+    format!("QUARRY_{}", key.replace('.', "__").to_ascii_uppercase())
+}
+
+/// Refuses any key of `layer` that the defaults do not have. Under `plans`, any plan
+/// id is allowed, and its keys must be the keys of a default plan.
+fn check_known(
+    known: &Table,
+    layer: &Table,
+    path: &mut Vec<String>,
+    origin: &dyn Fn(&str) -> String,
+) -> Result<(), ConfigError> {
+    for (key, value) in layer {
+        path.push(key.clone());
+        let template = match known.get(key) {
+            Some(t) => Some(t),
+            None if path.len() == 2 && path[0] == "plans" => known.values().next(),
+            None => None,
+        };
+        let dotted = path.join(".");
+        match (template, value) {
+            (None, _) => return Err(ConfigError::UnknownKey { origin: origin(&dotted), key: dotted }),
+            (Some(Value::Table(k)), Value::Table(v)) => check_known(k, v, path, origin)?,
+            _ => {}
+        }
+        path.pop();
+    }
+    Ok(())
+}
+
+fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
+    let listen = raw.listen.parse().map_err(|_| invalid("listen", "must be an address like 127.0.0.1:4400"))?;
+    let plans = Plans(
+        raw.plans
+            .into_iter()
+            .map(|(id, p)| resolve_plan(&id, p).map(|plan| (id, plan)))
+            .collect::<Result<_, _>>()?,
+    );
+    let auth = resolve_auth(raw.auth, &plans)?;
+    let h = raw.http;
+    let http = HttpConfig {
+        header_read_timeout: duration("http.header_read_timeout", &h.header_read_timeout)?,
+        idle_timeout: duration("http.idle_timeout", &h.idle_timeout)?,
+        body_read_timeout: duration("http.body_read_timeout", &h.body_read_timeout)?,
+        max_header_bytes: at_least("http.max_header_bytes", h.max_header_bytes, 1024)?,
+        max_headers: at_least("http.max_headers", h.max_headers, 8)?,
+        max_body_bytes: h.max_body_bytes,
+        max_connections_per_shard: at_least("http.max_connections_per_shard", h.max_connections_per_shard, 1)?,
+        shutdown_grace: duration("http.shutdown_grace", &h.shutdown_grace)?,
+    };
+    let r = raw.runtime;
+    let runtime = RuntimeConfig {
+        spin_before_park: duration("runtime.spin_before_park", &r.spin_before_park)?,
+        io_memory: at_least("runtime.io_memory", r.io_memory, 4096)?,
+        ring_depth: at_least("runtime.ring_depth", r.ring_depth, 8)?,
+        preempt_timer: duration("runtime.preempt_timer", &r.preempt_timer)?,
+    };
+    let format = match raw.log.format.as_str() {
+        "text" => LogFormat::Text,
+        "json" => LogFormat::Json,
+        _ => return Err(invalid("log.format", "must be \"text\" or \"json\"")),
+    };
+    Ok(Config {
+        data: PathBuf::from(raw.data),
+        listen,
+        shards: raw.shards,
+        http,
+        runtime,
+        auth,
+        meters_flush_interval: duration("meters.flush_interval", &raw.meters.flush_interval)?,
+        log: LogConfig { level: raw.log.level, format },
+        plans,
+    })
+}
+
+fn resolve_auth(a: raw::RawAuth, plans: &Plans) -> Result<AuthConfig, ConfigError> {
+    let signup = match a.signup.as_str() {
+        "open" => SignupMode::Open,
+        "closed" => SignupMode::Closed,
+        _ => return Err(invalid("auth.signup", "must be \"open\" or \"closed\"")),
+    };
+    let existing_email = match a.signup_existing_email.as_str() {
+        "refuse" => ExistingEmail::Refuse,
+        "new_key" => ExistingEmail::NewKey,
+        _ => return Err(invalid("auth.signup_existing_email", "must be \"refuse\" or \"new_key\"")),
+    };
+    if plans.get(&a.default_plan).is_none() {
+        return Err(invalid("auth.default_plan", &format!("names no plan `{}`", a.default_plan)));
+    }
+    Ok(AuthConfig { signup, existing_email, default_plan: a.default_plan })
+}
+
+fn resolve_plan(id: &str, p: RawPlan) -> Result<Plan, ConfigError> {
+    let key = |field: &str| format!("plans.{id}.{field}");
+    if p.rate_per_minute == 0 || p.burst == 0 {
+        return Err(invalid(&key("rate_per_minute"), "rate_per_minute and burst must be at least 1"));
+    }
+    Ok(Plan {
+        name: p.name,
+        price: amount_f64(&key("price"), &p.price, "quoted")?,
+        stored_chars: amount_u64(&key("stored_chars"), &p.stored_chars)?,
+        search: amount_u64(&key("search"), &p.search)?,
+        extract: amount_u64(&key("extract"), &p.extract)?,
+        research: amount_u64(&key("research"), &p.research)?,
+        rate: Rate { per_minute: p.rate_per_minute, burst: p.burst },
+    })
+}
+
+fn amount_u64(key: &str, a: &Amount) -> Result<Option<u64>, ConfigError> {
+    match a {
+        Amount::Int(n) => Ok(Some(*n)),
+        Amount::Word(w) if w == "unlimited" => Ok(None),
+        _ => Err(invalid(key, "must be a whole number or \"unlimited\"")),
+    }
+}
+
+fn amount_f64(key: &str, a: &Amount, word: &str) -> Result<Option<f64>, ConfigError> {
+    match a {
+        Amount::Int(n) => Ok(Some(*n as f64)),
+        Amount::Float(f) if *f >= 0.0 => Ok(Some(*f)),
+        Amount::Word(w) if w == word => Ok(None),
+        _ => Err(invalid(key, &format!("must be a number or \"{word}\""))),
+    }
+}
+
+fn duration(key: &str, text: &str) -> Result<Duration, ConfigError> {
+    humantime::parse_duration(text).map_err(|e| invalid(key, &format!("`{text}` is not a duration ({e})")))
+}
+
+fn at_least(key: &str, value: usize, min: usize) -> Result<usize, ConfigError> {
+    if value < min {
+        return Err(invalid(key, &format!("must be at least {min}")));
+    }
+    Ok(value)
+}
+
+fn invalid(key: &str, message: &str) -> ConfigError {
+    ConfigError::Invalid { key: key.to_owned(), message: message.to_owned() }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,85 @@
+//! The configuration as written: the serde shape of the TOML file, every section
+//! closed to unknown keys. `super::resolve` turns it into the typed [`super::Config`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub data: String,
+    pub listen: String,
+    pub shards: usize,
+    pub http: RawHttp,
+    pub runtime: RawRuntime,
+    pub auth: RawAuth,
+    pub meters: RawMeters,
+    pub log: RawLog,
+    pub plans: BTreeMap<String, RawPlan>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    pub header_read_timeout: String,
+    pub idle_timeout: String,
+    pub body_read_timeout: String,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    pub max_body_bytes: usize,
+    pub max_connections_per_shard: usize,
+    pub shutdown_grace: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRuntime {
+    pub spin_before_park: String,
+    pub io_memory: usize,
+    pub ring_depth: usize,
+    pub preempt_timer: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    pub signup: String,
+    pub signup_existing_email: String,
+    pub default_plan: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMeters {
+    pub flush_interval: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLog {
+    pub level: String,
+    pub format: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlan {
+    pub name: String,
+    pub price: Amount,
+    pub stored_chars: Amount,
+    pub search: Amount,
+    pub extract: Amount,
+    pub research: Amount,
+    pub rate_per_minute: u64,
+    pub burst: u64,
+}
+
+/// A number, or a word standing for "no number" ("unlimited", "quoted").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Amount {
+    Int(u64),
+    Float(f64),
+    Word(String),
+}

@@ -1,0 +1,71 @@
+use std::io::Write;
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn defaults_match_the_documented_file() {
+    let c = Config::defaults();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:4400");
+    assert_eq!(c.data, PathBuf::from("./data"));
+    assert_eq!(c.shards, 0);
+    assert_eq!(c.auth.signup, SignupMode::Open);
+    assert_eq!(c.auth.existing_email, ExistingEmail::Refuse);
+    assert_eq!(c.http.header_read_timeout, Duration::from_secs(10));
+    let ids: Vec<_> = c.plans.ids().collect();
+    assert_eq!(ids, ["library", "scholar", "scribe"]);
+    assert_eq!(c.plans.get("library").unwrap().search, None);
+    assert_eq!(c.plans.get("scribe").unwrap().rate, Rate { per_minute: 60, burst: 20 });
+}
+
+#[test]
+fn layers_apply_in_order_file_env_flags() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "listen = \"127.0.0.1:1\"\nshards = 3\n[http]\nmax_body_bytes = 5").unwrap();
+    let flags = Flags { shards: Some(7), ..Flags::default() };
+    let c = Config::load(Some(f.path()), env(&[("QUARRY_LISTEN", "127.0.0.1:2")]), &flags).unwrap();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:2");
+    assert_eq!(c.shards, 7);
+    assert_eq!(c.http.max_body_bytes, 5);
+    assert_eq!(c.http.max_headers, 64);
+}
+
+#[test]
+fn unknown_key_in_file_is_named() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "[http]\nmax_body = 5").unwrap();
+    let err = Config::load(Some(f.path()), env(&[]), &Flags::default()).unwrap_err();
+    assert!(matches!(&err, ConfigError::UnknownKey { key, .. } if key == "http.max_body"), "{err}");
+    assert!(err.to_string().contains("http.max_body"));
+}
+
+#[test]
+fn unknown_env_key_is_named_by_its_variable() {
+    let err = Config::load(None, env(&[("QUARRY_LISTN", "x")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("QUARRY_LISTN"), "{err}");
+}
+
+#[test]
+fn operators_may_add_plans_but_not_plan_keys() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "[plans.pro]\nname=\"Pro\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1").unwrap();
+    let c = Config::load(Some(f.path()), env(&[]), &Flags::default()).unwrap();
+    assert_eq!(c.plans.get("pro").unwrap().name, "Pro");
+    let mut g = tempfile::NamedTempFile::new().unwrap();
+    writeln!(g, "[plans.pro]\nnam=\"Pro\"").unwrap();
+    let err = Config::load(Some(g.path()), env(&[]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("plans.pro.nam"), "{err}");
+}
+
+#[test]
+fn ill_typed_values_name_the_key() {
+    let err = Config::load(None, env(&[("QUARRY_HTTP__MAX_BODY_BYTES", "lots")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("http.max_body_bytes"), "{err}");
+    let err = Config::load(None, env(&[("QUARRY_AUTH__SIGNUP", "maybe")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("auth.signup"), "{err}");
+    let err = Config::load(None, env(&[("QUARRY_HTTP__IDLE_TIMEOUT", "soon")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("http.idle_timeout"), "{err}");
+}

@@ -1,0 +1,126 @@
+//! Reading request bodies: capped by `http.max_body_bytes` (413 `body_too_large`,
+//! refused from `Content-Length` before a byte is read when it can be), bounded in
+//! time by `http.body_read_timeout`, and parsed as JSON into typed structs at the
+//! edge, with errors that say where and what.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::CONTENT_LENGTH;
+use hyper::HeaderMap;
+use serde::de::DeserializeOwned;
+
+use super::error::{ApiError, Code};
+
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    pub max_bytes: usize,
+    pub timeout: Duration,
+}
+
+fn too_large(max: usize) -> ApiError {
+    ApiError::new(Code::BodyTooLarge, format!("The request body is larger than {max} bytes."))
+}
+
+/// The whole body, within the limits.
+pub async fn read(headers: &HeaderMap, body: Incoming, limits: BodyLimits) -> Result<Bytes, ApiError> {
+    let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max_bytes as u64) {
+        return Err(too_large(limits.max_bytes));
+    }
+    let collect = async { Limited::new(body, limits.max_bytes).collect().await };
+    let timeout = async {
+        glommio::timer::sleep(limits.timeout).await;
+        Err::<http_body_util::Collected<Bytes>, _>(None)
+    };
+    match futures_lite::future::or(async { collect.await.map_err(Some) }, timeout).await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(None) => Err(ApiError::new(
+            Code::BodyTimeout,
+            format!("The request body did not arrive within {}.", humantime::format_duration(limits.timeout)),
+        )),
+        Err(Some(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(limits.max_bytes)),
+        Err(Some(e)) => Err(ApiError::new(Code::InvalidJson, format!("The request body could not be read: {e}"))),
+    }
+}
+
+/// Parses a JSON object into `T`. Syntax errors are `invalid_json` with the line and
+/// column; a value of the wrong type or a missing field is `field_code`, naming the field.
+pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::new(Code::InvalidJson, "The request body is empty; send a JSON object."));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| (e.path().to_string(), e.into_inner()))
+        .and_then(|v| de.end().map(|()| v).map_err(|e| (".".to_owned(), e)));
+    value.map_err(|(path, inner)| {
+        use serde_json::error::Category;
+        match inner.classify() {
+            Category::Syntax | Category::Eof | Category::Io => ApiError::new(
+                Code::InvalidJson,
+                format!("The body is not valid JSON: {} at line {} column {}.", describe(&inner), inner.line(), inner.column()),
+            ),
+            Category::Data if path == "." && inner.to_string().starts_with("invalid type") => {
+                ApiError::new(Code::InvalidJson, "The body must be a JSON object.")
+            }
+            Category::Data if path == "." => ApiError::new(field_code, strip_position(&inner)),
+            Category::Data => ApiError::new(field_code, format!("{path}: {}", strip_position(&inner))),
+        }
+    })
+}
+
+fn describe(e: &serde_json::Error) -> String {
+    strip_position(e)
+}
+
+/// serde_json's message without its trailing " at line L column C".
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    struct Body {
+        #[allow(dead_code)]
+        email: String,
+    }
+
+    #[test]
+    fn syntax_errors_give_position() {
+        let e = json::<Body>(b"{\"email\": ", Code::InvalidEmail).unwrap_err();
+        assert_eq!(e.code, Code::InvalidJson);
+        assert!(e.message.contains("line 1 column 10"), "{}", e.message);
+        let e = json::<Body>(b"{\"email\": \"a\"} x", Code::InvalidEmail).unwrap_err();
+        assert_eq!(e.code, Code::InvalidJson);
+    }
+
+    #[test]
+    fn type_errors_name_the_field() {
+        let e = json::<Body>(b"{\"email\": 5}", Code::InvalidEmail).unwrap_err();
+        assert_eq!(e.code, Code::InvalidEmail);
+        assert!(e.message.starts_with("email: invalid type"), "{}", e.message);
+        let e = json::<Body>(b"{}", Code::InvalidEmail).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidEmail, "missing field `email`"));
+    }
+
+    #[test]
+    fn non_objects_and_empty_bodies_are_invalid_json() {
+        assert_eq!(json::<Body>(b"[1]", Code::InvalidEmail).unwrap_err().code, Code::InvalidJson);
+        assert_eq!(json::<Body>(b"  ", Code::InvalidEmail).unwrap_err().code, Code::InvalidJson);
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        assert!(json::<Body>(b"{\"email\": \"a\", \"extra\": [1]}", Code::InvalidEmail).is_ok());
+    }
+}

@@ -1,0 +1,203 @@
+//! A shard's open connections: their state, the cap, and the sweep that enforces
+//! timeouts. The sweep runs every [`TICK`] on the shard and, for each connection,
+//! fires hyper's header-read timer once its deadline passes, and closes a connection
+//! on which no byte moved for `http.idle_timeout` while no request was in hand.
+//! Graceful shutdown asks every connection to finish its request and close.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use super::timer::TimerSlot;
+
+/// How often the sweep looks at every connection: the granularity of the timeouts.
+pub const TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Close {
+    /// Finish the request in hand, then close (graceful shutdown).
+    Drain,
+    /// Close now.
+    Kill,
+}
+
+pub struct ConnState {
+    active: Cell<bool>,
+    idle_for: Cell<Duration>,
+    in_flight: Cell<u32>,
+    close: Cell<Option<Close>>,
+    waker: RefCell<Option<Waker>>,
+    pub timer: Arc<TimerSlot>,
+}
+
+impl ConnState {
+    fn new(origin: Instant) -> ConnState {
+        ConnState {
+            active: Cell::new(true),
+            idle_for: Cell::new(Duration::ZERO),
+            in_flight: Cell::new(0),
+            close: Cell::new(None),
+            waker: RefCell::new(None),
+            timer: TimerSlot::new(origin),
+        }
+    }
+
+    /// Bytes moved on the connection.
+    #[inline]
+    pub fn touch(&self) {
+        self.active.set(true);
+    }
+
+    pub fn request_started(&self) {
+        self.in_flight.set(self.in_flight.get() + 1);
+    }
+
+    pub fn request_finished(&self) {
+        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        self.active.set(true);
+    }
+
+    pub fn close_requested(&self) -> Option<Close> {
+        self.close.get()
+    }
+
+    /// Remembers the connection task's waker so a close request can wake it.
+    pub fn register(&self, waker: &Waker) {
+        let mut slot = self.waker.borrow_mut();
+        match slot.as_ref() {
+            Some(w) if w.will_wake(waker) => {}
+            _ => *slot = Some(waker.clone()),
+        }
+    }
+
+    fn request_close(&self, how: Close) {
+        if self.close.get() != Some(Close::Kill) {
+            self.close.set(Some(how));
+        }
+        if let Some(w) = self.waker.borrow_mut().take() {
+            w.wake();
+        }
+    }
+}
+
+/// The shard's connection table.
+pub struct Connections {
+    origin: Instant,
+    list: RefCell<Vec<Weak<ConnState>>>,
+    open: Cell<usize>,
+    draining: Cell<bool>,
+}
+
+/// Removes a connection from the count when its task ends, however it ends.
+pub struct OpenGuard<'a>(&'a Connections);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.open.set(self.0.open.get() - 1);
+    }
+}
+
+impl Connections {
+    pub fn new() -> Connections {
+        Connections { origin: Instant::now(), list: RefCell::new(Vec::new()), open: Cell::new(0), draining: Cell::new(false) }
+    }
+
+    pub fn open(&self) -> usize {
+        self.open.get()
+    }
+
+    /// Registers a new connection; the guard keeps it counted while it lives.
+    pub fn add(&self) -> (Rc<ConnState>, OpenGuard<'_>) {
+        let state = Rc::new(ConnState::new(self.origin));
+        if self.draining.get() {
+            state.close.set(Some(Close::Drain));
+        }
+        self.list.borrow_mut().push(Rc::downgrade(&state));
+        self.open.set(self.open.get() + 1);
+        (state, OpenGuard(self))
+    }
+
+    /// One pass of the sweep: header timers and idle connections.
+    pub fn sweep(&self, now: Instant, idle_timeout: Duration) {
+        self.list.borrow_mut().retain(|weak| {
+            let Some(c) = weak.upgrade() else { return false };
+            c.timer.fire_if_due(now);
+            if c.active.replace(false) || c.in_flight.get() > 0 {
+                c.idle_for.set(Duration::ZERO);
+            } else {
+                c.idle_for.set(c.idle_for.get() + TICK);
+                if c.idle_for.get() >= idle_timeout {
+                    c.request_close(Close::Kill);
+                }
+            }
+            true
+        });
+    }
+
+    /// Asks every connection to finish what it is doing and close.
+    pub fn drain(&self) {
+        self.draining.set(true);
+        self.each(|c| c.request_close(Close::Drain));
+    }
+
+    /// Closes every connection now.
+    pub fn kill(&self) {
+        self.each(|c| c.request_close(Close::Kill));
+    }
+
+    fn each(&self, f: impl Fn(&ConnState)) {
+        let list: Vec<Rc<ConnState>> = self.list.borrow().iter().filter_map(Weak::upgrade).collect();
+        list.iter().for_each(|c| f(c));
+    }
+}
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_connections_are_closed_busy_ones_are_not() {
+        let conns = Connections::new();
+        let (idle, _g1) = conns.add();
+        let (busy, _g2) = conns.add();
+        busy.request_started();
+        let now = Instant::now();
+        for _ in 0..11 {
+            conns.sweep(now, Duration::from_secs(1));
+        }
+        assert_eq!(idle.close_requested(), Some(Close::Kill));
+        assert_eq!(busy.close_requested(), None);
+        assert_eq!(conns.open(), 2);
+    }
+
+    #[test]
+    fn traffic_resets_the_idle_clock() {
+        let conns = Connections::new();
+        let (c, _g) = conns.add();
+        for _ in 0..30 {
+            c.touch();
+            conns.sweep(Instant::now(), Duration::from_millis(500));
+        }
+        assert_eq!(c.close_requested(), None);
+    }
+
+    #[test]
+    fn drain_reaches_open_and_new_connections_and_guards_count() {
+        let conns = Connections::new();
+        let (a, g) = conns.add();
+        conns.drain();
+        assert_eq!(a.close_requested(), Some(Close::Drain));
+        let (b, _g) = conns.add();
+        assert_eq!(b.close_requested(), Some(Close::Drain));
+        drop(g);
+        assert_eq!(conns.open(), 1);
+    }
+}

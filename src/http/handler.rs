@@ -1,0 +1,84 @@
+//! One request, start to end: route, authenticate and spend from the key's bucket,
+//! call the API, and decorate the response (shard, request id, rate headers). A panic
+//! inside a handler becomes a 500 `internal` for that request alone.
+
+use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, AUTHORIZATION};
+use hyper::Request;
+
+use super::conn::ConnState;
+use super::error::{ApiError, Code};
+use super::response::{self, Reply, X_QUARRY_SHARD, X_REQUEST_ID};
+use super::router::{self, Route, RouteName};
+use super::server::Shard;
+use crate::api::{self, Call};
+
+pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let started = Instant::now();
+    conn.request_started();
+    let metrics = shard.metrics();
+    metrics.request_began();
+    let request_id = shard.request_id(req.headers().get(&X_REQUEST_ID));
+    let (parts, body) = req.into_parts();
+    let route = router::route(&parts.method, parts.uri.path());
+    let name = route.as_ref().map_or(RouteName::Unmatched, Route::name);
+    let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
+    let served = AssertUnwindSafe(serve(&shard, route, parts, body)).catch_unwind().await;
+    let mut reply = served.unwrap_or_else(|panic| {
+        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+        tracing::error!(request_id = ?request_id, %method, path, panic = what.as_deref().unwrap_or("?"), "handler panicked");
+        response::error(&ApiError::internal())
+    });
+    let status = reply.status();
+    let headers = reply.headers_mut();
+    headers.insert(X_QUARRY_SHARD.clone(), shard.shard_header.clone());
+    headers.insert(X_REQUEST_ID.clone(), request_id.clone());
+    let took = started.elapsed();
+    metrics.record(name, status.as_u16(), took);
+    metrics.request_ended();
+    if status.is_server_error() {
+        tracing::warn!(request_id = ?request_id, %method, path, status = status.as_u16(), micros = took.as_micros() as u64, "request failed");
+    } else {
+        tracing::debug!(request_id = ?request_id, %method, path, status = status.as_u16(), micros = took.as_micros() as u64, "request");
+    }
+    conn.request_finished();
+    Ok(reply)
+}
+
+async fn serve(shard: &Shard, route: Result<Route, ApiError>, parts: hyper::http::request::Parts, body: Incoming) -> Reply {
+    let route = match route {
+        Ok(r) => r,
+        Err(e) => return response::error(&e),
+    };
+    let mut call = Call { app: shard.app.clone(), parts, body: Some(body), principal: None, limits: shard.body_limits };
+    if !route.authenticated() {
+        return api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e));
+    }
+    let principal = match shard.auth.authenticate(call.parts.headers.get(AUTHORIZATION).map(HeaderValue::as_bytes)) {
+        Ok(p) => p,
+        // No rate headers on a 401.
+        Err(e) => return response::error(&ApiError::from(e)),
+    };
+    let decision = principal.bucket.spend(route.cost());
+    let mut reply = if decision.allowed {
+        call.principal = Some(principal);
+        api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e))
+    } else {
+        let plan = &shard.app.plan(&principal.plan).name;
+        response::error(&ApiError {
+            retry_after: Some(decision.retry_after_secs),
+            ..ApiError::new(
+                Code::RateLimited,
+                format!("Rate limit reached for the {plan} plan; retry in {} s.", decision.retry_after_secs),
+            )
+        })
+    };
+    response::rate_headers(&mut reply, &decision);
+    reply
+}

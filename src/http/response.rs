@@ -1,0 +1,53 @@
+//! Building responses: JSON bodies, the error shape, rate-limit headers.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderName, HeaderValue, ALLOW, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Response, StatusCode};
+use serde::Serialize;
+
+use super::error::ApiError;
+use crate::limits::Decision;
+
+pub type Reply = Response<Full<Bytes>>;
+
+pub static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+pub static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+pub static X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+pub static X_QUARRY_SHARD: HeaderName = HeaderName::from_static("x-quarry-shard");
+pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+pub fn bytes(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Reply {
+    let mut r = Response::new(Full::new(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, content_type);
+    r
+}
+
+pub fn json_bytes(status: StatusCode, body: Bytes) -> Reply {
+    bytes(status, JSON, body)
+}
+
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Reply {
+    json_bytes(status, Bytes::from(serde_json::to_vec(value).expect("responses serialize")))
+}
+
+pub fn error(e: &ApiError) -> Reply {
+    let mut r = json_bytes(e.status(), Bytes::from(e.body()));
+    if let Some(allow) = e.allow {
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+    }
+    if let Some(secs) = e.retry_after {
+        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
+    }
+    r
+}
+
+pub fn rate_headers(r: &mut Reply, d: &Decision) {
+    let h = r.headers_mut();
+    h.insert(X_RATELIMIT_LIMIT.clone(), HeaderValue::from(d.limit));
+    h.insert(X_RATELIMIT_REMAINING.clone(), HeaderValue::from(d.remaining));
+    h.insert(X_RATELIMIT_RESET.clone(), HeaderValue::from(d.reset_secs));
+}

@@ -1,0 +1,134 @@
+//! Routing: method + path → [`Route`]. A path that exists under another method is a
+//! 405 with its `Allow` list; anything else is a 404.
+
+use hyper::Method;
+
+use super::error::{ApiError, Code};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Health,
+    Plans,
+    Signup,
+    Account,
+    CreateKey,
+    ListKeys,
+    RevokeKey(String),
+    Metrics,
+}
+
+/// A route's name, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteName {
+    Health,
+    Plans,
+    Signup,
+    Account,
+    CreateKey,
+    ListKeys,
+    RevokeKey,
+    Metrics,
+    Unmatched,
+}
+
+impl RouteName {
+    pub const ALL: &'static [RouteName] = &[
+        RouteName::Health,
+        RouteName::Plans,
+        RouteName::Signup,
+        RouteName::Account,
+        RouteName::CreateKey,
+        RouteName::ListKeys,
+        RouteName::RevokeKey,
+        RouteName::Metrics,
+        RouteName::Unmatched,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteName::Health => "health",
+            RouteName::Plans => "plans",
+            RouteName::Signup => "signup",
+            RouteName::Account => "account",
+            RouteName::CreateKey => "create_key",
+            RouteName::ListKeys => "list_keys",
+            RouteName::RevokeKey => "revoke_key",
+            RouteName::Metrics => "metrics",
+            RouteName::Unmatched => "unmatched",
+        }
+    }
+}
+
+impl Route {
+    pub fn name(&self) -> RouteName {
+        match self {
+            Route::Health => RouteName::Health,
+            Route::Plans => RouteName::Plans,
+            Route::Signup => RouteName::Signup,
+            Route::Account => RouteName::Account,
+            Route::CreateKey => RouteName::CreateKey,
+            Route::ListKeys => RouteName::ListKeys,
+            Route::RevokeKey(_) => RouteName::RevokeKey,
+            Route::Metrics => RouteName::Metrics,
+        }
+    }
+
+    /// Whether the route needs a key (and so spends from its bucket).
+    pub fn authenticated(&self) -> bool {
+        matches!(self, Route::Account | Route::CreateKey | Route::ListKeys | Route::RevokeKey(_))
+    }
+
+    /// Tokens the call spends from the key's bucket (research and evaluate cost 5).
+    pub fn cost(&self) -> u64 {
+        1
+    }
+}
+
+pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
+    let get = *method == Method::GET || *method == Method::HEAD;
+    let post = *method == Method::POST;
+    let found = match path {
+        "/v1/health" => get.then_some(Route::Health).ok_or("GET, HEAD"),
+        "/v1/plans" => get.then_some(Route::Plans).ok_or("GET, HEAD"),
+        "/v1/signup" => post.then_some(Route::Signup).ok_or("POST"),
+        "/v1/account" => get.then_some(Route::Account).ok_or("GET, HEAD"),
+        "/v1/keys" if post => Ok(Route::CreateKey),
+        "/v1/keys" => get.then_some(Route::ListKeys).ok_or("GET, HEAD, POST"),
+        "/metrics" => get.then_some(Route::Metrics).ok_or("GET, HEAD"),
+        _ => match path.strip_prefix("/v1/keys/") {
+            Some(prefix) if !prefix.is_empty() && !prefix.contains('/') => {
+                (*method == Method::DELETE).then(|| Route::RevokeKey(prefix.to_owned())).ok_or("DELETE")
+            }
+            _ => return Err(ApiError::new(Code::NotFound, format!("No route {path}."))),
+        },
+    };
+    found.map_err(|allow| ApiError {
+        allow: Some(allow),
+        ..ApiError::new(Code::MethodNotAllowed, format!("{path} does not take {method}; it takes {allow}."))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_method_and_path() {
+        assert_eq!(route(&Method::GET, "/v1/health").unwrap(), Route::Health);
+        assert_eq!(route(&Method::HEAD, "/v1/health").unwrap(), Route::Health);
+        assert_eq!(route(&Method::POST, "/v1/keys").unwrap(), Route::CreateKey);
+        assert_eq!(route(&Method::GET, "/v1/keys").unwrap(), Route::ListKeys);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/al_abcdefg").unwrap(), Route::RevokeKey("al_abcdefg".into()));
+    }
+
+    #[test]
+    fn wrong_method_is_405_with_allow_and_unknown_is_404() {
+        let e = route(&Method::DELETE, "/v1/health").unwrap_err();
+        assert_eq!((e.code, e.allow), (Code::MethodNotAllowed, Some("GET, HEAD")));
+        let e = route(&Method::GET, "/v1/keys/al_x").unwrap_err();
+        assert_eq!(e.allow, Some("DELETE"));
+        assert_eq!(route(&Method::GET, "/v1/nope").unwrap_err().code, Code::NotFound);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/a/b").unwrap_err().code, Code::NotFound);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/").unwrap_err().code, Code::NotFound);
+    }
+}

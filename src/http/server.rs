@@ -1,0 +1,193 @@
+//! One shard's server: its listener (SO_REUSEPORT, so every shard accepts on the same
+//! port and the kernel spreads connections), the per-shard connection cap, each
+//! connection served by hyper's HTTP/1.1 with keep-alive, the timeout sweep, and
+//! graceful shutdown.
+
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use futures_lite::{AsyncWriteExt, FutureExt as _};
+use glommio::net::{TcpListener, TcpStream};
+use hyper::header::HeaderValue;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+
+use super::body::BodyLimits;
+use super::conn::{Close, Connections, TICK};
+use super::error::{ApiError, Code};
+use super::handler::handle;
+use super::io::GlommioIo;
+use super::metrics::ShardMetrics;
+use super::timer::ConnTimer;
+use crate::app::App;
+use crate::auth::ShardAuth;
+use crate::config::HttpConfig;
+
+/// What one shard owns: its id, its key cache, its connections.
+pub struct Shard {
+    pub id: usize,
+    pub app: Arc<App>,
+    pub auth: ShardAuth,
+    pub conns: Connections,
+    pub body_limits: BodyLimits,
+    pub shard_header: HeaderValue,
+    http: HttpConfig,
+    request_prefix: String,
+    request_seq: Cell<u64>,
+}
+
+impl Shard {
+    pub fn new(id: usize, app: Arc<App>) -> Shard {
+        let http = app.config.http.clone();
+        let boot = crate::auth::keys::random_base62(6);
+        Shard {
+            id,
+            auth: ShardAuth::new(app.clone()),
+            conns: Connections::new(),
+            body_limits: BodyLimits { max_bytes: http.max_body_bytes, timeout: http.body_read_timeout },
+            shard_header: HeaderValue::from(id as u64),
+            http,
+            request_prefix: format!("{boot}-{id}-"),
+            request_seq: Cell::new(0),
+            app,
+        }
+    }
+
+    pub fn metrics(&self) -> &ShardMetrics {
+        &self.app.metrics[self.id]
+    }
+
+    /// The caller's `x-request-id` when it is sane (1–128 visible ASCII characters),
+    /// else a new one unique to this process run.
+    pub fn request_id(&self, given: Option<&HeaderValue>) -> HeaderValue {
+        if let Some(v) = given {
+            let b = v.as_bytes();
+            if !b.is_empty() && b.len() <= 128 && b.iter().all(|c| c.is_ascii_graphic()) {
+                return v.clone();
+            }
+        }
+        let n = self.request_seq.get() + 1;
+        self.request_seq.set(n);
+        HeaderValue::try_from(format!("{}{n}", self.request_prefix)).expect("request ids are ASCII")
+    }
+}
+
+/// Serves on `listener` until `stop` is set, then drains within `http.shutdown_grace`.
+pub async fn serve_shard(shard: Rc<Shard>, listener: TcpListener, stop: Arc<AtomicBool>) {
+    let sweeper = glommio::spawn_local(sweep(shard.clone(), stop.clone()));
+    let stopped = async {
+        while !stop.load(Ordering::Acquire) {
+            glommio::timer::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    };
+    let accepting = async {
+        loop {
+            match listener.accept().await {
+                Ok(stream) => accept(&shard, stream),
+                Err(e) => {
+                    tracing::warn!(shard = shard.id, error = %e, "accept failed");
+                    glommio::timer::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+    };
+    let _: Option<()> = accepting.or(stopped).await;
+    drop(listener);
+    drain(&shard).await;
+    sweeper.cancel().await;
+}
+
+fn accept(shard: &Rc<Shard>, stream: TcpStream) {
+    let metrics = shard.metrics();
+    if shard.conns.open() >= shard.http.max_connections_per_shard {
+        metrics.refused_connections.fetch_add(1, Ordering::Relaxed);
+        glommio::spawn_local(refuse(stream, shard.id)).detach();
+        return;
+    }
+    glommio::spawn_local(connection(shard.clone(), stream)).detach();
+}
+
+/// One connection over the cap: a 503 `overloaded`, then close.
+async fn refuse(mut stream: TcpStream, shard: usize) {
+    let body = ApiError::new(Code::Overloaded, "This server is at its connection limit; retry shortly.").body();
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nx-quarry-shard: {shard}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(&body).await;
+    let _ = stream.close().await;
+}
+
+async fn connection(shard: Rc<Shard>, stream: TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "TCP_NODELAY not set");
+    }
+    let (state, _open) = shard.conns.add();
+    ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
+    let io = GlommioIo::new(stream, state.clone());
+    let svc_shard = shard.clone();
+    let svc_state = state.clone();
+    let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(ConnTimer(state.timer.clone()))
+        .header_read_timeout(shard.http.header_read_timeout)
+        .max_header_size(shard.http.max_header_bytes)
+        .max_headers(shard.http.max_headers)
+        .keep_alive(true)
+        .writev(false);
+    let mut conn = pin!(builder.serve_connection(io, service));
+    let mut draining = false;
+    let result = poll_fn(|cx| {
+        match state.close_requested() {
+            Some(Close::Kill) => return Poll::Ready(Ok(())),
+            Some(Close::Drain) if !draining => {
+                draining = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            _ => {}
+        }
+        state.register(cx.waker());
+        std::future::Future::poll(conn.as_mut(), cx)
+    })
+    .await;
+    if let Err(e) = result {
+        tracing::debug!(shard = shard.id, error = %e, "connection ended with an error");
+    }
+    drop(_open);
+    ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
+}
+
+/// The timeout sweep; see `conn`.
+async fn sweep(shard: Rc<Shard>, stop: Arc<AtomicBool>) {
+    loop {
+        glommio::timer::sleep(TICK).await;
+        shard.conns.sweep(Instant::now(), shard.http.idle_timeout);
+        if stop.load(Ordering::Acquire) && shard.conns.open() == 0 {
+            return;
+        }
+    }
+}
+
+/// Lets in-flight requests finish, closing idle keep-alive connections at once; what
+/// is still open after the grace period is closed.
+async fn drain(shard: &Shard) {
+    shard.conns.drain();
+    let deadline = Instant::now() + shard.http.shutdown_grace;
+    while shard.conns.open() > 0 && Instant::now() < deadline {
+        glommio::timer::sleep(Duration::from_millis(10)).await;
+    }
+    if shard.conns.open() > 0 {
+        tracing::warn!(shard = shard.id, open = shard.conns.open(), "closing connections still open after the shutdown grace");
+        shard.conns.kill();
+        glommio::timer::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,16 @@
+//! Quarry's server crate. `main.rs` parses the command line and calls in here; see
+//! ARCHITECTURE.md for the map.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod http;
+pub mod identity;
+pub mod limits;
+pub mod plans;
+pub mod shard;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,179 @@
+//! The per-key token bucket, as GCRA (generic cell rate algorithm) on one atomic
+//! word, so every shard spends from the same bucket without a lock: a key's rate
+//! holds across all shards together, exactly. The state is the "theoretical arrival
+//! time" (TAT): the instant at which the bucket would be full again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::plans::Rate;
+
+/// What a request learns from the bucket; it fills the `x-ratelimit-*` headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// The plan's burst (`x-ratelimit-limit`).
+    pub limit: u64,
+    /// Whole tokens left after this request (`x-ratelimit-remaining`).
+    pub remaining: u64,
+    /// Seconds until the bucket can serve again, 0 while tokens remain (`x-ratelimit-reset`).
+    pub reset_secs: u64,
+    /// On a refusal, seconds until this request's cost is available (`retry-after`).
+    pub retry_after_secs: u64,
+}
+
+pub struct Bucket {
+    rate: Rate,
+    /// Nanoseconds since [`epoch`] at which the bucket is full again.
+    tat: AtomicU64,
+}
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Nanoseconds since the process-wide epoch, the clock buckets run on.
+pub fn now_nanos() -> u64 {
+    epoch().elapsed().as_nanos() as u64
+}
+
+impl Bucket {
+    pub fn new(rate: Rate) -> Bucket {
+        Bucket { rate, tat: AtomicU64::new(0) }
+    }
+
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+
+    /// Nanoseconds for one token to come back.
+    fn interval(&self) -> u64 {
+        60_000_000_000 / self.rate.per_minute.max(1)
+    }
+
+    /// Tries to spend `cost` tokens at time `now` (nanoseconds on the bucket clock).
+    pub fn spend_at(&self, cost: u64, now: u64) -> Decision {
+        let t = self.interval();
+        let capacity = self.rate.burst * t;
+        let mut tat = self.tat.load(Ordering::Acquire);
+        loop {
+            let backlog = tat.saturating_sub(now);
+            let needed = backlog + cost * t;
+            if needed > capacity {
+                return self.decision(false, backlog, needed - capacity);
+            }
+            let new_tat = now.max(tat) + cost * t;
+            match self.tat.compare_exchange_weak(tat, new_tat, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return self.decision(true, new_tat - now, 0),
+                Err(actual) => tat = actual,
+            }
+        }
+    }
+
+    pub fn spend(&self, cost: u64) -> Decision {
+        self.spend_at(cost, now_nanos())
+    }
+
+    fn decision(&self, allowed: bool, backlog: u64, wait_for_cost: u64) -> Decision {
+        let t = self.interval();
+        let capacity = self.rate.burst * t;
+        let remaining = capacity.saturating_sub(backlog) / t;
+        // Time until one whole token is free again.
+        let until_one = (backlog + t).saturating_sub(capacity);
+        Decision {
+            allowed,
+            limit: self.rate.burst,
+            remaining,
+            reset_secs: if remaining > 0 { 0 } else { ceil_secs(until_one) },
+            retry_after_secs: if allowed { 0 } else { ceil_secs(wait_for_cost).max(1) },
+        }
+    }
+}
+
+fn ceil_secs(nanos: u64) -> u64 {
+    Duration::from_nanos(nanos).as_secs() + u64::from(nanos % 1_000_000_000 != 0)
+}
+
+/// Every key's bucket, shared by the shards. Looked up only when a shard's key cache
+/// misses; the cached entry keeps its `Arc<Bucket>`.
+#[derive(Default)]
+pub struct Buckets {
+    map: Mutex<HashMap<String, Arc<Bucket>>>,
+}
+
+impl Buckets {
+    /// The key's bucket; a new one (full) when none exists or the plan's rate changed.
+    pub fn get(&self, prefix: &str, rate: Rate) -> Arc<Bucket> {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        match map.get(prefix) {
+            Some(b) if b.rate == rate => b.clone(),
+            _ => {
+                let b = Arc::new(Bucket::new(rate));
+                map.insert(prefix.to_owned(), b.clone());
+                b
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_full_bucket_serves_its_burst_then_refuses() {
+        let b = Bucket::new(Rate { per_minute: 60, burst: 3 });
+        let d: Vec<_> = (0..4).map(|_| b.spend_at(1, 10 * SEC)).collect();
+        assert_eq!(d.iter().map(|d| d.remaining).collect::<Vec<_>>(), [2, 1, 0, 0]);
+        assert!(d[..3].iter().all(|d| d.allowed));
+        assert!(!d[3].allowed);
+        assert_eq!(d[2].reset_secs, 1);
+        assert_eq!(d[3].retry_after_secs, 1);
+        assert_eq!(d[0].reset_secs, 0);
+    }
+
+    #[test]
+    fn tokens_come_back_at_the_sustained_rate() {
+        let b = Bucket::new(Rate { per_minute: 60, burst: 2 });
+        assert!(b.spend_at(2, 100 * SEC).allowed);
+        assert!(!b.spend_at(1, 100 * SEC).allowed);
+        assert!(!b.spend_at(1, 100 * SEC + SEC / 2).allowed);
+        assert!(b.spend_at(1, 101 * SEC).allowed);
+    }
+
+    #[test]
+    fn costly_calls_spend_five() {
+        let b = Bucket::new(Rate { per_minute: 60, burst: 6 });
+        assert_eq!(b.spend_at(5, 50 * SEC).remaining, 1);
+        let refused = b.spend_at(5, 50 * SEC);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after_secs, 4);
+        assert!(b.spend_at(1, 50 * SEC).allowed);
+    }
+
+    #[test]
+    fn many_threads_never_overspend() {
+        let b = Arc::new(Bucket::new(Rate { per_minute: 1, burst: 100 }));
+        let allowed: u64 = (0..4)
+            .map(|_| {
+                let b = b.clone();
+                std::thread::spawn(move || (0..1000).filter(|_| b.spend_at(1, 5 * SEC).allowed).count() as u64)
+            })
+            .map(|h| h.join().unwrap())
+            .sum();
+        assert_eq!(allowed, 100);
+    }
+
+    #[test]
+    fn a_plan_change_gives_a_new_bucket() {
+        let buckets = Buckets::default();
+        let a = buckets.get("al_x", Rate { per_minute: 60, burst: 1 });
+        assert!(Arc::ptr_eq(&a, &buckets.get("al_x", Rate { per_minute: 60, burst: 1 })));
+        assert!(!Arc::ptr_eq(&a, &buckets.get("al_x", Rate { per_minute: 600, burst: 1 })));
+    }
+}

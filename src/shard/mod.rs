@@ -1,0 +1,160 @@
+//! Starting and stopping the shards: one glommio executor per core, pinned, each with
+//! its own listener on the same port; the signal thread; the meters flusher.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use glommio::{LocalExecutorBuilder, Placement};
+
+use crate::app::App;
+use crate::config::Config;
+use crate::http::{serve_shard, Shard};
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("cannot start shard {shard}: {message}")]
+    Executor { shard: usize, message: String },
+    #[error("cannot install signal handlers: {0}")]
+    Signals(std::io::Error),
+}
+
+/// The CPUs this process may run on (its affinity mask, as `taskset` sets it).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `set` is a plain bitmask that sched_getaffinity fills; the size passed
+    // is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT, then shuts down gracefully.
+pub fn run(config: Config) -> Result<(), ServeError> {
+    let cpus = allowed_cpus();
+    let shards = if config.shards == 0 { cpus.len().max(1) } else { config.shards };
+    let app = Arc::new(App::open(config, shards)?);
+    let stop = Arc::new(AtomicBool::new(false));
+    let signals = watch_signals(stop.clone())?;
+    let flusher = start_flusher(app.clone(), stop.clone());
+
+    let mut handles = Vec::with_capacity(shards);
+    let mut addr = app.config.listen;
+    for id in 0..shards {
+        let (tx, rx) = mpsc::channel();
+        let handle = spawn_shard(id, cpus[id % cpus.len()], addr, app.clone(), stop.clone(), tx)?;
+        handles.push(handle);
+        match rx.recv() {
+            Ok(Ok(bound)) => addr = bound,
+            Ok(Err(source)) => {
+                stop.store(true, Ordering::Release);
+                handles.into_iter().for_each(|h| drop(h.join()));
+                return Err(ServeError::Listen { addr, source });
+            }
+            Err(_) => return Err(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
+        }
+    }
+    let data = app.config.data.display().to_string();
+    tracing::info!(%addr, shards, data, version = crate::app::VERSION, "quarry is serving");
+    println!("quarry {} listening on http://{addr} ({shards} shards, data {data})", crate::app::VERSION);
+
+    for (id, h) in handles.into_iter().enumerate() {
+        if let Err(e) = h.join() {
+            tracing::error!(shard = id, error = ?e, "shard ended abnormally");
+        }
+    }
+    stop.store(true, Ordering::Release);
+    signals.close();
+    let _ = flusher.join();
+    app.flush_meters();
+    tracing::info!("quarry stopped");
+    Ok(())
+}
+
+fn spawn_shard(
+    id: usize,
+    cpu: usize,
+    addr: SocketAddr,
+    app: Arc<App>,
+    stop: Arc<AtomicBool>,
+    bound: mpsc::Sender<std::io::Result<SocketAddr>>,
+) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
+    let rt = app.config.runtime.clone();
+    LocalExecutorBuilder::new(Placement::Fixed(cpu))
+        .name(&format!("quarry-shard-{id}"))
+        .spin_before_park(rt.spin_before_park)
+        .io_memory(rt.io_memory)
+        .ring_depth(rt.ring_depth)
+        .preempt_timer(rt.preempt_timer)
+        .spawn(move || async move {
+            let listener = match glommio::net::TcpListener::bind(addr) {
+                Ok(l) => l,
+                Err(e) => {
+                    let _ = bound.send(Err(std::io::Error::other(e.to_string())));
+                    return;
+                }
+            };
+            let _ = bound.send(listener.local_addr().map_err(|e| std::io::Error::other(e.to_string())));
+            serve_shard(Rc::new(Shard::new(id, app)), listener, stop).await;
+        })
+        .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
+}
+
+struct SignalWatch {
+    handle: signal_hook::iterator::Handle,
+    thread: thread::JoinHandle<()>,
+}
+
+impl SignalWatch {
+    fn close(self) {
+        self.handle.close();
+        let _ = self.thread.join();
+    }
+}
+
+fn watch_signals(stop: Arc<AtomicBool>) -> Result<SignalWatch, ServeError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT]).map_err(ServeError::Signals)?;
+    let handle = signals.handle();
+    let thread = thread::Builder::new()
+        .name("quarry-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                tracing::info!(signal = sig, "shutting down: no new connections, finishing requests in flight");
+                stop.store(true, Ordering::Release);
+            }
+        })
+        .expect("the signal thread starts");
+    Ok(SignalWatch { handle, thread })
+}
+
+fn start_flusher(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle<()> {
+    let every = app.config.meters_flush_interval;
+    thread::Builder::new()
+        .name("quarry-meters".into())
+        .spawn(move || {
+            let step = Duration::from_millis(20).min(every);
+            let mut waited = Duration::ZERO;
+            while !stop.load(Ordering::Acquire) {
+                thread::sleep(step);
+                waited += step;
+                if waited >= every {
+                    app.flush_meters();
+                    waited = Duration::ZERO;
+                }
+            }
+        })
+        .expect("the meters thread starts")
+}

@@ -1,0 +1,36 @@
+//! The records store's errors: each names the operation and, where there is one,
+//! the path.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create data directory {path}: {source}")]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("records store {path} is in use by another process (is a quarry server running on this data directory?)")]
+    Locked { path: PathBuf },
+    #[error("cannot open records store {path}: {source}")]
+    Open { path: PathBuf, source: redb::DatabaseError },
+    #[error(
+        "records store {path} has schema version {found}, newer than this quarry understands ({expected}); \
+         run a newer quarry, or restore a backup made by this version"
+    )]
+    Version { path: PathBuf, found: u64, expected: u64 },
+    #[error("records store: {op} failed: {source}")]
+    Db { op: &'static str, source: redb::Error },
+    #[error("records store: corrupt {what}: {reason}")]
+    Corrupt { what: String, reason: String },
+    #[error("records store: {what} already exists")]
+    Conflict { what: String },
+}
+
+/// Attaches the operation's name to any redb error.
+pub trait Op<T> {
+    fn op(self, op: &'static str) -> Result<T, StoreError>;
+}
+
+impl<T, E: Into<redb::Error>> Op<T> for Result<T, E> {
+    fn op(self, op: &'static str) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::Db { op, source: e.into() })
+    }
+}

@@ -1,0 +1,92 @@
+use super::*;
+
+fn account(id: &str, email: &str) -> AccountRecord {
+    AccountRecord { id: id.into(), email: email.into(), plan: "scribe".into(), created_at: "2026-11-01T00:00:00.000Z".into() }
+}
+
+fn keys(prefixes: &[&str]) -> impl FnMut() -> NewKey {
+    let mut list: Vec<NewKey> = prefixes.iter().map(|p| NewKey { prefix: p.to_string(), hash: format!("h{p}") }).collect();
+    list.reverse();
+    move || list.pop().expect("enough candidate keys")
+}
+
+#[test]
+fn accounts_and_keys_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let r = Records::open(dir.path()).unwrap();
+        r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_aaaaaaa"]), "t1").unwrap();
+        r.add_key("acct_a", &mut keys(&["al_bbbbbbb"]), "t2").unwrap();
+    }
+    let r = Records::open(dir.path()).unwrap();
+    assert_eq!(r.account_by_email("a@x.org").unwrap().unwrap().id, "acct_a");
+    let prefixes: Vec<_> = r.keys_of("acct_a").unwrap().into_iter().map(|k| k.prefix).collect();
+    assert_eq!(prefixes, ["al_aaaaaaa", "al_bbbbbbb"]);
+}
+
+#[test]
+fn a_taken_email_is_a_conflict_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_aaaaaaa"]), "t").unwrap();
+    let err = r.create_account(&account("acct_b", "a@x.org"), &mut keys(&["al_ccccccc"]), "t").unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }));
+    assert!(r.account("acct_b").unwrap().is_none());
+    assert!(r.key("al_ccccccc").unwrap().is_none());
+}
+
+#[test]
+fn a_taken_prefix_is_drawn_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_same000"]), "t").unwrap();
+    let k = r.create_account(&account("acct_b", "b@x.org"), &mut keys(&["al_same000", "al_other00"]), "t").unwrap();
+    assert_eq!(k.prefix, "al_other00");
+    assert_eq!(r.key("al_same000").unwrap().unwrap().account_id, "acct_a");
+}
+
+#[test]
+fn revoke_is_scoped_to_the_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_aaaaaaa"]), "t").unwrap();
+    r.create_account(&account("acct_b", "b@x.org"), &mut keys(&["al_bbbbbbb"]), "t").unwrap();
+    assert!(r.revoke_key("acct_b", "al_aaaaaaa", "t9").unwrap().is_none());
+    assert!(r.key("al_aaaaaaa").unwrap().unwrap().revoked_at.is_none());
+    let k = r.revoke_key("acct_a", "al_aaaaaaa", "t9").unwrap().unwrap();
+    assert_eq!(k.revoked_at.as_deref(), Some("t9"));
+    let again = r.revoke_key("acct_a", "al_aaaaaaa", "t10").unwrap().unwrap();
+    assert_eq!(again.revoked_at.as_deref(), Some("t9"));
+}
+
+#[test]
+fn a_newer_schema_is_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let r = Records::open(dir.path()).unwrap();
+        let txn = r.db.begin_write().unwrap();
+        txn.open_table(META).unwrap().insert("schema_version", SCHEMA_VERSION + 1).unwrap();
+        txn.commit().unwrap();
+    }
+    let err = Records::open(dir.path()).err().expect("refused");
+    let text = err.to_string();
+    assert!(text.contains("schema version 2") && text.contains("newer"), "{text}");
+}
+
+#[test]
+fn a_second_opener_is_told_the_store_is_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = Records::open(dir.path()).unwrap();
+    let err = Records::open(dir.path()).err().expect("refused");
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+}
+
+#[test]
+fn meters_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    let counts = MonthCounts { search: 3, pages_indexed: 7, ..MonthCounts::default() };
+    r.save_meters(&[MeterSnapshot { account_id: "acct_a".into(), month: "2026-11".into(), counts, stored_chars: 99 }]).unwrap();
+    assert_eq!(r.meters("acct_a", "2026-11").unwrap(), (counts, 99));
+    assert_eq!(r.meters("acct_a", "2026-12").unwrap(), (MonthCounts::default(), 99));
+}

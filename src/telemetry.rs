@@ -1,0 +1,18 @@
+//! Structured logs (tracing) to stderr, text or JSON, filtered by `log.level`.
+
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{LogConfig, LogFormat};
+
+pub fn init(log: &LogConfig) {
+    let filter = EnvFilter::try_new(&log.level).unwrap_or_else(|e| {
+        eprintln!("log.level `{}` is not a valid filter ({e}); using \"info\"", log.level);
+        EnvFilter::new("info")
+    });
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr);
+    let _ = match log.format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
