@@ -13,4 +13,5 @@ pub mod limits;
 pub mod plans;
 pub mod shard;
 pub mod store;
+pub mod sys;
 pub mod telemetry;

@@ -17,6 +17,7 @@ pub struct Rate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     pub name: String,
+    #[serde(serialize_with = "whole_when_possible")]
     pub price: Option<f64>,
     #[serde(rename = "storedChars")]
     pub stored_chars: Option<u64>,
@@ -38,5 +39,14 @@ impl Plans {
 
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
+    }
+}
+
+/// Writes 49.0 as 49 (the spec's examples are whole numbers), 9.5 as 9.5.
+fn whole_when_possible<S: serde::Serializer>(price: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match price {
+        Some(p) if p.fract() == 0.0 && *p >= 0.0 && *p < 9.0e15 => s.serialize_u64(*p as u64),
+        Some(p) => s.serialize_f64(*p),
+        None => s.serialize_none(),
     }
 }

@@ -50,6 +50,7 @@ pub async fn dispatch(route: Route, call: Call) -> Result<Reply, ApiError> {
         Route::Health => Ok(health::health(&call.app)),
         Route::Plans => Ok(health::plans(&call.app)),
         Route::Metrics => Ok(health::metrics(&call.app)),
+        Route::Panic => panic!("GET /v1/_panic (debug.panic_route is on)"),
         Route::Signup => signup::signup(call).await,
         Route::Account => account::account(call).await,
         Route::CreateKey => keys::create(call).await,

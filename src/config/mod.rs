@@ -44,6 +44,8 @@ pub struct Config {
     pub meters_flush_interval: Duration,
     pub log: LogConfig,
     pub plans: Plans,
+    /// `debug.panic_route`: serve GET /v1/_panic, which panics (fault injection).
+    pub panic_route: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -233,6 +235,7 @@ fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
         meters_flush_interval: duration("meters.flush_interval", &raw.meters.flush_interval)?,
         log: LogConfig { level: raw.log.level, format },
         plans,
+        panic_route: raw.debug.panic_route,
     })
 }
 

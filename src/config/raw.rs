@@ -15,6 +15,7 @@ pub struct RawConfig {
     pub runtime: RawRuntime,
     pub auth: RawAuth,
     pub meters: RawMeters,
+    pub debug: RawDebug,
     pub log: RawLog,
     pub plans: BTreeMap<String, RawPlan>,
 }
@@ -53,6 +54,12 @@ pub struct RawAuth {
 #[serde(deny_unknown_fields)]
 pub struct RawMeters {
     pub flush_interval: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDebug {
+    pub panic_route: bool,
 }
 
 #[derive(Debug, Deserialize)]

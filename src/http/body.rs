@@ -52,6 +52,14 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, Ap
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::new(Code::InvalidJson, "The request body is empty; send a JSON object."));
     }
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if !object {
+        // Checked up front: serde would also take a struct from an array.
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Err(e) => Err(syntax(&e)),
+            Ok(_) => Err(ApiError::new(Code::InvalidJson, "The body must be a JSON object.")),
+        };
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| (e.path().to_string(), e.into_inner()))
@@ -59,21 +67,18 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, Ap
     value.map_err(|(path, inner)| {
         use serde_json::error::Category;
         match inner.classify() {
-            Category::Syntax | Category::Eof | Category::Io => ApiError::new(
-                Code::InvalidJson,
-                format!("The body is not valid JSON: {} at line {} column {}.", describe(&inner), inner.line(), inner.column()),
-            ),
-            Category::Data if path == "." && inner.to_string().starts_with("invalid type") => {
-                ApiError::new(Code::InvalidJson, "The body must be a JSON object.")
-            }
+            Category::Syntax | Category::Eof | Category::Io => syntax(&inner),
             Category::Data if path == "." => ApiError::new(field_code, strip_position(&inner)),
             Category::Data => ApiError::new(field_code, format!("{path}: {}", strip_position(&inner))),
         }
     })
 }
 
-fn describe(e: &serde_json::Error) -> String {
-    strip_position(e)
+fn syntax(e: &serde_json::Error) -> ApiError {
+    ApiError::new(
+        Code::InvalidJson,
+        format!("The body is not valid JSON: {} at line {} column {}.", strip_position(e), e.line(), e.column()),
+    )
 }
 
 /// serde_json's message without its trailing " at line L column C".

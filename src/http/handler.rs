@@ -26,7 +26,7 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     metrics.request_began();
     let request_id = shard.request_id(req.headers().get(&X_REQUEST_ID));
     let (parts, body) = req.into_parts();
-    let route = router::route(&parts.method, parts.uri.path());
+    let route = router::route(&parts.method, parts.uri.path(), shard.app.config.panic_route);
     let name = route.as_ref().map_or(RouteName::Unmatched, Route::name);
     let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
     let served = AssertUnwindSafe(serve(&shard, route, parts, body)).catch_unwind().await;

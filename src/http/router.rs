@@ -15,6 +15,8 @@ pub enum Route {
     ListKeys,
     RevokeKey(String),
     Metrics,
+    /// Fault injection (`debug.panic_route`).
+    Panic,
 }
 
 /// A route's name, for metrics and logs.
@@ -70,6 +72,7 @@ impl Route {
             Route::ListKeys => RouteName::ListKeys,
             Route::RevokeKey(_) => RouteName::RevokeKey,
             Route::Metrics => RouteName::Metrics,
+            Route::Panic => RouteName::Unmatched,
         }
     }
 
@@ -84,7 +87,7 @@ impl Route {
     }
 }
 
-pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
+pub fn route(method: &Method, path: &str, panic_route: bool) -> Result<Route, ApiError> {
     let get = *method == Method::GET || *method == Method::HEAD;
     let post = *method == Method::POST;
     let found = match path {
@@ -95,6 +98,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
         "/v1/keys" if post => Ok(Route::CreateKey),
         "/v1/keys" => get.then_some(Route::ListKeys).ok_or("GET, HEAD, POST"),
         "/metrics" => get.then_some(Route::Metrics).ok_or("GET, HEAD"),
+        "/v1/_panic" if panic_route => get.then_some(Route::Panic).ok_or("GET, HEAD"),
         _ => match path.strip_prefix("/v1/keys/") {
             Some(prefix) if !prefix.is_empty() && !prefix.contains('/') => {
                 (*method == Method::DELETE).then(|| Route::RevokeKey(prefix.to_owned())).ok_or("DELETE")
@@ -114,21 +118,21 @@ mod tests {
 
     #[test]
     fn routes_match_method_and_path() {
-        assert_eq!(route(&Method::GET, "/v1/health").unwrap(), Route::Health);
-        assert_eq!(route(&Method::HEAD, "/v1/health").unwrap(), Route::Health);
-        assert_eq!(route(&Method::POST, "/v1/keys").unwrap(), Route::CreateKey);
-        assert_eq!(route(&Method::GET, "/v1/keys").unwrap(), Route::ListKeys);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/al_abcdefg").unwrap(), Route::RevokeKey("al_abcdefg".into()));
+        assert_eq!(route(&Method::GET, "/v1/health", false).unwrap(), Route::Health);
+        assert_eq!(route(&Method::HEAD, "/v1/health", false).unwrap(), Route::Health);
+        assert_eq!(route(&Method::POST, "/v1/keys", false).unwrap(), Route::CreateKey);
+        assert_eq!(route(&Method::GET, "/v1/keys", false).unwrap(), Route::ListKeys);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/al_abcdefg", false).unwrap(), Route::RevokeKey("al_abcdefg".into()));
     }
 
     #[test]
     fn wrong_method_is_405_with_allow_and_unknown_is_404() {
-        let e = route(&Method::DELETE, "/v1/health").unwrap_err();
+        let e = route(&Method::DELETE, "/v1/health", false).unwrap_err();
         assert_eq!((e.code, e.allow), (Code::MethodNotAllowed, Some("GET, HEAD")));
-        let e = route(&Method::GET, "/v1/keys/al_x").unwrap_err();
+        let e = route(&Method::GET, "/v1/keys/al_x", false).unwrap_err();
         assert_eq!(e.allow, Some("DELETE"));
-        assert_eq!(route(&Method::GET, "/v1/nope").unwrap_err().code, Code::NotFound);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/a/b").unwrap_err().code, Code::NotFound);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/").unwrap_err().code, Code::NotFound);
+        assert_eq!(route(&Method::GET, "/v1/nope", false).unwrap_err().code, Code::NotFound);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/a/b", false).unwrap_err().code, Code::NotFound);
+        assert_eq!(route(&Method::DELETE, "/v1/keys/", false).unwrap_err().code, Code::NotFound);
     }
 }

@@ -28,22 +28,9 @@ pub enum ServeError {
     Signals(std::io::Error),
 }
 
-/// The CPUs this process may run on (its affinity mask, as `taskset` sets it).
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: `set` is a plain bitmask that sched_getaffinity fills; the size passed
-    // is its own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return (0..thread::available_parallelism().map_or(1, |n| n.get())).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-    }
-}
-
 /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully.
 pub fn run(config: Config) -> Result<(), ServeError> {
-    let cpus = allowed_cpus();
+    let cpus = crate::sys::allowed_cpus();
     let shards = if config.shards == 0 { cpus.len().max(1) } else { config.shards };
     let app = Arc::new(App::open(config, shards)?);
     let stop = Arc::new(AtomicBool::new(false));
@@ -52,6 +39,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
 
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
+    let _small_pages = SmallPages::during_start_up();
     for id in 0..shards {
         let (tx, rx) = mpsc::channel();
         let handle = spawn_shard(id, cpus[id % cpus.len()], addr, app.clone(), stop.clone(), tx)?;
@@ -66,6 +54,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
             Err(_) => return Err(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
         }
     }
+    drop(_small_pages);
     let data = app.config.data.display().to_string();
     tracing::info!(%addr, shards, data, version = crate::app::VERSION, "quarry is serving");
     println!("quarry {} listening on http://{addr} ({shards} shards, data {data})", crate::app::VERSION);
@@ -110,6 +99,26 @@ fn spawn_shard(
             serve_shard(Rc::new(Shard::new(id, app)), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
+}
+
+/// While the shards start, transparent huge pages are off for this process. Each
+/// shard registers `runtime.io_memory` with three io_uring rings, which pins it three
+/// times; backed by a 2 MiB huge page, 64 KiB would pin 6 MiB per shard and a non-root
+/// server would not fit two shards under the usual 8 MiB RLIMIT_MEMLOCK. Huge pages
+/// come back on once the rings hold their (small, pinned) pages.
+struct SmallPages;
+
+impl SmallPages {
+    fn during_start_up() -> SmallPages {
+        crate::sys::set_thp_disabled(true);
+        SmallPages
+    }
+}
+
+impl Drop for SmallPages {
+    fn drop(&mut self) {
+        crate::sys::set_thp_disabled(false);
+    }
 }
 
 struct SignalWatch {

@@ -1,0 +1,32 @@
+//! The few direct calls into the OS that the server makes (CPU affinity, memory
+//! flags), kept together so that their `unsafe` is in one place.
+
+/// The CPUs this process may run on (its affinity mask, as `taskset` sets it).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `set` is a plain bitmask that sched_getaffinity fills; the size passed
+    // is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Turns transparent huge pages off or on for this process (PR_SET_THP_DISABLE).
+pub fn set_thp_disabled(disabled: bool) {
+    // SAFETY: PR_SET_THP_DISABLE takes a flag and three zero arguments; it touches no memory of ours.
+    let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, u64::from(disabled), 0u64, 0u64, 0u64) };
+    if rc != 0 {
+        tracing::debug!(error = %std::io::Error::last_os_error(), "PR_SET_THP_DISABLE not applied");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_process_may_run_somewhere() {
+        assert!(!super::allowed_cpus().is_empty());
+    }
+}

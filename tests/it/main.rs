@@ -1,0 +1,13 @@
+//! Integration tests: the real `quarry` binary over real HTTP on loopback, with a
+//! temporary data directory. One binary (quicker to link), one module per concern.
+
+mod client;
+mod server;
+
+mod accounts_cli;
+mod errors;
+mod health;
+mod identity;
+mod lifecycle;
+mod limits;
+mod network;

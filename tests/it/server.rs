@@ -1,0 +1,176 @@
+//! `TestServer`: the real `quarry` binary on a free loopback port with its own
+//! temporary data directory (kept across restarts), 2 shards unless told otherwise.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::client::{Conn, Response};
+
+pub struct TestServer {
+    child: Option<Child>,
+    pub addr: SocketAddr,
+    pub data: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+    config: Option<tempfile::NamedTempFile>,
+    shards: usize,
+}
+
+#[derive(Default)]
+pub struct Options {
+    pub config: String,
+    pub shards: Option<usize>,
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_quarry")
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        TestServer::with(Options::default())
+    }
+
+    /// With a config file holding `config` (TOML) on top of the defaults.
+    pub fn with_config(config: &str) -> TestServer {
+        TestServer::with(Options { config: config.into(), ..Options::default() })
+    }
+
+    pub fn with(options: Options) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut config = tempfile::NamedTempFile::new().unwrap();
+        // Quiet, fast-flushing defaults for tests; the test's own config comes after.
+        write!(config, "{}", options.config).unwrap();
+        let shards = options.shards.unwrap_or(2);
+        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: Some(dir), config: Some(config), shards };
+        server.spawn("127.0.0.1:0");
+        server
+    }
+
+    fn spawn(&mut self, listen: &str) {
+        let config = self.config.as_ref().unwrap().path().to_owned();
+        let mut child = Command::new(bin())
+            .args(["serve", "--listen", listen, "--shards", &self.shards.to_string()])
+            .arg("--data")
+            .arg(&self.data)
+            .arg("--config")
+            .arg(&config)
+            .env_remove("QUARRY_LISTEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("quarry starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            for _ in lines {}
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).expect("quarry prints its address");
+        let addr = line.split("http://").nth(1).and_then(|r| r.split_whitespace().next()).expect("an address");
+        self.addr = addr.parse().unwrap();
+        self.child = Some(child);
+    }
+
+    /// Restarts on the same data directory and port.
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "stop the server first");
+        let listen = self.addr.to_string();
+        self.spawn(&listen);
+    }
+
+    pub fn data(&self) -> &Path {
+        &self.data
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().unwrap().id() as i32
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(self.pid(), sig) }, 0);
+    }
+
+    /// Sends SIGTERM and waits for the exit (at most `limit`).
+    pub fn terminate(&mut self, limit: Duration) -> ExitStatus {
+        self.signal(libc::SIGTERM);
+        self.wait(limit)
+    }
+
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                panic!("quarry did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn kill9(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    pub fn conn(&self) -> Conn {
+        Conn::open(self.addr)
+    }
+
+    /// One request on a fresh connection.
+    pub fn request(&self, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> Response {
+        let auth = key.map(|k| format!("Bearer {k}"));
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", a.as_str())).collect();
+        self.conn().send(method, path, &headers, body.map(str::as_bytes))
+    }
+
+    pub fn get(&self, path: &str, key: Option<&str>) -> Response {
+        self.request("GET", path, key, None)
+    }
+
+    /// Signs up `email` and returns (account id, key).
+    pub fn signup(&self, email: &str) -> (String, String) {
+        let r = self.request("POST", "/v1/signup", None, Some(&format!("{{\"email\":\"{email}\"}}")));
+        assert_eq!(r.status, 201, "{}", r.text());
+        let j = r.json();
+        (j["account"]["id"].as_str().unwrap().to_owned(), j["api_key"].as_str().unwrap().to_owned())
+    }
+
+    /// Keep-alive connections, one landing on each shard (the kernel spreads them).
+    pub fn conn_per_shard(&self) -> Vec<Conn> {
+        let mut found: Vec<Option<Conn>> = (0..self.shards).map(|_| None).collect();
+        for _ in 0..200 {
+            let mut c = self.conn();
+            let shard = c.send("GET", "/v1/health", &[], None).shard();
+            if found[shard].is_none() {
+                found[shard] = Some(c);
+            }
+            if found.iter().all(Option::is_some) {
+                return found.into_iter().map(Option::unwrap).collect();
+            }
+        }
+        panic!("connections never reached every shard");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
