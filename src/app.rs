@@ -25,7 +25,8 @@ pub struct App {
     /// cache is older drops it.
     pub key_epoch: AtomicU64,
     pub metrics: Vec<ShardMetrics>,
-    /// `GET /v1/health` and `GET /v1/plans`, serialized once.
+    /// `GET /v1/health` and `GET /v1/plans`, serialized once into static bytes, so a
+    /// response clones a pointer, not a refcount every shard shares.
     pub health_json: Bytes,
     pub plans_json: Bytes,
 }
@@ -53,8 +54,8 @@ impl App {
             features: vec!["keys", "rate_limits"],
         };
         Ok(App {
-            health_json: Bytes::from(serde_json::to_vec(&health).expect("health serializes")),
-            plans_json: Bytes::from(serde_json::to_vec(&config.plans).expect("plans serialize")),
+            health_json: leak(serde_json::to_vec(&health).expect("health serializes")),
+            plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
             meters: Meters::new(records.clone()),
             records,
             buckets: Buckets::default(),
@@ -86,4 +87,9 @@ impl App {
     pub fn bump_key_epoch(&self) {
         self.key_epoch.fetch_add(1, Ordering::AcqRel);
     }
+}
+
+/// Bytes that live as long as the process (a few, made once at start-up).
+fn leak(bytes: Vec<u8>) -> Bytes {
+    Bytes::from_static(Box::leak(bytes.into_boxed_slice()))
 }

@@ -16,8 +16,10 @@ use crate::http::response::Reply;
 use crate::http::router::Route;
 
 /// One request as a handler sees it.
-pub struct Call {
-    pub app: Arc<App>,
+/// `app` is borrowed, not an `Arc` clone: a refcount shared by every shard would
+/// bounce its cache line between cores on every request.
+pub struct Call<'a> {
+    pub app: &'a Arc<App>,
     pub parts: Parts,
     /// Taken by the first read.
     pub body: Option<Incoming>,
@@ -26,7 +28,7 @@ pub struct Call {
     pub limits: BodyLimits,
 }
 
-impl Call {
+impl Call<'_> {
     pub fn principal(&self) -> &Principal {
         self.principal.as_deref().expect("authenticated routes carry a principal")
     }
@@ -44,12 +46,12 @@ pub async fn blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static)
     glommio::executor().spawn_blocking(f).await
 }
 
-pub async fn dispatch(route: Route, call: Call) -> Result<Reply, ApiError> {
+pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
     use agentlex::{account, health, keys, signup};
     match route {
-        Route::Health => Ok(health::health(&call.app)),
-        Route::Plans => Ok(health::plans(&call.app)),
-        Route::Metrics => Ok(health::metrics(&call.app)),
+        Route::Health => Ok(health::health(call.app)),
+        Route::Plans => Ok(health::plans(call.app)),
+        Route::Metrics => Ok(health::metrics(call.app)),
         Route::Panic => panic!("GET /v1/_panic (debug.panic_route is on)"),
         Route::Signup => signup::signup(call).await,
         Route::Account => account::account(call).await,

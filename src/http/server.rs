@@ -51,7 +51,7 @@ impl Shard {
             auth: ShardAuth::new(app.clone()),
             conns: Connections::new(),
             body_limits: BodyLimits { max_bytes: http.max_body_bytes, timeout: http.body_read_timeout },
-            shard_header: HeaderValue::from(id as u64),
+            shard_header: HeaderValue::from_static(Box::leak(id.to_string().into_boxed_str())),
             http,
             request_prefix: format!("{boot}-{id}-"),
             request_seq: Cell::new(0),

@@ -38,8 +38,8 @@ struct AccountOut<'a> {
     keys: Vec<KeyOut>,
 }
 
-pub async fn account(call: Call) -> Result<Reply, ApiError> {
-    let view = identity::account_view(&call.app, &call.principal().account_id)?;
+pub async fn account(call: Call<'_>) -> Result<Reply, ApiError> {
+    let view = identity::account_view(call.app, &call.principal().account_id)?;
     let u = view.usage;
     let out = AccountOut {
         allowances: call.app.plan(&view.account.plan),

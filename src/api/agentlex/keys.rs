@@ -41,19 +41,19 @@ struct Revoked {
     revoked_at: Option<String>,
 }
 
-pub async fn create(call: Call) -> Result<Reply, ApiError> {
+pub async fn create(call: Call<'_>) -> Result<Reply, ApiError> {
     let app = call.app.clone();
     let account = call.principal().account_id.clone();
     let key = blocking(move || identity::add_key(&app.records, &account)).await?;
     Ok(response::json(StatusCode::CREATED, &Created { api_key: key.secret, prefix: key.prefix, note: KEY_NOTE }))
 }
 
-pub async fn list(call: Call) -> Result<Reply, ApiError> {
+pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
     let keys = identity::list_keys(&call.app.records, &call.principal().account_id)?;
     Ok(response::json(StatusCode::OK, &List { keys: keys.into_iter().map(KeyOut::from).collect() }))
 }
 
-pub async fn revoke(call: Call, prefix: String) -> Result<Reply, ApiError> {
+pub async fn revoke(call: Call<'_>, prefix: String) -> Result<Reply, ApiError> {
     let app = call.app.clone();
     let p = call.principal();
     let (account, current) = (p.account_id.clone(), p.prefix.clone());

@@ -33,7 +33,7 @@ struct SignupOut {
 
 pub const KEY_NOTE: &str = "Store this key now; it is not shown again.";
 
-pub async fn signup(mut call: Call) -> Result<Reply, ApiError> {
+pub async fn signup(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: SignupBody = call.json(Code::InvalidEmail).await?;
     let caller = bearer(call.parts.headers.get(AUTHORIZATION).map(|v| v.as_bytes())).map(str::to_owned);
     let app = call.app.clone();
