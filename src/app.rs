@@ -13,6 +13,15 @@ use crate::http::metrics::ShardMetrics;
 use crate::limits::{Buckets, Meters};
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
+use quarry_index::embed::{EmbedError, Model};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("loading model `{id}`: {source}")]
+    Model { id: String, source: EmbedError },
+}
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -24,6 +33,10 @@ pub struct App {
     /// Bumped after every key revocation or plan change commits; a shard whose key
     /// cache is older drops it.
     pub key_epoch: AtomicU64,
+    /// The embedding model (`embedder`), loaded once; each shard opens its own session.
+    pub embedder: Option<Arc<Model>>,
+    /// Models loaded beside it (`models.also_load`).
+    pub also_loaded: Vec<Arc<Model>>,
     pub metrics: Vec<ShardMetrics>,
     /// `GET /v1/health` and `GET /v1/plans`, serialized once into static bytes, so a
     /// response clones a pointer, not a refcount every shard shares.
@@ -43,12 +56,14 @@ struct Health<'a> {
 
 impl App {
     /// Opens the store under `config.data`; `shards` sizes the metrics.
-    pub fn open(config: Config, shards: usize) -> Result<App, StoreError> {
+    pub fn open(config: Config, shards: usize) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
+        let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
+        let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let health = Health {
             ok: true,
             version: VERSION,
-            embedder: "none",
+            embedder: config.embedder.as_deref().unwrap_or("none"),
             rerankers: Vec::new(),
             llm: false,
             features: vec!["keys", "rate_limits"],
@@ -60,6 +75,8 @@ impl App {
             records,
             buckets: Buckets::default(),
             key_epoch: AtomicU64::new(0),
+            embedder,
+            also_loaded,
             metrics: (0..shards).map(|_| ShardMetrics::new()).collect(),
             config,
         })
@@ -92,4 +109,13 @@ impl App {
 /// Bytes that live as long as the process (a few, made once at start-up).
 fn leak(bytes: Vec<u8>) -> Bytes {
     Bytes::from_static(Box::leak(bytes.into_boxed_slice()))
+}
+
+fn load_model(config: &Config, id: &str) -> Result<Arc<Model>, OpenError> {
+    let m = &config.models;
+    let started = std::time::Instant::now();
+    let model = Model::load(&m.dir, &m.runtime_library, id, m.precision)
+        .map_err(|source| OpenError::Model { id: id.to_owned(), source })?;
+    tracing::info!(model = id, precision = m.precision.as_str(), ms = started.elapsed().as_millis() as u64, "model loaded");
+    Ok(Arc::new(model))
 }

@@ -38,6 +38,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// 0 means one shard per CPU this process may run on.
     pub shards: usize,
+    /// The embedding model's id, or `None` for "none".
+    pub embedder: Option<String>,
+    pub models: ModelsConfig,
     pub http: HttpConfig,
     pub runtime: RuntimeConfig,
     pub auth: AuthConfig,
@@ -46,6 +49,14 @@ pub struct Config {
     pub plans: Plans,
     /// `debug.panic_route`: serve GET /v1/_panic, which panics (fault injection).
     pub panic_route: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelsConfig {
+    pub dir: PathBuf,
+    pub runtime_library: PathBuf,
+    pub precision: quarry_index::embed::Precision,
+    pub also_load: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -213,6 +224,22 @@ fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
         max_connections_per_shard: at_least("http.max_connections_per_shard", h.max_connections_per_shard, 1)?,
         shutdown_grace: duration("http.shutdown_grace", &h.shutdown_grace)?,
     };
+    let precision = match raw.models.precision.as_str() {
+        "int8" => quarry_index::embed::Precision::Int8,
+        "fp32" => quarry_index::embed::Precision::Fp32,
+        _ => return Err(invalid("models.precision", "must be \"int8\" or \"fp32\"")),
+    };
+    let models = ModelsConfig {
+        dir: PathBuf::from(raw.models.dir),
+        runtime_library: PathBuf::from(raw.models.runtime_library),
+        precision,
+        also_load: raw.models.also_load,
+    };
+    let embedder = match raw.embedder.as_str() {
+        "" => return Err(invalid("embedder", "must name a model or be \"none\"")),
+        "none" => None,
+        id => Some(id.to_owned()),
+    };
     let r = raw.runtime;
     let runtime = RuntimeConfig {
         spin_before_park: duration("runtime.spin_before_park", &r.spin_before_park)?,
@@ -229,6 +256,8 @@ fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
         data: PathBuf::from(raw.data),
         listen,
         shards: raw.shards,
+        embedder,
+        models,
         http,
         runtime,
         auth,

@@ -11,6 +11,8 @@ pub struct RawConfig {
     pub data: String,
     pub listen: String,
     pub shards: usize,
+    pub embedder: String,
+    pub models: RawModels,
     pub http: RawHttp,
     pub runtime: RawRuntime,
     pub auth: RawAuth,
@@ -31,6 +33,15 @@ pub struct RawHttp {
     pub max_body_bytes: usize,
     pub max_connections_per_shard: usize,
     pub shutdown_grace: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModels {
+    pub dir: String,
+    pub runtime_library: String,
+    pub precision: String,
+    pub also_load: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -37,13 +37,15 @@ pub struct Shard {
     pub conns: Connections,
     pub body_limits: BodyLimits,
     pub shard_header: HeaderValue,
+    /// This shard's embedder sessions (the configured embedder first); never shared.
+    pub embedders: std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
     http: HttpConfig,
     request_prefix: String,
     request_seq: Cell<u64>,
 }
 
 impl Shard {
-    pub fn new(id: usize, app: Arc<App>) -> Shard {
+    pub fn new(id: usize, app: Arc<App>, embedders: Vec<quarry_index::embed::Embedder>) -> Shard {
         let http = app.config.http.clone();
         let boot = crate::auth::keys::random_base62(6);
         Shard {
@@ -55,6 +57,7 @@ impl Shard {
             http,
             request_prefix: format!("{boot}-{id}-"),
             request_seq: Cell::new(0),
+            embedders: std::cell::RefCell::new(embedders),
             app,
         }
     }

@@ -14,12 +14,11 @@ use glommio::{LocalExecutorBuilder, Placement};
 use crate::app::App;
 use crate::config::Config;
 use crate::http::{serve_shard, Shard};
-use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Open(#[from] crate::app::OpenError),
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("cannot start shard {shard}: {message}")]
@@ -46,10 +45,10 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         handles.push(handle);
         match rx.recv() {
             Ok(Ok(bound)) => addr = bound,
-            Ok(Err(source)) => {
+            Ok(Err(e)) => {
                 stop.store(true, Ordering::Release);
                 handles.into_iter().for_each(|h| drop(h.join()));
-                return Err(ServeError::Listen { addr, source });
+                return Err(e);
             }
             Err(_) => return Err(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
         }
@@ -78,7 +77,7 @@ fn spawn_shard(
     addr: SocketAddr,
     app: Arc<App>,
     stop: Arc<AtomicBool>,
-    bound: mpsc::Sender<std::io::Result<SocketAddr>>,
+    bound: mpsc::Sender<Result<SocketAddr, ServeError>>,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
     let rt = app.config.runtime.clone();
     LocalExecutorBuilder::new(Placement::Fixed(cpu))
@@ -88,15 +87,23 @@ fn spawn_shard(
         .ring_depth(rt.ring_depth)
         .preempt_timer(rt.preempt_timer)
         .spawn(move || async move {
-            let listener = match glommio::net::TcpListener::bind(addr) {
-                Ok(l) => l,
+            let embedders = match open_embedders(&app) {
+                Ok(e) => e,
                 Err(e) => {
-                    let _ = bound.send(Err(std::io::Error::other(e.to_string())));
+                    let _ = bound.send(Err(ServeError::Executor { shard: id, message: format!("opening its model sessions: {e}") }));
                     return;
                 }
             };
-            let _ = bound.send(listener.local_addr().map_err(|e| std::io::Error::other(e.to_string())));
-            serve_shard(Rc::new(Shard::new(id, app)), listener, stop).await;
+            let listen_error = |e: glommio::GlommioError<()>| ServeError::Listen { addr, source: std::io::Error::other(e.to_string()) };
+            let listener = match glommio::net::TcpListener::bind(addr) {
+                Ok(l) => l,
+                Err(e) => {
+                    let _ = bound.send(Err(listen_error(e)));
+                    return;
+                }
+            };
+            let _ = bound.send(listener.local_addr().map_err(listen_error));
+            serve_shard(Rc::new(Shard::new(id, app, embedders)), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
 }
@@ -119,6 +126,11 @@ impl Drop for SmallPages {
     fn drop(&mut self) {
         crate::sys::set_thp_disabled(false);
     }
+}
+
+/// This shard's own sessions: the embedder's first, then `also_load`'s.
+fn open_embedders(app: &App) -> Result<Vec<quarry_index::embed::Embedder>, quarry_index::embed::EmbedError> {
+    app.embedder.iter().chain(&app.also_loaded).map(|m| m.embedder()).collect()
 }
 
 struct SignalWatch {

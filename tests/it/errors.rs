@@ -72,7 +72,7 @@ fn oversized_headers_are_refused() {
 
 #[test]
 fn a_panic_costs_one_request_a_500_and_the_shard_keeps_serving() {
-    let s = TestServer::with(super::server::Options { config: "[debug]\npanic_route = true\n".into(), shards: Some(1) });
+    let s = TestServer::with(super::server::Options { config: "[debug]\npanic_route = true\n".into(), shards: Some(1), ..Default::default() });
     let mut c = s.conn();
     let r = c.send("GET", "/v1/_panic", &[], None);
     assert_eq!((r.status, r.code().as_str()), (500, "internal"));

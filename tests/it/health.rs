@@ -9,7 +9,6 @@ fn health_says_what_the_server_can_do() {
     let j = r.json();
     assert_eq!(j["ok"], true);
     assert_eq!(j["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(j["embedder"], "none");
     assert_eq!(j["llm"], false);
     assert!(j["rerankers"].as_array().unwrap().is_empty());
     assert!(j["features"].as_array().unwrap().iter().any(|f| f == "keys"));

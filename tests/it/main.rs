@@ -10,4 +10,5 @@ mod health;
 mod identity;
 mod lifecycle;
 mod limits;
+mod models;
 mod network;

@@ -9,7 +9,7 @@ use super::server::{Options, TestServer};
 
 #[test]
 fn a_slowloris_client_is_cut_off_and_does_not_pin_the_shard() {
-    let s = TestServer::with(Options { config: "[http]\nheader_read_timeout = \"1s\"\n".into(), shards: Some(1) });
+    let s = TestServer::with(Options { config: "[http]\nheader_read_timeout = \"1s\"\n".into(), shards: Some(1), ..Default::default() });
     let mut slow = s.conn();
     slow.stream.write_all(b"GET /v1/health HTTP/1.1\r\nhost: q\r\n").unwrap();
     let start = Instant::now();
@@ -52,7 +52,7 @@ fn a_connection_silent_past_the_idle_timeout_is_closed() {
 
 #[test]
 fn connections_over_the_per_shard_cap_get_a_clean_503() {
-    let s = TestServer::with(Options { config: "[http]\nmax_connections_per_shard = 2\n".into(), shards: Some(1) });
+    let s = TestServer::with(Options { config: "[http]\nmax_connections_per_shard = 2\n".into(), shards: Some(1), ..Default::default() });
     let mut held: Vec<Conn> = (0..2).map(|_| s.conn()).collect();
     for c in held.iter_mut() {
         assert_eq!(c.send("GET", "/v1/health", &[], None).status, 200);

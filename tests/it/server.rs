@@ -17,12 +17,16 @@ pub struct TestServer {
     _dir: Option<tempfile::TempDir>,
     config: Option<tempfile::NamedTempFile>,
     shards: usize,
+    embedder: String,
 }
 
 #[derive(Default)]
 pub struct Options {
     pub config: String,
     pub shards: Option<usize>,
+    /// The embedding model; tests that do not search run without one ("none"), which
+    /// keeps each start-up short.
+    pub embedder: Option<String>,
 }
 
 pub fn bin() -> &'static str {
@@ -46,7 +50,8 @@ impl TestServer {
         // Quiet, fast-flushing defaults for tests; the test's own config comes after.
         write!(config, "{}", options.config).unwrap();
         let shards = options.shards.unwrap_or(2);
-        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: Some(dir), config: Some(config), shards };
+        let embedder = options.embedder.unwrap_or_else(|| "none".into());
+        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: Some(dir), config: Some(config), shards, embedder };
         server.spawn("127.0.0.1:0");
         server
     }
@@ -60,6 +65,7 @@ impl TestServer {
             .arg("--config")
             .arg(&config)
             .env_remove("QUARRY_LISTEN")
+            .env("QUARRY_EMBEDDER", &self.embedder)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
