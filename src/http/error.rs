@@ -139,6 +139,21 @@ impl From<crate::identity::IdentityError> for ApiError {
     }
 }
 
+impl From<crate::limits::meters::Exceeded> for ApiError {
+    fn from(e: crate::limits::meters::Exceeded) -> ApiError {
+        if e.what == "stored_chars" {
+            return ApiError::new(
+                Code::StorageExceeded,
+                format!("This plan stores at most {} characters; delete documents or move to a larger plan.", e.allowance),
+            );
+        }
+        ApiError::new(
+            Code::AllowanceExceeded,
+            format!("This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.", e.what, e.allowance),
+        )
+    }
+}
+
 impl From<crate::auth::AuthError> for ApiError {
     fn from(e: crate::auth::AuthError) -> ApiError {
         use crate::auth::AuthError as E;
@@ -162,6 +177,15 @@ mod tests {
             assert!(c.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
             assert!(c.status().is_client_error() || c.status().is_server_error());
         }
+    }
+
+    #[test]
+    fn spent_allowances_map_to_their_codes() {
+        use crate::limits::meters::Exceeded;
+        let e = ApiError::from(Exceeded { what: "search", allowance: 2000 });
+        assert_eq!((e.code, e.status().as_u16()), (Code::AllowanceExceeded, 429));
+        assert!(e.message.contains("search") && e.message.contains("2000"));
+        assert_eq!(ApiError::from(Exceeded { what: "stored_chars", allowance: 5 }).code, Code::StorageExceeded);
     }
 
     #[test]
