@@ -1,0 +1,6 @@
+//! End-to-end tests of the load generator: the library and the `quarry-load` binary against
+//! small loopback servers started in-process (see `fixture`).
+
+mod cli;
+mod fixture;
+mod run;
