@@ -42,6 +42,8 @@ pub struct App {
     /// response clones a pointer, not a refcount every shard shares.
     pub health_json: Bytes,
     pub plans_json: Bytes,
+    /// The provider layer; `None` when no provider is configured.
+    pub llm: Option<crate::llm::Llm>,
 }
 
 #[derive(Serialize)]
@@ -58,6 +60,10 @@ impl App {
     /// Opens the store under `config.data`; `shards` sizes the metrics.
     pub fn open(config: Config, shards: usize) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
+        let llm = crate::llm::Llm::start(&config.llm).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the provider layer could not start; model calls are off");
+            None
+        });
         let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
         let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let health = Health {
@@ -65,7 +71,7 @@ impl App {
             version: VERSION,
             embedder: config.embedder.as_deref().unwrap_or("none"),
             rerankers: Vec::new(),
-            llm: false,
+            llm: llm.is_some(),
             features: vec!["keys", "rate_limits"],
         };
         Ok(App {
@@ -78,6 +84,7 @@ impl App {
             embedder,
             also_loaded,
             metrics: (0..shards).map(|_| ShardMetrics::new()).collect(),
+            llm,
             config,
         })
     }

@@ -10,6 +10,7 @@ pub mod config;
 pub mod http;
 pub mod identity;
 pub mod limits;
+pub mod llm;
 pub mod plans;
 pub mod shard;
 pub mod store;

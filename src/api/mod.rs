@@ -1,6 +1,7 @@
 //! The API surfaces. Handlers parse, call a service, serialize; nothing else.
 
 pub mod agentlex;
+pub mod openai;
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -58,5 +59,7 @@ pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
         Route::CreateKey => keys::create(call).await,
         Route::ListKeys => keys::list(call).await,
         Route::RevokeKey(prefix) => keys::revoke(call, prefix).await,
+        Route::ChatCompletions => openai::chat::completions(call).await,
+        Route::Models => openai::models::list(call).await,
     }
 }

@@ -4,6 +4,7 @@
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
 mod layers;
+mod llm;
 mod raw;
 
 use std::net::SocketAddr;
@@ -49,6 +50,7 @@ pub struct Config {
     pub plans: Plans,
     /// `debug.panic_route`: serve GET /v1/_panic, which panics (fault injection).
     pub panic_route: bool,
+    pub llm: crate::llm::LlmConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -151,6 +153,8 @@ impl Config {
             check_known(&known, &table, &mut Vec::new(), &|_| format!("file {}", path.display()))?;
             layers::merge(&mut merged, table);
         }
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        let vars: std::collections::HashMap<String, String> = env.iter().cloned().collect();
         let env = layers::env_table(env);
         check_known(&known, &env, &mut Vec::new(), &|key| format!("environment variable {}", env_name(key)))?;
         layers::merge(&mut merged, env);
@@ -158,7 +162,7 @@ impl Config {
         let raw: RawConfig = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             ConfigError::Invalid { key: e.path().to_string(), message: e.inner().to_string() }
         })?;
-        resolve(raw)
+        resolve(raw, &vars)
     }
 
     /// The compiled defaults alone.
@@ -191,6 +195,8 @@ fn check_known(
         let template = match known.get(key) {
             Some(t) => Some(t),
             None if path.len() == 2 && path[0] == "plans" => known.values().next(),
+            // Any provider id and alias; a provider's keys are checked by serde.
+            None if path.len() == 3 && path[0] == "llm" && (path[1] == "providers" || path[1] == "aliases") => Some(value),
             None => None,
         };
         let dotted = path.join(".");
@@ -204,7 +210,7 @@ fn check_known(
     Ok(())
 }
 
-fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
+fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> Result<Config, ConfigError> {
     let listen = raw.listen.parse().map_err(|_| invalid("listen", "must be an address like 127.0.0.1:4400"))?;
     let plans = Plans(
         raw.plans
@@ -265,6 +271,7 @@ fn resolve(raw: RawConfig) -> Result<Config, ConfigError> {
         log: LogConfig { level: raw.log.level, format },
         plans,
         panic_route: raw.debug.panic_route,
+        llm: llm::resolve(raw.llm, env)?,
     })
 }
 

@@ -20,6 +20,7 @@ pub struct RawConfig {
     pub debug: RawDebug,
     pub log: RawLog,
     pub plans: BTreeMap<String, RawPlan>,
+    pub llm: RawLlm,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,4 +101,29 @@ pub enum Amount {
     Int(u64),
     Float(f64),
     Word(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLlm {
+    pub manifests_dir: String,
+    pub connect_timeout: String,
+    pub read_timeout: String,
+    pub tls_roots: String,
+    pub max_retries: i64,
+    pub max_retry_delay: String,
+    pub aliases: BTreeMap<String, String>,
+    pub providers: BTreeMap<String, RawProvider>,
+}
+
+/// One `[llm.providers.ID]` table; every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawProvider {
+    pub manifest: String,
+    pub base_url: String,
+    pub token: String,
+    pub token_env: String,
+    pub models: Vec<String>,
+    pub timeout: String,
 }

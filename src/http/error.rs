@@ -66,6 +66,16 @@ codes! {
     TooManyConcurrent => ("too_many_concurrent", 429),
     Internal => ("internal", 500),
     SampleUnreadable => ("sample_unreadable", 500),
+    // ours: the gateway's model names no configured provider or alias.
+    ModelNotFound => ("model_not_found", 404),
+    // ours: a chat request breaks a rule (range, shape) before anything is sent.
+    InvalidLlmRequest => ("invalid_request", 400),
+    // ours: the provider refused the request as invalid (its message is passed on).
+    LlmRejected => ("llm_rejected", 400),
+    // ours: the provider rate-limited us after our retries; retry-after is passed on.
+    LlmRateLimited => ("llm_rate_limited", 429),
+    // ours: the provider did not answer in time.
+    LlmTimeout => ("llm_timeout", 504),
     LlmError => ("llm_error", 502),
     LlmUnreachable => ("llm_unreachable", 502),
     LlmNotConfigured => ("llm_not_configured", 503),

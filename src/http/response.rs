@@ -9,7 +9,14 @@ use serde::Serialize;
 use super::error::ApiError;
 use crate::limits::Decision;
 
-pub type Reply = Response<Full<Bytes>>;
+pub type Reply = Response<ReplyBody>;
+
+/// A whole body, or one that streams (server-sent events); dropping a streamed
+/// body (the client went away) drops its source.
+pub type ReplyBody = http_body_util::Either<Full<Bytes>, Streamed>;
+pub type Streamed = http_body_util::StreamBody<
+    std::pin::Pin<Box<dyn futures_lite::Stream<Item = Result<hyper::body::Frame<Bytes>, std::convert::Infallible>>>>,
+>;
 
 pub static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 pub static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
@@ -20,7 +27,7 @@ pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 pub fn bytes(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Reply {
-    let mut r = Response::new(Full::new(body));
+    let mut r = Response::new(http_body_util::Either::Left(Full::new(body)));
     *r.status_mut() = status;
     r.headers_mut().insert(CONTENT_TYPE, content_type);
     r
@@ -42,6 +49,14 @@ pub fn error(e: &ApiError) -> Reply {
     if let Some(secs) = e.retry_after {
         r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
     }
+    r
+}
+
+/// A streamed reply.
+pub fn stream(status: StatusCode, content_type: HeaderValue, body: Streamed) -> Reply {
+    let mut r = Response::new(http_body_util::Either::Right(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, content_type);
     r
 }
 

@@ -17,6 +17,9 @@ pub enum Route {
     Metrics,
     /// Fault injection (`debug.panic_route`).
     Panic,
+    /// The OpenAI-compatible gateway.
+    ChatCompletions,
+    Models,
 }
 
 /// A route's name, for metrics and logs.
@@ -30,6 +33,8 @@ pub enum RouteName {
     ListKeys,
     RevokeKey,
     Metrics,
+    ChatCompletions,
+    Models,
     Unmatched,
 }
 
@@ -43,6 +48,8 @@ impl RouteName {
         RouteName::ListKeys,
         RouteName::RevokeKey,
         RouteName::Metrics,
+        RouteName::ChatCompletions,
+        RouteName::Models,
         RouteName::Unmatched,
     ];
 
@@ -56,6 +63,8 @@ impl RouteName {
             RouteName::ListKeys => "list_keys",
             RouteName::RevokeKey => "revoke_key",
             RouteName::Metrics => "metrics",
+            RouteName::ChatCompletions => "chat_completions",
+            RouteName::Models => "models",
             RouteName::Unmatched => "unmatched",
         }
     }
@@ -73,12 +82,17 @@ impl Route {
             Route::RevokeKey(_) => RouteName::RevokeKey,
             Route::Metrics => RouteName::Metrics,
             Route::Panic => RouteName::Unmatched,
+            Route::ChatCompletions => RouteName::ChatCompletions,
+            Route::Models => RouteName::Models,
         }
     }
 
     /// Whether the route needs a key (and so spends from its bucket).
     pub fn authenticated(&self) -> bool {
-        matches!(self, Route::Account | Route::CreateKey | Route::ListKeys | Route::RevokeKey(_))
+        matches!(
+            self,
+            Route::Account | Route::CreateKey | Route::ListKeys | Route::RevokeKey(_) | Route::ChatCompletions | Route::Models
+        )
     }
 
     /// Tokens the call spends from the key's bucket (research and evaluate cost 5).
@@ -98,6 +112,8 @@ pub fn route(method: &Method, path: &str, panic_route: bool) -> Result<Route, Ap
         "/v1/keys" if post => Ok(Route::CreateKey),
         "/v1/keys" => get.then_some(Route::ListKeys).ok_or("GET, HEAD, POST"),
         "/metrics" => get.then_some(Route::Metrics).ok_or("GET, HEAD"),
+        "/v1/chat/completions" => post.then_some(Route::ChatCompletions).ok_or("POST"),
+        "/v1/models" => get.then_some(Route::Models).ok_or("GET, HEAD"),
         "/v1/_panic" if panic_route => get.then_some(Route::Panic).ok_or("GET, HEAD"),
         _ => match path.strip_prefix("/v1/keys/") {
             Some(prefix) if !prefix.is_empty() && !prefix.contains('/') => {
@@ -123,6 +139,8 @@ mod tests {
         assert_eq!(route(&Method::POST, "/v1/keys", false).unwrap(), Route::CreateKey);
         assert_eq!(route(&Method::GET, "/v1/keys", false).unwrap(), Route::ListKeys);
         assert_eq!(route(&Method::DELETE, "/v1/keys/al_abcdefg", false).unwrap(), Route::RevokeKey("al_abcdefg".into()));
+        assert_eq!(route(&Method::POST, "/v1/chat/completions", false).unwrap(), Route::ChatCompletions);
+        assert_eq!(route(&Method::GET, "/v1/models", false).unwrap(), Route::Models);
     }
 
     #[test]

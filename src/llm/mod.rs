@@ -1,0 +1,33 @@
+//! The provider layer: every model call leaves through here, driven by AI-Protocol
+//! manifests so that a provider is data, not a client. [`Llm`] is the service the
+//! gateway, research and agents call: route a model name to a configured provider,
+//! build the provider's request from one normalised [`ChatRequest`], send it on the
+//! outbound runtime with retries, and hand back a [`Completion`] or a [`ChatStream`]
+//! of deltas. Nothing here knows HTTP routes.
+
+pub mod classify;
+pub mod config;
+pub mod error;
+pub mod expr;
+pub mod manifest;
+pub mod path;
+pub mod request;
+pub mod retry;
+pub mod secret;
+pub mod stream;
+pub mod termination;
+pub mod transport;
+pub mod usage;
+pub mod wire;
+mod service;
+
+pub use config::{LlmConfig, ProviderConfig, TlsRoots};
+pub use error::{ErrorClass, LlmError, ProviderError};
+pub use request::ChatRequest;
+pub use service::{ChatStream, Completion, Llm, ModelInfo};
+pub use stream::assemble::{Delta, Output, ToolCall};
+pub use termination::{Reason, Termination};
+pub use usage::Usage;
+
+#[cfg(test)]
+mod compliance;

@@ -1,0 +1,321 @@
+//! [`Llm`]: routing a model name to a configured provider and making the call.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use hyper::{HeaderMap, Method};
+use tokio::sync::{mpsc, oneshot};
+
+use super::config::LlmConfig;
+use super::error::{LlmError, ProviderError};
+use super::manifest::{Auth, Manifest};
+use super::request::ChatRequest;
+use super::retry::RetryPolicy;
+use super::secret::Secret;
+use super::stream::assemble::{Delta, Output};
+use super::stream::Decoder;
+use super::termination::{Reason, Termination};
+use super::transport::{Failure, Job, Transport, TransportError, Upstream};
+use super::usage::TokenMeters;
+use super::wire;
+
+/// A configured provider instance.
+struct Provider {
+    id: String,
+    manifest: Arc<Manifest>,
+    base_url: String,
+    token: Option<Secret>,
+    models: Vec<String>,
+    timeout: Duration,
+    retry: RetryPolicy,
+}
+
+/// A model `GET /v1/models` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub provider: String,
+}
+
+/// A whole generation.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub provider: String,
+    pub output: Output,
+    pub termination: Termination,
+    /// The provider's rate-limit headers, by standard name.
+    pub rate_limits: Vec<(String, String)>,
+}
+
+pub struct Llm {
+    providers: BTreeMap<String, Provider>,
+    aliases: BTreeMap<String, String>,
+    transport: Transport,
+    pub tokens: Arc<TokenMeters>,
+}
+
+impl Llm {
+    /// Starts the outbound runtime; `None` when no provider is configured.
+    pub fn start(c: &LlmConfig) -> Result<Option<Llm>, TransportError> {
+        if c.providers.is_empty() {
+            return Ok(None);
+        }
+        let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout)?;
+        let providers = c
+            .providers
+            .iter()
+            .map(|p| {
+                let mut retry = p.manifest.retry.clone();
+                if let Some(n) = c.max_retries {
+                    retry.max_retries = retry.max_retries.min(n);
+                }
+                if let Some(d) = c.max_retry_delay {
+                    retry.min_delay = retry.min_delay.min(d);
+                    retry.max_delay = retry.max_delay.min(d);
+                }
+                let provider = Provider {
+                    id: p.id.clone(),
+                    manifest: p.manifest.clone(),
+                    base_url: p.base_url.clone().unwrap_or_else(|| p.manifest.base_url.clone()),
+                    token: p.token.clone(),
+                    models: p.models.clone(),
+                    timeout: p.timeout.unwrap_or(p.manifest.timeout),
+                    retry,
+                };
+                (p.id.clone(), provider)
+            })
+            .collect();
+        Ok(Some(Llm { providers, aliases: c.aliases.clone(), transport, tokens: Arc::default() }))
+    }
+
+    /// The configured models: every provider's listed models as `provider/model`,
+    /// then the aliases.
+    pub fn models(&self) -> Vec<ModelInfo> {
+        let listed = self.providers.values().flat_map(|p| p.models.iter().map(|m| ModelInfo { id: format!("{}/{m}", p.id), provider: p.id.clone() }));
+        let aliases = self.aliases.iter().map(|(a, target)| ModelInfo {
+            id: a.clone(),
+            provider: target.split('/').next().unwrap_or_default().to_owned(),
+        });
+        listed.chain(aliases).collect()
+    }
+
+    /// `alias`, `provider/model`, or a bare model one provider lists.
+    fn route(&self, model: &str) -> Result<(&Provider, String), LlmError> {
+        let target = self.aliases.get(model).map(String::as_str).unwrap_or(model);
+        if let Some((p, m)) = target.split_once('/') {
+            if let Some(provider) = self.providers.get(p) {
+                return Ok((provider, m.to_owned()));
+            }
+        }
+        self.providers
+            .values()
+            .find(|p| p.models.iter().any(|m| m == target))
+            .map(|p| (p, target.to_owned()))
+            .ok_or_else(|| LlmError::UnknownModel(model.to_owned()))
+    }
+
+    /// One generation, whole. `account` is charged the tokens.
+    pub async fn complete(&self, account: &str, req: ChatRequest) -> Result<Completion, LlmError> {
+        let (p, model) = self.route(&req.model)?;
+        let mut up = self.send(p, &model, &req, false).await?;
+        let mut body = Vec::new();
+        while let Some(piece) = up.body.recv().await {
+            body.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
+        }
+        let output = wire::decode(&p.manifest, &body)
+            .map_err(|e| LlmError::Stream { provider: p.id.clone(), message: format!("the answer could not be read: {e}") })?;
+        self.tokens.add(account, &output.usage);
+        Ok(Completion {
+            provider: p.id.clone(),
+            termination: termination(&p.manifest, &output),
+            rate_limits: rate_limits(&p.manifest, &up.headers),
+            output,
+        })
+    }
+
+    /// One generation, as it streams.
+    pub async fn stream(&self, account: &str, req: ChatRequest) -> Result<ChatStream, LlmError> {
+        let (p, model) = self.route(&req.model)?;
+        if !p.manifest.capabilities.streaming {
+            return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
+        }
+        let up = self.send(p, &model, &req, true).await?;
+        Ok(ChatStream {
+            provider: p.id.clone(),
+            manifest: p.manifest.clone(),
+            rate_limits: rate_limits(&p.manifest, &up.headers),
+            decoder: Decoder::new(p.manifest.clone()),
+            body: up.body,
+            queue: VecDeque::new(),
+            failed: None,
+            ended: false,
+            account: account.to_owned(),
+            meters: self.tokens.clone(),
+        })
+    }
+
+    async fn send(&self, p: &Provider, model: &str, req: &ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
+        let req = ChatRequest { model: model.to_owned(), ..req.clone() };
+        let body = wire::encode(&p.manifest, &req, stream)?;
+        let (uri, headers) = self.head(p, model, stream)?;
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            manifest: p.manifest.clone(),
+            retry: p.retry.clone(),
+            method: Method::POST,
+            uri,
+            headers,
+            body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
+            timeout: p.timeout,
+            reply: tx,
+        };
+        if !self.transport.submit(job) {
+            return Err(LlmError::TransportDown);
+        }
+        match rx.await {
+            Err(_) => Err(LlmError::TransportDown),
+            Ok(Ok(up)) => Ok(up),
+            Ok(Err(Failure { error, unreachable: true, attempts })) => {
+                Err(LlmError::Unreachable { provider: p.id.clone(), message: error.message, attempts })
+            }
+            Ok(Err(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),
+        }
+    }
+
+    fn head(&self, p: &Provider, model: &str, stream: bool) -> Result<(hyper::Uri, HeaderMap), LlmError> {
+        let mut url = p.manifest.chat_url(&p.base_url, model, stream);
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(ACCEPT, HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
+        let bad = |what: &str| LlmError::InvalidRequest { field: "model".into(), message: format!("{what} is not valid in a request") };
+        if let Some(token) = &p.token {
+            match &p.manifest.auth {
+                Auth::Bearer => {
+                    let v = HeaderValue::try_from(format!("Bearer {}", token.expose())).map_err(|_| bad("the credential"))?;
+                    h.insert(AUTHORIZATION, v);
+                }
+                Auth::Header { name, prefix } => {
+                    let value = prefix.as_ref().map_or_else(|| token.expose().to_owned(), |pre| format!("{pre} {}", token.expose()));
+                    let name = HeaderName::try_from(name.as_str()).map_err(|_| bad("the auth header"))?;
+                    h.insert(name, HeaderValue::try_from(value).map_err(|_| bad("the credential"))?);
+                }
+                Auth::Query { param } => {
+                    let sep = if url.contains('?') { '&' } else { '?' };
+                    url = format!("{url}{sep}{param}={}", token.expose());
+                }
+            }
+        }
+        for (name, value) in &p.manifest.extra_headers {
+            if let (Ok(n), Ok(v)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
+                h.insert(n, v);
+            }
+        }
+        let uri = url.parse().map_err(|_| bad("the model name"))?;
+        Ok((uri, h))
+    }
+}
+
+fn rate_limits(m: &Manifest, headers: &HeaderMap) -> Vec<(String, String)> {
+    m.rate_headers
+        .iter()
+        .filter_map(|(name, header)| Some((name.clone(), headers.get(header)?.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+/// The manifest maps the raw reason; a generation that ends in tool calls ends as
+/// `tool_use` whatever the provider said (Gemini says STOP).
+fn termination(m: &Manifest, out: &Output) -> Termination {
+    let raw = out.raw_reason.clone().unwrap_or_default();
+    let mapped = m.termination.get(&raw).copied().or_else(|| Reason::parse(&raw)).unwrap_or(Reason::Other);
+    let reason = match mapped {
+        Reason::EndTurn | Reason::Other if !out.tool_calls.is_empty() => Reason::ToolUse,
+        r => r,
+    };
+    Termination { reason, raw }
+}
+
+/// A generation as it streams: [`ChatStream::next`] until `None`, then
+/// [`ChatStream::completion`]. Dropping it cancels the upstream call.
+pub struct ChatStream {
+    pub provider: String,
+    manifest: Arc<Manifest>,
+    pub rate_limits: Vec<(String, String)>,
+    decoder: Decoder,
+    body: mpsc::Receiver<Result<Bytes, String>>,
+    queue: VecDeque<Delta>,
+    failed: Option<LlmError>,
+    ended: bool,
+    account: String,
+    meters: Arc<TokenMeters>,
+}
+
+impl ChatStream {
+    pub async fn next(&mut self) -> Option<Result<Delta, LlmError>> {
+        loop {
+            if let Some(d) = self.queue.pop_front() {
+                return Some(Ok(d));
+            }
+            if let Some(e) = self.decoder.assembler.error.take() {
+                self.end();
+                return Some(Err(LlmError::Provider { provider: self.provider.clone(), error: e, attempts: 1 }));
+            }
+            if let Some(e) = self.failed.take() {
+                return Some(Err(e));
+            }
+            if self.ended {
+                return None;
+            }
+            match self.body.recv().await {
+                Some(Ok(bytes)) => match self.decoder.push(&bytes) {
+                    Ok(ds) => self.queue.extend(ds),
+                    Err(e) => self.fail(e.to_string()),
+                },
+                Some(Err(message)) => self.fail(message),
+                None => {
+                    match self.decoder.finish() {
+                        Ok(ds) => self.queue.extend(ds),
+                        Err(e) => self.fail(e.to_string()),
+                    }
+                    if !self.decoder.complete && self.failed.is_none() {
+                        self.failed = Some(LlmError::Stream { provider: self.provider.clone(), message: "the stream ended before the provider finished".into() });
+                    }
+                    self.end();
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        self.failed = Some(LlmError::Stream { provider: self.provider.clone(), message });
+        self.end();
+    }
+
+    fn end(&mut self) {
+        if !self.ended {
+            self.ended = true;
+            self.body.close();
+            self.meters.add(&self.account, &self.decoder.assembler.output().usage);
+        }
+    }
+
+    /// The whole generation so far (complete once `next` returned `None`).
+    pub fn completion(&self) -> Completion {
+        let output = self.decoder.assembler.output();
+        Completion {
+            provider: self.provider.clone(),
+            termination: termination(&self.manifest, &output),
+            rate_limits: self.rate_limits.clone(),
+            output,
+        }
+    }
+}
+
+impl ProviderError {
+    /// For logs: class and standard code.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.class.as_str(), self.class.code())
+    }
+}

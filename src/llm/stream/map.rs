@@ -1,0 +1,218 @@
+//! The manifest's `event_map`, run on each decoded frame: every rule whose `match`
+//! holds emits its event, with its `fields` drawn from the frame by path (or a
+//! literal, or `_generate_uuid`). A rule whose fields fan out (`[*]`) emits one event
+//! per element of its primary field (the field with the most wildcards), and every
+//! other field is taken from the same element, so two tool calls in one chunk stay
+//! two events with their own ids and indices.
+
+use serde_json::{Map, Value};
+
+use super::super::expr::Expr;
+use super::super::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    PartialContentDelta,
+    ThinkingDelta,
+    PartialToolCall,
+    ToolCallStarted,
+    ToolCallEnded,
+    StreamError,
+    Metadata,
+    FinalCandidate,
+    StreamEnd,
+}
+
+impl EventKind {
+    pub fn parse(s: &str) -> Option<EventKind> {
+        Some(match s {
+            "PartialContentDelta" => EventKind::PartialContentDelta,
+            "ThinkingDelta" => EventKind::ThinkingDelta,
+            "PartialToolCall" => EventKind::PartialToolCall,
+            "ToolCallStarted" => EventKind::ToolCallStarted,
+            "ToolCallEnded" => EventKind::ToolCallEnded,
+            "StreamError" => EventKind::StreamError,
+            "Metadata" => EventKind::Metadata,
+            "FinalCandidate" => EventKind::FinalCandidate,
+            "StreamEnd" => EventKind::StreamEnd,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::PartialContentDelta => "PartialContentDelta",
+            EventKind::ThinkingDelta => "ThinkingDelta",
+            EventKind::PartialToolCall => "PartialToolCall",
+            EventKind::ToolCallStarted => "ToolCallStarted",
+            EventKind::ToolCallEnded => "ToolCallEnded",
+            EventKind::StreamError => "StreamError",
+            EventKind::Metadata => "Metadata",
+            EventKind::FinalCandidate => "FinalCandidate",
+            EventKind::StreamEnd => "StreamEnd",
+        }
+    }
+
+    /// The field that carries the event, preferred as the fan-out key.
+    fn primary(self) -> &'static [&'static str] {
+        match self {
+            EventKind::PartialContentDelta => &["content"],
+            EventKind::ThinkingDelta => &["thinking"],
+            EventKind::PartialToolCall => &["arguments", "partial_args", "partial_json", "tool_calls"],
+            EventKind::ToolCallStarted => &["tool_name"],
+            EventKind::ToolCallEnded => &["index"],
+            EventKind::StreamError => &["error"],
+            EventKind::Metadata => &["usage"],
+            EventKind::FinalCandidate | EventKind::StreamEnd => &["finish_reason"],
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum FieldSource {
+    Path(Path),
+    Literal(String),
+    GenerateId,
+}
+
+impl FieldSource {
+    pub fn parse(s: &str) -> Result<FieldSource, String> {
+        match s {
+            "_generate_uuid" => Ok(FieldSource::GenerateId),
+            s if s.starts_with('$') => Path::parse(s).map(FieldSource::Path),
+            s => Ok(FieldSource::Literal(s.to_owned())),
+        }
+    }
+
+    fn fan_out(&self) -> usize {
+        match self {
+            FieldSource::Path(p) => p.fan_out(),
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub matches: Expr,
+    pub kind: EventKind,
+    pub fields: Vec<(String, FieldSource)>,
+}
+
+/// One event as the map emits it, before it is typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawEvent {
+    pub kind: EventKind,
+    pub fields: Map<String, Value>,
+}
+
+/// A manifest's streaming rules.
+#[derive(Debug, Clone, Default)]
+pub struct EventMap {
+    pub selector: Option<Expr>,
+    pub rules: Vec<Rule>,
+    pub stop: Option<Expr>,
+}
+
+impl EventMap {
+    /// The events one frame yields, in rule order.
+    pub fn apply(&self, frame: &Value) -> Vec<RawEvent> {
+        if self.selector.as_ref().is_some_and(|s| !s.eval(frame)) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for rule in self.rules.iter().filter(|r| r.matches.eval(frame)) {
+            rule.emit(frame, &mut out);
+        }
+        out
+    }
+
+    /// Whether the frame ends the stream (`stop_condition`).
+    pub fn stops(&self, frame: &Value) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.eval(frame))
+    }
+}
+
+impl Rule {
+    fn emit(&self, frame: &Value, out: &mut Vec<RawEvent>) {
+        let primary = self.primary();
+        let Some((_, FieldSource::Path(p))) = primary.map(|i| &self.fields[i]).filter(|(_, f)| f.fan_out() > 0) else {
+            let fields = self.fields.iter().filter_map(|(name, f)| Some((name.clone(), value(f, frame, &[])?))).collect();
+            out.push(RawEvent { kind: self.kind, fields });
+            return;
+        };
+        for (at, v) in p.all(frame).into_iter().filter(|(_, v)| !v.is_null()) {
+            let mut fields = Map::new();
+            for (name, f) in &self.fields {
+                let got = if std::ptr::eq(f, &self.fields[primary.unwrap_or(0)].1) { Some(v.clone()) } else { value(f, frame, &at) };
+                if let Some(got) = got {
+                    fields.insert(name.clone(), got);
+                }
+            }
+            out.push(RawEvent { kind: self.kind, fields });
+        }
+    }
+
+    fn primary(&self) -> Option<usize> {
+        let most = self.fields.iter().map(|(_, f)| f.fan_out()).max()?;
+        let named = self.kind.primary().iter().find_map(|want| {
+            self.fields.iter().position(|(name, f)| name == want && f.fan_out() == most)
+        });
+        named.or_else(|| self.fields.iter().position(|(_, f)| f.fan_out() == most))
+    }
+}
+
+/// A field's value at the fan-out element `at` (the first non-null match whose
+/// wildcard indices agree with `at`).
+fn value(f: &FieldSource, frame: &Value, at: &[usize]) -> Option<Value> {
+    match f {
+        FieldSource::Literal(s) => Some(Value::String(s.clone())),
+        FieldSource::GenerateId => Some(Value::String(generate_id())),
+        FieldSource::Path(p) => p
+            .all(frame)
+            .into_iter()
+            .find(|(idx, v)| !v.is_null() && idx.iter().zip(at).all(|(a, b)| a == b))
+            .map(|(_, v)| v.clone()),
+    }
+}
+
+/// `call_` and 24 random hex digits.
+pub fn generate_id() -> String {
+    let mut b = [0u8; 12];
+    let _ = getrandom::fill(&mut b);
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("call_{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(m: &str, kind: EventKind, fields: &[(&str, &str)]) -> Rule {
+        Rule {
+            matches: Expr::parse(m).unwrap(),
+            kind,
+            fields: fields.iter().map(|(n, p)| (n.to_string(), FieldSource::parse(p).unwrap())).collect(),
+        }
+    }
+
+    #[test]
+    fn fan_out_keeps_elements_together() {
+        let map = EventMap {
+            rules: vec![rule(
+                "exists($.choices[*].delta.tool_calls[*].function.name)",
+                EventKind::ToolCallStarted,
+                &[("tool_call_id", "$.choices[*].delta.tool_calls[*].id"), ("tool_name", "$.choices[*].delta.tool_calls[*].function.name"), ("index", "$.choices[*].delta.tool_calls[*].index")],
+            )],
+            ..EventMap::default()
+        };
+        let frame = json!({"choices": [{"delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": "{}"}},
+            {"index": 1, "id": "b", "function": {"name": "two"}}
+        ]}}]});
+        let events = map.apply(&frame);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].fields, json!({"tool_call_id": "b", "tool_name": "two", "index": 1}).as_object().unwrap().clone());
+    }
+}

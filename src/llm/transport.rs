@@ -1,0 +1,244 @@
+//! Outbound HTTP for model calls: one thread running a current-thread tokio runtime
+//! with hyper-util's pooled client (keep-alive, TCP_NODELAY, HTTP/2 where ALPN offers
+//! it) over rustls with the ring provider. glommio's streams are `!Send`, so the
+//! shards cannot drive this client themselves: they hand it a [`Job`] over a channel
+//! and get the answer back over another; tokio's channels wake any executor. DNS
+//! runs on tokio's blocking pool, never on a shard.
+//!
+//! The job runs the whole attempt loop here — send, classify a failure, retry per
+//! policy — so a shard waits on one answer. A dropped receiver (the caller went
+//! away) cancels the call: the attempt or the body read in progress is dropped and
+//! its connection closed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{HeaderMap, Request};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::{mpsc, oneshot};
+
+use super::classify::parse_retry_after;
+use super::config::TlsRoots;
+use super::error::{ErrorClass, ProviderError};
+use super::manifest::Manifest;
+use super::retry::{random, RetryPolicy};
+
+type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// One call to make.
+pub struct Job {
+    pub manifest: Arc<Manifest>,
+    pub retry: RetryPolicy,
+    pub method: hyper::Method,
+    pub uri: hyper::Uri,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub timeout: Duration,
+    pub reply: oneshot::Sender<Result<Upstream, Failure>>,
+}
+
+/// A 2xx answer: its head, and its body as it arrives.
+pub struct Upstream {
+    pub headers: HeaderMap,
+    pub body: mpsc::Receiver<Result<Bytes, String>>,
+    pub attempts: u32,
+}
+
+/// Why a call failed, after its retries.
+#[derive(Debug)]
+pub struct Failure {
+    pub error: ProviderError,
+    /// No HTTP answer at all (connect, TLS, reset, timeout before the head).
+    pub unreachable: bool,
+    pub attempts: u32,
+}
+
+#[derive(Clone)]
+pub struct Transport {
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("TLS roots: {0}")]
+    Roots(String),
+    #[error("cannot start the outbound runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl Transport {
+    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration) -> Result<Transport, TransportError> {
+        let tls = tls_config(roots)?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(TransportError::Runtime)?;
+        std::thread::Builder::new()
+            .name("quarry-llm-out".into())
+            .spawn(move || {
+                rt.block_on(async move {
+                    let client = client(tls, connect_timeout);
+                    while let Some(job) = rx.recv().await {
+                        tokio::spawn(run(client.clone(), job, read_timeout));
+                    }
+                })
+            })
+            .map_err(TransportError::Runtime)?;
+        Ok(Transport { jobs: tx })
+    }
+
+    /// Queues a job; `false` when the runtime is gone.
+    pub fn submit(&self, job: Job) -> bool {
+        self.jobs.send(job).is_ok()
+    }
+}
+
+fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, TransportError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut store = rustls::RootCertStore::empty();
+    match roots {
+        TlsRoots::Bundled => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        TlsRoots::Pem(bytes) => {
+            for cert in CertificateDer::pem_slice_iter(bytes) {
+                let cert = cert.map_err(|e| TransportError::Roots(e.to_string()))?;
+                store.add(cert).map_err(|e| TransportError::Roots(e.to_string()))?;
+            }
+            if store.is_empty() {
+                return Err(TransportError::Roots("the PEM bundle holds no certificate".into()));
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Roots(e.to_string()))?
+        .with_root_certificates(store)
+        .with_no_client_auth())
+}
+
+fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(connect_timeout));
+    http.set_keepalive(Some(Duration::from_secs(60)));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(1024)
+        .build(https)
+}
+
+async fn run(client: HttpsClient, job: Job, read_timeout: Duration) {
+    let Job { manifest, retry, method, uri, headers, body, timeout, mut reply } = job;
+    let call = Call { manifest, retry, method, uri, headers, body, timeout };
+    let result = tokio::select! {
+        r = attempts(&client, &call, read_timeout) => r,
+        _ = reply.closed() => return,
+    };
+    let _ = reply.send(result);
+}
+
+/// A job without its reply channel.
+struct Call {
+    manifest: Arc<Manifest>,
+    retry: RetryPolicy,
+    method: hyper::Method,
+    uri: hyper::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+    timeout: Duration,
+}
+
+async fn attempts(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Result<Upstream, Failure> {
+    let mut attempt = 1;
+    loop {
+        let failure = match once(client, job, read_timeout).await {
+            Ok(mut up) => {
+                up.attempts = attempt;
+                return Ok(up);
+            }
+            Err(f) => f,
+        };
+        match job.retry.decide(&failure.error, attempt, random()) {
+            Some(wait) => {
+                tracing::debug!(provider = job.manifest.id, attempt, class = failure.error.class.as_str(), wait_ms = wait.as_millis() as u64, "retrying a model call");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+            None => return Err(Failure { attempts: attempt, ..failure }),
+        }
+    }
+}
+
+async fn once(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Result<Upstream, Failure> {
+    let mut req = Request::new(Full::new(job.body.clone()));
+    *req.method_mut() = job.method.clone();
+    *req.uri_mut() = job.uri.clone();
+    *req.headers_mut() = job.headers.clone();
+    let unreachable = |class: ErrorClass, message: String| Failure { error: ProviderError::new(class, message), unreachable: true, attempts: 0 };
+    let resp = match tokio::time::timeout(job.timeout, client.request(req)).await {
+        Err(_) => return Err(unreachable(ErrorClass::Timeout, format!("no answer within {:?}", job.timeout))),
+        Ok(Err(e)) => return Err(unreachable(ErrorClass::ServerError, describe(&e))),
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    let (parts, mut body) = resp.into_parts();
+    if !status.is_success() {
+        let bytes = match tokio::time::timeout(read_timeout, body.collect()).await {
+            Ok(Ok(c)) => c.to_bytes(),
+            _ => Bytes::new(),
+        };
+        let retry_after = parts.headers.get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+        let error = job.manifest.classification.classify(status.as_u16(), &bytes, retry_after);
+        return Err(Failure { error, unreachable: false, attempts: 0 });
+    }
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let next = tokio::select! {
+                n = tokio::time::timeout(read_timeout, body.frame()) => n,
+                _ = tx.closed() => return,
+            };
+            let item = match next {
+                Err(_) => Err(format!("no data for {read_timeout:?}")),
+                Ok(None) => return,
+                Ok(Some(Err(e))) => Err(e.to_string()),
+                Ok(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(data) => Ok(data),
+                    Err(_) => continue,
+                },
+            };
+            let stop = item.is_err();
+            if tx.send(item).await.is_err() || stop {
+                return;
+            }
+        }
+    });
+    Ok(Upstream { headers: parts.headers, body: rx, attempts: 0 })
+}
+
+/// An error and its causes, on one line.
+fn describe(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Checks a PEM bundle of TLS roots (at start-up, from `config`).
+pub fn check_roots(pem: &[u8]) -> Result<(), String> {
+    tls_config(&TlsRoots::Pem(pem.to_vec())).map(|_| ()).map_err(|e| e.to_string())
+}

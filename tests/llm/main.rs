@@ -1,0 +1,20 @@
+//! The provider layer end to end: the real `quarry` binary in front of a fake
+//! upstream on loopback that speaks OpenAI chat completions, Anthropic messages and
+//! Gemini generateContent, replays the recorded transcripts in
+//! `../shared/fixtures/provider-transcripts/` and injects faults. A separate binary
+//! from `tests/it` (it reuses that fixture's server and client by path).
+
+#[path = "../it/client.rs"]
+#[allow(dead_code)]
+mod client;
+#[path = "../it/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+mod faults;
+mod gateway;
+mod reference;
+mod sdk;
+mod sse_client;
+mod transcripts;
+mod upstream;

@@ -1,0 +1,54 @@
+//! The official `openai` Python SDK against the gateway: every recorded transcript,
+//! whole through `chat.completions.create` and streamed through the `.stream()`
+//! helper. The SDK lives in a venv that `ops/setup-llm-tests` installs (run here if
+//! it is missing).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use super::gateway::server;
+use super::transcripts::{all, expected};
+use super::upstream::Upstream;
+
+fn python() -> PathBuf {
+    let cache = std::env::var_os("QUARRY_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry"));
+    let py = cache.join("venv-sdk/bin/python");
+    let setup = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ops/setup-llm-tests");
+    let ok = Command::new(&setup).status().expect("ops/setup-llm-tests runs").success();
+    assert!(ok && py.exists(), "ops/setup-llm-tests did not install the SDK");
+    py
+}
+
+#[test]
+fn the_openai_sdk_round_trips_every_transcript() {
+    let py = python();
+    let up = Upstream::start();
+    let s = server(&up);
+    let (_, key) = s.signup("sdk@x.org");
+    let cases: Vec<_> = all()
+        .into_iter()
+        .map(|(family, provider, fixture, stream)| {
+            let e = expected(family, &fixture, stream);
+            let calls: Vec<_> = e.calls.iter().map(|(n, a)| json!([n, a])).collect();
+            json!({"model": format!("{provider}/r~{}", fixture.replace('/', "~")), "stream": stream, "text": e.text, "calls": calls, "finish": e.finish})
+        })
+        .collect();
+    let spec = json!({"base_url": format!("http://{}/v1", s.addr), "api_key": key, "cases": cases});
+    let mut child = Command::new(py)
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/sdk.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(spec.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("{} passed, 0 failed", cases.len() + 1)), "{stdout}");
+}
