@@ -47,12 +47,22 @@ pub async fn blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static)
     glommio::executor().spawn_blocking(f).await
 }
 
-pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
-    use agentlex::{account, health, keys, signup};
+/// The reply of a route that needs no body, no key and no waiting (health, plans,
+/// metrics): served without building the rest of the request's machinery.
+pub fn immediate(route: &Route, app: &App) -> Option<Reply> {
+    use agentlex::health;
     match route {
-        Route::Health => Ok(health::health(call.app)),
-        Route::Plans => Ok(health::plans(call.app)),
-        Route::Metrics => Ok(health::metrics(call.app)),
+        Route::Health => Some(health::health(app)),
+        Route::Plans => Some(health::plans(app)),
+        Route::Metrics => Some(health::metrics(app)),
+        _ => None,
+    }
+}
+
+pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
+    use agentlex::{account, keys, signup};
+    match route {
+        r @ (Route::Health | Route::Plans | Route::Metrics) => Ok(immediate(&r, call.app).expect("an immediate route")),
         Route::Panic => panic!("GET /v1/_panic (debug.panic_route is on)"),
         Route::Signup => signup::signup(call).await,
         Route::Account => account::account(call).await,

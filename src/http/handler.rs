@@ -28,27 +28,44 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     let (parts, body) = req.into_parts();
     let route = router::route(&parts.method, parts.uri.path(), shard.app.config.panic_route);
     let name = route.as_ref().map_or(RouteName::Unmatched, Route::name);
-    let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
-    let served = AssertUnwindSafe(serve(&shard, route, parts, body)).catch_unwind().await;
-    let mut reply = served.unwrap_or_else(|panic| {
-        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
-        tracing::error!(request_id = ?request_id, %method, path, panic = what.as_deref().unwrap_or("?"), "handler panicked");
-        response::error(&ApiError::internal())
-    });
+    let mut reply = match route.as_ref().ok().and_then(|r| api::immediate(r, &shard.app)) {
+        Some(reply) => reply,
+        // Boxed, so the future every request builds and hyper moves stays small.
+        None => Box::pin(guarded(&shard, route, parts, body, &request_id)).await,
+    };
     let status = reply.status();
     let headers = reply.headers_mut();
     headers.insert(X_QUARRY_SHARD.clone(), shard.shard_header.clone());
-    headers.insert(X_REQUEST_ID.clone(), request_id.clone());
+    headers.insert(X_REQUEST_ID.clone(), request_id);
+    headers.insert(hyper::header::DATE, shard.date.borrow().clone());
     let took = started.elapsed();
     metrics.record(name, status.as_u16(), took);
     metrics.request_ended();
-    if status.is_server_error() {
-        tracing::warn!(request_id = ?request_id, %method, path, status = status.as_u16(), micros = took.as_micros() as u64, "request failed");
-    } else {
-        tracing::debug!(request_id = ?request_id, %method, path, status = status.as_u16(), micros = took.as_micros() as u64, "request");
-    }
+    tracing::debug!(route = name.as_str(), status = status.as_u16(), micros = took.as_micros() as u64, "request");
     conn.request_finished();
     Ok(reply)
+}
+
+/// Serves a request that may read a body, call the store or a model: a panic in it
+/// becomes a 500 for this request alone, and server errors are logged with the path.
+async fn guarded(
+    shard: &Shard,
+    route: Result<Route, ApiError>,
+    parts: hyper::http::request::Parts,
+    body: Incoming,
+    request_id: &HeaderValue,
+) -> Reply {
+    let (method, uri) = (parts.method.clone(), parts.uri.clone());
+    let served = AssertUnwindSafe(serve(shard, route, parts, body)).catch_unwind().await;
+    let reply = served.unwrap_or_else(|panic| {
+        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+        tracing::error!(request_id = ?request_id, %method, %uri, panic = what.as_deref().unwrap_or("?"), "handler panicked");
+        response::error(&ApiError::internal())
+    });
+    if reply.status().is_server_error() {
+        tracing::warn!(request_id = ?request_id, %method, %uri, status = reply.status().as_u16(), "request failed");
+    }
+    reply
 }
 
 async fn serve(shard: &Shard, route: Result<Route, ApiError>, parts: hyper::http::request::Parts, body: Incoming) -> Reply {

@@ -39,6 +39,8 @@ pub struct Shard {
     pub shard_header: HeaderValue,
     /// This shard's embedder sessions (the configured embedder first); never shared.
     pub embedders: std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+    /// The `date` header, formatted by the sweep every tick rather than per response.
+    pub date: std::cell::RefCell<HeaderValue>,
     http: HttpConfig,
     request_prefix: String,
     request_seq: Cell<u64>,
@@ -58,6 +60,7 @@ impl Shard {
             request_prefix: format!("{boot}-{id}-"),
             request_seq: Cell::new(0),
             embedders: std::cell::RefCell::new(embedders),
+            date: std::cell::RefCell::new(http_date()),
             app,
         }
     }
@@ -146,6 +149,7 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
         .max_header_size(shard.http.max_header_bytes)
         .max_headers(shard.http.max_headers)
         .keep_alive(true)
+        .auto_date_header(false)
         .writev(false);
     let mut conn = pin!(builder.serve_connection(io, service));
     let mut draining = false;
@@ -169,11 +173,18 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
 }
 
+fn http_date() -> HeaderValue {
+    HeaderValue::try_from(httpdate::fmt_http_date(std::time::SystemTime::now())).expect("HTTP dates are ASCII")
+}
+
 /// The timeout sweep; see `conn`.
 async fn sweep(shard: Rc<Shard>, stop: Arc<AtomicBool>) {
     loop {
         glommio::timer::sleep(TICK).await;
-        shard.conns.sweep(Instant::now(), shard.http.idle_timeout);
+        let now = Instant::now();
+        super::timer::tick_coarse_clock(now);
+        *shard.date.borrow_mut() = http_date();
+        shard.conns.sweep(now, shard.http.idle_timeout);
         if stop.load(Ordering::Acquire) && shard.conns.open() == 0 {
             return;
         }

@@ -66,7 +66,23 @@ impl Future for SlotSleep {
 
 impl Sleep for SlotSleep {}
 
+thread_local! {
+    /// The shard's coarse clock: set by the sweep every tick, read by hyper once per
+    /// request to place its header deadline (a reading up to one tick old only moves
+    /// that deadline a tick earlier).
+    static COARSE_NOW: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Advances this thread's coarse clock (the sweep calls it every tick).
+pub fn tick_coarse_clock(now: Instant) {
+    COARSE_NOW.with(|c| c.set(Some(now)));
+}
+
 impl Timer for ConnTimer {
+    fn now(&self) -> Instant {
+        COARSE_NOW.with(|c| c.get()).unwrap_or_else(Instant::now)
+    }
+
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Sleep>> {
         self.sleep_until(Instant::now() + duration)
     }
