@@ -1,5 +1,7 @@
-//! hyper's `rt::Read`/`rt::Write` over a glommio TCP stream (which speaks futures-io).
-//! Every byte moved marks the connection active, which the idle sweep reads.
+//! hyper's `rt::Read`/`rt::Write` over a glommio TCP stream (which speaks futures-io),
+//! for the server's connections and for the provider layer's outbound ones. On a
+//! served connection every byte moved marks it active, which the idle sweep reads;
+//! an outbound connection tracks nothing ([`Untracked`]), its pool watches it.
 //!
 //! This is the one module of the server with `unsafe`: handing hyper's uninitialised
 //! read buffer to futures-io's `poll_read`, which takes `&mut [u8]`.
@@ -15,18 +17,38 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 
 use super::conn::ConnState;
 
-pub struct GlommioIo {
-    stream: TcpStream,
-    state: Rc<ConnState>,
+/// What a connection's traffic marks as active.
+pub trait Activity {
+    fn touch(&self);
 }
 
-impl GlommioIo {
-    pub fn new(stream: TcpStream, state: Rc<ConnState>) -> GlommioIo {
+impl Activity for Rc<ConnState> {
+    #[inline]
+    fn touch(&self) {
+        ConnState::touch(self)
+    }
+}
+
+/// No activity tracking: an outbound connection.
+pub struct Untracked;
+
+impl Activity for Untracked {
+    #[inline]
+    fn touch(&self) {}
+}
+
+pub struct GlommioIo<A: Activity = Rc<ConnState>> {
+    stream: TcpStream,
+    state: A,
+}
+
+impl<A: Activity> GlommioIo<A> {
+    pub fn new(stream: TcpStream, state: A) -> GlommioIo<A> {
         GlommioIo { stream, state }
     }
 }
 
-impl Read for GlommioIo {
+impl<A: Activity + Unpin> Read for GlommioIo<A> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
         // SAFETY: glommio's `poll_read` only writes into the slice (it copies received
         // bytes in, or hands it to recv(2)); it never reads it, so exposing the
@@ -48,7 +70,7 @@ impl Read for GlommioIo {
     }
 }
 
-impl Write for GlommioIo {
+impl<A: Activity + Unpin> Write for GlommioIo<A> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.stream).poll_write(cx, buf);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {

@@ -5,7 +5,7 @@ pub mod body;
 pub mod conn;
 pub mod error;
 mod handler;
-mod io;
+pub mod io;
 pub mod metrics;
 pub mod response;
 pub mod router;

@@ -30,13 +30,12 @@ impl Expr {
     }
 
     pub fn eval(&self, v: &Value) -> bool {
-        let values = |p: &Path| p.all(v).into_iter().map(|h| h.1).collect::<Vec<_>>();
         match self {
-            Expr::Exists(p) => values(p).iter().any(|x| !x.is_null()),
-            Expr::Eq(p, want) => values(p).iter().any(|x| *x == want),
+            Expr::Exists(p) => p.find(v, &mut |x| !x.is_null()).is_some(),
+            Expr::Eq(p, want) => p.find(v, &mut |x| x == want).is_some(),
             // `!= null` is "present and not null"; a missing field is not "!= 'x'".
-            Expr::Ne(p, want) => values(p).iter().any(|x| *x != want),
-            Expr::In(p, set) => values(p).iter().any(|x| set.contains(x)),
+            Expr::Ne(p, want) => p.find(v, &mut |x| x != want).is_some(),
+            Expr::In(p, set) => p.find(v, &mut |x| set.contains(x)).is_some(),
             Expr::Not(e) => !e.eval(v),
             Expr::And(a, b) => a.eval(v) && b.eval(v),
             Expr::Or(a, b) => a.eval(v) || b.eval(v),

@@ -1,14 +1,17 @@
 //! The provider layer: every model call leaves through here, driven by AI-Protocol
 //! manifests so that a provider is data, not a client. [`Llm`] is the service the
 //! gateway, research and agents call: route a model name to a configured provider,
-//! build the provider's request from one normalised [`ChatRequest`], send it on the
-//! outbound runtime with retries, and hand back a [`Completion`] or a [`ChatStream`]
-//! of deltas. Nothing here knows HTTP routes.
+//! build the provider's request from one normalised [`ChatRequest`], send it with
+//! retries through [`transport`] (from the calling shard itself for `http://`
+//! upstreams, through one outbound thread for `https://`), and hand back a
+//! [`Completion`] or a [`ChatStream`] of deltas. Its futures are `!Send`: they run on a
+//! shard. Nothing here knows HTTP routes.
 
 pub mod classify;
 pub mod config;
 pub mod error;
 pub mod expr;
+pub mod ids;
 pub mod manifest;
 pub mod path;
 pub mod request;

@@ -78,7 +78,14 @@ impl Path {
 
     /// The first match, if any.
     pub fn first<'a>(&self, root: &'a Value) -> Option<&'a Value> {
-        self.all(root).into_iter().next().map(|(_, v)| v)
+        self.find(root, &mut |_| true)
+    }
+
+    /// The first match (in document order) that `keep` accepts: the walk allocates
+    /// nothing and stops there. What `all(root).find(..)` gives, for the hot path
+    /// (every rule of an event map runs on every streamed frame).
+    pub fn find<'a>(&self, root: &'a Value, keep: &mut dyn FnMut(&Value) -> bool) -> Option<&'a Value> {
+        find(&self.segs, root, keep)
     }
 
     /// Every match, in document order.
@@ -86,6 +93,20 @@ impl Path {
         let mut out = Vec::new();
         walk(&self.segs, root, &mut Vec::new(), &mut out);
         out
+    }
+}
+
+fn find<'a>(segs: &[Seg], v: &'a Value, keep: &mut dyn FnMut(&Value) -> bool) -> Option<&'a Value> {
+    let Some((seg, rest)) = segs.split_first() else {
+        return keep(v).then_some(v);
+    };
+    match seg {
+        Seg::Key(k) => find(rest, v.get(k)?, keep),
+        Seg::Index(i) => find(rest, v.get(*i)?, keep),
+        Seg::Wild | Seg::Filter(_) => v.as_array()?.iter().find_map(|item| match seg {
+            Seg::Filter(f) if !f.keeps(item) => None,
+            _ => find(rest, item, keep),
+        }),
     }
 }
 
@@ -182,6 +203,18 @@ pub fn literal(s: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn find_is_the_first_of_all_that_passes() {
+        let v = json!({"choices": [{"index": 0, "delta": {"content": null}}, {"index": 1, "delta": {"content": "b"}}, {"delta": {"content": "c"}}]});
+        for text in ["$.choices[*].delta.content", "$.choices[0].delta.content", "$.choices[?(@.index)].delta.content", "$.choices[*].index", "$.nope[*].x", "$.choices"] {
+            let p = Path::parse(text).unwrap();
+            for keep in [&(|x: &Value| !x.is_null()) as &dyn Fn(&Value) -> bool, &|_: &Value| true, &|x: &Value| *x == json!("c")] {
+                let slow = p.all(&v).into_iter().map(|h| h.1).find(|x| keep(x));
+                assert_eq!(p.find(&v, &mut |x| keep(x)), slow, "{text}");
+            }
+        }
+    }
 
     #[test]
     fn keys_indices_and_wildcards() {

@@ -7,7 +7,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{HeaderMap, Method};
-use tokio::sync::{mpsc, oneshot};
 
 use super::config::LlmConfig;
 use super::error::{LlmError, ProviderError};
@@ -18,7 +17,7 @@ use super::secret::Secret;
 use super::stream::assemble::{Delta, Output};
 use super::stream::Decoder;
 use super::termination::{Reason, Termination};
-use super::transport::{Failure, Job, Transport, TransportError, Upstream};
+use super::transport::{Body, Call, Failure, SendError, Transport, TransportError, Upstream};
 use super::usage::TokenMeters;
 use super::wire;
 
@@ -31,6 +30,9 @@ struct Provider {
     models: Vec<String>,
     timeout: Duration,
     retry: RetryPolicy,
+    /// Every call's headers but `accept`, built once: content type, credential (unless
+    /// it goes in the query), the manifest's extra headers; or what is not valid in them.
+    headers: Result<HeaderMap, &'static str>,
 }
 
 /// A model `GET /v1/models` lists.
@@ -58,13 +60,13 @@ pub struct Llm {
 }
 
 impl Llm {
-    /// Starts the outbound runtime; `None` when no provider is configured.
+    /// Sets up the outbound paths (the `https` thread only if a provider needs it);
+    /// `None` when no provider is configured.
     pub fn start(c: &LlmConfig) -> Result<Option<Llm>, TransportError> {
         if c.providers.is_empty() {
             return Ok(None);
         }
-        let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout)?;
-        let providers = c
+        let providers: BTreeMap<String, Provider> = c
             .providers
             .iter()
             .map(|p| {
@@ -76,7 +78,7 @@ impl Llm {
                     retry.min_delay = retry.min_delay.min(d);
                     retry.max_delay = retry.max_delay.min(d);
                 }
-                let provider = Provider {
+                let mut provider = Provider {
                     id: p.id.clone(),
                     manifest: p.manifest.clone(),
                     base_url: p.base_url.clone().unwrap_or_else(|| p.manifest.base_url.clone()),
@@ -84,10 +86,14 @@ impl Llm {
                     models: p.models.clone(),
                     timeout: p.timeout.unwrap_or(p.manifest.timeout),
                     retry,
+                    headers: Ok(HeaderMap::new()),
                 };
+                provider.headers = headers(&provider);
                 (p.id.clone(), provider)
             })
             .collect();
+        let remote = providers.values().any(|p| !p.base_url.starts_with("http://"));
+        let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, remote)?;
         Ok(Some(Llm { providers, aliases: c.aliases.clone(), transport, tokens: Arc::default() }))
     }
 
@@ -120,9 +126,9 @@ impl Llm {
     /// One generation, whole. `account` is charged the tokens.
     pub async fn complete(&self, account: &str, req: ChatRequest) -> Result<Completion, LlmError> {
         let (p, model) = self.route(&req.model)?;
-        let mut up = self.send(p, &model, &req, false).await?;
+        let mut up = self.send(p, model, req, false).await?;
         let mut body = Vec::new();
-        while let Some(piece) = up.body.recv().await {
+        while let Some(piece) = up.body.next().await {
             body.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
         }
         let output = wire::decode(&p.manifest, &body)
@@ -142,7 +148,7 @@ impl Llm {
         if !p.manifest.capabilities.streaming {
             return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
         }
-        let up = self.send(p, &model, &req, true).await?;
+        let up = self.send(p, model, req, true).await?;
         Ok(ChatStream {
             provider: p.id.clone(),
             manifest: p.manifest.clone(),
@@ -157,65 +163,70 @@ impl Llm {
         })
     }
 
-    async fn send(&self, p: &Provider, model: &str, req: &ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
-        let req = ChatRequest { model: model.to_owned(), ..req.clone() };
+    async fn send(&self, p: &Provider, model: String, mut req: ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
+        req.model = model;
         let body = wire::encode(&p.manifest, &req, stream)?;
-        let (uri, headers) = self.head(p, model, stream)?;
-        let (tx, rx) = oneshot::channel();
-        let job = Job {
-            manifest: p.manifest.clone(),
-            retry: p.retry.clone(),
+        let (uri, headers) = self.head(p, &req.model, stream)?;
+        let call = Call {
+            manifest: &p.manifest,
+            retry: &p.retry,
             method: Method::POST,
             uri,
             headers,
             body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
             timeout: p.timeout,
-            reply: tx,
         };
-        if !self.transport.submit(job) {
-            return Err(LlmError::TransportDown);
-        }
-        match rx.await {
-            Err(_) => Err(LlmError::TransportDown),
-            Ok(Ok(up)) => Ok(up),
-            Ok(Err(Failure { error, unreachable: true, attempts })) => {
+        match self.transport.send(call).await {
+            Ok(up) => Ok(up),
+            Err(SendError::Down) => Err(LlmError::TransportDown),
+            Err(SendError::Failed(Failure { error, unreachable: true, attempts })) => {
                 Err(LlmError::Unreachable { provider: p.id.clone(), message: error.message, attempts })
             }
-            Ok(Err(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),
+            Err(SendError::Failed(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),
         }
     }
 
     fn head(&self, p: &Provider, model: &str, stream: bool) -> Result<(hyper::Uri, HeaderMap), LlmError> {
-        let mut url = p.manifest.chat_url(&p.base_url, model, stream);
-        let mut h = HeaderMap::new();
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        h.insert(ACCEPT, HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
         let bad = |what: &str| LlmError::InvalidRequest { field: "model".into(), message: format!("{what} is not valid in a request") };
-        if let Some(token) = &p.token {
-            match &p.manifest.auth {
-                Auth::Bearer => {
-                    let v = HeaderValue::try_from(format!("Bearer {}", token.expose())).map_err(|_| bad("the credential"))?;
-                    h.insert(AUTHORIZATION, v);
-                }
-                Auth::Header { name, prefix } => {
-                    let value = prefix.as_ref().map_or_else(|| token.expose().to_owned(), |pre| format!("{pre} {}", token.expose()));
-                    let name = HeaderName::try_from(name.as_str()).map_err(|_| bad("the auth header"))?;
-                    h.insert(name, HeaderValue::try_from(value).map_err(|_| bad("the credential"))?);
-                }
-                Auth::Query { param } => {
-                    let sep = if url.contains('?') { '&' } else { '?' };
-                    url = format!("{url}{sep}{param}={}", token.expose());
-                }
-            }
-        }
-        for (name, value) in &p.manifest.extra_headers {
-            if let (Ok(n), Ok(v)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
-                h.insert(n, v);
-            }
+        let mut h = p.headers.clone().map_err(bad)?;
+        h.entry(ACCEPT).or_insert(HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
+        let mut url = p.manifest.chat_url(&p.base_url, model, stream);
+        if let (Some(token), Auth::Query { param }) = (&p.token, &p.manifest.auth) {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            url = format!("{url}{sep}{param}={}", token.expose());
         }
         let uri = url.parse().map_err(|_| bad("the model name"))?;
         Ok((uri, h))
     }
+}
+
+/// A provider's fixed headers (see [`Provider::headers`]).
+fn headers(p: &Provider) -> Result<HeaderMap, &'static str> {
+    let mut h = HeaderMap::new();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(token) = &p.token {
+        match &p.manifest.auth {
+            Auth::Bearer => {
+                let mut v = HeaderValue::try_from(format!("Bearer {}", token.expose())).map_err(|_| "the credential")?;
+                v.set_sensitive(true);
+                h.insert(AUTHORIZATION, v);
+            }
+            Auth::Header { name, prefix } => {
+                let value = prefix.as_ref().map_or_else(|| token.expose().to_owned(), |pre| format!("{pre} {}", token.expose()));
+                let name = HeaderName::try_from(name.as_str()).map_err(|_| "the auth header")?;
+                let mut v = HeaderValue::try_from(value).map_err(|_| "the credential")?;
+                v.set_sensitive(true);
+                h.insert(name, v);
+            }
+            Auth::Query { .. } => {}
+        }
+    }
+    for (name, value) in &p.manifest.extra_headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) {
+            h.insert(n, v);
+        }
+    }
+    Ok(h)
 }
 
 fn rate_limits(m: &Manifest, headers: &HeaderMap) -> Vec<(String, String)> {
@@ -244,7 +255,7 @@ pub struct ChatStream {
     manifest: Arc<Manifest>,
     pub rate_limits: Vec<(String, String)>,
     decoder: Decoder,
-    body: mpsc::Receiver<Result<Bytes, String>>,
+    body: Body,
     queue: VecDeque<Delta>,
     failed: Option<LlmError>,
     ended: bool,
@@ -268,7 +279,7 @@ impl ChatStream {
             if self.ended {
                 return None;
             }
-            match self.body.recv().await {
+            match self.body.next().await {
                 Some(Ok(bytes)) => match self.decoder.push(&bytes) {
                     Ok(ds) => self.queue.extend(ds),
                     Err(e) => self.fail(e.to_string()),

@@ -2,15 +2,20 @@
 
 use serde_json::json;
 
-use super::server::TestServer;
+use super::server::{Options, TestServer};
 use super::sse_client::post;
 use super::upstream::Upstream;
 
 /// A server whose providers all point at `up`: `oa` (openai), `an` (anthropic),
 /// `ge` (gemini); retries capped short so fault tests stay quick.
 pub fn server(up: &Upstream) -> TestServer {
+    TestServer::with_config(&config(up))
+}
+
+/// The configuration [`server`] runs with.
+pub fn config(up: &Upstream) -> String {
     let a = up.addr;
-    TestServer::with_config(&format!(
+    format!(
         r#"
 [auth]
 default_plan = "library"
@@ -33,7 +38,7 @@ manifest = "gemini"
 base_url = "http://{a}/v1beta"
 token = "g-test"
 "#
-    ))
+    )
 }
 
 #[test]
@@ -110,4 +115,17 @@ fn requests_are_mapped_to_each_wire_format_and_bad_ones_refused() {
     assert_eq!((r.status, r.json()["error"]["code"].as_str()), (404, Some("model_not_found")));
     let r = post(s.addr, &key, &json!({"messages": []}));
     assert_eq!((r.status, r.json()["error"]["type"].as_str()), (400, Some("invalid_request_error")));
+}
+
+#[test]
+fn sequential_calls_reuse_one_upstream_connection_per_shard() {
+    let up = Upstream::start();
+    let s = TestServer::with(Options { config: config(&up), shards: Some(1), ..Options::default() });
+    let (_, key) = s.signup("pool@x.org");
+    for _ in 0..5 {
+        let r = post(s.addr, &key, &json!({"model": "fast", "messages": [{"role": "user", "content": "hi"}]}));
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(up.calls("r~openai~chat~openai-text"), 5);
+    assert_eq!(up.state.connections.load(std::sync::atomic::Ordering::SeqCst), 1, "the shard's pool kept its one connection alive");
 }

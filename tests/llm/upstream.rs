@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ pub struct State {
     pub calls: Mutex<HashMap<String, u32>>,
     pub bodies: Mutex<Vec<(String, serde_json::Value, Vec<(String, String)>)>>,
     pub hung_up: AtomicBool,
+    /// Connections accepted.
+    pub connections: AtomicUsize,
 }
 
 pub struct Upstream {
@@ -36,6 +38,7 @@ impl Upstream {
         let s = state.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
+                s.connections.fetch_add(1, Ordering::SeqCst);
                 let s = s.clone();
                 std::thread::spawn(move || serve(stream, s));
             }

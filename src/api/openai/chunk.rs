@@ -71,20 +71,20 @@ struct WireFunctionDelta<'a> {
 }
 
 impl Head {
-    fn event(&self, choices: Vec<Choice<'_>>, usage: Option<WireUsage>) -> Bytes {
-        let c = Chunk { id: &self.id, object: "chat.completion.chunk", created: self.created, model: &self.model, choices, usage };
-        let mut out = b"data: ".to_vec();
-        serde_json::to_writer(&mut out, &c).expect("chunks serialize");
+    /// Appends one `data:` event to `out`.
+    fn event(&self, out: &mut Vec<u8>, choices: Option<Choice<'_>>, usage: Option<WireUsage>) {
+        let c = Chunk { id: &self.id, object: "chat.completion.chunk", created: self.created, model: &self.model, choices: choices.into_iter().collect(), usage };
+        out.extend_from_slice(b"data: ");
+        serde_json::to_writer(&mut *out, &c).expect("chunks serialize");
         out.extend_from_slice(b"\n\n");
-        Bytes::from(out)
     }
 
-    fn delta(&self, delta: WireDelta<'_>, finish: Option<&'static str>) -> Bytes {
-        self.event(vec![Choice { index: 0, delta, finish_reason: finish }], None)
+    fn delta(&self, out: &mut Vec<u8>, delta: WireDelta<'_>, finish: Option<&'static str>) {
+        self.event(out, Some(Choice { index: 0, delta, finish_reason: finish }), None)
     }
 }
 
-fn delta_event(head: &Head, d: &Delta) -> Bytes {
+fn delta_event(head: &Head, out: &mut Vec<u8>, d: &Delta) {
     let wire = match d {
         Delta::Text(t) => WireDelta { content: Some(t), ..WireDelta::default() },
         Delta::Reasoning(t) => WireDelta { reasoning_content: Some(t), ..WireDelta::default() },
@@ -98,7 +98,7 @@ fn delta_event(head: &Head, d: &Delta) -> Bytes {
             ..WireDelta::default()
         },
     };
-    head.delta(wire, None)
+    head.delta(out, wire, None)
 }
 
 enum State {
@@ -120,32 +120,50 @@ pub fn events(stream: ChatStream, model: String, include_usage: bool) -> crate::
     http_body_util::StreamBody::new(Box::pin(s))
 }
 
+/// One body frame: the deltas that are ready (waiting only for the first), so a
+/// provider's burst of events leaves as one frame rather than one each.
 async fn step(head: &Head, state: State) -> Option<(Bytes, State)> {
-    match state {
-        State::Done => None,
+    let mut out = Vec::new();
+    let (mut s, mut next) = match state {
+        State::Done => return None,
         State::Start(s) => {
-            let first = head.delta(WireDelta { role: Some("assistant"), content: Some(""), ..WireDelta::default() }, None);
-            Some((first, State::Streaming(s)))
+            head.delta(&mut out, WireDelta { role: Some("assistant"), content: Some(""), ..WireDelta::default() }, None);
+            (s, None)
         }
-        State::Streaming(mut s) => match s.next().await {
-            Some(Ok(d)) => Some((delta_event(head, &d), State::Streaming(s))),
-            Some(Err(e)) => {
+        State::Streaming(mut s) => {
+            let first = s.next().await;
+            (s, Some(first))
+        }
+    };
+    loop {
+        match next {
+            None => {}
+            Some(Some(Ok(d))) => delta_event(head, &mut out, &d),
+            Some(Some(Err(e))) => {
                 tracing::warn!(provider = s.provider, error = %e, "a model stream failed after it began");
-                Some((envelope::stream_event(&e), State::Done))
+                out.extend_from_slice(&envelope::stream_event(&e));
+                return Some((Bytes::from(out), State::Done));
             }
-            None => Some((tail(head, &s), State::Done)),
-        },
+            Some(None) => {
+                tail(head, &s, &mut out);
+                return Some((Bytes::from(out), State::Done));
+            }
+        }
+        // `ChatStream::next` is cancel-safe: a piece not yet arrived stays unread.
+        match futures_lite::future::poll_once(s.next()).await {
+            Some(n) => next = Some(n),
+            None => return Some((Bytes::from(out), State::Streaming(s))),
+        }
     }
 }
 
 /// The finish chunk, the usage chunk if asked for, and `[DONE]`.
-fn tail(head: &Head, s: &ChatStream) -> Bytes {
+fn tail(head: &Head, s: &ChatStream, out: &mut Vec<u8>) {
     let c = s.completion();
-    let mut out = head.delta(WireDelta::default(), Some(finish_reason(c.termination.reason))).to_vec();
+    head.delta(out, WireDelta::default(), Some(finish_reason(c.termination.reason)));
     if head.include_usage {
-        out.extend_from_slice(&head.event(Vec::new(), Some(WireUsage::from(&c.output.usage))));
+        head.event(out, None, Some(WireUsage::from(&c.output.usage)));
     }
     out.extend_from_slice(b"data: [DONE]\n\n");
-    Bytes::from(out)
 }
 

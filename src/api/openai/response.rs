@@ -16,9 +16,7 @@ pub fn finish_reason(r: Reason) -> &'static str {
 }
 
 pub fn completion_id() -> String {
-    let mut b = [0u8; 12];
-    let _ = getrandom::fill(&mut b);
-    format!("chatcmpl-{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+    crate::llm::ids::hex_id("chatcmpl-")
 }
 
 pub fn now() -> u64 {

@@ -168,6 +168,7 @@ fn value(f: &FieldSource, frame: &Value, at: &[usize]) -> Option<Value> {
     match f {
         FieldSource::Literal(s) => Some(Value::String(s.clone())),
         FieldSource::GenerateId => Some(Value::String(generate_id())),
+        FieldSource::Path(p) if at.is_empty() => p.find(frame, &mut |v| !v.is_null()).cloned(),
         FieldSource::Path(p) => p
             .all(frame)
             .into_iter()
@@ -178,10 +179,7 @@ fn value(f: &FieldSource, frame: &Value, at: &[usize]) -> Option<Value> {
 
 /// `call_` and 24 random hex digits.
 pub fn generate_id() -> String {
-    let mut b = [0u8; 12];
-    let _ = getrandom::fill(&mut b);
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("call_{hex}")
+    crate::llm::ids::hex_id("call_")
 }
 
 #[cfg(test)]

@@ -1,14 +1,13 @@
-//! Outbound HTTP for model calls: one thread running a current-thread tokio runtime
-//! with hyper-util's pooled client (keep-alive, TCP_NODELAY, HTTP/2 where ALPN offers
-//! it) over rustls with the ring provider. glommio's streams are `!Send`, so the
-//! shards cannot drive this client themselves: they hand it a [`Job`] over a channel
-//! and get the answer back over another; tokio's channels wake any executor. DNS
-//! runs on tokio's blocking pool, never on a shard.
+//! The `https://` path: one thread running a current-thread tokio runtime with
+//! hyper-util's pooled client (keep-alive, TCP_NODELAY, HTTP/2 where ALPN offers it)
+//! over rustls with the ring provider. glommio's streams are `!Send`, so the shards
+//! hand this client a [`Job`] over a channel and get the answer back over another;
+//! tokio's channels wake any executor. DNS runs on tokio's blocking pool, never on a
+//! shard.
 //!
-//! The job runs the whole attempt loop here — send, classify a failure, retry per
-//! policy — so a shard waits on one answer. A dropped receiver (the caller went
-//! away) cancels the call: the attempt or the body read in progress is dropped and
-//! its connection closed.
+//! The job runs the whole attempt loop here, so a shard waits on one answer. A
+//! dropped receiver (the caller went away) cancels the call: the attempt or the body
+//! read in progress is dropped and its connection closed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,44 +20,34 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::{mpsc, oneshot};
 
-use super::classify::parse_retry_after;
-use super::config::TlsRoots;
-use super::error::{ErrorClass, ProviderError};
-use super::manifest::Manifest;
-use super::retry::{random, RetryPolicy};
+use super::{attempts, describe, Body, Call, Failure, SendError, Upstream};
+use crate::llm::config::TlsRoots;
+use crate::llm::error::ErrorClass;
+use crate::llm::manifest::Manifest;
+use crate::llm::retry::RetryPolicy;
 
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// One call to make.
-pub struct Job {
-    pub manifest: Arc<Manifest>,
-    pub retry: RetryPolicy,
-    pub method: hyper::Method,
-    pub uri: hyper::Uri,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub timeout: Duration,
-    pub reply: oneshot::Sender<Result<Upstream, Failure>>,
+/// One call to make, owned for the trip to the outbound thread.
+struct Job {
+    manifest: Arc<Manifest>,
+    retry: RetryPolicy,
+    method: hyper::Method,
+    uri: hyper::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+    timeout: Duration,
+    reply: oneshot::Sender<Result<Answer, Failure>>,
 }
 
-/// A 2xx answer: its head, and its body as it arrives.
-pub struct Upstream {
-    pub headers: HeaderMap,
-    pub body: mpsc::Receiver<Result<Bytes, String>>,
-    pub attempts: u32,
+/// A 2xx answer as it crosses back to the shard.
+struct Answer {
+    headers: HeaderMap,
+    body: mpsc::Receiver<Result<Bytes, String>>,
+    attempts: u32,
 }
 
-/// Why a call failed, after its retries.
-#[derive(Debug)]
-pub struct Failure {
-    pub error: ProviderError,
-    /// No HTTP answer at all (connect, TLS, reset, timeout before the head).
-    pub unreachable: bool,
-    pub attempts: u32,
-}
-
-#[derive(Clone)]
-pub struct Transport {
+pub struct Remote {
     jobs: mpsc::UnboundedSender<Job>,
 }
 
@@ -70,8 +59,8 @@ pub enum TransportError {
     Runtime(std::io::Error),
 }
 
-impl Transport {
-    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration) -> Result<Transport, TransportError> {
+impl Remote {
+    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration) -> Result<Remote, TransportError> {
         let tls = tls_config(roots)?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(TransportError::Runtime)?;
@@ -86,12 +75,30 @@ impl Transport {
                 })
             })
             .map_err(TransportError::Runtime)?;
-        Ok(Transport { jobs: tx })
+        Ok(Remote { jobs: tx })
     }
 
-    /// Queues a job; `false` when the runtime is gone.
-    pub fn submit(&self, job: Job) -> bool {
-        self.jobs.send(job).is_ok()
+    /// Sends `call` to the outbound thread and waits for its answer.
+    pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            manifest: call.manifest.clone(),
+            retry: call.retry.clone(),
+            method: call.method,
+            uri: call.uri,
+            headers: call.headers,
+            body: call.body,
+            timeout: call.timeout,
+            reply: tx,
+        };
+        if self.jobs.send(job).is_err() {
+            return Err(SendError::Down);
+        }
+        match rx.await {
+            Err(_) => Err(SendError::Down),
+            Ok(Ok(a)) => Ok(Upstream { headers: a.headers, body: Body::Remote(a.body), attempts: a.attempts }),
+            Ok(Err(f)) => Err(SendError::Failed(f)),
+        }
     }
 }
 
@@ -139,16 +146,16 @@ fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
 
 async fn run(client: HttpsClient, job: Job, read_timeout: Duration) {
     let Job { manifest, retry, method, uri, headers, body, timeout, mut reply } = job;
-    let call = Call { manifest, retry, method, uri, headers, body, timeout };
+    let call = Owned { manifest, retry, method, uri, headers, body, timeout };
     let result = tokio::select! {
-        r = attempts(&client, &call, read_timeout) => r,
+        r = attempts_here(&client, &call, read_timeout) => r,
         _ = reply.closed() => return,
     };
     let _ = reply.send(result);
 }
 
 /// A job without its reply channel.
-struct Call {
+struct Owned {
     manifest: Arc<Manifest>,
     retry: RetryPolicy,
     method: hyper::Method,
@@ -158,33 +165,17 @@ struct Call {
     timeout: Duration,
 }
 
-async fn attempts(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Result<Upstream, Failure> {
-    let mut attempt = 1;
-    loop {
-        let failure = match once(client, job, read_timeout).await {
-            Ok(mut up) => {
-                up.attempts = attempt;
-                return Ok(up);
-            }
-            Err(f) => f,
-        };
-        match job.retry.decide(&failure.error, attempt, random()) {
-            Some(wait) => {
-                tracing::debug!(provider = job.manifest.id, attempt, class = failure.error.class.as_str(), wait_ms = wait.as_millis() as u64, "retrying a model call");
-                tokio::time::sleep(wait).await;
-                attempt += 1;
-            }
-            None => return Err(Failure { attempts: attempt, ..failure }),
-        }
-    }
+async fn attempts_here(client: &HttpsClient, job: &Owned, read_timeout: Duration) -> Result<Answer, Failure> {
+    let (answer, attempts) = attempts(&job.manifest.id, &job.retry, || once(client, job, read_timeout), tokio::time::sleep).await?;
+    Ok(Answer { attempts, ..answer })
 }
 
-async fn once(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Result<Upstream, Failure> {
+async fn once(client: &HttpsClient, job: &Owned, read_timeout: Duration) -> Result<Answer, Failure> {
     let mut req = Request::new(Full::new(job.body.clone()));
     *req.method_mut() = job.method.clone();
     *req.uri_mut() = job.uri.clone();
     *req.headers_mut() = job.headers.clone();
-    let unreachable = |class: ErrorClass, message: String| Failure { error: ProviderError::new(class, message), unreachable: true, attempts: 0 };
+    let unreachable = Failure::unreachable;
     let resp = match tokio::time::timeout(job.timeout, client.request(req)).await {
         Err(_) => return Err(unreachable(ErrorClass::Timeout, format!("no answer within {:?}", job.timeout))),
         Ok(Err(e)) => return Err(unreachable(ErrorClass::ServerError, describe(&e))),
@@ -197,9 +188,7 @@ async fn once(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Resul
             Ok(Ok(c)) => c.to_bytes(),
             _ => Bytes::new(),
         };
-        let retry_after = parts.headers.get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        let error = job.manifest.classification.classify(status.as_u16(), &bytes, retry_after);
-        return Err(Failure { error, unreachable: false, attempts: 0 });
+        return Err(Failure::rejected(&job.manifest, status, &parts.headers, &bytes));
     }
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
@@ -223,19 +212,7 @@ async fn once(client: &HttpsClient, job: &Call, read_timeout: Duration) -> Resul
             }
         }
     });
-    Ok(Upstream { headers: parts.headers, body: rx, attempts: 0 })
-}
-
-/// An error and its causes, on one line.
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
+    Ok(Answer { headers: parts.headers, body: rx, attempts: 0 })
 }
 
 /// Checks a PEM bundle of TLS roots (at start-up, from `config`).
