@@ -30,7 +30,7 @@ fn layers_apply_in_order_file_env_flags() {
     assert_eq!(c.listen.to_string(), "127.0.0.1:2");
     assert_eq!(c.shards, 7);
     assert_eq!(c.http.max_body_bytes, 5);
-    assert_eq!(c.http.max_headers, 64);
+    assert_eq!(c.http.max_headers, 100);
 }
 
 #[test]

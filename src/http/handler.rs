@@ -20,7 +20,6 @@ use super::server::Shard;
 use crate::api::{self, Call};
 
 pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
-    let started = Instant::now();
     conn.request_started();
     let metrics = shard.metrics();
     metrics.request_began();
@@ -28,17 +27,23 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     let (parts, body) = req.into_parts();
     let route = router::route(&parts.method, parts.uri.path(), shard.app.config.panic_route);
     let name = route.as_ref().map_or(RouteName::Unmatched, Route::name);
-    let mut reply = match route.as_ref().ok().and_then(|r| api::immediate(r, &shard.app)) {
-        Some(reply) => reply,
+    // Immediate routes take about a microsecond: they are counted in the histogram's
+    // lowest bucket without reading the clock twice (each read costs ~40 ns on a VM).
+    let (mut reply, took) = match route.as_ref().ok().and_then(|r| api::immediate(r, &shard.app)) {
+        Some(reply) => (reply, None),
         // Boxed, so the future every request builds and hyper moves stays small.
-        None => Box::pin(guarded(&shard, route, parts, body, &request_id)).await,
+        None => {
+            let started = Instant::now();
+            let reply = Box::pin(guarded(&shard, route, parts, body, &request_id)).await;
+            (reply, Some(started.elapsed()))
+        }
     };
     let status = reply.status();
     let headers = reply.headers_mut();
     headers.insert(X_QUARRY_SHARD.clone(), shard.shard_header.clone());
     headers.insert(X_REQUEST_ID.clone(), request_id);
     headers.insert(hyper::header::DATE, shard.date.borrow().clone());
-    let took = started.elapsed();
+    let took = took.unwrap_or_default();
     metrics.record(name, status.as_u16(), took);
     metrics.request_ended();
     tracing::debug!(route = name.as_str(), status = status.as_u16(), micros = took.as_micros() as u64, "request");

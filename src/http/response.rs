@@ -26,9 +26,15 @@ pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
+/// How many headers a reply is sized for.
+const REPLY_HEADERS: usize = 12;
+
 pub fn bytes(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Reply {
     let mut r = Response::new(http_body_util::Either::Left(Full::new(body)));
     *r.status_mut() = status;
+    // Room for every header a reply gets (type, shard, request id, date, rate limits)
+    // so that none of the inserts grows the map.
+    *r.headers_mut() = hyper::HeaderMap::with_capacity(REPLY_HEADERS);
     r.headers_mut().insert(CONTENT_TYPE, content_type);
     r
 }

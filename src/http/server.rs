@@ -29,6 +29,9 @@ use crate::app::App;
 use crate::auth::ShardAuth;
 use crate::config::HttpConfig;
 
+/// hyper's built-in request header limit.
+const HYPER_MAX_HEADERS: usize = 100;
+
 /// What one shard owns: its id, its key cache, its connections.
 pub struct Shard {
     pub id: usize,
@@ -80,7 +83,15 @@ impl Shard {
         }
         let n = self.request_seq.get() + 1;
         self.request_seq.set(n);
-        HeaderValue::try_from(format!("{}{n}", self.request_prefix)).expect("request ids are ASCII")
+        // prefix + the counter in hex, written without the formatting machinery.
+        let mut buf = [0u8; 64];
+        let p = self.request_prefix.as_bytes();
+        buf[..p.len()].copy_from_slice(p);
+        let digits = (64 - n.leading_zeros()).div_ceil(4).max(1) as usize;
+        for i in 0..digits {
+            buf[p.len() + digits - 1 - i] = b"0123456789abcdef"[((n >> (4 * i)) & 0xf) as usize];
+        }
+        HeaderValue::from_bytes(&buf[..p.len() + digits]).expect("request ids are ASCII")
     }
 }
 
@@ -147,10 +158,14 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
         .timer(ConnTimer(state.timer.clone()))
         .header_read_timeout(shard.http.header_read_timeout)
         .max_header_size(shard.http.max_header_bytes)
-        .max_headers(shard.http.max_headers)
         .keep_alive(true)
         .auto_date_header(false)
         .writev(false);
+    // hyper's own limit is 100 headers on an uninitialised stack array; naming any limit
+    // makes it initialise a vector of that size per request (a few % of throughput).
+    if shard.http.max_headers != HYPER_MAX_HEADERS {
+        builder.max_headers(shard.http.max_headers);
+    }
     let mut conn = pin!(builder.serve_connection(io, service));
     let mut draining = false;
     let result = poll_fn(|cx| {
