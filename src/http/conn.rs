@@ -1,16 +1,18 @@
 //! A shard's open connections: their state, the cap, and the sweep that enforces
-//! timeouts. The sweep runs every [`TICK`] on the shard and, for each connection,
-//! fires hyper's header-read timer once its deadline passes, and closes a connection
-//! on which no byte moved for `http.idle_timeout` while no request was in hand.
+//! timeouts. The sweep runs every [`TICK`] on the shard and closes a connection that
+//! - has waited `http.header_read_timeout` for a request head: no request in hand and
+//!   nothing sent since (a keep-alive connection left idle, or a slowloris client
+//!   trickling its headers — bytes it sends do not reset this clock); or
+//! - moved no byte either way for `http.idle_timeout` while no request was in hand.
+//!
+//! Doing the header timeout here rather than with hyper's own timer costs nothing per
+//! request: hyper's timer allocates a boxed sleep for every request head.
 //! Graceful shutdown asks every connection to finish its request and close.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
-use std::sync::Arc;
 use std::task::Waker;
-use std::time::{Duration, Instant};
-
-use super::timer::TimerSlot;
+use std::time::Duration;
 
 /// How often the sweep looks at every connection: the granularity of the timeouts.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -25,29 +27,39 @@ pub enum Close {
 
 pub struct ConnState {
     active: Cell<bool>,
+    /// Bytes were sent since the last sweep.
+    sent: Cell<bool>,
     idle_for: Cell<Duration>,
+    head_wait: Cell<Duration>,
     in_flight: Cell<u32>,
     close: Cell<Option<Close>>,
     waker: RefCell<Option<Waker>>,
-    pub timer: Arc<TimerSlot>,
 }
 
 impl ConnState {
-    fn new(origin: Instant) -> ConnState {
+    fn new() -> ConnState {
         ConnState {
             active: Cell::new(true),
+            sent: Cell::new(false),
             idle_for: Cell::new(Duration::ZERO),
+            head_wait: Cell::new(Duration::ZERO),
             in_flight: Cell::new(0),
             close: Cell::new(None),
             waker: RefCell::new(None),
-            timer: TimerSlot::new(origin),
         }
     }
 
-    /// Bytes moved on the connection.
+    /// Bytes were received on the connection.
     #[inline]
     pub fn touch(&self) {
         self.active.set(true);
+    }
+
+    /// Bytes were sent on the connection.
+    #[inline]
+    pub fn sent(&self) {
+        self.active.set(true);
+        self.sent.set(true);
     }
 
     pub fn request_started(&self) {
@@ -84,7 +96,6 @@ impl ConnState {
 
 /// The shard's connection table.
 pub struct Connections {
-    origin: Instant,
     list: RefCell<Vec<Weak<ConnState>>>,
     open: Cell<usize>,
     draining: Cell<bool>,
@@ -101,7 +112,7 @@ impl Drop for OpenGuard<'_> {
 
 impl Connections {
     pub fn new() -> Connections {
-        Connections { origin: Instant::now(), list: RefCell::new(Vec::new()), open: Cell::new(0), draining: Cell::new(false) }
+        Connections { list: RefCell::new(Vec::new()), open: Cell::new(0), draining: Cell::new(false) }
     }
 
     pub fn open(&self) -> usize {
@@ -110,7 +121,7 @@ impl Connections {
 
     /// Registers a new connection; the guard keeps it counted while it lives.
     pub fn add(&self) -> (Rc<ConnState>, OpenGuard<'_>) {
-        let state = Rc::new(ConnState::new(self.origin));
+        let state = Rc::new(ConnState::new());
         if self.draining.get() {
             state.close.set(Some(Close::Drain));
         }
@@ -119,12 +130,21 @@ impl Connections {
         (state, OpenGuard(self))
     }
 
-    /// One pass of the sweep: header timers and idle connections.
-    pub fn sweep(&self, now: Instant, idle_timeout: Duration) {
+    /// One pass of the sweep: connections waiting too long for a request head, and
+    /// idle ones.
+    pub fn sweep(&self, header_timeout: Duration, idle_timeout: Duration) {
         self.list.borrow_mut().retain(|weak| {
             let Some(c) = weak.upgrade() else { return false };
-            c.timer.fire_if_due(now);
-            if c.active.replace(false) || c.in_flight.get() > 0 {
+            let busy = c.in_flight.get() > 0;
+            if c.sent.replace(false) || busy {
+                c.head_wait.set(Duration::ZERO);
+            } else {
+                c.head_wait.set(c.head_wait.get() + TICK);
+                if c.head_wait.get() >= header_timeout {
+                    c.request_close(Close::Kill);
+                }
+            }
+            if c.active.replace(false) || busy {
                 c.idle_for.set(Duration::ZERO);
             } else {
                 c.idle_for.set(c.idle_for.get() + TICK);
@@ -169,9 +189,8 @@ mod tests {
         let (idle, _g1) = conns.add();
         let (busy, _g2) = conns.add();
         busy.request_started();
-        let now = Instant::now();
         for _ in 0..11 {
-            conns.sweep(now, Duration::from_secs(1));
+            conns.sweep(Duration::from_secs(60), Duration::from_secs(1));
         }
         assert_eq!(idle.close_requested(), Some(Close::Kill));
         assert_eq!(busy.close_requested(), None);
@@ -184,9 +203,23 @@ mod tests {
         let (c, _g) = conns.add();
         for _ in 0..30 {
             c.touch();
-            conns.sweep(Instant::now(), Duration::from_millis(500));
+            conns.sweep(Duration::from_secs(60), Duration::from_millis(500));
         }
         assert_eq!(c.close_requested(), None);
+    }
+
+    #[test]
+    fn a_connection_waiting_for_a_head_is_closed_even_while_it_trickles_bytes() {
+        let conns = Connections::new();
+        let (slow, _g1) = conns.add();
+        let (downloading, _g2) = conns.add();
+        for _ in 0..11 {
+            slow.touch(); // a slowloris client: bytes in, no complete head
+            downloading.sent(); // a response still going out
+            conns.sweep(Duration::from_secs(1), Duration::from_secs(60));
+        }
+        assert_eq!(slow.close_requested(), Some(Close::Kill));
+        assert_eq!(downloading.close_requested(), None);
     }
 
     #[test]

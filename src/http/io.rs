@@ -19,13 +19,23 @@ use super::conn::ConnState;
 
 /// What a connection's traffic marks as active.
 pub trait Activity {
+    /// Bytes were received.
     fn touch(&self);
+    /// Bytes were sent.
+    fn sent(&self) {
+        self.touch()
+    }
 }
 
 impl Activity for Rc<ConnState> {
     #[inline]
     fn touch(&self) {
         ConnState::touch(self)
+    }
+
+    #[inline]
+    fn sent(&self) {
+        ConnState::sent(self)
     }
 }
 
@@ -74,7 +84,7 @@ impl<A: Activity + Unpin> Write for GlommioIo<A> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.stream).poll_write(cx, buf);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.state.touch();
+            self.state.sent();
         }
         r
     }

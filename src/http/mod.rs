@@ -10,6 +10,5 @@ pub mod metrics;
 pub mod response;
 pub mod router;
 pub mod server;
-mod timer;
 
 pub use server::{serve_shard, Shard};

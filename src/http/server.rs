@@ -24,7 +24,6 @@ use super::error::{ApiError, Code};
 use super::handler::handle;
 use super::io::GlommioIo;
 use super::metrics::ShardMetrics;
-use super::timer::ConnTimer;
 use crate::app::App;
 use crate::auth::ShardAuth;
 use crate::config::HttpConfig;
@@ -155,8 +154,8 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));
     let mut builder = http1::Builder::new();
     builder
-        .timer(ConnTimer(state.timer.clone()))
-        .header_read_timeout(shard.http.header_read_timeout)
+        // The header-read timeout is the sweep's (see `conn`), not hyper's timer.
+        .header_read_timeout(None)
         .max_header_size(shard.http.max_header_bytes)
         .keep_alive(true)
         .auto_date_header(false)
@@ -196,10 +195,8 @@ fn http_date() -> HeaderValue {
 async fn sweep(shard: Rc<Shard>, stop: Arc<AtomicBool>) {
     loop {
         glommio::timer::sleep(TICK).await;
-        let now = Instant::now();
-        super::timer::tick_coarse_clock(now);
         *shard.date.borrow_mut() = http_date();
-        shard.conns.sweep(now, shard.http.idle_timeout);
+        shard.conns.sweep(shard.http.header_read_timeout, shard.http.idle_timeout);
         if stop.load(Ordering::Acquire) && shard.conns.open() == 0 {
             return;
         }
