@@ -28,15 +28,9 @@ use crate::llm::retry::RetryPolicy;
 
 type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// One call to make, owned for the trip to the outbound thread.
+/// One call to make, owned for the trip to the outbound thread, and where to answer.
 struct Job {
-    manifest: Arc<Manifest>,
-    retry: RetryPolicy,
-    method: hyper::Method,
-    uri: hyper::Uri,
-    headers: HeaderMap,
-    body: Bytes,
-    timeout: Duration,
+    call: Owned,
     reply: oneshot::Sender<Result<Answer, Failure>>,
 }
 
@@ -82,13 +76,15 @@ impl Remote {
     pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
         let (tx, rx) = oneshot::channel();
         let job = Job {
-            manifest: call.manifest.clone(),
-            retry: call.retry.clone(),
-            method: call.method,
-            uri: call.uri,
-            headers: call.headers,
-            body: call.body,
-            timeout: call.timeout,
+            call: Owned {
+                manifest: call.manifest.clone(),
+                retry: call.retry.clone(),
+                method: call.method,
+                uri: call.uri,
+                headers: call.headers,
+                body: call.body,
+                timeout: call.timeout,
+            },
             reply: tx,
         };
         if self.jobs.send(job).is_err() {
@@ -145,8 +141,7 @@ fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
 }
 
 async fn run(client: HttpsClient, job: Job, read_timeout: Duration) {
-    let Job { manifest, retry, method, uri, headers, body, timeout, mut reply } = job;
-    let call = Owned { manifest, retry, method, uri, headers, body, timeout };
+    let Job { call, mut reply } = job;
     let result = tokio::select! {
         r = attempts_here(&client, &call, read_timeout) => r,
         _ = reply.closed() => return,
@@ -154,7 +149,7 @@ async fn run(client: HttpsClient, job: Job, read_timeout: Duration) {
     let _ = reply.send(result);
 }
 
-/// A job without its reply channel.
+/// A call with everything it needs, owned.
 struct Owned {
     manifest: Arc<Manifest>,
     retry: RetryPolicy,
