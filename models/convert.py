@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import hashlib
 import json
 import logging
 import os
@@ -39,20 +38,13 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import packaged  # noqa: E402
+from manifest import sha256_file  # noqa: E402
 
 OPSET = 17
 
 
 def log(msg: str) -> None:
     print(f"[convert] {msg}", flush=True)
-
-
-def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def cache_dir() -> str:
