@@ -10,3 +10,8 @@
 pub const FORMAT_VERSION: u32 = 1;
 
 pub mod embed;
+pub mod segment;
+pub mod wal;
+pub mod bm25;
+pub mod collection;
+pub mod text;

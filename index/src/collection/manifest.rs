@@ -1,0 +1,66 @@
+//! MANIFEST: the live set of a collection — its segments, the first WAL file still
+//! needed, and the documents deleted from those segments. Replaced whole by an atomic
+//! rename, so a crash leaves the old or the new one, never a mix.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::CollectionError;
+
+pub const FILE: &str = "MANIFEST";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format: u32,
+    /// Segment sequence numbers, oldest first.
+    pub segments: Vec<u64>,
+    /// The first WAL file replay needs.
+    pub wal_from: u64,
+    /// The next sequence number for a segment or WAL file.
+    pub next_seq: u64,
+    /// Documents deleted that still sit in a segment.
+    pub tombstones: Vec<String>,
+}
+
+impl Manifest {
+    pub fn new() -> Manifest {
+        Manifest { format: crate::FORMAT_VERSION, segments: Vec::new(), wal_from: 1, next_seq: 2, tombstones: Vec::new() }
+    }
+
+    /// Reads `dir/MANIFEST`; `None` when the collection has none yet.
+    pub fn load(dir: &Path) -> Result<Option<Manifest>, CollectionError> {
+        let path = dir.join(FILE);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(CollectionError::Io { op: "read", path, source }),
+        };
+        let m: Manifest = serde_json::from_slice(&bytes)
+            .map_err(|e| CollectionError::Corrupt { path: path.clone(), reason: e.to_string() })?;
+        if m.format != crate::FORMAT_VERSION {
+            let reason = format!("format version {}, this build reads {}", m.format, crate::FORMAT_VERSION);
+            return Err(CollectionError::Corrupt { path, reason });
+        }
+        Ok(Some(m))
+    }
+
+    /// Writes it durably: temporary file, fsync, rename, fsync of the directory.
+    pub fn store(&self, dir: &Path) -> Result<(), CollectionError> {
+        let path = dir.join(FILE);
+        let tmp = dir.join("MANIFEST.tmp");
+        let io = |op, p: &Path| {
+            let p = p.to_owned();
+            move |source| CollectionError::Io { op, path: p, source }
+        };
+        let bytes = serde_json::to_vec_pretty(self).expect("a manifest serializes");
+        let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
+        f.write_all(&bytes).map_err(io("write", &tmp))?;
+        f.sync_all().map_err(io("fsync", &tmp))?;
+        fs::rename(&tmp, &path).map_err(io("rename", &path))?;
+        crate::segment::sync_dir(dir)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,412 @@
+//! A collection: immutable segments + a write-ahead log + a MANIFEST, and the
+//! published [`Snapshot`] searches read.
+//!
+//! Write path: the caller prepares a one-document [`Batch`]; `add` assigns its
+//! citations, appends it to the WAL, waits for the group-commit sync, then publishes a
+//! snapshot holding it — only then does it return, so an acknowledged document is both
+//! durable and searchable. `flush` turns the in-memory tail into a segment and trims
+//! the WAL; `merge` bounds the number of segments. Deletes are tombstones.
+
+pub mod manifest;
+pub mod snapshot;
+pub mod view;
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+
+use crate::bm25::{Bm25, Bm25Error};
+use crate::segment::{self, Batch, SegmentError};
+use crate::wal::{self, Failpoint, Op, TornTail, Wal, WalError};
+use manifest::Manifest;
+pub use snapshot::{Counts, DocAt, Snapshot};
+use view::{Dead, Source, View};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CollectionError {
+    #[error("{op} {path}: {source}")]
+    Io { op: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("corrupt collection file {path}: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Segment(#[from] SegmentError),
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    #[error(transparent)]
+    Bm25(#[from] Bm25Error),
+    #[error("document {0} already exists")]
+    DuplicateId(String),
+    #[error("document {0} not found")]
+    DocumentNotFound(String),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub failpoint: Failpoint,
+    /// Flush when the in-memory tail holds this many batches...
+    pub flush_batches: usize,
+    /// ...or this many chunks.
+    pub flush_chunks: usize,
+    /// Merge when a collection has more segments than this.
+    pub max_segments: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { failpoint: Failpoint::None, flush_batches: 64, flush_chunks: 50_000, max_segments: 8 }
+    }
+}
+
+/// What opening found worth reporting.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    pub replayed_ops: usize,
+    pub torn_tail: Option<TornTail>,
+    pub removed_files: Vec<PathBuf>,
+}
+
+struct Writer {
+    manifest: Manifest,
+    /// Live document ids.
+    ids: HashSet<String>,
+    /// Deleted ids whose documents still sit in some view.
+    deleted: HashSet<String>,
+    citations: HashSet<u32>,
+    /// WAL files of adds between append and publish.
+    in_flight: Vec<u64>,
+}
+
+pub struct Collection {
+    id: String,
+    dir: PathBuf,
+    opts: Options,
+    wal: Wal,
+    writer: Mutex<Writer>,
+    snapshot: ArcSwap<Snapshot>,
+    /// Serializes flush and merge (one background job per collection at a time).
+    maintenance: Mutex<()>,
+}
+
+fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CollectionError {
+    let path = path.to_owned();
+    move |source| CollectionError::Io { op, path, source }
+}
+
+impl Collection {
+    /// Opens (or creates) the collection in `dir`: segments mapped and validated, the
+    /// WAL replayed (a torn tail cut), files the manifest does not name removed.
+    pub fn open(id: &str, dir: &Path, opts: Options) -> Result<(Collection, Recovery), CollectionError> {
+        fs::create_dir_all(dir.join("segments")).map_err(io("create", dir))?;
+        let manifest = match Manifest::load(dir)? {
+            Some(m) => m,
+            None => {
+                let m = Manifest::new();
+                m.store(dir)?;
+                m
+            }
+        };
+        let mut recovery = Recovery { removed_files: remove_orphans(dir, &manifest)?, ..Recovery::default() };
+        let mut views = Vec::new();
+        for &seq in &manifest.segments {
+            views.push(Arc::new(View::segment(dir, seq)?));
+        }
+        let mut deleted: HashSet<String> = manifest.tombstones.iter().cloned().collect();
+        let (ops, torn, last_seq) = wal::replay(&dir.join("wal"), manifest.wal_from)?;
+        recovery.replayed_ops = ops.len();
+        recovery.torn_tail = torn;
+        let wal_seq = last_seq.max(manifest.wal_from);
+        let mut ids: HashSet<String> = HashSet::new();
+        for v in &views {
+            ids.extend(v.batch().docs.iter().map(|d| d.id.as_str().to_owned()));
+        }
+        let tail = replay_tail(dir, &ops, &mut ids, &mut deleted)?;
+        if let Some(bytes) = tail {
+            views.push(Arc::new(View::memory(bytes, manifest.wal_from, &dir.join("wal"))?));
+        }
+        let mut citations = HashSet::new();
+        for v in &views {
+            citations.extend(v.batch().pages.iter().map(|p| p.citation.to_native()));
+        }
+        ids.retain(|i| !deleted.contains(i));
+        let dead = views.iter().map(|v| Dead::of(v, &deleted)).collect();
+        let wal = Wal::open(&dir.join("wal"), wal_seq, opts.failpoint)?;
+        let writer = Writer { manifest, ids, deleted, citations, in_flight: Vec::new() };
+        let c = Collection {
+            id: id.to_owned(),
+            dir: dir.to_owned(),
+            opts,
+            wal,
+            writer: Mutex::new(writer),
+            snapshot: ArcSwap::from_pointee(Snapshot { views, dead }),
+            maintenance: Mutex::new(()),
+        };
+        Ok((c, recovery))
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The current snapshot; hold it for the length of one search.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.load_full()
+    }
+
+    /// Adds the one document of `batch`: citations assigned, logged, synced, published.
+    pub fn add(&self, mut batch: Batch) -> Result<(), CollectionError> {
+        let doc_id = batch.docs.first().map(|d| d.id.clone()).unwrap_or_default();
+        let (bytes, lsn, wal_seq) = {
+            let mut w = self.writer.lock().expect("writer lock");
+            if w.ids.contains(&doc_id) {
+                return Err(CollectionError::DuplicateId(doc_id));
+            }
+            assign_citations(&self.id, &mut batch, &mut w.citations);
+            let bytes = segment::archive(&batch);
+            let lsn = self.wal.append(&Op::Add(bytes.to_vec()))?;
+            let wal_seq = self.wal.seq();
+            w.ids.insert(doc_id.clone());
+            w.in_flight.push(wal_seq);
+            (bytes, lsn, wal_seq)
+        };
+        let built = self.wal.sync(lsn).map_err(CollectionError::from).and_then(|()| View::memory(bytes, wal_seq, &self.dir));
+        let mut w = self.writer.lock().expect("writer lock");
+        let at = w.in_flight.iter().position(|&s| s == wal_seq).expect("registered above");
+        w.in_flight.swap_remove(at);
+        let view = match built {
+            Ok(v) => Arc::new(v),
+            Err(e) => {
+                w.ids.remove(&doc_id);
+                return Err(e);
+            }
+        };
+        let mut next = Snapshot::clone(&self.snapshot.load());
+        next.dead.push(Dead::of(&view, &w.deleted));
+        next.views.push(view);
+        self.snapshot.store(Arc::new(next));
+        Ok(())
+    }
+
+    /// Deletes a document: logged, synced, and gone from the next snapshot.
+    pub fn delete(&self, doc_id: &str) -> Result<(), CollectionError> {
+        let lsn = {
+            let mut w = self.writer.lock().expect("writer lock");
+            if !w.ids.remove(doc_id) {
+                return Err(CollectionError::DocumentNotFound(doc_id.to_owned()));
+            }
+            self.wal.append(&Op::Delete(doc_id.to_owned()))?
+        };
+        self.wal.sync(lsn)?;
+        let mut w = self.writer.lock().expect("writer lock");
+        w.deleted.insert(doc_id.to_owned());
+        let cur = self.snapshot.load();
+        let mut next = Snapshot::clone(&cur);
+        for (i, v) in cur.views.iter().enumerate() {
+            if v.doc(doc_id).is_some() {
+                next.dead[i] = Dead::of(v, &w.deleted);
+            }
+        }
+        self.snapshot.store(Arc::new(next));
+        Ok(())
+    }
+
+    /// Whether the in-memory tail is big enough to flush.
+    pub fn wants_flush(&self) -> bool {
+        let snap = self.snapshot.load();
+        let mem: Vec<_> = snap.views.iter().filter(|v| v.is_memory()).collect();
+        mem.len() >= self.opts.flush_batches || mem.iter().map(|v| v.batch().chunks.len()).sum::<usize>() >= self.opts.flush_chunks
+    }
+
+    pub fn has_tail(&self) -> bool {
+        self.snapshot.load().views.iter().any(|v| v.is_memory())
+    }
+
+    /// Writes the in-memory tail as a segment, records it in the manifest and trims
+    /// the WAL. Returns whether there was anything to flush.
+    pub fn flush(&self) -> Result<bool, CollectionError> {
+        let _m = self.maintenance.lock().expect("maintenance lock");
+        let (tail, seq) = {
+            let mut w = self.writer.lock().expect("writer lock");
+            let tail: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| v.is_memory()).cloned().collect();
+            if tail.is_empty() {
+                return Ok(false);
+            }
+            self.wal.rotate()?;
+            let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
+            w.manifest.next_seq = seq + 1;
+            (tail, seq)
+        };
+        self.replace(&tail, seq)?;
+        Ok(true)
+    }
+
+    /// Merges the smallest segments when there are more than `max_segments`.
+    pub fn merge(&self) -> Result<bool, CollectionError> {
+        let _m = self.maintenance.lock().expect("maintenance lock");
+        let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
+        if segs.len() <= self.opts.max_segments {
+            return Ok(false);
+        }
+        segs.sort_by_key(|v| v.batch().chunks.len());
+        let take = segs.len() - self.opts.max_segments + 1;
+        let victims: Vec<Arc<View>> = segs.into_iter().take(take.max(2)).collect();
+        let seq = {
+            let mut w = self.writer.lock().expect("writer lock");
+            let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
+            w.manifest.next_seq = seq + 1;
+            seq
+        };
+        self.replace(&victims, seq)?;
+        Ok(true)
+    }
+
+    /// Writes the documents of `old` (minus deleted ones) as segment `seq`, then swaps
+    /// it in for them: manifest first, then the snapshot, then the old files go.
+    fn replace(&self, old: &[Arc<View>], seq: u64) -> Result<(), CollectionError> {
+        let deleted = self.writer.lock().expect("writer lock").deleted.clone();
+        let mut batch = Batch::default();
+        for v in old {
+            batch.extend_from(v.batch(), |id| deleted.contains(id));
+        }
+        let dropped: Vec<String> =
+            old.iter().flat_map(|v| v.batch().docs.iter().map(|d| d.id.as_str().to_owned())).filter(|id| deleted.contains(id)).collect();
+        segment::write(&view::segment_path(&self.dir, seq), &batch)?;
+        let data = segment::BatchView::open(&view::segment_path(&self.dir, seq))?;
+        Bm25::build(data.batch(), Some(&view::bm25_path(&self.dir, seq)))?;
+        segment::sync_dir(&self.dir.join("segments"))?;
+        let new_view = Arc::new(View::segment(&self.dir, seq)?);
+        let mut w = self.writer.lock().expect("writer lock");
+        for id in &dropped {
+            w.deleted.remove(id);
+        }
+        let cur = self.snapshot.load();
+        let is_old = |v: &Arc<View>| old.iter().any(|o| Arc::ptr_eq(o, v));
+        let mut views: Vec<Arc<View>> = Vec::new();
+        let mut inserted = false;
+        for v in cur.views.iter() {
+            if is_old(v) {
+                if !inserted {
+                    views.push(new_view.clone());
+                    inserted = true;
+                }
+            } else {
+                views.push(v.clone());
+            }
+        }
+        let mut m = w.manifest.clone();
+        m.segments = views.iter().filter_map(|v| match v.source {
+            Source::Segment(s) => Some(s),
+            Source::Memory { .. } => None,
+        }).collect();
+        let mem_from = views.iter().filter_map(|v| match v.source {
+            Source::Memory { wal_seq } => Some(wal_seq),
+            Source::Segment(_) => None,
+        });
+        m.wal_from = mem_from.chain(w.in_flight.iter().copied()).chain([self.wal.seq()]).min().expect("non-empty");
+        m.tombstones = w.deleted.iter().cloned().collect();
+        m.tombstones.sort();
+        m.store(&self.dir)?;
+        w.manifest = m;
+        let dead = views.iter().map(|v| Dead::of(v, &w.deleted)).collect();
+        self.snapshot.store(Arc::new(Snapshot { views, dead }));
+        let wal_from = w.manifest.wal_from;
+        drop(w);
+        self.wal.trim(wal_from)?;
+        for v in old {
+            if let Source::Segment(s) = v.source {
+                let _ = fs::remove_file(view::segment_path(&self.dir, s));
+                let _ = fs::remove_dir_all(view::bm25_path(&self.dir, s));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Folds the replayed operations into one in-memory batch (adds of documents already
+/// in a segment are skipped: a flush may have left their WAL file behind).
+fn replay_tail(
+    dir: &Path,
+    ops: &[Op],
+    ids: &mut HashSet<String>,
+    deleted: &mut HashSet<String>,
+) -> Result<Option<rkyv::util::AlignedVec>, CollectionError> {
+    let mut tail = Batch::default();
+    let mut any = false;
+    for op in ops {
+        match op {
+            Op::Add(bytes) => {
+                let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
+                aligned.extend_from_slice(bytes);
+                let view = segment::BatchView::from_bytes(aligned, &dir.join("wal"))?;
+                let id = view.batch().docs.first().map(|d| d.id.as_str().to_owned()).unwrap_or_default();
+                if ids.insert(id) {
+                    tail.extend_from(view.batch(), |_| false);
+                    any = true;
+                }
+            }
+            Op::Delete(id) => {
+                deleted.insert(id.clone());
+            }
+        }
+    }
+    Ok(any.then(|| segment::archive(&tail)))
+}
+
+/// Segment files and directories the manifest does not name (a flush or merge that
+/// crashed before its manifest landed, or one whose old files were not yet removed).
+fn remove_orphans(dir: &Path, m: &Manifest) -> Result<Vec<PathBuf>, CollectionError> {
+    let seg_dir = dir.join("segments");
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(&seg_dir).map_err(io("list", &seg_dir))? {
+        let path = entry.map_err(io("list", &seg_dir))?.path();
+        let seq = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+        if seq.is_none_or(|s| !m.segments.contains(&s)) {
+            let _ = if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+            removed.push(path);
+        }
+    }
+    Ok(removed)
+}
+
+/// Gives every page its citation: a hash of (collection, document, page n), re-hashed
+/// with a counter on a collision, so it is unique within the collection and, once
+/// stored, never changes.
+fn assign_citations(collection: &str, batch: &mut Batch, taken: &mut HashSet<u32>) {
+    let docs = &batch.docs;
+    for page in &mut batch.pages {
+        let doc = &docs[page.doc as usize].id;
+        let mut salt = 0u32;
+        loop {
+            let c = citation_hash(collection, doc, page.n, salt);
+            if taken.insert(c) {
+                page.citation = c;
+                break;
+            }
+            salt += 1;
+        }
+    }
+}
+
+pub fn citation_hash(collection: &str, doc: &str, n: u32, salt: u32) -> u32 {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(collection.as_bytes());
+    h.update([0]);
+    h.update(doc.as_bytes());
+    h.update([0]);
+    h.update(n.to_le_bytes());
+    if salt > 0 {
+        h.update(salt.to_le_bytes());
+    }
+    let d = h.finalize();
+    u32::from_be_bytes([d[0], d[1], d[2], d[3]])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,71 @@
+//! A published snapshot: the views a search reads and which of their documents are
+//! deleted. Immutable; a write builds a new one and swaps it in atomically, so a search
+//! never waits for a write and never sees half of one.
+
+use std::sync::Arc;
+
+use super::view::{Dead, View};
+use crate::segment::{ArchivedDocRec, ArchivedPageRec};
+
+#[derive(Default, Clone)]
+pub struct Snapshot {
+    pub views: Vec<Arc<View>>,
+    pub dead: Vec<Arc<Dead>>,
+}
+
+/// Where a document lives in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocAt {
+    pub view: usize,
+    pub doc: u32,
+}
+
+/// Live documents, pages and chunks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub documents: u64,
+    pub pages: u64,
+    pub chunks: u64,
+    pub chars: u64,
+}
+
+impl Snapshot {
+    pub fn find(&self, id: &str) -> Option<DocAt> {
+        self.views.iter().enumerate().rev().find_map(|(v, view)| {
+            view.doc(id).filter(|&d| !self.dead[v].contains(d)).map(|doc| DocAt { view: v, doc })
+        })
+    }
+
+    pub fn doc(&self, at: DocAt) -> &ArchivedDocRec {
+        &self.views[at.view].batch().docs[at.doc as usize]
+    }
+
+    /// Page `n` of a document.
+    pub fn page(&self, at: DocAt, n: u32) -> Option<&ArchivedPageRec> {
+        let doc = self.doc(at);
+        (n < doc.pages.to_native()).then(|| &self.views[at.view].batch().pages[(doc.first_page.to_native() + n) as usize])
+    }
+
+    /// Every live document, oldest view first.
+    pub fn docs(&self) -> impl Iterator<Item = DocAt> + '_ {
+        self.views.iter().enumerate().flat_map(move |(v, view)| {
+            (0..view.batch().docs.len() as u32).filter(move |&d| !self.dead[v].contains(d)).map(move |doc| DocAt { view: v, doc })
+        })
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for at in self.docs() {
+            let d = self.doc(at);
+            c.documents += 1;
+            c.pages += d.pages.to_native() as u64;
+            c.chunks += d.chunks.to_native() as u64;
+            c.chars += d.chars.to_native();
+        }
+        c
+    }
+
+    pub fn is_live(&self, view: usize, doc: u32) -> bool {
+        !self.dead[view].contains(doc)
+    }
+}

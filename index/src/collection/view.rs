@@ -1,0 +1,91 @@
+//! A view: one batch of documents (a segment file or an in-memory WAL batch) with its
+//! BM25 index and a lookup from document id to its place. Immutable once made.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::bm25::Bm25;
+use crate::segment::{ArchivedBatch, BatchView};
+
+use super::CollectionError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A segment file, by sequence number.
+    Segment(u64),
+    /// Records of this WAL file, not flushed yet.
+    Memory { wal_seq: u64 },
+}
+
+pub struct View {
+    pub source: Source,
+    pub data: BatchView,
+    pub bm25: Bm25,
+    docs: HashMap<String, u32>,
+}
+
+impl View {
+    pub fn segment(dir: &Path, seq: u64) -> Result<View, CollectionError> {
+        let data = BatchView::open(&segment_path(dir, seq))?;
+        let bm25 = Bm25::open(&bm25_path(dir, seq))?;
+        Ok(View::new(Source::Segment(seq), data, bm25))
+    }
+
+    pub fn memory(bytes: rkyv::util::AlignedVec, wal_seq: u64, origin: &Path) -> Result<View, CollectionError> {
+        let data = BatchView::from_bytes(bytes, origin)?;
+        let bm25 = Bm25::build(data.batch(), None)?;
+        Ok(View::new(Source::Memory { wal_seq }, data, bm25))
+    }
+
+    fn new(source: Source, data: BatchView, bm25: Bm25) -> View {
+        let docs = data.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect();
+        View { source, data, bm25, docs }
+    }
+
+    pub fn batch(&self) -> &ArchivedBatch {
+        self.data.batch()
+    }
+
+    pub fn doc(&self, id: &str) -> Option<u32> {
+        self.docs.get(id).copied()
+    }
+
+    pub fn is_memory(&self) -> bool {
+        matches!(self.source, Source::Memory { .. })
+    }
+}
+
+pub fn segment_path(dir: &Path, seq: u64) -> PathBuf {
+    dir.join("segments").join(format!("{seq:016}.seg"))
+}
+
+pub fn bm25_path(dir: &Path, seq: u64) -> PathBuf {
+    dir.join("segments").join(format!("{seq:016}.bm25"))
+}
+
+/// Which documents of each view are deleted: a bitset per view, shared until a delete
+/// touches that view.
+#[derive(Default, Clone)]
+pub struct Dead {
+    bits: Vec<u64>,
+    pub count: u32,
+}
+
+impl Dead {
+    pub fn of(view: &View, deleted: &std::collections::HashSet<String>) -> Arc<Dead> {
+        let mut dead = Dead { bits: vec![0; view.batch().docs.len().div_ceil(64)], count: 0 };
+        for id in deleted {
+            if let Some(d) = view.doc(id) {
+                dead.bits[d as usize / 64] |= 1 << (d % 64);
+                dead.count += 1;
+            }
+        }
+        Arc::new(dead)
+    }
+
+    #[inline]
+    pub fn contains(&self, doc: u32) -> bool {
+        self.bits.get(doc as usize / 64).is_some_and(|w| w & (1 << (doc % 64)) != 0)
+    }
+}

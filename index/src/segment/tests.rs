@@ -1,0 +1,88 @@
+use super::*;
+
+pub(crate) fn sample_batch() -> Batch {
+    let text = "Alpha beta gamma.\n\nDelta epsilon.".to_owned();
+    Batch {
+        docs: vec![DocRec {
+            id: "doc_1".into(),
+            title: Some("Greek".into()),
+            author: None,
+            metadata_json: "{}".into(),
+            meta_json: r#"{"kind":"prose"}"#.into(),
+            chunker: "prose".into(),
+            format: "text".into(),
+            embedder: "none".into(),
+            created_at: "2026-11-30T00:00:00Z".into(),
+            chars: text.chars().count() as u64,
+            first_page: 0,
+            pages: 1,
+            chunks: 2,
+            fields: vec![Field { key: "a.b".into(), value: FieldValue::Num(1.0) }],
+            dates: vec![],
+        }],
+        pages: vec![PageRec {
+            doc: 0,
+            n: 0,
+            number: None,
+            volume: None,
+            heading: None,
+            text,
+            citation: 0xDEADBEEF,
+            simhash: 7,
+            first_chunk: 0,
+            chunks: 2,
+            dates: vec![],
+        }],
+        chunks: vec![
+            ChunkRec { page: 0, pos: 0, start: 0, end: 17, byte_start: 0, byte_end: 17, kinds: 0, heading: None },
+            ChunkRec { page: 0, pos: 1, start: 19, end: 33, byte_start: 19, byte_end: 33, kinds: 0, heading: None },
+        ],
+        dims: 2,
+        vectors: vec![0.6, 0.8],
+    }
+}
+
+#[test]
+fn a_written_segment_opens_zero_copy_with_its_contents() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("1.seg");
+    write(&path, &sample_batch()).unwrap();
+    let view = BatchView::open(&path).unwrap();
+    assert!(view.is_mapped());
+    let b = view.batch();
+    assert_eq!(b.docs[0].id.as_str(), "doc_1");
+    assert_eq!(b.pages[0].citation.to_native(), 0xDEADBEEF);
+    assert_eq!(view.vectors(), &[0.6, 0.8]);
+}
+
+#[test]
+fn a_truncated_or_flipped_segment_is_reported_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("1.seg");
+    write(&path, &sample_batch()).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+    let e = BatchView::open(&path).err().expect("truncated");
+    assert!(matches!(&e, SegmentError::Corrupt { path: p, reason } if p == &path && reason.contains("truncated")), "{e}");
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 40;
+    flipped[last] ^= 0x55;
+    fs::write(&path, &flipped).unwrap();
+    let e = BatchView::open(&path).err().expect("flipped");
+    assert!(e.to_string().contains("checksum"), "{e}");
+}
+
+#[test]
+fn extend_from_drops_named_documents_and_renumbers() {
+    let one = archive(&sample_batch());
+    let view = BatchView::from_bytes(one, Path::new("mem")).unwrap();
+    let mut merged = Batch::default();
+    merged.extend_from(view.batch(), |_| false);
+    merged.extend_from(view.batch(), |_| false);
+    assert_eq!((merged.docs.len(), merged.pages.len(), merged.chunks.len()), (2, 2, 4));
+    assert_eq!((merged.docs[1].first_page, merged.pages[1].first_chunk, merged.chunks[3].page), (1, 2, 1));
+    assert_eq!(merged.vectors, vec![0.6, 0.8, 0.6, 0.8]);
+    let mut none = Batch::default();
+    none.extend_from(view.batch(), |id| id == "doc_1");
+    assert!(none.docs.is_empty() && none.pages.is_empty());
+}
