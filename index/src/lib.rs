@@ -14,4 +14,5 @@ pub mod segment;
 pub mod wal;
 pub mod bm25;
 pub mod collection;
+pub mod search;
 pub mod text;

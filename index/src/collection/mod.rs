@@ -409,4 +409,4 @@ pub fn citation_hash(collection: &str, doc: &str, n: u32, salt: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

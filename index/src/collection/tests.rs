@@ -30,7 +30,7 @@ pub(crate) fn doc(id: &str, pages: &[&str]) -> Batch {
             heading: None,
             text: (*text).into(),
             citation: 0,
-            simhash: 0,
+            simhash: crate::text::simhash(text),
             first_chunk: n as u32,
             chunks: 1,
             dates: vec![],

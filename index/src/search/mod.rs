@@ -1,0 +1,230 @@
+//! The search path over one snapshot: filters → BM25 over chunks rolled up to pages ∥
+//! vector search over page vectors → weighted reciprocal-rank fusion → quoted phrases
+//! enforced → near-duplicates folded → the cut → the best passages of each page.
+
+pub mod filter;
+pub mod fusion;
+mod passages;
+mod semantic;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::bm25::Stats;
+use crate::collection::Snapshot;
+use crate::text;
+pub use filter::{Allowed, Filters};
+use fusion::PageKey;
+pub use passages::Passage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The query text without its quote marks.
+    pub text: String,
+    pub phrases: Vec<String>,
+    pub mode: Mode,
+    pub k: usize,
+    pub passages: usize,
+    /// The query's embedding, for semantic and hybrid modes.
+    pub vector: Option<Vec<f32>>,
+    pub filters: Filters,
+    /// Reciprocal-rank constant and the weights of the keyword and semantic lists.
+    pub rrf_k: f64,
+    pub weights: [f64; 2],
+    /// How deep each list goes before fusion.
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub view: usize,
+    pub page: u32,
+    pub score: f64,
+    pub keyword: bool,
+    pub semantic: bool,
+    pub duplicates: u32,
+    pub also_in: u32,
+    pub passages: Vec<Passage>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timings {
+    pub keyword_ms: f64,
+    pub semantic_ms: f64,
+    pub phrase_ms: f64,
+    pub total_ms: f64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Results {
+    pub hits: Vec<Hit>,
+    pub considered: usize,
+    pub warnings: Vec<String>,
+    pub timings: Timings,
+    /// The analysed query terms.
+    pub terms: Vec<String>,
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+pub fn search(snap: &Snapshot, q: &Query) -> Results {
+    let started = Instant::now();
+    let mut out = Results { terms: dedup(text::terms(&q.text)), ..Results::default() };
+    let allowed: Vec<Arc<Allowed>> =
+        snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
+    let mut chunk_scores: HashMap<(u32, u32), f32> = HashMap::new();
+    let t = Instant::now();
+    let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, &out.terms, q.depth, &mut chunk_scores) } else { Vec::new() };
+    out.timings.keyword_ms = ms(t);
+    let t = Instant::now();
+    let semantic = match (&q.vector, q.mode) {
+        (Some(v), Mode::Semantic | Mode::Hybrid) => semantic(snap, &allowed, v, q.depth),
+        _ => Vec::new(),
+    };
+    out.timings.semantic_ms = ms(t);
+    let fused = fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k);
+    let t = Instant::now();
+    let fused = enforce_phrases(snap, fused, &q.phrases, &mut out.warnings);
+    out.timings.phrase_ms = ms(t);
+    let mut hits = fold_duplicates(snap, fused);
+    out.considered = hits.len();
+    hits.truncate(q.k);
+    for h in &mut hits {
+        h.passages = passages::best(snap, h.view, h.page, &out.terms, &chunk_scores, q.filters.kinds, q.passages);
+    }
+    out.hits = hits;
+    out.timings.total_ms = ms(started);
+    out
+}
+
+fn dedup(terms: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    terms.into_iter().filter(|t| seen.insert(t.clone())).collect()
+}
+
+/// BM25 over every view with the collection's statistics; chunks rolled up to pages
+/// by their best chunk.
+fn keyword(
+    snap: &Snapshot,
+    allowed: &[Arc<Allowed>],
+    terms: &[String],
+    depth: usize,
+    chunk_scores: &mut HashMap<(u32, u32), f32>,
+) -> Vec<PageKey> {
+    if terms.is_empty() || snap.views.is_empty() {
+        return Vec::new();
+    }
+    let stats = Stats { searchers: snap.views.iter().map(|v| v.bm25.searcher()).collect() };
+    let mut pages: HashMap<PageKey, f32> = HashMap::new();
+    for (vi, view) in snap.views.iter().enumerate() {
+        let query = view.bm25.query(terms);
+        let (view_c, allow) = (view.clone(), allowed[vi].clone());
+        let ok = move |c: u64| {
+            let page = view_c.batch().chunks[c as usize].page.to_native();
+            allow.page(&view_c, page)
+        };
+        let Ok(top) = view.bm25.search(&query, &stats, depth * 4, ok) else { continue };
+        for (chunk, score) in top {
+            let page = view.batch().chunks[chunk as usize].page.to_native();
+            chunk_scores.insert((vi as u32, chunk), score);
+            let e = pages.entry((vi as u32, page)).or_insert(f32::MIN);
+            *e = e.max(score);
+        }
+    }
+    ranked(pages, depth)
+}
+
+/// Cosine over page vectors (they are normalised: a dot product).
+fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
+    let mut pages: HashMap<PageKey, f32> = HashMap::new();
+    for (vi, view) in snap.views.iter().enumerate() {
+        let dims = view.batch().dims.to_native() as usize;
+        if dims != query.len() {
+            continue;
+        }
+        let allow = |p: u32| allowed[vi].page(view, p);
+        for (page, score) in semantic::search_view(view, query, depth, &allow) {
+            pages.insert((vi as u32, page), score);
+        }
+    }
+    ranked(pages, depth)
+}
+
+/// Best first, ties by key; at most `depth`.
+fn ranked(pages: HashMap<PageKey, f32>, depth: usize) -> Vec<PageKey> {
+    let mut v: Vec<(PageKey, f32)> = pages.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(depth);
+    v.into_iter().map(|(k, _)| k).collect()
+}
+
+/// Keeps the pages holding every quoted phrase; with none, warns and keeps the order.
+fn enforce_phrases(snap: &Snapshot, fused: Vec<fusion::Fused>, phrases: &[String], warnings: &mut Vec<String>) -> Vec<fusion::Fused> {
+    let wanted: Vec<String> = phrases.iter().map(|p| text::normalize_for_match(p)).filter(|p| !p.is_empty()).collect();
+    if wanted.is_empty() {
+        return fused;
+    }
+    let holds = |f: &fusion::Fused| {
+        let page = &snap.views[f.key.0 as usize].batch().pages[f.key.1 as usize];
+        let norm = text::normalize_for_match(page.text.as_str());
+        wanted.iter().all(|p| text::contains_phrase(&norm, p))
+    };
+    let kept: Vec<fusion::Fused> = fused.iter().filter(|f| holds(f)).cloned().collect();
+    if kept.is_empty() && !fused.is_empty() {
+        warnings.push(format!(
+            "No page holds the quoted phrase{} {}; the results are the unfiltered order.",
+            if wanted.len() > 1 { "s" } else { "" },
+            phrases.iter().map(|p| format!("\"{p}\"")).collect::<Vec<_>>().join(", ")
+        ));
+        return fused;
+    }
+    kept
+}
+
+/// Folds near-duplicate pages into the best-ranked one: `duplicates` counts them,
+/// `also_in` the other documents they came from.
+fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = Vec::new();
+    // Per kept hit: its simhash (None for an empty page) and the documents folded in.
+    let mut kept: Vec<(Option<u64>, Vec<&str>)> = Vec::new();
+    for f in fused {
+        let (view, page) = (f.key.0 as usize, f.key.1);
+        let p = &snap.views[view].batch().pages[page as usize];
+        let doc = snap.views[view].batch().docs[p.doc.to_native() as usize].id.as_str();
+        let hash = (!p.text.as_str().trim().is_empty()).then(|| p.simhash.to_native());
+        let twin = hash.and_then(|h| kept.iter().position(|(k, _)| k.is_some_and(|k| text::near_duplicate(k, h))));
+        if let Some(i) = twin {
+            hits[i].duplicates += 1;
+            if !kept[i].1.contains(&doc) {
+                hits[i].also_in += 1;
+                kept[i].1.push(doc);
+            }
+            continue;
+        }
+        kept.push((hash, vec![doc]));
+        hits.push(Hit {
+            view,
+            page,
+            score: f.score,
+            keyword: f.ranks[0].is_some(),
+            semantic: f.ranks[1].is_some(),
+            duplicates: 0,
+            also_in: 0,
+            passages: Vec::new(),
+        });
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests;
