@@ -5,6 +5,7 @@
 //! Writes commit with fsync before they return. Reads are MVCC snapshots that never
 //! wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
+mod collections;
 mod error;
 mod records;
 
@@ -19,7 +20,7 @@ use serde::Serialize;
 
 pub use error::StoreError;
 use error::Op;
-pub use records::{AccountRecord, KeyRecord, MonthCounts, NewKey};
+pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -85,6 +86,8 @@ impl Records {
             txn.open_multimap_table(ACCOUNT_KEYS).op("create account keys")?;
             txn.open_table(MONTHS).op("create usage")?;
             txn.open_table(STORAGE).op("create storage")?;
+            txn.open_table(collections::COLLECTIONS).op("create collections")?;
+            txn.open_multimap_table(collections::ACCOUNT_COLLECTIONS).op("create account collections")?;
         }
         txn.commit().op("commit schema check")
     }

@@ -41,3 +41,32 @@ pub struct NewKey {
     pub prefix: String,
     pub hash: String,
 }
+
+/// A collection's record; its documents live in the index engine under
+/// `DATA/collections/<id>/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionRecord {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    /// The embedding model its vectors come from ("none" for keyword only).
+    pub embedder: String,
+    pub created_at: String,
+    pub settings: CollectionSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionSettings {
+    pub mask_identifiers: bool,
+    pub redact_storage: bool,
+    pub domain: String,
+    pub guidance: Option<String>,
+    /// Abbreviation → one expansion or several.
+    pub glossary: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+}
+
+impl Default for CollectionSettings {
+    fn default() -> CollectionSettings {
+        CollectionSettings { mask_identifiers: false, redact_storage: false, domain: "auto".into(), guidance: None, glossary: None }
+    }
+}
