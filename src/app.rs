@@ -21,6 +21,10 @@ pub enum OpenError {
     Store(#[from] StoreError),
     #[error("loading model `{id}`: {source}")]
     Model { id: String, source: EmbedError },
+    #[error("opening the index: {0}")]
+    Index(#[from] quarry_index::collection::CollectionError),
+    #[error("starting the ingest workers: {0}")]
+    Workers(EmbedError),
 }
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -44,6 +48,10 @@ pub struct App {
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<crate::llm::Llm>,
+    /// Every collection's index.
+    pub engine: Arc<quarry_index::engine::Engine>,
+    /// Threads that chunk, embed and log documents.
+    pub ingest: crate::search::pool::IngestPool,
 }
 
 #[derive(Serialize)]
@@ -66,13 +74,16 @@ impl App {
         });
         let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
         let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
+        let engine = Arc::new(open_engine(&config, &records)?);
+        let workers = if config.index.workers == 0 { shards } else { config.index.workers };
+        let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
         let health = Health {
             ok: true,
             version: VERSION,
             embedder: config.embedder.as_deref().unwrap_or("none"),
             rerankers: Vec::new(),
             llm: llm.is_some(),
-            features: vec!["keys", "rate_limits"],
+            features: vec!["keys", "rate_limits", "collections", "documents", "search"],
         };
         Ok(App {
             health_json: leak(serde_json::to_vec(&health).expect("health serializes")),
@@ -85,6 +96,8 @@ impl App {
             also_loaded,
             metrics: (0..shards).map(|_| ShardMetrics::new()).collect(),
             llm,
+            engine,
+            ingest,
             config,
         })
     }
@@ -111,6 +124,33 @@ impl App {
     pub fn bump_key_epoch(&self) {
         self.key_epoch.fetch_add(1, Ordering::AcqRel);
     }
+}
+
+/// Opens every recorded collection, logging what recovery found.
+fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engine::Engine, OpenError> {
+    let started = std::time::Instant::now();
+    let ids: Vec<String> = records.all_collections()?.into_iter().map(|c| c.id).collect();
+    let i = &config.index;
+    let opts = quarry_index::collection::Options {
+        failpoint: config.failpoint,
+        flush_batches: i.flush_batches,
+        flush_chunks: i.flush_chunks,
+        max_segments: i.max_segments,
+    };
+    let root = config.data.join("collections");
+    let (engine, opened) = quarry_index::engine::Engine::open(&root, ids.iter().map(String::as_str), opts)?;
+    for o in &opened {
+        let r = &o.recovery;
+        if let Some(t) = &r.torn_tail {
+            tracing::warn!(collection = %o.id, path = %t.path.display(), offset = t.offset, dropped_bytes = t.dropped_bytes, reason = %t.reason,
+                "cut a torn WAL tail (writes that were never acknowledged)");
+        }
+        for f in &r.removed_files {
+            tracing::info!(collection = %o.id, path = %f.display(), "removed a file no manifest names");
+        }
+    }
+    tracing::info!(collections = opened.len(), ms = started.elapsed().as_millis() as u64, "index opened");
+    Ok(engine)
 }
 
 /// Bytes that live as long as the process (a few, made once at start-up).

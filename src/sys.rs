@@ -30,3 +30,15 @@ mod tests {
         assert!(!super::allowed_cpus().is_empty());
     }
 }
+
+/// Moves the calling thread to SCHED_IDLE: it runs only when no normal thread wants
+/// the CPU. Logged and ignored when refused.
+pub fn set_idle_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler with pid 0 changes only the calling thread and reads
+    // `param`, a valid sched_param on our stack.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if rc != 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "ingest threads could not move to SCHED_IDLE");
+    }
+}

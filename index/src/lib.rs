@@ -15,4 +15,5 @@ pub mod wal;
 pub mod bm25;
 pub mod collection;
 pub mod search;
+pub mod engine;
 pub mod text;

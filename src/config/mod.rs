@@ -50,7 +50,28 @@ pub struct Config {
     pub plans: Plans,
     /// `debug.panic_route`: serve GET /v1/_panic, which panics (fault injection).
     pub panic_route: bool,
+    /// `debug.failpoint`: a crash or I/O fault injected into the write path.
+    pub failpoint: quarry_index::wal::Failpoint,
+    pub index: IndexConfig,
     pub llm: crate::llm::LlmConfig,
+}
+
+/// `[index]`: the engine's write path, background work and ranking.
+#[derive(Debug, Clone)]
+pub struct IndexConfig {
+    /// Ingest threads (each with its own embedder session); 0 = one per shard.
+    pub workers: usize,
+    pub max_document_bytes: usize,
+    pub flush_batches: usize,
+    pub flush_chunks: usize,
+    /// The longest recent documents wait in memory (and the WAL) before a flush.
+    pub flush_interval: Duration,
+    pub max_segments: usize,
+    pub rrf_k: f64,
+    pub weights: [f64; 2],
+    pub depth: usize,
+    pub chunk_target_chars: usize,
+    pub chunk_max_chars: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -271,7 +292,44 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         log: LogConfig { level: raw.log.level, format },
         plans,
         panic_route: raw.debug.panic_route,
+        failpoint: failpoint(&raw.debug.failpoint)?,
+        index: resolve_index(raw.index)?,
         llm: llm::resolve(raw.llm, env)?,
+    })
+}
+
+fn failpoint(text: &str) -> Result<quarry_index::wal::Failpoint, ConfigError> {
+    use quarry_index::wal::Failpoint;
+    match text {
+        "" => Ok(Failpoint::None),
+        "wal_crash_before_sync" => Ok(Failpoint::CrashBeforeSync),
+        "wal_fail_sync" => Ok(Failpoint::FailSync),
+        _ => Err(invalid("debug.failpoint", "must be \"\", \"wal_crash_before_sync\" or \"wal_fail_sync\"")),
+    }
+}
+
+fn resolve_index(i: raw::RawIndex) -> Result<IndexConfig, ConfigError> {
+    if !(i.rrf_k > 0.0) {
+        return Err(invalid("index.rrf_k", "must be above 0"));
+    }
+    if !(i.keyword_weight >= 0.0 && i.semantic_weight >= 0.0) {
+        return Err(invalid("index.keyword_weight", "weights must be 0 or more"));
+    }
+    if i.chunk_max_chars < i.chunk_target_chars {
+        return Err(invalid("index.chunk_max_chars", "must be at least index.chunk_target_chars"));
+    }
+    Ok(IndexConfig {
+        workers: i.workers,
+        max_document_bytes: at_least("index.max_document_bytes", i.max_document_bytes, 1024)?,
+        flush_batches: at_least("index.flush_batches", i.flush_batches, 1)?,
+        flush_chunks: at_least("index.flush_chunks", i.flush_chunks, 1)?,
+        flush_interval: duration("index.flush_interval", &i.flush_interval)?,
+        max_segments: at_least("index.max_segments", i.max_segments, 1)?,
+        rrf_k: i.rrf_k,
+        weights: [i.keyword_weight, i.semantic_weight],
+        depth: at_least("index.depth", i.depth, 10)?,
+        chunk_target_chars: at_least("index.chunk_target_chars", i.chunk_target_chars, 100)?,
+        chunk_max_chars: i.chunk_max_chars,
     })
 }
 

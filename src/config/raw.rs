@@ -17,6 +17,7 @@ pub struct RawConfig {
     pub runtime: RawRuntime,
     pub auth: RawAuth,
     pub meters: RawMeters,
+    pub index: RawIndex,
     pub debug: RawDebug,
     pub log: RawLog,
     pub plans: BTreeMap<String, RawPlan>,
@@ -72,6 +73,24 @@ pub struct RawMeters {
 #[serde(deny_unknown_fields)]
 pub struct RawDebug {
     pub panic_route: bool,
+    pub failpoint: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIndex {
+    pub workers: usize,
+    pub max_document_bytes: usize,
+    pub flush_batches: usize,
+    pub flush_chunks: usize,
+    pub flush_interval: String,
+    pub max_segments: usize,
+    pub rrf_k: f64,
+    pub keyword_weight: f64,
+    pub semantic_weight: f64,
+    pub depth: usize,
+    pub chunk_target_chars: usize,
+    pub chunk_max_chars: usize,
 }
 
 #[derive(Debug, Deserialize)]

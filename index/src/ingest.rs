@@ -1,0 +1,102 @@
+//! From a parsed document to a batch ready to log: pages chunked (the prose chunker
+//! for now), dates found, near-duplicate fingerprints taken, and page vectors attached
+//! once the embedder has run.
+
+use crate::chunk::{self, ChunkOptions};
+use crate::segment::{Batch, ChunkRec, DocRec, Field, PageRec};
+
+/// A document as the API parsed it: pages of text, no chunks yet.
+#[derive(Debug, Clone, Default)]
+pub struct DocDraft {
+    pub id: String,
+    pub title: Option<String>,
+    pub author: Option<String>,
+    pub metadata_json: String,
+    pub fields: Vec<Field>,
+    pub dates: Vec<i32>,
+    pub format: String,
+    pub embedder: String,
+    pub created_at: String,
+    pub pages: Vec<PageDraft>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageDraft {
+    pub text: String,
+    pub number: Option<String>,
+    pub volume: Option<String>,
+    pub heading: Option<String>,
+}
+
+pub const CHUNKER: &str = "prose";
+
+/// Chunks every page; the batch has no vectors yet (see [`attach_vectors`]).
+pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
+    let mut b = Batch::default();
+    let mut chars = 0u64;
+    for (n, page) in d.pages.into_iter().enumerate() {
+        let spans = chunk::chunk_prose(&page.text, opts);
+        let first_chunk = b.chunks.len() as u32;
+        let page_ix = b.pages.len() as u32;
+        for (pos, s) in spans.iter().enumerate() {
+            b.chunks.push(ChunkRec {
+                page: page_ix,
+                pos: pos as u32,
+                start: s.start,
+                end: s.end,
+                byte_start: s.byte_start,
+                byte_end: s.byte_end,
+                kinds: s.kinds.0,
+                heading: s.heading.clone(),
+            });
+        }
+        chars += page.text.chars().count() as u64;
+        let heading = page.heading.or_else(|| spans.iter().find_map(|s| s.heading.clone()));
+        b.pages.push(PageRec {
+            doc: 0,
+            n: n as u32,
+            number: page.number,
+            volume: page.volume,
+            heading,
+            simhash: crate::text::simhash(&page.text),
+            dates: crate::date::find_dates(&page.text),
+            text: page.text,
+            citation: 0,
+            first_chunk,
+            chunks: spans.len() as u32,
+        });
+    }
+    b.docs.push(DocRec {
+        id: d.id,
+        title: d.title,
+        author: d.author,
+        metadata_json: d.metadata_json,
+        meta_json: format!(r#"{{"kind":"{CHUNKER}"}}"#),
+        chunker: CHUNKER.into(),
+        format: d.format,
+        embedder: d.embedder,
+        created_at: d.created_at,
+        chars,
+        first_page: 0,
+        pages: b.pages.len() as u32,
+        chunks: b.chunks.len() as u32,
+        fields: d.fields,
+        dates: d.dates,
+    });
+    b
+}
+
+/// What the embedder reads for each page: the title, then the page text.
+pub fn embedding_inputs(b: &Batch) -> Vec<String> {
+    let title = b.docs.first().and_then(|d| d.title.as_deref()).unwrap_or("");
+    b.pages
+        .iter()
+        .map(|p| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) })
+        .collect()
+}
+
+pub fn attach_vectors(b: &mut Batch, dims: usize, data: Vec<f32>) {
+    debug_assert_eq!(data.len(), b.pages.len() * dims);
+    b.dims = dims as u32;
+    b.vectors = data;
+}

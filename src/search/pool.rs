@@ -1,0 +1,58 @@
+//! The ingest workers: threads that chunk, embed and log documents, each with its own
+//! embedder session. They run at SCHED_IDLE, so the kernel gives the shards' searches
+//! the CPU whenever both want it: glommio cannot pre-empt a running ort call, the
+//! kernel can.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use quarry_index::embed::{EmbedError, Embedder, Model};
+
+/// What a job gets: this worker's embedder, when the server has one.
+pub struct Worker {
+    pub embedder: Option<Embedder>,
+}
+
+type Job = Box<dyn FnOnce(&mut Worker) + Send>;
+
+pub struct IngestPool {
+    tx: mpsc::Sender<Job>,
+}
+
+impl IngestPool {
+    pub fn start(threads: usize, model: Option<&Arc<Model>>) -> Result<IngestPool, EmbedError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..threads.max(1) {
+            let embedder = model.map(|m| m.embedder()).transpose()?;
+            let rx = rx.clone();
+            thread::Builder::new()
+                .name(format!("ingest-{i}"))
+                .spawn(move || work(Worker { embedder }, &rx))
+                .expect("spawning an ingest thread");
+        }
+        Ok(IngestPool { tx })
+    }
+
+    /// Runs `f` on a worker and returns its result; the calling task yields meanwhile.
+    pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Worker) -> R + Send + 'static) -> R {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |w| {
+            let _ = reply.send(f(w));
+        });
+        self.tx.send(job).expect("ingest workers live as long as the server");
+        answer.await.expect("an ingest job always answers (a panic aborts the worker loudly)")
+    }
+}
+
+fn work(mut w: Worker, rx: &Mutex<mpsc::Receiver<Job>>) {
+    crate::sys::set_idle_priority();
+    loop {
+        let job = match rx.lock().expect("ingest queue").recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        job(&mut w);
+    }
+}
