@@ -1,3 +1,4 @@
 //! Quarry's instruments. `load` is the HTTP/1.1 load generator that `quarry-load` drives
 //! and that later search and ingest scenarios will reuse.
 pub mod load;
+pub mod quality;

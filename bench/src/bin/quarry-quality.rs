@@ -1,0 +1,152 @@
+//! `quarry-quality`: index a BEIR-layout data set into a running Quarry through its HTTP API,
+//! search every judged query in each mode, and print nDCG@10 and recall beside the published
+//! references, as Markdown.
+//!
+//! ```text
+//! quarry-quality --server http://127.0.0.1:7700 --key al_... --dataset ../shared/eval/scifact
+//! quarry-quality --server http://127.0.0.1:7700 --dataset ../shared/eval/scifact --subset 1000 \
+//!     --modes keyword,hybrid --concurrency 8 --out results.md
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser as _;
+use clap::Parser;
+use quarry_bench::quality::beir::Dataset;
+use quarry_bench::quality::client::{Client, Mode};
+use quarry_bench::quality::run::{self, RunOptions, MAX_K};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "quarry-quality",
+    version,
+    about = "nDCG@10 of Quarry's search through its HTTP API on a BEIR-layout data set"
+)]
+struct Args {
+    /// The server: http://HOST:PORT (plain HTTP).
+    #[arg(long)]
+    server: String,
+    /// API key (al_...). Without one, a fresh account is signed up on the default plan.
+    #[arg(long)]
+    key: Option<String>,
+    /// BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.
+    #[arg(long)]
+    dataset: PathBuf,
+    /// The qrels file to judge by: qrels/<split>.tsv.
+    #[arg(long, default_value = "test")]
+    split: String,
+    /// Index only a fixed subset of this many documents (those relevant to a query first) and
+    /// run only the queries whose relevant documents are all in it.
+    #[arg(long)]
+    subset: Option<usize>,
+    /// Search modes to evaluate, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "keyword,semantic,hybrid")]
+    modes: Vec<Mode>,
+    /// Requests in flight at once, for adds and for searches.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Pages asked of each search (the API allows 1 to 50); recall is measured at this depth.
+    #[arg(long, default_value_t = MAX_K, value_parser = clap::value_parser!(u64).range(1..=50).map(|k| k as usize))]
+    k: usize,
+    /// Also write the Markdown report to this file (it is always printed).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("quarry-quality: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let data = load(&args)?;
+    let client = authenticate(Client::new(&args.server)?, args.key.clone())?;
+    let options = RunOptions {
+        concurrency: args.concurrency.max(1),
+        search_k: args.k,
+        expand: false,
+        progress: Some(progress),
+    };
+    eprintln!(
+        "quarry-quality: indexing {} documents of {} into {}, then {} queries × {}",
+        data.corpus.len(),
+        data.name,
+        args.server,
+        data.queries.len(),
+        args.modes
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let name = collection_name(&data.name, args.subset);
+    let indexed = run::index(&client, &data, &name, &options)?;
+    let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
+    report.subset = args.subset;
+    let markdown = report.markdown();
+    print!("{markdown}");
+    if let Some(path) = &args.out {
+        std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn load(args: &Args) -> Result<Dataset> {
+    let data = Dataset::load(&args.dataset, &args.split)?;
+    let data = match args.subset {
+        Some(n) => data.subset(n),
+        None => data,
+    };
+    if data.queries.is_empty() {
+        bail!(
+            "{}: no judged query to run (split {:?}{})",
+            args.dataset.display(),
+            args.split,
+            args.subset
+                .map_or(String::new(), |n| format!(", subset {n}"))
+        );
+    }
+    Ok(data)
+}
+
+/// Uses `--key`, or signs up a throwaway account and says what that means for the run.
+fn authenticate(client: Client, key: Option<String>) -> Result<Client> {
+    if let Some(key) = key {
+        return Ok(client.with_key(key));
+    }
+    let email = format!("quality-{}@quarry.invalid", random_hex()?);
+    let signup = client.signup(&email)?;
+    eprintln!(
+        "quarry-quality: warning: no --key, so signed up {email} (account {}) on the {} plan. \
+         That plan's rate, search and storage limits may throttle or stop this run; raise it with \
+         `quarry accounts set-plan {} <plan>` and rerun with --key {}.",
+        signup.account.id, signup.account.plan, signup.account.id, signup.api_key
+    );
+    Ok(client.with_key(signup.api_key))
+}
+
+fn random_hex() -> Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("getrandom: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn collection_name(dataset: &str, subset: Option<usize>) -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let size = subset.map_or("full".to_string(), |n| format!("{n} docs"));
+    format!("quality {dataset} {size} {seconds}")
+}
+
+fn progress(phase: &str, done: usize, total: usize) {
+    eprintln!("quarry-quality: {phase} {done}/{total}");
+}

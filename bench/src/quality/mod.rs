@@ -1,0 +1,19 @@
+//! The quality harness: nDCG@10 and recall of Quarry's search measured through its HTTP API on
+//! BEIR-layout data sets (`shared/eval/`), printed beside published references.
+//!
+//! `beir` loads a data set (and cuts a fixed subset), `client` speaks the AgentLex endpoints,
+//! `run` indexes a corpus once and evaluates it per search mode, `metrics` scores the rankings
+//! as pytrec_eval does, `report` and `reference` turn it into Markdown. `quarry-quality` drives
+//! it from the command line.
+pub mod beir;
+pub mod client;
+pub mod metrics;
+mod pool;
+pub mod reference;
+pub mod report;
+pub mod run;
+
+#[cfg(test)]
+mod fake_server;
+#[cfg(test)]
+mod tests;

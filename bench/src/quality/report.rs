@@ -1,0 +1,170 @@
+//! What one evaluation measured, and its Markdown: a table per data set with the published
+//! references beside our numbers.
+
+use std::fmt::Write as _;
+
+use super::client::Mode;
+use super::reference::references;
+use super::run::IngestStats;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// `embedder` of `GET /v1/health`.
+    pub embedder: Option<String>,
+    /// `plan` of `GET /v1/account` for the evaluation key.
+    pub plan: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModeReport {
+    pub mode: Mode,
+    pub ndcg_at_10: f64,
+    /// Recall at `recall_k` (the search `k`; the API allows 50 at most, so no recall@100).
+    pub recall: f64,
+    pub recall_k: usize,
+    /// Judged queries averaged over.
+    pub queries: usize,
+    /// Queries the server returned nothing for.
+    pub empty: usize,
+    /// Median of the server's own `timings.totalMs`.
+    pub median_total_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub dataset: String,
+    pub split: String,
+    /// Documents indexed and judged queries run.
+    pub docs: usize,
+    pub queries: usize,
+    /// `Some(n)` when the run used [`super::beir::subset`] of n documents.
+    pub subset: Option<usize>,
+    pub ingest: IngestStats,
+    pub modes: Vec<ModeReport>,
+    pub server: ServerInfo,
+    /// `429 rate_limited` answers waited out over the whole run.
+    pub rate_limited: u64,
+}
+
+impl Report {
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "### {} ({} split)\n", self.dataset, self.split);
+        let _ = writeln!(out, "{}\n", self.scope_line());
+        let _ = writeln!(out, "{}\n", self.server_line());
+        let _ = writeln!(out, "{}\n", self.ingest_line());
+        out.push_str("| mode | nDCG@10 | reference nDCG@10 (full corpus) | recall@k | queries | empty | median totalMs |\n");
+        out.push_str("|---|---:|---|---:|---:|---:|---:|\n");
+        for mode in &self.modes {
+            out.push_str(&self.row(mode));
+        }
+        out
+    }
+
+    fn scope_line(&self) -> String {
+        match self.subset {
+            None => format!(
+                "Whole corpus: {} documents, {} judged queries.",
+                self.docs, self.queries
+            ),
+            Some(n) => format!(
+                "Fixed subset of {n} documents (those relevant to a query first, then the \
+                 others, in file order): {} documents, {} judged queries whose relevant \
+                 documents are all in it. The references are on the whole corpus: compare \
+                 with care.",
+                self.docs, self.queries
+            ),
+        }
+    }
+
+    fn server_line(&self) -> String {
+        let embedder = self.server.embedder.as_deref().unwrap_or("unknown");
+        let plan = self.server.plan.as_deref().unwrap_or("unknown");
+        format!(
+            "Server embedder (`GET /v1/health`): `{embedder}`. The evaluation account was on \
+             the `{plan}` plan."
+        )
+    }
+
+    fn ingest_line(&self) -> String {
+        let i = &self.ingest;
+        format!(
+            "Ingest: {} documents ({} pages, {} chunks, {} chars) in {:.1} s = {:.1} docs/s \
+             at concurrency {}; {} `429 rate_limited` answers waited out over the run.",
+            i.docs,
+            i.pages,
+            i.chunks,
+            i.chars,
+            i.elapsed.as_secs_f64(),
+            i.docs_per_sec(),
+            i.concurrency,
+            self.rate_limited
+        )
+    }
+
+    fn row(&self, m: &ModeReport) -> String {
+        let refs: Vec<String> = references(&self.dataset, m.mode)
+            .iter()
+            .map(|r| format!("{} {:.4}", r.system, r.ndcg_at_10))
+            .collect();
+        let refs = if refs.is_empty() {
+            "—".to_string()
+        } else {
+            refs.join(" · ")
+        };
+        let ms = m
+            .median_total_ms
+            .map_or("—".to_string(), |ms| format!("{ms:.1}"));
+        format!(
+            "| {} | {:.4} | {refs} | @{} {:.4} | {} | {} | {ms} |\n",
+            m.mode, m.ndcg_at_10, m.recall_k, m.recall, m.queries, m.empty
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn markdown_has_a_row_per_mode_with_references() {
+        let report = Report {
+            dataset: "scifact".into(),
+            split: "test".into(),
+            docs: 5183,
+            queries: 300,
+            subset: None,
+            ingest: IngestStats {
+                docs: 5183,
+                pages: 5183,
+                chunks: 9000,
+                chars: 7_000_000,
+                elapsed: Duration::from_secs(100),
+                concurrency: 4,
+            },
+            modes: vec![ModeReport {
+                mode: Mode::Keyword,
+                ndcg_at_10: 0.67891,
+                recall: 0.9,
+                recall_k: 50,
+                queries: 300,
+                empty: 0,
+                median_total_ms: Some(3.25),
+            }],
+            server: ServerInfo {
+                embedder: Some("multilingual-e5-small".into()),
+                plan: Some("library".into()),
+            },
+            rate_limited: 0,
+        };
+        let md = report.markdown();
+        assert!(
+            md.contains("| keyword | 0.6789 | BM25 Anserini 0.6789 · bm25s 0.6791"),
+            "{md}"
+        );
+        assert!(md.contains("51.8 docs/s"), "{md}");
+        assert!(md.contains("`library` plan"), "{md}");
+        assert!(md.contains("`multilingual-e5-small`"), "{md}");
+    }
+}
