@@ -16,6 +16,10 @@ pub struct Worker {
 
 type Job = Box<dyn FnOnce(&mut Worker) + Send>;
 
+/// The job panicked or the pool is gone.
+#[derive(Debug)]
+pub struct Lost;
+
 pub struct IngestPool {
     tx: mpsc::Sender<Job>,
 }
@@ -36,13 +40,14 @@ impl IngestPool {
     }
 
     /// Runs `f` on a worker and returns its result; the calling task yields meanwhile.
-    pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Worker) -> R + Send + 'static) -> R {
+    /// `Err` when the job panicked (the worker survives it).
+    pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Worker) -> R + Send + 'static) -> Result<R, Lost> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |w| {
             let _ = reply.send(f(w));
         });
-        self.tx.send(job).expect("ingest workers live as long as the server");
-        answer.await.expect("an ingest job always answers (a panic aborts the worker loudly)")
+        self.tx.send(job).map_err(|_| Lost)?;
+        answer.await.map_err(|_| Lost)
     }
 }
 
@@ -53,6 +58,8 @@ fn work(mut w: Worker, rx: &Mutex<mpsc::Receiver<Job>>) {
             Ok(job) => job,
             Err(_) => return,
         };
-        job(&mut w);
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut w))).is_err() {
+            tracing::error!("an ingest job panicked; its request gets a 500");
+        }
     }
 }
