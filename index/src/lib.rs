@@ -9,4 +9,5 @@
 /// The engine's on-disk format version; bumped on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
 
+pub mod date;
 pub mod embed;
