@@ -10,4 +10,6 @@
 pub const FORMAT_VERSION: u32 = 1;
 
 pub mod date;
+pub mod date;
 pub mod embed;
+pub mod text;
