@@ -9,7 +9,7 @@
 /// The engine's on-disk format version; bumped on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
 
-pub mod date;
+pub mod chunk;
 pub mod date;
 pub mod embed;
 pub mod text;
