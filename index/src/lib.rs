@@ -3,17 +3,18 @@
 //! It is synchronous on purpose: no HTTP, no async runtime, no glommio. The server
 //! (`src/`) owns requests and shards; this crate takes typed inputs and returns typed
 //! results, so the compiler keeps the runtime out of the hot loops.
-//!
-//! It starts nearly empty: the offline-models and index-engine work fill it in.
 
 /// The engine's on-disk format version; bumped on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
 
-pub mod embed;
-pub mod segment;
-pub mod wal;
 pub mod bm25;
+pub mod chunk;
 pub mod collection;
-pub mod search;
+pub mod date;
+pub mod embed;
 pub mod engine;
+pub mod ingest;
+pub mod search;
+pub mod segment;
 pub mod text;
+pub mod wal;

@@ -1,65 +1,108 @@
-//! PLACEHOLDER until the text module lands: tantivy's English stemming analyser.
-use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer, TokenStream};
+//! Text analysis shared by indexing, querying and matching.
+//!
+//! BM25 needs one analyzer used identically at index and query time ([`analyzer`],
+//! registered under [`ANALYZER`]); passages need the same terms to show which query terms
+//! they hold ([`terms`]); phrase checks, query parsing and near-duplicate detection need
+//! a lighter normalisation that keeps every word ([`normalize_for_match`]). Arabic is a
+//! first-class language throughout: vowel marks and spelling variants never split or
+//! distinguish words.
 
+mod arabic;
+mod matching;
+pub mod query;
+mod simhash;
+mod tokenizer;
+
+use std::cell::RefCell;
+
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, TokenizerManager,
+};
+
+pub use arabic::{fold_arabic, is_arabic_mark, normalize_arabic, ArabicNormalizer};
+pub use matching::{contains_phrase, normalize_for_match};
+pub use query::{parse, Intent, ParsedQuery};
+pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};
+pub use tokenizer::{QuarryTokenStream, QuarryTokenizer};
+
+/// The name [`analyzer`] is registered under in a tantivy index's tokenizer manager.
 pub const ANALYZER: &str = "quarry";
 
+/// Tokens of this many bytes or more are dropped (base64 blobs, hashes, URLs).
+const MAX_TOKEN_BYTES: usize = 40;
+
+/// Quarry's BM25 analyzer: words, long ones dropped, lowercased, Arabic-normalised,
+/// English stop words removed, English-stemmed. The shape of tantivy's `en_stem`, which
+/// scores nDCG@10 0.684 on SciFact, with Arabic-aware word splitting.
 pub fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
+    let stop_words = StopWordFilter::new(Language::English)
+        .expect("tantivy always has an English stop-word list");
+    TextAnalyzer::builder(QuarryTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
-        .filter(StopWordFilter::new(Language::English).expect("english stopwords"))
+        .filter(ArabicNormalizer)
+        .filter(stop_words)
         .filter(Stemmer::new(Language::English))
         .build()
 }
 
+/// Registers [`analyzer`] as [`ANALYZER`] (e.g. `register(index.tokenizers())`).
+pub fn register(manager: &TokenizerManager) {
+    manager.register(ANALYZER, analyzer());
+}
+
+thread_local! {
+    static THREAD_ANALYZER: RefCell<TextAnalyzer> = RefCell::new(analyzer());
+}
+
+/// The index terms of `text` in order, exactly as [`analyzer`] produces them.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut a = analyzer();
-    let mut s = a.token_stream(text);
-    let mut out = Vec::new();
-    while s.advance() {
-        out.push(s.token().text.clone());
-    }
-    out
-}
-
-pub fn normalize_for_match(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.extend(w.chars().flat_map(char::to_lowercase));
-    }
-    out
-}
-
-pub fn contains_phrase(hay: &str, phrase: &str) -> bool {
-    if phrase.is_empty() {
-        return true;
-    }
-    hay.match_indices(phrase).any(|(i, _)| {
-        let before = i == 0 || hay.as_bytes()[i - 1] == b' ';
-        let end = i + phrase.len();
-        before && (end == hay.len() || hay.as_bytes()[end] == b' ')
+    THREAD_ANALYZER.with_borrow_mut(|analyzer| {
+        let mut out = Vec::new();
+        analyzer
+            .token_stream(text)
+            .process(&mut |t| out.push(t.text.clone()));
+        out
     })
 }
 
-pub fn simhash(text: &str) -> u64 {
-    let norm = normalize_for_match(text);
-    let words: Vec<&str> = norm.split(' ').collect();
-    let mut acc = [0i32; 64];
-    for w in words.windows(3.min(words.len()).max(1)) {
-        let mut h: u64 = 0xcbf29ce484222325;
-        for b in w.join(" ").bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
-        }
-        for (i, a) in acc.iter_mut().enumerate() {
-            *a += if h >> i & 1 == 1 { 1 } else { -1 };
-        }
-    }
-    acc.iter().enumerate().fold(0, |s, (i, &a)| if a > 0 { s | 1 << i } else { s })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn near_duplicate(a: u64, b: u64) -> bool {
-    (a ^ b).count_ones() <= 3
+    #[test]
+    fn analyzes_english_like_en_stem() {
+        assert_eq!(
+            terms("The Running dogs are in the Gardens!"),
+            ["run", "dog", "garden"]
+        );
+        assert!(terms("").is_empty());
+    }
+
+    #[test]
+    fn drops_tokens_of_forty_bytes_or_more() {
+        let kept = "y".repeat(MAX_TOKEN_BYTES - 1);
+        let text = format!("keep {} {kept}", "x".repeat(MAX_TOKEN_BYTES));
+        assert_eq!(terms(&text), ["keep", kept.as_str()]);
+    }
+
+    #[test]
+    fn analyzes_vocalised_and_plain_arabic_alike() {
+        let vocalised = terms("قَالَ رَسُولُ ٱللَّهِ فِي ٱلْمَدْرَسَةِ");
+        let plain = terms("قال رسول الله في المدرسه");
+        assert_eq!(vocalised, plain);
+        assert_eq!(plain, ["قال", "رسول", "الله", "في", "المدرسه"]);
+    }
+
+    #[test]
+    fn offsets_point_into_the_original_text() {
+        let text = "Ab, مُحَمَّد!";
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(text);
+        let mut spans = Vec::new();
+        while let Some(t) = stream.next() {
+            spans.push(&text[t.offset_from..t.offset_to]);
+        }
+        assert_eq!(spans, ["Ab", "مُحَمَّد"]);
+    }
 }

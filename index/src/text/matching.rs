@@ -1,0 +1,77 @@
+//! Text reduced to its words, for checking that a quoted phrase really occurs on a page.
+//!
+//! BM25 finds pages holding a phrase's terms; whether they hold the phrase itself is a
+//! plain substring test once both sides are reduced to lowercase, Arabic-normalised words
+//! separated by single spaces. Stemming is left out on purpose: a quoted phrase asks for
+//! those words.
+
+use super::arabic::fold_arabic;
+
+/// Lowercase, Arabic-normalised words of `text` joined by single spaces: every run of
+/// characters that are not alphanumeric becomes one space, and none lead or trail.
+pub fn normalize_for_match(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut gap = false;
+    for c in text.chars() {
+        let Some(c) = fold_arabic(c) else { continue };
+        if !c.is_alphanumeric() {
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
+            out.push(' ');
+        }
+        gap = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// True when `phrase` occurs in `haystack` as whole words; both must already be
+/// [`normalize_for_match`]ed. An empty phrase is in every haystack.
+pub fn contains_phrase(haystack: &str, phrase: &str) -> bool {
+    if phrase.is_empty() {
+        return true;
+    }
+    haystack.match_indices(phrase).any(|(at, _)| {
+        let before = haystack[..at].chars().next_back();
+        let after = haystack[at + phrase.len()..].chars().next();
+        before.is_none_or(|c| c == ' ') && after.is_none_or(|c| c == ' ')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduces_text_to_words() {
+        assert_eq!(
+            normalize_for_match("  Hello,   WORLD!! (tax-payer)\r\n"),
+            "hello world tax payer"
+        );
+        assert_eq!(normalize_for_match("قالَ: «أَحْمَدُ»"), "قال احمد");
+        assert_eq!(normalize_for_match("ـــ...!"), "");
+    }
+
+    #[test]
+    fn phrases_match_whole_words_only() {
+        let page = normalize_for_match("The heart-rate was 72; blood pressure normal.");
+        let has = |p: &str| contains_phrase(&page, &normalize_for_match(p));
+        assert!(has("heart rate"));
+        assert!(has("Blood Pressure"));
+        assert!(has("the heart"));
+        assert!(has("72 blood"));
+        assert!(!has("art rate"));
+        assert!(!has("blood press"));
+        assert!(!has("pressure normally"));
+        assert!(has(""));
+    }
+
+    #[test]
+    fn arabic_phrases_match_across_spellings() {
+        let page = normalize_for_match("قَالَ رَسُولُ ٱللَّهِ صلى الله عليه وسلم");
+        assert!(contains_phrase(&page, &normalize_for_match("رسول الله")));
+        assert!(!contains_phrase(&page, &normalize_for_match("سول الله")));
+    }
+}

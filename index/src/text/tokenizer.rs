@@ -1,0 +1,134 @@
+//! The word splitter under Quarry's analyzer.
+//!
+//! tantivy's `SimpleTokenizer` ends a word at any character that is not alphanumeric.
+//! Most Arabic harakat count as alphabetic, but several Quranic marks do not, and split a
+//! vocalised word in two. [`QuarryTokenizer`] keeps every Arabic mark inside its word and
+//! leaves it out of the token text, so `بِسۡمِ` and `بسم` are the same token; offsets
+//! still point into the original text, marks included.
+
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+
+use super::arabic::is_arabic_mark;
+
+#[derive(Clone, Debug, Default)]
+pub struct QuarryTokenizer {
+    token: Token,
+}
+
+pub struct QuarryTokenStream<'a> {
+    text: &'a str,
+    cursor: usize,
+    token: &'a mut Token,
+}
+
+impl Tokenizer for QuarryTokenizer {
+    type TokenStream<'a> = QuarryTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> QuarryTokenStream<'a> {
+        self.token.reset();
+        QuarryTokenStream {
+            text,
+            cursor: 0,
+            token: &mut self.token,
+        }
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || is_arabic_mark(c)
+}
+
+impl QuarryTokenStream<'_> {
+    /// The byte range of the next run of word characters at or after the cursor.
+    fn next_run(&self) -> Option<(usize, usize)> {
+        let rest = &self.text[self.cursor..];
+        let start = self.cursor + rest.find(is_word_char)?;
+        let len = self.text[start..]
+            .find(|c| !is_word_char(c))
+            .unwrap_or(self.text.len() - start);
+        Some((start, start + len))
+    }
+}
+
+impl TokenStream for QuarryTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        self.token.text.clear();
+        while let Some((start, end)) = self.next_run() {
+            self.cursor = end;
+            let letters = self.text[start..end]
+                .chars()
+                .filter(|&c| !is_arabic_mark(c));
+            self.token.text.extend(letters);
+            if !self.token.text.is_empty() {
+                self.token.offset_from = start;
+                self.token.offset_to = end;
+                self.token.position = self.token.position.wrapping_add(1);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<(String, usize, usize, usize)> {
+        let mut tokenizer = QuarryTokenizer::default();
+        let mut stream = tokenizer.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(t) = stream.next() {
+            out.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+        }
+        out
+    }
+
+    #[test]
+    fn splits_on_punctuation_like_simple_tokenizer() {
+        let got = tokens("Hello, happy tax-payer!");
+        let want = [
+            ("Hello", 0, 5, 0),
+            ("happy", 7, 12, 1),
+            ("tax", 13, 16, 2),
+            ("payer", 17, 22, 3),
+        ];
+        let want: Vec<_> = want
+            .iter()
+            .map(|&(s, a, b, p)| (s.to_string(), a, b, p))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn keeps_marked_arabic_words_whole_and_drops_the_marks() {
+        // U+06DF (small high rounded zero) is not alphanumeric: a plain split on
+        // non-alphanumerics would cut this word in two.
+        let marked = "ب\u{0650}\u{06DF}سْمِ";
+        assert!(!'\u{06DF}'.is_alphanumeric());
+        let text = format!("قال {marked} ٱللَّهِ");
+        let got = tokens(&text);
+        let words: Vec<&str> = got.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(words, ["قال", "بسم", "ٱلله"]);
+        let (_, from, to, _) = got[1];
+        assert_eq!(&text[from..to], marked);
+    }
+
+    #[test]
+    fn skips_runs_of_marks_alone_and_tatweel() {
+        let got = tokens("ـــ \u{064E} كـتـاب");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "كتاب");
+        assert_eq!(got[0].3, 0);
+        assert!(tokens("").is_empty());
+        assert!(tokens(" ,; ").is_empty());
+    }
+}
