@@ -12,6 +12,7 @@ pub mod identity;
 pub mod limits;
 pub mod llm;
 pub mod plans;
+pub mod search;
 pub mod shard;
 pub mod store;
 pub mod sys;

@@ -27,6 +27,8 @@ pub struct Call<'a> {
     /// Set on authenticated routes.
     pub principal: Option<Rc<Principal>>,
     pub limits: BodyLimits,
+    /// This shard's embedder sessions (the configured embedder first).
+    pub embedders: &'a std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
 }
 
 impl Call<'_> {
@@ -39,6 +41,14 @@ impl Call<'_> {
         let body = self.body.take().ok_or_else(ApiError::internal)?;
         let bytes = body::read(&self.parts.headers, body, self.limits).await?;
         body::json(&bytes, field_code)
+    }
+
+    /// The body as any JSON value (some bodies may be a bare string); a syntax error
+    /// is 400 `invalid_json` with its position.
+    pub async fn json_value(&mut self) -> Result<serde_json::Value, ApiError> {
+        let body = self.body.take().ok_or_else(ApiError::internal)?;
+        let bytes = body::read(&self.parts.headers, body, self.limits).await?;
+        agentlex::input::parse_json(&bytes)
     }
 }
 
@@ -60,7 +70,7 @@ pub fn immediate(route: &Route, app: &App) -> Option<Reply> {
 }
 
 pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
-    use agentlex::{account, keys, signup};
+    use agentlex::{account, collections, documents, keys, search, signup};
     match route {
         r @ (Route::Health | Route::Plans | Route::Metrics) => Ok(immediate(&r, call.app).expect("an immediate route")),
         Route::Panic => panic!("GET /v1/_panic (debug.panic_route is on)"),
@@ -71,5 +81,16 @@ pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
         Route::RevokeKey(prefix) => keys::revoke(call, prefix).await,
         Route::ChatCompletions => openai::chat::completions(call).await,
         Route::Models => openai::models::list(call).await,
+        Route::ListCollections => collections::list(call).await,
+        Route::CreateCollection => collections::create(call).await,
+        Route::GetCollection(id) => collections::get(call, id).await,
+        Route::UpdateCollection(id) => collections::update(call, id).await,
+        Route::DeleteCollection(id) => collections::delete(call, id).await,
+        Route::AddDocument(id) => documents::add(call, id).await,
+        Route::ListDocuments(id) => documents::list(call, id).await,
+        Route::GetDocument(id, doc) => documents::get(call, id, doc).await,
+        Route::DeleteDocument(id, doc) => documents::delete(call, id, doc).await,
+        Route::GetPage(id, doc, n) => documents::page(call, id, doc, n).await,
+        Route::Search(id) => search::search(call, id).await,
     }
 }

@@ -78,7 +78,7 @@ async fn serve(shard: &Shard, route: Result<Route, ApiError>, parts: hyper::http
         Ok(r) => r,
         Err(e) => return response::error(&e),
     };
-    let mut call = Call { app: &shard.app, parts, body: Some(body), principal: None, limits: shard.body_limits };
+    let mut call = Call { app: &shard.app, parts, body: Some(body), principal: None, limits: shard.body_limits, embedders: &shard.embedders };
     if !route.authenticated() {
         return api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e));
     }

@@ -35,6 +35,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let stop = Arc::new(AtomicBool::new(false));
     let signals = watch_signals(stop.clone())?;
     let flusher = start_flusher(app.clone(), stop.clone());
+    let maintenance = start_maintenance(app.clone(), stop.clone());
 
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
@@ -66,6 +67,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     stop.store(true, Ordering::Release);
     signals.close();
     let _ = flusher.join();
+    let _ = maintenance.join();
     app.flush_meters();
     tracing::info!("quarry stopped");
     Ok(())
@@ -178,4 +180,29 @@ fn start_flusher(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle<()>
             }
         })
         .expect("the meters thread starts")
+}
+
+/// The index's background work: flush in-memory tails into segments (when big enough,
+/// or when older than `index.flush_interval`) and merge segments, at idle priority.
+fn start_maintenance(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle<()> {
+    let every = app.config.index.flush_interval;
+    thread::Builder::new()
+        .name("quarry-index".into())
+        .spawn(move || {
+            crate::sys::set_idle_priority();
+            let step = Duration::from_millis(100);
+            let mut since_all = Duration::ZERO;
+            while !stop.load(Ordering::Acquire) {
+                thread::sleep(step);
+                since_all += step;
+                let all = since_all >= every;
+                if all {
+                    since_all = Duration::ZERO;
+                }
+                for (id, e) in app.engine.maintain(all) {
+                    tracing::error!(collection = %id, error = %e, "index background work failed; will retry");
+                }
+            }
+        })
+        .expect("the index thread starts")
 }
