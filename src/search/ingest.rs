@@ -25,7 +25,8 @@ pub struct Added {
 pub async fn add(app: &Arc<App>, coll: Arc<Collection>, draft: DocDraft, embed: bool) -> Result<Added, ApiError> {
     let opts = ChunkOptions { target_chars: app.config.index.chunk_target_chars, max_chars: app.config.index.chunk_max_chars };
     let (embedder, format, id) = (draft.embedder.clone(), draft.format.clone(), draft.id.clone());
-    let result = app
+    // Chunking and embedding take CPU: an ingest worker does them at idle priority.
+    let prepared = app
         .ingest
         .run(move |w| {
             let mut batch = ingest::prepare(draft, &opts);
@@ -36,17 +37,16 @@ pub async fn add(app: &Arc<App>, coll: Arc<Collection>, draft: DocDraft, embed: 
                 let v = e.embed_passages(&refs).map_err(|e| IngestError::Embed(e.to_string()))?;
                 ingest::attach_vectors(&mut batch, v.dims, v.data);
             }
-            let d = &batch.docs[0];
-            let counts = (d.pages, d.chunks, d.chars);
-            coll.add(batch).map_err(IngestError::Index)?;
-            Ok::<_, IngestError>(counts)
+            Ok::<_, IngestError>(batch)
         })
-        .await;
-    match result {
-        Ok(Ok((pages, chunks, chars))) => Ok(Added { id, pages, chunks, chars, chunker: ingest::CHUNKER, embedder, format }),
-        Ok(Err(e)) => Err(e.into()),
-        Err(_) => Err(ApiError::internal()),
-    }
+        .await
+        .map_err(|_| ApiError::internal())??;
+    // Logging waits on the WAL's sync: a blocking thread waits, so every add in flight
+    // shares one group commit and no worker sits idle meanwhile.
+    let d = &prepared.docs[0];
+    let (pages, chunks, chars) = (d.pages, d.chunks, d.chars);
+    crate::api::blocking(move || coll.add(prepared)).await.map_err(IngestError::Index)?;
+    Ok(Added { id, pages, chunks, chars, chunker: ingest::CHUNKER, embedder, format })
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -5,6 +5,7 @@ mod client;
 mod server;
 
 mod accounts_cli;
+mod collections;
 mod errors;
 mod health;
 mod identity;
