@@ -13,3 +13,4 @@ mod lifecycle;
 mod limits;
 mod models;
 mod network;
+mod search;

@@ -132,6 +132,11 @@ impl TestServer {
         child.wait().unwrap();
     }
 
+    /// The embedder the next (re)start uses.
+    pub fn set_embedder(&mut self, embedder: &str) {
+        self.embedder = embedder.to_owned();
+    }
+
     pub fn conn(&self) -> Conn {
         Conn::open(self.addr)
     }

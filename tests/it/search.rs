@@ -1,0 +1,110 @@
+//! Search through the API with the real embedder: modes, phrases, filters, passages
+//! with offsets, stable citations across restarts, and the same answer every time.
+
+use serde_json::{json, Value};
+
+use super::collections::{add, create_collection, post};
+use super::server::{Options, TestServer};
+
+fn search(s: &TestServer, key: &str, col: &str, body: Value) -> Value {
+    let r = post(s, &format!("/v1/collections/{col}/search"), key, &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()
+}
+
+fn docs_of(r: &Value) -> Vec<String> {
+    r["results"].as_array().unwrap().iter().map(|x| x["document"]["title"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+const CORPUS: &[(&str, &str, &str)] = &[
+    ("Cats", "2023-05-01", "Cats are small carnivorous mammals. A cat purrs when content and hunts mice at night."),
+    ("Dogs", "2024-02-10", "Dogs are loyal companions. The dog barks at strangers and loves long walks in the park."),
+    ("Volcanoes", "2024-03-14", "A volcano erupts when magma rises through the crust. Lava flows can bury whole towns."),
+    ("Tea", "2022-11-30", "Green tea is brewed from unoxidised leaves. Steep it briefly in water below boiling."),
+    ("Cats again", "2021-01-01", "Cats are small carnivorous mammals. A cat purrs when content and hunts mice at night."),
+];
+
+fn corpus(s: &TestServer) -> (String, String) {
+    let (_, key) = s.signup("search@example.com");
+    let col = create_collection(s, &key, "animals");
+    for (title, date, text) in CORPUS {
+        add(s, &key, &col, &json!({"title": title, "text": text, "metadata": {"date": date, "topic": {"kind": if title.starts_with("Cat") || *title == "Dogs" { "pets" } else { "other" }}}}));
+    }
+    (key, col)
+}
+
+#[test]
+fn every_mode_finds_what_a_reader_would_and_says_why() {
+    let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), ..Options::default() });
+    let (key, col) = corpus(&s);
+    let r = search(&s, &key, &col, json!({"query": "molten rock coming out of a mountain", "mode": "semantic", "expand": false}));
+    assert_eq!(docs_of(&r)[0], "Volcanoes", "{r}");
+    assert_eq!(r["results"][0]["retrievers"], json!(["semantic"]));
+    let r = search(&s, &key, &col, json!({"query": "barking dog", "mode": "keyword", "expand": false}));
+    assert_eq!(docs_of(&r), ["Dogs"]);
+    let first = &r["results"][0];
+    assert_eq!(first["passages"][0]["matched"], json!(["bark", "dog"]));
+    assert!(first["citation"].as_str().unwrap().starts_with("AL-"));
+    let r = search(&s, &key, &col, json!({"query": "why do cats purr?", "expand": false}));
+    assert_eq!((r["mode"].as_str(), r["intent"].as_str()), (Some("hybrid"), Some("question")));
+    let top = &r["results"][0];
+    assert_eq!((top["duplicates"].as_u64(), top["alsoIn"].as_u64()), (Some(1), Some(1)), "the two cat pages fold: {r}");
+    assert_eq!(top["retrievers"], json!(["keyword", "semantic"]));
+    for t in ["keywordMs", "embedMs", "semanticMs", "totalMs"] {
+        assert!(r["timings"][t].as_f64().is_some(), "{t}: {r}");
+    }
+    assert!(r["considered"].as_u64().unwrap() >= 2);
+    assert_eq!(r["reranker"], Value::Null);
+
+    // The same request gives the same answer, and citations survive a restart.
+    let again = search(&s, &key, &col, json!({"query": "why do cats purr?", "expand": false}));
+    assert_eq!(again["results"], r["results"]);
+    let citations = |r: &Value| r["results"].as_array().unwrap().iter().map(|x| x["citation"].clone()).collect::<Vec<_>>();
+    let before = citations(&r);
+    s.terminate(std::time::Duration::from_secs(10));
+    s.restart();
+    let after = search(&s, &key, &col, json!({"query": "why do cats purr?", "expand": false}));
+    assert_eq!(citations(&after), before);
+}
+
+#[test]
+fn phrases_filters_and_warnings_behave_as_the_spec_says() {
+    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), ..Options::default() });
+    let (key, col) = corpus(&s);
+    let r = search(&s, &key, &col, json!({"query": "\"long walks\" animals", "mode": "hybrid", "expand": false}));
+    assert_eq!((docs_of(&r), r["phrases"].clone(), r["intent"].as_str()), (vec!["Dogs".to_owned()], json!(["long walks"]), Some("phrase")));
+    let r = search(&s, &key, &col, json!({"query": "\"purple elephants\" cats", "mode": "keyword"}));
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("purple elephants")), "{r}");
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand defaults to true and is answered false: {r}");
+    assert_eq!(r["expand"], false);
+    let r = search(&s, &key, &col, json!({"query": "animals", "mode": "semantic", "filters": {"metadata": {"topic.kind": "pets"}, "date": {"from": "2023", "to": "March 1, 2024"}}}));
+    let mut got = docs_of(&r);
+    got.sort();
+    assert_eq!(got, ["Cats", "Dogs"], "{r}");
+    assert_eq!(r["filters"]["date"], json!({"from": "2023", "to": "March 1, 2024"}));
+    let r = search(&s, &key, &col, json!({"query": "animals", "kinds": ["table", "unicorn"]}));
+    assert_eq!(r["filters"]["kinds"], json!(["table"]));
+    assert!(r["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("unicorn")));
+    let bad = post(&s, &format!("/v1/collections/{col}/search"), &key, &json!({"query": "x", "filters": {"date": {"from": "soon"}}}));
+    assert_eq!((bad.status, bad.code()), (400, "invalid_filter".to_owned()));
+    let bad = post(&s, &format!("/v1/collections/{col}/search"), &key, &json!({"query": "x".repeat(4001)}));
+    assert_eq!((bad.status, bad.code()), (400, "query_too_long".to_owned()));
+}
+
+#[test]
+fn a_collection_built_with_another_embedder_still_answers_keyword_searches() {
+    let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), shards: Some(1), ..Options::default() });
+    let (_, key) = s.signup("mismatch@example.com");
+    let col = create_collection(&s, &key, "minilm");
+    add(&s, &key, &col, &json!("Quartz is a hard mineral."));
+    s.set_embedder("none");
+    s.terminate(std::time::Duration::from_secs(10));
+    s.restart();
+    let r = post(&s, &format!("/v1/collections/{col}/search"), &key, &json!({"query": "quartz", "mode": "semantic"}));
+    assert_eq!((r.status, r.code()), (409, "embedder_mismatch".to_owned()));
+    let r = post(&s, &format!("/v1/collections/{col}/documents"), &key, &json!("More text."));
+    assert_eq!(r.code(), "embedder_mismatch");
+    let r = search(&s, &key, &col, json!({"query": "quartz", "mode": "keyword"}));
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+}
