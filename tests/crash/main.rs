@@ -1,0 +1,180 @@
+//! Crash and fault tests, in their own binary: `kill -9` during concurrent adds, a torn
+//! WAL tail, and failpoints between the WAL write and its sync. Every document that got
+//! a 201 must be present and searchable after a restart, and none half-present.
+
+#[path = "../it/client.rs"]
+#[allow(dead_code)]
+mod client;
+#[path = "../it/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use server::{Options, TestServer};
+
+/// One request on its own connection; any transport failure is an `Err` (the server
+/// may be dead), never a panic.
+fn try_post(addr: SocketAddr, path: &str, key: &str, body: &str) -> io::Result<(u16, Value)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nhost: q\r\nauthorization: Bearer {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf)?;
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut r = httparse::Response::new(&mut headers);
+    match r.parse(&buf) {
+        Ok(httparse::Status::Complete(n)) => Ok((r.code.unwrap_or(0), serde_json::from_slice(&buf[n..]).unwrap_or(Value::Null))),
+        _ => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no complete response")),
+    }
+}
+
+fn setup(s: &TestServer) -> (String, String) {
+    let (_, key) = s.signup("crash@example.com");
+    let r = s.request("POST", "/v1/collections", Some(&key), Some(r#"{"name":"crash"}"#));
+    assert_eq!(r.status, 201, "{}", r.text());
+    (key, r.json()["id"].as_str().unwrap().to_owned())
+}
+
+/// The two pages of document `token`: each names the token, so a search finds it.
+fn body(token: &str) -> String {
+    json!({"title": token, "pages": [format!("First page of {token}. Alpha beta."), format!("Second page of {token}. Gamma delta.")]}).to_string()
+}
+
+#[derive(Clone, Debug)]
+struct Acked {
+    id: String,
+    token: String,
+}
+
+/// Adds documents from `threads` clients until `stop`; returns those acknowledged.
+fn add_until(addr: SocketAddr, key: &str, col: &str, round: usize, threads: usize, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<Vec<Acked>>> {
+    (0..threads)
+        .map(|t| {
+            let (key, path, stop) = (key.to_owned(), format!("/v1/collections/{col}/documents"), stop.clone());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                for i in 0.. {
+                    if stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    let token = format!("tok{round}x{t}x{i}");
+                    match try_post(addr, &path, &key, &body(&token)) {
+                        Ok((201, v)) => acked.push(Acked { id: v["id"].as_str().unwrap().to_owned(), token }),
+                        Ok((status, v)) => panic!("an add answered {status}: {v}"),
+                        Err(_) => break,
+                    }
+                }
+                acked
+            })
+        })
+        .collect()
+}
+
+fn check_all_present(s: &TestServer, key: &str, col: &str, acked: &[Acked]) {
+    let listed = s.get(&format!("/v1/collections/{col}/documents"), Some(key)).json();
+    let listed: HashMap<String, Value> =
+        listed["documents"].as_array().unwrap().iter().map(|d| (d["id"].as_str().unwrap().to_owned(), d.clone())).collect();
+    for (id, d) in &listed {
+        assert_eq!((d["pages"].as_u64(), d["chunks"].as_u64()), (Some(2), Some(2)), "document {id} is half-present: {d}");
+    }
+    for a in acked {
+        assert!(listed.contains_key(&a.id), "acknowledged document {} ({}) is missing", a.id, a.token);
+    }
+    // Every acknowledged document is searchable: spot-check a spread of them by keyword.
+    let step = (acked.len() / 25).max(1);
+    for a in acked.iter().step_by(step) {
+        let q = json!({"query": a.token, "mode": "keyword", "expand": false}).to_string();
+        let r = s.request("POST", &format!("/v1/collections/{col}/search"), Some(key), Some(&q));
+        let found = r.json();
+        let ids: Vec<&str> = found["results"].as_array().unwrap().iter().map(|x| x["document"]["id"].as_str().unwrap()).collect();
+        assert!(ids.contains(&a.id.as_str()), "acknowledged document {} is not found by its token {}: {ids:?}", a.id, a.token);
+    }
+}
+
+/// Small flush thresholds so crashes also land during flushes and merges.
+const BUSY_INDEX: &str = "[index]\nflush_batches = 6\nflush_interval = \"150ms\"\nmax_segments = 2\n\
+    [plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n";
+
+#[test]
+fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
+    let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: BUSY_INDEX.into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let mut acked: Vec<Acked> = Vec::new();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for round in 0..20 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone());
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_millis(80 + seed % 500));
+        s.kill9();
+        stop.store(true, Ordering::Release);
+        for c in clients {
+            acked.extend(c.join().unwrap());
+        }
+        s.restart();
+        check_all_present(&s, &key, &col, &acked);
+    }
+    eprintln!("{} documents acknowledged over 20 kill -9 rounds; all present", acked.len());
+    assert!(acked.len() >= 40, "the rounds acknowledged {} documents; too few to mean much", acked.len());
+}
+
+#[test]
+fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
+    let mut s = TestServer::with(Options { config: "[index]\nflush_interval = \"1h\"\n[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\n".into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone()).into_iter().flat_map(|c| {
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, Ordering::Release);
+        c.join().unwrap()
+    }).collect();
+    s.kill9();
+    let wal_dir = s.data().join("collections").join(&col).join("wal");
+    let newest = std::fs::read_dir(&wal_dir).unwrap().map(|e| e.unwrap().path()).max().unwrap();
+    let good = std::fs::metadata(&newest).unwrap().len();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&newest).unwrap();
+    f.write_all(&[0x40, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3]).unwrap();
+    drop(f);
+    s.restart();
+    assert_eq!(std::fs::metadata(&newest).unwrap().len(), good, "the torn tail is cut");
+    check_all_present(&s, &key, &col, &acked);
+    let r = try_post(s.addr, &format!("/v1/collections/{col}/documents"), &key, &body("after")).unwrap();
+    assert_eq!(r.0, 201, "the collection takes writes again");
+}
+
+#[test]
+fn no_201_leaves_before_the_wal_sync_returns() {
+    let mut s = TestServer::with(Options { config: "[debug]\nfailpoint = \"wal_crash_before_sync\"\n".into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let r = try_post(s.addr, &format!("/v1/collections/{col}/documents"), &key, &body("doomed"));
+    assert!(r.is_err(), "the process died between the WAL write and its sync; no answer may leave: {r:?}");
+    let status = s.wait(Duration::from_secs(10));
+    assert!(!status.success(), "it aborted");
+}
+
+#[test]
+fn a_failed_sync_answers_500_and_the_document_is_not_visible() {
+    let s = TestServer::with(Options { config: "[debug]\nfailpoint = \"wal_fail_sync\"\n".into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let (status, v) = try_post(s.addr, &format!("/v1/collections/{col}/documents"), &key, &body("unsynced")).unwrap();
+    assert_eq!((status, v["error"]["code"].as_str()), (500, Some("internal")));
+    let listed = s.get(&format!("/v1/collections/{col}/documents"), Some(&key)).json();
+    assert!(listed["documents"].as_array().unwrap().is_empty(), "{listed}");
+    let q = json!({"query": "unsynced", "mode": "keyword"}).to_string();
+    let r = s.request("POST", &format!("/v1/collections/{col}/search"), Some(&key), Some(&q));
+    assert!(r.json()["results"].as_array().unwrap().is_empty());
+}
+
