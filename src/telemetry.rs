@@ -5,7 +5,10 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{LogConfig, LogFormat};
 
 pub fn init(log: &LogConfig) {
-    let filter = EnvFilter::try_new(&log.level).unwrap_or_else(|e| {
+    // tantivy logs every commit and merge at info; that is the engine's business, so
+    // it speaks at warn unless the filter names it.
+    let level = if log.level.contains("tantivy") { log.level.clone() } else { format!("{},tantivy=warn", log.level) };
+    let filter = EnvFilter::try_new(&level).unwrap_or_else(|e| {
         eprintln!("log.level `{}` is not a valid filter ({e}); using \"info\"", log.level);
         EnvFilter::new("info")
     });

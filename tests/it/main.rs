@@ -13,4 +13,5 @@ mod lifecycle;
 mod limits;
 mod models;
 mod network;
+mod quality;
 mod search;

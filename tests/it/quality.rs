@@ -1,0 +1,34 @@
+//! Retrieval quality through the HTTP API, sized for CI: a fixed 500-document subset of
+//! SciFact with the real MiniLM embedder, every test query whose relevant documents it
+//! holds, nDCG@10 per mode. Hybrid must beat both of its single lists. (The full-set
+//! numbers come from `quarry-quality`; see README.)
+
+use std::path::Path;
+
+use quarry_bench::quality::beir::Dataset;
+use quarry_bench::quality::client::{Client, Mode};
+use quarry_bench::quality::run::{evaluate, index, RunOptions};
+
+use super::server::{Options, TestServer};
+
+/// The evaluation account's plan: the default plan with its limits raised, as an
+/// operator would do for a benchmark (`quarry accounts set-plan` moves real accounts).
+const RAISED_PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n";
+
+#[test]
+fn hybrid_beats_keyword_and_semantic_on_a_scifact_subset() {
+    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED_PLAN.into(), ..Options::default() });
+    let (_, key) = s.signup("quality@example.com");
+    let data = Dataset::load(Path::new("../shared/eval/scifact"), "test").expect("../shared/eval/scifact").subset(500);
+    let client = Client::new(&format!("http://{}", s.addr)).unwrap().with_key(key);
+    let opts = RunOptions::default();
+    let run = index(&client, &data, "scifact-500", &opts).unwrap();
+    let report = evaluate(&client, &run, &data, &[Mode::Keyword, Mode::Semantic, Mode::Hybrid], &opts).unwrap();
+    println!("{}", report.markdown());
+    println!("The evaluation account is on the default plan with its limits raised by the test's configuration.");
+    let ndcg = |m: Mode| report.modes.iter().find(|r| r.mode == m).unwrap().ndcg_at_10;
+    let (k, sem, h) = (ndcg(Mode::Keyword), ndcg(Mode::Semantic), ndcg(Mode::Hybrid));
+    assert!(report.queries >= 100, "only {} queries evaluated", report.queries);
+    assert!(h > k && h > sem, "hybrid {h:.4} must beat keyword {k:.4} and semantic {sem:.4}");
+    assert!(k > 0.5 && sem > 0.5, "keyword {k:.4} and semantic {sem:.4} are implausibly low");
+}
