@@ -1,12 +1,17 @@
-//! BM25 over chunks with tantivy: one tantivy index per segment (and per in-memory
-//! batch), because a segment is the unit that is flushed, merged and dropped; searches
-//! score every segment with the statistics of the whole collection ([`Stats`]), so a
-//! term's weight does not depend on which segment happens to hold a chunk.
+//! BM25 over chunks: a tantivy index per segment, because a segment is the unit that is
+//! flushed, merged and dropped; for the in-memory tail (one batch per acknowledged
+//! document) a small inverted index of our own, because building a tantivy index per
+//! document cost ~11 ms — as much as embedding it. Both score with tantivy's own
+//! [`Bm25Weight`] and fieldnorm coding and with the statistics of the whole collection
+//! ([`Stats`]), so a chunk gets the same score whichever kind of view holds it.
 
 use std::path::Path;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, TermQuery};
+use std::collections::HashMap;
+
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Searcher, Term};
 
@@ -44,8 +49,14 @@ fn fields(schema: &Schema) -> Fields {
     Fields { text: f("text"), title: f("title"), chunk: f("chunk") }
 }
 
-/// The tantivy index of one batch's chunks.
-pub struct Bm25 {
+/// The BM25 index of one view.
+pub enum Bm25 {
+    Disk(DiskIndex),
+    Memory(MemoryIndex),
+}
+
+/// The tantivy index of one segment's chunks.
+pub struct DiskIndex {
     _index: Index,
     _reader: IndexReader,
     searcher: Searcher,
@@ -53,9 +64,40 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
+    /// Writes a segment's tantivy index into `dir` (committed and fsynced by tantivy).
+    pub fn build(batch: &ArchivedBatch, dir: &Path) -> Result<Bm25, Bm25Error> {
+        DiskIndex::build(batch, Some(dir)).map(Bm25::Disk)
+    }
+
+    pub fn open(dir: &Path) -> Result<Bm25, Bm25Error> {
+        DiskIndex::open(dir).map(Bm25::Disk)
+    }
+
+    /// An in-memory index of a small batch.
+    pub fn memory(batch: &ArchivedBatch) -> Bm25 {
+        Bm25::Memory(MemoryIndex::build(batch))
+    }
+
+    /// The best `limit` chunks (ordinal, score) that `allow` admits, scored with the
+    /// collection's statistics.
+    pub fn search(
+        &self,
+        terms: &[String],
+        stats: &Stats,
+        limit: usize,
+        allow: impl Fn(u64) -> bool + Send + Sync + Clone + 'static,
+    ) -> tantivy::Result<Vec<(u32, f32)>> {
+        match self {
+            Bm25::Disk(d) => d.search(&d.query(terms), stats, limit, allow),
+            Bm25::Memory(m) => m.search(terms, stats, limit, allow),
+        }
+    }
+}
+
+impl DiskIndex {
     /// Indexes `batch`'s chunks (text, and the document title), in `dir` when given
     /// (committed and fsynced by tantivy), else in memory.
-    pub fn build(batch: &ArchivedBatch, dir: Option<&Path>) -> Result<Bm25, Bm25Error> {
+    pub fn build(batch: &ArchivedBatch, dir: Option<&Path>) -> Result<DiskIndex, Bm25Error> {
         let where_ = dir.map(|d| d.display().to_string()).unwrap_or_else(|| "(memory)".into());
         let fail = |source| Bm25Error { path: where_.clone(), source };
         let (schema, f) = schema();
@@ -78,23 +120,23 @@ impl Bm25 {
         }
         writer.commit().map_err(fail)?;
         writer.wait_merging_threads().map_err(fail)?;
-        Bm25::from_index(index, &where_)
+        DiskIndex::from_index(index, &where_)
     }
 
     /// Opens a segment's committed index.
-    pub fn open(dir: &Path) -> Result<Bm25, Bm25Error> {
+    pub fn open(dir: &Path) -> Result<DiskIndex, Bm25Error> {
         let fail = |source| Bm25Error { path: dir.display().to_string(), source };
         let index = Index::open_in_dir(dir).map_err(fail)?;
         register(&index);
-        Bm25::from_index(index, &dir.display().to_string())
+        DiskIndex::from_index(index, &dir.display().to_string())
     }
 
-    fn from_index(index: Index, where_: &str) -> Result<Bm25, Bm25Error> {
+    fn from_index(index: Index, where_: &str) -> Result<DiskIndex, Bm25Error> {
         let fail = |source| Bm25Error { path: where_.to_owned(), source };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
         let searcher = reader.searcher();
         let fields = fields(&index.schema());
-        Ok(Bm25 { _index: index, _reader: reader, searcher, fields })
+        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields })
     }
 
     /// The query's terms in both fields: a chunk matches on its text or its title.
@@ -114,7 +156,7 @@ impl Bm25 {
     pub fn search(
         &self,
         query: &BooleanQuery,
-        stats: &dyn Bm25StatisticsProvider,
+        stats: &Stats,
         limit: usize,
         allow: impl Fn(u64) -> bool + Send + Sync + Clone + 'static,
     ) -> tantivy::Result<Vec<(u32, f32)>> {
@@ -137,21 +179,150 @@ fn register(index: &Index) {
     index.tokenizers().register(crate::text::ANALYZER, crate::text::analyzer());
 }
 
-/// BM25 statistics summed over every segment of a collection.
+/// The text and title fields, in schema order: tantivy's field ids 0 and 1.
+const FIELDS: usize = 2;
+
+/// An inverted index of a small batch held in memory: postings per field, and each
+/// chunk's token count per field (its fieldnorm).
+pub struct MemoryIndex {
+    postings: [HashMap<String, Vec<(u32, u32)>>; FIELDS],
+    norms: [Vec<u32>; FIELDS],
+    total_tokens: [u64; FIELDS],
+}
+
+impl MemoryIndex {
+    fn build(batch: &ArchivedBatch) -> MemoryIndex {
+        let mut m = MemoryIndex { postings: Default::default(), norms: Default::default(), total_tokens: [0; FIELDS] };
+        for (i, c) in batch.chunks.iter().enumerate() {
+            let page = &batch.pages[c.page.to_native() as usize];
+            let text = &page.text.as_str()[c.byte_start.to_native() as usize..c.byte_end.to_native() as usize];
+            let title = batch.docs[page.doc.to_native() as usize].title.as_ref().map(|t| t.as_str()).unwrap_or("");
+            for (f, value) in [text, title].into_iter().enumerate() {
+                let terms = crate::text::terms(value);
+                m.norms[f].push(terms.len() as u32);
+                m.total_tokens[f] += terms.len() as u64;
+                let mut tf: HashMap<String, u32> = HashMap::new();
+                for t in terms {
+                    *tf.entry(t).or_default() += 1;
+                }
+                for (t, n) in tf {
+                    m.postings[f].entry(t).or_default().push((i as u32, n));
+                }
+            }
+        }
+        m
+    }
+
+    fn docs(&self) -> u64 {
+        self.norms[0].len() as u64
+    }
+
+    fn doc_freq(&self, field: usize, term: &str) -> u64 {
+        self.postings[field].get(term).map_or(0, |p| p.len() as u64)
+    }
+
+    /// The same sum of per-term, per-field BM25 scores a tantivy `BooleanQuery` of
+    /// `Should` term queries gives.
+    fn search(
+        &self,
+        terms: &[String],
+        stats: &Stats,
+        limit: usize,
+        allow: impl Fn(u64) -> bool,
+    ) -> tantivy::Result<Vec<(u32, f32)>> {
+        let n = stats.total_num_docs()?;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for f in 0..FIELDS {
+            let field = Field::from_field_id(f as u32);
+            let avg = stats.total_num_tokens(field)? as f32 / n.max(1) as f32;
+            for t in terms {
+                let Some(postings) = self.postings[f].get(t) else { continue };
+                let df = stats.doc_freq(&Term::from_field_text(field, t))?;
+                let w = Bm25Weight::for_one_term_without_explain(df, n, avg);
+                for &(chunk, tf) in postings {
+                    if allow(chunk as u64) {
+                        let norm = FieldNormReader::fieldnorm_to_id(self.norms[f][chunk as usize]);
+                        *scores.entry(chunk).or_default() += w.score(norm, tf);
+                    }
+                }
+            }
+        }
+        let mut top: Vec<(u32, f32)> = scores.into_iter().collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(limit);
+        Ok(top)
+    }
+}
+
+/// BM25 statistics summed over every view of a collection.
 pub struct Stats<'a> {
-    pub searchers: Vec<&'a Searcher>,
+    pub views: Vec<&'a Bm25>,
 }
 
 impl Bm25StatisticsProvider for Stats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        self.searchers.iter().map(|s| s.total_num_tokens(field)).sum()
+        self.views
+            .iter()
+            .map(|v| match v {
+                Bm25::Disk(d) => d.searcher.total_num_tokens(field),
+                Bm25::Memory(m) => Ok(m.total_tokens.get(field.field_id() as usize).copied().unwrap_or(0)),
+            })
+            .sum()
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        self.searchers.iter().map(|s| Bm25StatisticsProvider::total_num_docs(*s)).sum()
+        self.views
+            .iter()
+            .map(|v| match v {
+                Bm25::Disk(d) => Bm25StatisticsProvider::total_num_docs(&d.searcher),
+                Bm25::Memory(m) => Ok(m.docs()),
+            })
+            .sum()
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.searchers.iter().map(|s| s.doc_freq(term)).sum()
+        let f = term.field().field_id() as usize;
+        let value = term.value();
+        let text = value.as_str().unwrap_or("");
+        self.views
+            .iter()
+            .map(|v| match v {
+                Bm25::Disk(d) => d.searcher.doc_freq(term),
+                Bm25::Memory(m) => Ok(if f < FIELDS { m.doc_freq(f, text) } else { 0 }),
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{archive, BatchView};
+
+    /// The memory index must score exactly as tantivy does, or a chunk's rank would
+    /// depend on whether it has been flushed yet.
+    #[test]
+    fn memory_scores_equal_tantivy_scores() {
+        let mut batch = crate::collection::tests::doc("d", &[
+            "The quick brown fox jumps over the lazy dog near the river bank.",
+            "Foxes are quick; a brown dog sleeps. Rivers flow past banks of clay and stone.",
+            "Nothing relevant here at all, only filler words about weather and tea.",
+        ]);
+        batch.docs[0].title = Some("Fox and dog stories".into());
+        let bytes = archive(&batch);
+        let view = BatchView::from_bytes(bytes, Path::new("mem")).unwrap();
+        let disk = Bm25::Disk(DiskIndex::build(view.batch(), None).unwrap());
+        let mem = Bm25::memory(view.batch());
+        let terms: Vec<String> = crate::text::terms("quick brown fox river dogs stories");
+        for (a, b) in [(&disk, &disk), (&mem, &mem), (&disk, &mem)] {
+            let stats = Stats { views: vec![a, b] };
+            let d = disk.search(&terms, &stats, 10, |_| true).unwrap();
+            let m = mem.search(&terms, &stats, 10, |_| true).unwrap();
+            assert_eq!(d.len(), m.len());
+            for (x, y) in d.iter().zip(&m) {
+                assert_eq!(x.0, y.0);
+                assert!((x.1 - y.1).abs() < 1e-5, "{d:?} vs {m:?}");
+            }
+        }
     }
 }

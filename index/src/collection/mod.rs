@@ -278,7 +278,7 @@ impl Collection {
             old.iter().flat_map(|v| v.batch().docs.iter().map(|d| d.id.as_str().to_owned())).filter(|id| deleted.contains(id)).collect();
         segment::write(&view::segment_path(&self.dir, seq), &batch)?;
         let data = segment::BatchView::open(&view::segment_path(&self.dir, seq))?;
-        Bm25::build(data.batch(), Some(&view::bm25_path(&self.dir, seq)))?;
+        Bm25::build(data.batch(), &view::bm25_path(&self.dir, seq))?;
         segment::sync_dir(&self.dir.join("segments"))?;
         let new_view = Arc::new(View::segment(&self.dir, seq)?);
         let mut w = self.writer.lock().expect("writer lock");

@@ -162,3 +162,4 @@ fn concurrent_adds_are_all_visible() {
     let (c, _) = Collection::open("col_d", dir.path(), Options::default()).unwrap();
     assert_eq!(c.snapshot().counts().documents, 60);
 }
+

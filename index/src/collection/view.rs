@@ -34,7 +34,7 @@ impl View {
 
     pub fn memory(bytes: rkyv::util::AlignedVec, wal_seq: u64, origin: &Path) -> Result<View, CollectionError> {
         let data = BatchView::from_bytes(bytes, origin)?;
-        let bm25 = Bm25::build(data.batch(), None)?;
+        let bm25 = Bm25::memory(data.batch());
         Ok(View::new(Source::Memory { wal_seq }, data, bm25))
     }
 

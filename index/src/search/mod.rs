@@ -124,16 +124,15 @@ fn keyword(
     if terms.is_empty() || snap.views.is_empty() {
         return Vec::new();
     }
-    let stats = Stats { searchers: snap.views.iter().map(|v| v.bm25.searcher()).collect() };
+    let stats = Stats { views: snap.views.iter().map(|v| &v.bm25).collect() };
     let mut pages: HashMap<PageKey, f32> = HashMap::new();
     for (vi, view) in snap.views.iter().enumerate() {
-        let query = view.bm25.query(terms);
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
         let ok = move |c: u64| {
             let page = view_c.batch().chunks[c as usize].page.to_native();
             allow.page(&view_c, page)
         };
-        let Ok(top) = view.bm25.search(&query, &stats, depth * 4, ok) else { continue };
+        let Ok(top) = view.bm25.search(terms, &stats, depth * 4, ok) else { continue };
         for (chunk, score) in top {
             let page = view.batch().chunks[chunk as usize].page.to_native();
             chunk_scores.insert((vi as u32, chunk), score);
