@@ -16,7 +16,7 @@ pub mod response;
 mod runner;
 pub mod scenario;
 pub mod stats;
-mod sys;
+pub mod sys;
 pub mod target;
 
 pub use pin::CpuList;
