@@ -73,6 +73,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// Blocking-pool threads per shard.
+const BLOCKING_THREADS: usize = 32;
+
 fn spawn_shard(
     id: usize,
     cpu: usize,
@@ -88,6 +91,9 @@ fn spawn_shard(
         .io_memory(rt.io_memory)
         .ring_depth(rt.ring_depth)
         .preempt_timer(rt.preempt_timer)
+        // Blocking calls are store commits and adds waiting on the WAL's sync: enough
+        // threads that concurrent adds share one group commit instead of queueing for it.
+        .blocking_thread_pool_placement(glommio::PoolPlacement::Unbound(BLOCKING_THREADS))
         .spawn(move || async move {
             let embedders = match open_embedders(&app) {
                 Ok(e) => e,
