@@ -254,43 +254,59 @@ impl MemoryIndex {
     }
 }
 
-/// BM25 statistics summed over every view of a collection.
-pub struct Stats<'a> {
-    pub views: Vec<&'a Bm25>,
+/// BM25 statistics of a whole collection for one query's terms, summed over every view
+/// once, so each view's search reads them from here instead of asking every other view.
+pub struct Stats {
+    docs: u64,
+    tokens: [u64; FIELDS],
+    /// Document frequency per field of each query term.
+    df: [HashMap<String, u64>; FIELDS],
 }
 
-impl Bm25StatisticsProvider for Stats<'_> {
+impl Stats {
+    pub fn of(views: &[&Bm25], terms: &[String]) -> tantivy::Result<Stats> {
+        let mut s = Stats { docs: 0, tokens: [0; FIELDS], df: Default::default() };
+        for v in views {
+            match v {
+                Bm25::Disk(d) => {
+                    s.docs += Bm25StatisticsProvider::total_num_docs(&d.searcher)?;
+                    for f in 0..FIELDS {
+                        let field = Field::from_field_id(f as u32);
+                        s.tokens[f] += d.searcher.total_num_tokens(field)?;
+                        for t in terms {
+                            *s.df[f].entry(t.clone()).or_default() += d.searcher.doc_freq(&Term::from_field_text(field, t))?;
+                        }
+                    }
+                }
+                Bm25::Memory(m) => {
+                    s.docs += m.docs();
+                    for f in 0..FIELDS {
+                        s.tokens[f] += m.total_tokens[f];
+                        for t in terms {
+                            *s.df[f].entry(t.clone()).or_default() += m.doc_freq(f, t);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+impl Bm25StatisticsProvider for Stats {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        self.views
-            .iter()
-            .map(|v| match v {
-                Bm25::Disk(d) => d.searcher.total_num_tokens(field),
-                Bm25::Memory(m) => Ok(m.total_tokens.get(field.field_id() as usize).copied().unwrap_or(0)),
-            })
-            .sum()
+        Ok(self.tokens.get(field.field_id() as usize).copied().unwrap_or(0))
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        self.views
-            .iter()
-            .map(|v| match v {
-                Bm25::Disk(d) => Bm25StatisticsProvider::total_num_docs(&d.searcher),
-                Bm25::Memory(m) => Ok(m.docs()),
-            })
-            .sum()
+        Ok(self.docs)
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         let f = term.field().field_id() as usize;
         let value = term.value();
         let text = value.as_str().unwrap_or("");
-        self.views
-            .iter()
-            .map(|v| match v {
-                Bm25::Disk(d) => d.searcher.doc_freq(term),
-                Bm25::Memory(m) => Ok(if f < FIELDS { m.doc_freq(f, text) } else { 0 }),
-            })
-            .sum()
+        Ok(self.df.get(f).and_then(|m| m.get(text)).copied().unwrap_or(0))
     }
 }
 
@@ -315,7 +331,7 @@ mod tests {
         let mem = Bm25::memory(view.batch());
         let terms: Vec<String> = crate::text::terms("quick brown fox river dogs stories");
         for (a, b) in [(&disk, &disk), (&mem, &mem), (&disk, &mem)] {
-            let stats = Stats { views: vec![a, b] };
+            let stats = Stats::of(&[a, b], &terms).unwrap();
             let d = disk.search(&terms, &stats, 10, |_| true).unwrap();
             let m = mem.search(&terms, &stats, 10, |_| true).unwrap();
             assert_eq!(d.len(), m.len());

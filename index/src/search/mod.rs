@@ -124,7 +124,8 @@ fn keyword(
     if terms.is_empty() || snap.views.is_empty() {
         return Vec::new();
     }
-    let stats = Stats { views: snap.views.iter().map(|v| &v.bm25).collect() };
+    let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
+    let Ok(stats) = Stats::of(&views, terms) else { return Vec::new() };
     let mut pages: HashMap<PageKey, f32> = HashMap::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
