@@ -10,3 +10,4 @@
 pub const FORMAT_VERSION: u32 = 1;
 
 pub mod embed;
+pub mod vector;
