@@ -16,11 +16,11 @@ mod top_k;
 mod tests;
 
 pub use exact::{exact_top_k, Hit};
-pub use hnsw::{HnswIndex, HnswParams, CANDIDATES_MIN, CANDIDATES_PER_HIT, FILTER_EXACT_BELOW};
+pub use hnsw::{HnswIndex, HnswParams, CANDIDATES_MIN, CANDIDATES_PER_HIT, ROWS_PER_EF};
 
 /// Segments with fewer rows than this are searched by the exact scan: measured in
 /// bench/results/vector-crossover.md (HNSW search plus re-scoring against the scan).
-pub const HNSW_MIN_ROWS: usize = 5_000;
+pub const HNSW_MIN_ROWS: usize = 8_000;
 
 /// How one segment's vectors are searched.
 pub enum VectorIndex {

@@ -157,8 +157,11 @@ fn small_fixture() -> &'static (Vec<f32>, Vec<f32>, HnswIndex) {
 
 #[test]
 fn graph_search_respects_the_filter_and_finds_the_exact_scores() {
-    let (rows, queries, graph) = small_fixture();
+    let (rows, queries, _) = small_fixture();
     let (rows, queries) = (rows.as_slice(), queries.as_slice());
+    // Its own graph, so the filtered graph path runs at this size too (not just the scan).
+    let mut graph = HnswIndex::build(rows, DIMS);
+    graph.set_scan_below(100);
     for (share, allow) in [(50, &(|id: u32| id % 2 == 1) as &dyn Fn(u32) -> bool), (1, &|id: u32| id % 100 == 3)] {
         for q in queries.chunks_exact(DIMS).take(10) {
             let hits = graph.search(rows, q, 10, allow);
@@ -180,6 +183,20 @@ fn small_graph_recall_at_10() {
     assert!(recall >= 0.98, "recall@10 {recall}");
 }
 
+fn recall_at_10_filtered(
+    rows: &[f32],
+    queries: &[f32],
+    allow: &dyn Fn(u32) -> bool,
+    found: impl Fn(&[f32]) -> Vec<Hit>,
+) -> f64 {
+    let mut sum = 0.0;
+    for q in queries.chunks_exact(DIMS) {
+        let truth: Vec<u32> = exact_top_k(rows, DIMS, q, 10, allow).iter().map(|h| h.id).collect();
+        sum += found(q).iter().filter(|h| truth.contains(&h.id)).count() as f64 / 10.0;
+    }
+    sum / (queries.len() / DIMS) as f64
+}
+
 #[test]
 #[cfg_attr(debug_assertions, ignore = "builds a 20k-row graph: run with --release")]
 fn graph_recall_at_10_on_20k_clustered_rows() {
@@ -191,6 +208,11 @@ fn graph_recall_at_10_on_20k_clustered_rows() {
     let recall = recall_at_10(rows, DIMS, queries, |q| graph.search(rows, q, 10, &|_| true));
     eprintln!("recall@10 on 20k clustered rows: {recall:.4}");
     assert!(recall >= 0.98, "recall@10 {recall}");
+    // 10k admitted rows: over HNSW_MIN_ROWS, so this is the graph with widened candidates.
+    let half = |id: u32| id % 2 == 0;
+    let recall = recall_at_10_filtered(rows, queries, &half, |q| graph.search(rows, q, 10, &half));
+    eprintln!("recall@10 on 20k clustered rows, half admitted: {recall:.4}");
+    assert!(recall >= 0.98, "recall@10 with half the rows admitted {recall}");
 }
 
 #[test]
@@ -249,7 +271,16 @@ fn tune_hnsw_params() {
         std::hint::black_box(exact_top_k(&rows, DIMS, q, 10, &|_| true));
     }
     eprintln!("rows {rows_n}: exact {:.1} us/query", t.elapsed().as_secs_f64() * 1e6 / nq as f64);
-    for (m, efc) in [(12, 100), (16, 100), (16, 200), (24, 200), (32, 200)] {
+    // TUNE_GRID="16:100,24:200" picks (M, ef_construction) pairs; TUNE_EF="64,128" the widths.
+    let list = |var: &str, default: &str| -> Vec<String> {
+        std::env::var(var).unwrap_or(default.into()).split(',').map(str::to_owned).collect()
+    };
+    let grid: Vec<(usize, usize)> = list("TUNE_GRID", "12:100,16:100,16:200,24:200,32:200")
+        .iter()
+        .map(|p| p.split_once(':').map(|(m, e)| (m.parse().unwrap(), e.parse().unwrap())).unwrap())
+        .collect();
+    let efs: Vec<usize> = list("TUNE_EF", "40,64,100,160").iter().map(|e| e.parse().unwrap()).collect();
+    for (m, efc) in grid {
         let t = Instant::now();
         let mut graph = HnswIndex::build_with(
             &rows,
@@ -257,7 +288,7 @@ fn tune_hnsw_params() {
             HnswParams { max_nb_connection: m, ef_construction: efc, ef_search: 40 },
         );
         let build = t.elapsed().as_secs_f64();
-        for ef in [40, 64, 100, 160] {
+        for &ef in &efs {
             graph.set_ef_search(ef);
             let recall = recall_at_10(&rows, DIMS, &queries, |q| graph.search(&rows, q, 10, &|_| true));
             let t = Instant::now();
