@@ -17,4 +17,5 @@ pub mod ingest;
 pub mod search;
 pub mod segment;
 pub mod text;
+pub mod vector;
 pub mod wal;

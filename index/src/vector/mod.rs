@@ -1,0 +1,43 @@
+//! Semantic search over one segment's vectors: L2-normalised f32 rows, row-major in a
+//! memory-mapped file, so cosine similarity is a dot product and every path reads the
+//! rows through a borrowed `&[f32]` without copying them.
+//!
+//! A segment is searched either by the exact scan ([`exact_top_k`]) or through its HNSW
+//! graph ([`HnswIndex`]), whose candidates are re-scored exactly. Small segments are
+//! scanned: below [`HNSW_MIN_ROWS`] rows the scan is as fast as the graph, and exact. A
+//! large segment is also scanned until its graph has been built or loaded.
+
+pub mod dot;
+mod exact;
+mod hnsw;
+mod top_k;
+
+#[cfg(test)]
+mod tests;
+
+pub use exact::{exact_top_k, Hit};
+pub use hnsw::{HnswIndex, HnswParams, CANDIDATES_MIN, CANDIDATES_PER_HIT, ROWS_PER_EF};
+
+/// Segments with fewer rows than this are searched by the exact scan: measured in
+/// bench/results/vector-crossover.md (HNSW search plus re-scoring against the scan).
+pub const HNSW_MIN_ROWS: usize = 8_000;
+
+/// How one segment's vectors are searched.
+pub enum VectorIndex {
+    /// Scan every row: small segments, and large ones whose graph is not ready yet.
+    Exact,
+    Hnsw(HnswIndex),
+}
+
+impl VectorIndex {
+    /// The `k` admitted rows most similar to `query`, best first, ties by id ascending.
+    pub fn search(&self, rows: &[f32], dims: usize, query: &[f32], k: usize, allow: &dyn Fn(u32) -> bool) -> Vec<Hit> {
+        match self {
+            VectorIndex::Exact => exact_top_k(rows, dims, query, k, allow),
+            VectorIndex::Hnsw(graph) => {
+                assert_eq!(graph.dims(), dims, "graph built for {} dims, searched with {dims}", graph.dims());
+                graph.search(rows, query, k, allow)
+            }
+        }
+    }
+}
