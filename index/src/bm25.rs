@@ -1,4 +1,6 @@
-//! BM25 over chunks: a tantivy index per segment, because a segment is the unit that is
+//! BM25 over chunks, each indexed with its document's title before its text (a title
+//! of its own field scored apart gave nDCG@10 0.666 on SciFact; joined, 0.688, as BEIR
+//! indexes title + text): a tantivy index per segment, because a segment is the unit that is
 //! flushed, merged and dropped; for the in-memory tail (one batch per acknowledged
 //! document) a small inverted index of our own, because building a tantivy index per
 //! document cost ~11 ms — as much as embedding it. Both score with tantivy's own
@@ -28,7 +30,6 @@ pub struct Bm25Error {
 #[derive(Clone, Copy)]
 struct Fields {
     text: Field,
-    title: Field,
     chunk: Field,
 }
 
@@ -38,15 +39,14 @@ fn schema() -> (Schema, Fields) {
         .set_tokenizer(crate::text::ANALYZER)
         .set_index_option(IndexRecordOption::WithFreqs);
     let opts = TextOptions::default().set_indexing_options(indexing);
-    let text = b.add_text_field("text", opts.clone());
-    let title = b.add_text_field("title", opts);
+    let text = b.add_text_field("text", opts);
     let chunk = b.add_u64_field("chunk", FAST | INDEXED);
-    (b.build(), Fields { text, title, chunk })
+    (b.build(), Fields { text, chunk })
 }
 
 fn fields(schema: &Schema) -> Fields {
     let f = |n| schema.get_field(n).expect("our schema");
-    Fields { text: f("text"), title: f("title"), chunk: f("chunk") }
+    Fields { text: f("text"), chunk: f("chunk") }
 }
 
 /// The BM25 index of one view.
@@ -112,11 +112,8 @@ impl DiskIndex {
         let heap = if dir.is_some() { 64_000_000 } else { 15_000_000 };
         let mut writer = index.writer_with_num_threads::<tantivy::TantivyDocument>(1, heap).map_err(fail)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        for (i, c) in batch.chunks.iter().enumerate() {
-            let page = &batch.pages[c.page.to_native() as usize];
-            let text = &page.text.as_str()[c.byte_start.to_native() as usize..c.byte_end.to_native() as usize];
-            let title = batch.docs[page.doc.to_native() as usize].title.as_ref().map(|t| t.as_str()).unwrap_or("");
-            writer.add_document(doc!(f.text => text, f.title => title, f.chunk => i as u64)).map_err(fail)?;
+        for i in 0..batch.chunks.len() {
+            writer.add_document(doc!(f.text => indexed_text(batch, i), f.chunk => i as u64)).map_err(fail)?;
         }
         writer.commit().map_err(fail)?;
         writer.wait_merging_threads().map_err(fail)?;
@@ -139,15 +136,15 @@ impl DiskIndex {
         Ok(DiskIndex { _index: index, _reader: reader, searcher, fields })
     }
 
-    /// The query's terms in both fields: a chunk matches on its text or its title.
+    /// Any of the query's terms; scores add up.
     pub fn query(&self, terms: &[String]) -> BooleanQuery {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
-        for t in terms {
-            for field in [self.fields.text, self.fields.title] {
-                let term = Term::from_field_text(field, t);
-                clauses.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
-            }
-        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let term = Term::from_field_text(self.fields.text, t);
+                (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+            })
+            .collect();
         BooleanQuery::new(clauses)
     }
 
@@ -175,12 +172,23 @@ impl DiskIndex {
     }
 }
 
+/// What BM25 indexes for chunk `i`: its document's title, then its text.
+fn indexed_text(batch: &ArchivedBatch, i: usize) -> String {
+    let c = &batch.chunks[i];
+    let page = &batch.pages[c.page.to_native() as usize];
+    let text = &page.text.as_str()[c.byte_start.to_native() as usize..c.byte_end.to_native() as usize];
+    match batch.docs[page.doc.to_native() as usize].title.as_ref().map(|t| t.as_str()) {
+        Some(title) if !title.is_empty() => format!("{title}\n{text}"),
+        _ => text.to_owned(),
+    }
+}
+
 fn register(index: &Index) {
     index.tokenizers().register(crate::text::ANALYZER, crate::text::analyzer());
 }
 
-/// The text and title fields, in schema order: tantivy's field ids 0 and 1.
-const FIELDS: usize = 2;
+/// The text field, first in the schema: tantivy's field id 0.
+const FIELDS: usize = 1;
 
 /// An inverted index of a small batch held in memory: postings per field, and each
 /// chunk's token count per field (its fieldnorm).
@@ -193,11 +201,9 @@ pub struct MemoryIndex {
 impl MemoryIndex {
     fn build(batch: &ArchivedBatch) -> MemoryIndex {
         let mut m = MemoryIndex { postings: Default::default(), norms: Default::default(), total_tokens: [0; FIELDS] };
-        for (i, c) in batch.chunks.iter().enumerate() {
-            let page = &batch.pages[c.page.to_native() as usize];
-            let text = &page.text.as_str()[c.byte_start.to_native() as usize..c.byte_end.to_native() as usize];
-            let title = batch.docs[page.doc.to_native() as usize].title.as_ref().map(|t| t.as_str()).unwrap_or("");
-            for (f, value) in [text, title].into_iter().enumerate() {
+        for i in 0..batch.chunks.len() {
+            let text = indexed_text(batch, i);
+            for (f, value) in [text.as_str()].into_iter().enumerate() {
                 let terms = crate::text::terms(value);
                 m.norms[f].push(terms.len() as u32);
                 m.total_tokens[f] += terms.len() as u64;
