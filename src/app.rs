@@ -136,6 +136,7 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
         flush_batches: i.flush_batches,
         flush_chunks: i.flush_chunks,
         max_segments: i.max_segments,
+        hnsw_min_rows: quarry_index::vector::HNSW_MIN_ROWS,
     };
     let root = config.data.join("collections");
     let (engine, opened) = quarry_index::engine::Engine::open(&root, ids.iter().map(String::as_str), opts)?;

@@ -92,7 +92,11 @@ impl Engine {
             if let Err(e) = c.merge() {
                 errors.push((c.id().to_owned(), e));
             }
+            if let Err(e) = c.attach_graphs() {
+                errors.push((c.id().to_owned(), e));
+            }
         }
+        crate::collection::view::graveyard::empty();
         errors
     }
 }

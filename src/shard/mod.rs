@@ -31,6 +31,12 @@ pub enum ServeError {
 pub fn run(config: Config) -> Result<(), ServeError> {
     let cpus = crate::sys::allowed_cpus();
     let shards = if config.shards == 0 { cpus.len().max(1) } else { config.shards };
+    // HNSW graphs are built on rayon's global pool: its threads run at idle priority,
+    // like every other background job, so searches keep their latency meanwhile.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("quarry-bg-{i}"))
+        .start_handler(|_| crate::sys::set_idle_priority())
+        .build_global();
     let app = Arc::new(App::open(config, shards)?);
     let stop = Arc::new(AtomicBool::new(false));
     let signals = watch_signals(stop.clone())?;

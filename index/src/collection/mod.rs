@@ -52,11 +52,13 @@ pub struct Options {
     pub flush_chunks: usize,
     /// Merge when a collection has more segments than this.
     pub max_segments: usize,
+    /// Segments with at least this many page vectors get an HNSW graph.
+    pub hnsw_min_rows: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { failpoint: Failpoint::None, flush_batches: 64, flush_chunks: 50_000, max_segments: 8 }
+        Options { failpoint: Failpoint::None, flush_batches: 64, flush_chunks: 50_000, max_segments: 8, hnsw_min_rows: crate::vector::HNSW_MIN_ROWS }
     }
 }
 
@@ -227,6 +229,18 @@ impl Collection {
         self.snapshot.load().views.iter().any(|v| v.is_memory())
     }
 
+    /// Builds (or loads) the HNSW graphs of segments big enough to want one. Returns
+    /// how many were attached.
+    pub fn attach_graphs(&self) -> Result<usize, CollectionError> {
+        let _m = self.maintenance.lock().expect("maintenance lock");
+        let mut n = 0;
+        for v in self.snapshot.load().views.iter().filter(|v| v.wants_graph(self.opts.hnsw_min_rows)) {
+            v.attach_graph(&self.dir).map_err(|source| CollectionError::Io { op: "build HNSW graph", path: self.dir.join("segments"), source })?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Writes the in-memory tail as a segment, records it in the manifest and trims
     /// the WAL. Returns whether there was anything to flush.
     pub fn flush(&self) -> Result<bool, CollectionError> {
@@ -320,11 +334,23 @@ impl Collection {
         self.wal.trim(wal_from)?;
         for v in old {
             if let Source::Segment(s) = v.source {
-                let _ = fs::remove_file(view::segment_path(&self.dir, s));
-                let _ = fs::remove_dir_all(view::bm25_path(&self.dir, s));
+                remove_segment_files(&self.dir, s);
             }
         }
         Ok(())
+    }
+}
+
+/// Removes every file of segment `seq` (data, BM25, graph).
+fn remove_segment_files(dir: &Path, seq: u64) {
+    let seg_dir = dir.join("segments");
+    let prefix = format!("{seq:016}.");
+    let Ok(entries) = fs::read_dir(&seg_dir) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let p = e.path();
+            let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+        }
     }
 }
 
@@ -365,7 +391,8 @@ fn remove_orphans(dir: &Path, m: &Manifest) -> Result<Vec<PathBuf>, CollectionEr
     let mut removed = Vec::new();
     for entry in fs::read_dir(&seg_dir).map_err(io("list", &seg_dir))? {
         let path = entry.map_err(io("list", &seg_dir))?.path();
-        let seq = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+        let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("");
+        let seq = name.split('.').next().and_then(|s| s.parse::<u64>().ok());
         if seq.is_none_or(|s| !m.segments.contains(&s)) {
             let _ = if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
             removed.push(path);

@@ -5,7 +5,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
+
 use crate::bm25::Bm25;
+use crate::vector::HnswIndex;
 use crate::segment::{ArchivedBatch, BatchView};
 
 use super::CollectionError;
@@ -23,6 +26,38 @@ pub struct View {
     pub data: BatchView,
     pub bm25: Bm25,
     docs: HashMap<String, u32>,
+    /// The HNSW graph of a large segment's vectors, once built or loaded in the
+    /// background; until then searches scan.
+    graph: ArcSwapOption<HnswIndex>,
+}
+
+impl Drop for View {
+    /// Dropping a graph runs a parallel loop; a shard must not stall on it, so the
+    /// graph goes to the graveyard the background thread empties.
+    fn drop(&mut self) {
+        if let Some(g) = self.graph.swap(None) {
+            graveyard::bury(g);
+        }
+    }
+}
+
+/// Graphs waiting to be dropped off the request path.
+pub mod graveyard {
+    use std::sync::{Arc, Mutex};
+
+    use crate::vector::HnswIndex;
+
+    static GRAVES: Mutex<Vec<Arc<HnswIndex>>> = Mutex::new(Vec::new());
+
+    pub fn bury(g: Arc<HnswIndex>) {
+        GRAVES.lock().expect("graveyard").push(g);
+    }
+
+    /// Drops the buried graphs; call from a background thread.
+    pub fn empty() {
+        let graves = std::mem::take(&mut *GRAVES.lock().expect("graveyard"));
+        drop(graves);
+    }
 }
 
 impl View {
@@ -40,7 +75,34 @@ impl View {
 
     fn new(source: Source, data: BatchView, bm25: Bm25) -> View {
         let docs = data.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect();
-        View { source, data, bm25, docs }
+        View { source, data, bm25, docs, graph: ArcSwapOption::empty() }
+    }
+
+    pub fn graph(&self) -> Option<std::sync::Arc<HnswIndex>> {
+        self.graph.load_full()
+    }
+
+    /// A segment of at least `min_rows` vectors that has no graph yet.
+    pub fn wants_graph(&self, min_rows: usize) -> bool {
+        let b = self.batch();
+        !self.is_memory() && b.dims.to_native() > 0 && b.pages.len() >= min_rows && self.graph.load().is_none()
+    }
+
+    /// Loads the segment's saved graph, or builds and saves one.
+    pub fn attach_graph(&self, dir: &Path) -> std::io::Result<()> {
+        let Source::Segment(seq) = self.source else { return Ok(()) };
+        let seg_dir = dir.join("segments");
+        let name = graph_basename(seq);
+        let graph = match HnswIndex::load(&seg_dir, &name) {
+            Ok(g) => g,
+            Err(_) => {
+                let g = HnswIndex::build(self.data.vectors(), self.batch().dims.to_native() as usize);
+                g.save(&seg_dir, &name)?;
+                g
+            }
+        };
+        self.graph.store(Some(std::sync::Arc::new(graph)));
+        Ok(())
     }
 
     pub fn batch(&self) -> &ArchivedBatch {
@@ -58,6 +120,10 @@ impl View {
 
 pub fn segment_path(dir: &Path, seq: u64) -> PathBuf {
     dir.join("segments").join(format!("{seq:016}.seg"))
+}
+
+pub fn graph_basename(seq: u64) -> String {
+    format!("{seq:016}")
 }
 
 pub fn bm25_path(dir: &Path, seq: u64) -> PathBuf {

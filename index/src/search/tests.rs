@@ -107,3 +107,43 @@ fn near_duplicate_pages_fold_into_the_best_one() {
     assert_eq!((r.hits[0].duplicates, r.hits[0].also_in), (2, 2));
 }
 
+
+#[test]
+fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { hnsw_min_rows: 300, ..Options::default() };
+    let (c, _) = Collection::open("col_g", dir.path(), opts).unwrap();
+    let dims = 16;
+    let mut seed = 1u64;
+    let mut unit = || {
+        let mut v: Vec<f32> = (0..dims)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    };
+    for i in 0..400 {
+        let mut d = doc(&format!("v{i}"), &["text"]);
+        d.dims = dims as u32;
+        d.vectors = unit();
+        c.add(d).unwrap();
+    }
+    c.flush().unwrap();
+    let mut q = query("", Mode::Semantic);
+    q.vector = Some(unit());
+    let scanned = found(&c, &q);
+    assert_eq!(c.attach_graphs().unwrap(), 1);
+    assert!(c.snapshot().views[0].graph().is_some());
+    assert_eq!(found(&c, &q), scanned, "the graph's re-scored top 10 equal the scan's");
+    drop(c);
+    let (c, _) = Collection::open("col_g", dir.path(), opts).unwrap();
+    assert!(c.snapshot().views[0].graph().is_none(), "graphs load in the background, not at open");
+    assert_eq!(c.attach_graphs().unwrap(), 1);
+    assert_eq!(found(&c, &q), scanned);
+    let files: Vec<String> = std::fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(files.iter().any(|f| f.contains("hnsw")), "{files:?}");
+}
