@@ -30,19 +30,26 @@ pub fn best(
     let all = first..first + p.chunks.to_native();
     let of_kind = |c: u32| kinds != 0 && b.chunks[c as usize].kinds.to_native() & kinds != 0;
     let chunks: Vec<u32> = if all.clone().any(of_kind) { all.filter(|&c| of_kind(c)).collect() } else { all.collect() };
-    let mut ranked: Vec<(Passage, u32)> = chunks
-        .into_iter()
-        .map(|c| {
-            let rec = &b.chunks[c as usize];
-            let body = &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize];
-            let held = text::terms(body);
-            let matched: Vec<String> = terms.iter().filter(|t| held.contains(t)).cloned().collect();
-            let score = chunk_scores.get(&(view as u32, c)).copied().unwrap_or(0.0);
-            (Passage { chunk: c, matched, score }, rec.pos.to_native())
-        })
-        .collect();
-    ranked.sort_by(|(a, apos), (b, bpos)| {
-        b.score.total_cmp(&a.score).then(b.matched.len().cmp(&a.matched.len())).then(apos.cmp(bpos))
-    });
-    ranked.into_iter().take(n).map(|(p, _)| p).collect()
+    let body = |c: u32| {
+        let rec = &b.chunks[c as usize];
+        &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize]
+    };
+    let matched = |c: u32| -> Vec<String> {
+        let held = text::terms(body(c));
+        terms.iter().filter(|t| held.contains(t)).cloned().collect()
+    };
+    let pos = |c: u32| b.chunks[c as usize].pos.to_native();
+    let score = |c: u32| chunk_scores.get(&(view as u32, c)).copied().unwrap_or(0.0);
+    // When BM25 scored some of the page's chunks, its scores rank them and only the
+    // chosen few are analysed for their matched terms; otherwise (a page only the
+    // semantic list found) every chunk is analysed and ranked by the terms it holds.
+    if chunks.iter().any(|&c| score(c) > 0.0) {
+        let mut ranked = chunks;
+        ranked.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(pos(a).cmp(&pos(b))));
+        return ranked.into_iter().take(n).map(|c| Passage { chunk: c, matched: matched(c), score: score(c) }).collect();
+    }
+    let mut ranked: Vec<Passage> = chunks.into_iter().map(|c| Passage { chunk: c, matched: matched(c), score: 0.0 }).collect();
+    ranked.sort_by(|a, b| b.matched.len().cmp(&a.matched.len()).then(pos(a.chunk).cmp(&pos(b.chunk))));
+    ranked.truncate(n);
+    ranked
 }
