@@ -34,10 +34,7 @@ pub fn best(
         let rec = &b.chunks[c as usize];
         &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize]
     };
-    let matched = |c: u32| -> Vec<String> {
-        let held = text::terms(body(c));
-        terms.iter().filter(|t| held.contains(t)).cloned().collect()
-    };
+    let matched = |c: u32| text::held_terms(body(c), terms);
     let pos = |c: u32| b.chunks[c as usize].pos.to_native();
     let score = |c: u32| chunk_scores.get(&(view as u32, c)).copied().unwrap_or(0.0);
     // When BM25 scored some of the page's chunks, its scores rank them and only the
