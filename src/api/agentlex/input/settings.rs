@@ -29,7 +29,10 @@ pub fn merge(base: &CollectionSettings, v: Option<&Value>) -> Result<CollectionS
         return Err(err(Code::InvalidSettings, format!("settings must be an object, not {}.", kind(v))));
     };
     for (key, value) in map {
-        let bad = |m: &str| err(Code::InvalidSettings, format!("settings.{key} {m}"));
+        let bad = |m: &str| {
+            let sep = if m.starts_with('[') { "" } else { " " };
+            err(Code::InvalidSettings, format!("settings.{key}{sep}{m}"))
+        };
         match key.as_str() {
             "mask_identifiers" | "redact_storage" => {
                 let Value::Bool(b) = value else { return Err(bad(&format!("must be a boolean, not {}.", kind(value)))) };
