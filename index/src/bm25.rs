@@ -61,6 +61,8 @@ pub struct DiskIndex {
     _reader: IndexReader,
     searcher: Searcher,
     fields: Fields,
+    /// Each tantivy segment's `chunk` column, opened once: a hit's chunk ordinal.
+    chunk_columns: Vec<tantivy::columnar::Column<u64>>,
 }
 
 impl Bm25 {
@@ -133,7 +135,9 @@ impl DiskIndex {
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
         let searcher = reader.searcher();
         let fields = fields(&index.schema());
-        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields })
+        let chunk_columns =
+            searcher.segment_readers().iter().map(|r| r.fast_fields().u64("chunk")).collect::<Result<_, _>>().map_err(fail)?;
+        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns })
     }
 
     /// Any of the query's terms; scores add up.
@@ -161,8 +165,8 @@ impl DiskIndex {
         let top = self.searcher.search_with_statistics_provider(query, &collector, stats)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let col = self.searcher.segment_reader(addr.segment_ord).fast_fields().u64("chunk")?;
-            out.push((col.first(addr.doc_id).unwrap_or(0) as u32, score));
+            let chunk = self.chunk_columns[addr.segment_ord as usize].first(addr.doc_id).unwrap_or(0);
+            out.push((chunk as u32, score));
         }
         Ok(out)
     }
