@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
@@ -82,16 +82,15 @@ impl Bm25 {
 
     /// The best `limit` chunks (ordinal, score) that `allow` admits, scored with the
     /// collection's statistics.
-    pub fn search(
-        &self,
-        terms: &[String],
-        stats: &Stats,
-        limit: usize,
-        allow: impl Fn(u64) -> bool + Send + Sync + Clone + 'static,
-    ) -> tantivy::Result<Vec<(u32, f32)>> {
+    /// `allow` is `None` when every chunk may be returned: tantivy then prunes with
+    /// block-max WAND instead of visiting every matching chunk.
+    pub fn search<F>(&self, terms: &[String], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Vec<(u32, f32)>>
+    where
+        F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
+    {
         match self {
             Bm25::Disk(d) => d.search(&d.query(terms), stats, limit, allow),
-            Bm25::Memory(m) => m.search(terms, stats, limit, allow),
+            Bm25::Memory(m) => m.search(terms, stats, limit, |c| allow.as_ref().is_none_or(|a| a(c))),
         }
     }
 }
@@ -154,15 +153,18 @@ impl DiskIndex {
 
     /// The best `limit` chunks (ordinal, score) that `allow` admits, scored with the
     /// collection's statistics.
-    pub fn search(
-        &self,
-        query: &BooleanQuery,
-        stats: &Stats,
-        limit: usize,
-        allow: impl Fn(u64) -> bool + Send + Sync + Clone + 'static,
-    ) -> tantivy::Result<Vec<(u32, f32)>> {
-        let collector = FilterCollector::new("chunk".to_owned(), allow, TopDocs::with_limit(limit.max(1)));
-        let top = self.searcher.search_with_statistics_provider(query, &collector, stats)?;
+    pub fn search<F>(&self, query: &BooleanQuery, stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Vec<(u32, f32)>>
+    where
+        F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
+    {
+        let top_docs = TopDocs::with_limit(limit.max(1));
+        let top = match allow {
+            Some(allow) => {
+                let collector = FilterCollector::new("chunk".to_owned(), allow, top_docs);
+                self.searcher.search_with_statistics_provider(query, &collector, stats)?
+            }
+            None => self.searcher.search_with_statistics_provider(query, &top_docs, stats)?,
+        };
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let chunk = self.chunk_columns[addr.segment_ord as usize].first(addr.doc_id).unwrap_or(0);
@@ -211,7 +213,7 @@ impl MemoryIndex {
                 let terms = crate::text::terms(value);
                 m.norms[f].push(terms.len() as u32);
                 m.total_tokens[f] += terms.len() as u64;
-                let mut tf: HashMap<String, u32> = HashMap::new();
+                let mut tf: HashMap<String, u32> = HashMap::default();
                 for t in terms {
                     *tf.entry(t).or_default() += 1;
                 }
@@ -241,7 +243,7 @@ impl MemoryIndex {
         allow: impl Fn(u64) -> bool,
     ) -> tantivy::Result<Vec<(u32, f32)>> {
         let n = stats.total_num_docs()?;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut scores: HashMap<u32, f32> = HashMap::default();
         for f in 0..FIELDS {
             let field = Field::from_field_id(f as u32);
             let avg = stats.total_num_tokens(field)? as f32 / n.max(1) as f32;
@@ -342,8 +344,8 @@ mod tests {
         let terms: Vec<String> = crate::text::terms("quick brown fox river dogs stories");
         for (a, b) in [(&disk, &disk), (&mem, &mem), (&disk, &mem)] {
             let stats = Stats::of(&[a, b], &terms).unwrap();
-            let d = disk.search(&terms, &stats, 10, |_| true).unwrap();
-            let m = mem.search(&terms, &stats, 10, |_| true).unwrap();
+            let d = disk.search(&terms, &stats, 10, None::<fn(u64) -> bool>).unwrap();
+            let m = mem.search(&terms, &stats, 10, Some(|_| true)).unwrap();
             assert_eq!(d.len(), m.len());
             for (x, y) in d.iter().zip(&m) {
                 assert_eq!(x.0, y.0);

@@ -53,6 +53,11 @@ impl Allowed {
         Allowed { pages: Some(bits), dead }
     }
 
+    /// Whether every page of the view may be returned (no filter, nothing deleted).
+    pub fn is_everything(&self) -> bool {
+        self.pages.is_none() && self.dead.count == 0
+    }
+
     #[inline]
     pub fn page(&self, view: &View, page: u32) -> bool {
         match &self.pages {

@@ -1,7 +1,7 @@
 //! Weighted reciprocal-rank fusion: a page's score is Σ wᵢ / (k + rankᵢ) over the lists
 //! that ranked it (rank from 1).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A page in a collection snapshot: (view, page ordinal).
 pub type PageKey = (u32, u32);
@@ -17,7 +17,7 @@ pub struct Fused {
 /// Fuses ranked lists (best first) with `weights`; ties go to the better best rank,
 /// then the smaller key, so the same inputs always give the same order.
 pub fn rrf(lists: [&[PageKey]; 2], weights: [f64; 2], k: f64) -> Vec<Fused> {
-    let mut by_key: HashMap<PageKey, Fused> = HashMap::new();
+    let mut by_key: HashMap<PageKey, Fused> = HashMap::default();
     for (l, list) in lists.iter().enumerate() {
         for (i, key) in list.iter().enumerate() {
             let rank = i as u32 + 1;

@@ -7,7 +7,7 @@ pub mod fusion;
 mod passages;
 mod semantic;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -82,7 +82,7 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let mut out = Results { terms: dedup(text::terms(&q.text)), ..Results::default() };
     let allowed: Vec<Arc<Allowed>> =
         snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
-    let mut chunk_scores: HashMap<(u32, u32), f32> = HashMap::new();
+    let mut chunk_scores: HashMap<(u32, u32), f32> = HashMap::default();
     let t = Instant::now();
     let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, &out.terms, q.depth, &mut chunk_scores) } else { Vec::new() };
     out.timings.keyword_ms = ms(t);
@@ -126,14 +126,17 @@ fn keyword(
     }
     let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
     let Ok(stats) = Stats::of(&views, terms) else { return Vec::new() };
-    let mut pages: HashMap<PageKey, f32> = HashMap::new();
+    let mut pages: HashMap<PageKey, f32> = HashMap::default();
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
         let ok = move |c: u64| {
             let page = view_c.batch().chunks[c as usize].page.to_native();
             allow.page(&view_c, page)
         };
-        let Ok(top) = view.bm25.search(terms, &stats, depth * 4, ok) else { continue };
+        let filter = (!allowed[vi].is_everything()).then_some(ok);
+        // Two chunks per page of depth: pages rarely hold more hits than that among
+        // the best, and a shorter top list lets block-max WAND skip more.
+        let Ok(top) = view.bm25.search(terms, &stats, depth * 2, filter) else { continue };
         for (chunk, score) in top {
             let page = view.batch().chunks[chunk as usize].page.to_native();
             chunk_scores.insert((vi as u32, chunk), score);
@@ -146,7 +149,7 @@ fn keyword(
 
 /// Cosine over page vectors (they are normalised: a dot product).
 fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
-    let mut pages: HashMap<PageKey, f32> = HashMap::new();
+    let mut pages: HashMap<PageKey, f32> = HashMap::default();
     for (vi, view) in snap.views.iter().enumerate() {
         let dims = view.batch().dims.to_native() as usize;
         if dims != query.len() {
@@ -163,8 +166,12 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
 /// Best first, ties by key; at most `depth`.
 fn ranked(pages: HashMap<PageKey, f32>, depth: usize) -> Vec<PageKey> {
     let mut v: Vec<(PageKey, f32)> = pages.into_iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    v.truncate(depth);
+    let order = |a: &(PageKey, f32), b: &(PageKey, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if v.len() > depth {
+        v.select_nth_unstable_by(depth, order);
+        v.truncate(depth);
+    }
+    v.sort_unstable_by(order);
     v.into_iter().map(|(k, _)| k).collect()
 }
 

@@ -1,7 +1,7 @@
 //! The best passages of a result page: its chunks ranked by their BM25 score when the
 //! keyword list saw them, then by how many query terms they hold, then by position.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::collection::Snapshot;
 use crate::text;
