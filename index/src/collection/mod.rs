@@ -260,16 +260,21 @@ impl Collection {
         Ok(true)
     }
 
-    /// Merges the smallest segments when there are more than `max_segments`.
+    /// Merges segments of the same size tier (a tier spans 4× in chunks, from 4,000),
+    /// lowest tier first, so a collection keeps about one segment per tier and every
+    /// chunk is rewritten about once per tier; and, past `max_segments`, the smallest.
     pub fn merge(&self) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
         let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
-        if segs.len() <= self.opts.max_segments {
-            return Ok(false);
-        }
         segs.sort_by_key(|v| v.batch().chunks.len());
-        let take = segs.len() - self.opts.max_segments + 1;
-        let victims: Vec<Arc<View>> = segs.into_iter().take(take.max(2)).collect();
+        let victims: Vec<Arc<View>> = match crowded_tier(&segs) {
+            Some(t) => segs.into_iter().filter(|v| tier(v.batch().chunks.len()) == t).collect(),
+            None if segs.len() > self.opts.max_segments => {
+                let take = segs.len() - self.opts.max_segments + 1;
+                segs.into_iter().take(take.max(2)).collect()
+            }
+            None => return Ok(false),
+        };
         let seq = {
             let mut w = self.writer.lock().expect("writer lock");
             let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
@@ -339,6 +344,23 @@ impl Collection {
         }
         Ok(())
     }
+}
+
+/// A segment's size tier: 0 below 4,000 chunks, then one tier per 4×.
+fn tier(chunks: usize) -> u32 {
+    let (mut t, mut cap) = (0, 4_000usize);
+    while chunks >= cap {
+        t += 1;
+        cap = cap.saturating_mul(4);
+    }
+    t
+}
+
+/// The lowest tier holding two segments or more.
+fn crowded_tier(segs: &[Arc<View>]) -> Option<u32> {
+    let mut tiers: Vec<u32> = segs.iter().map(|v| tier(v.batch().chunks.len())).collect();
+    tiers.sort_unstable();
+    tiers.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
 }
 
 /// Removes every file of segment `seq` (data, BM25, graph).
