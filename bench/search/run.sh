@@ -75,6 +75,13 @@ for mode in ("hybrid", "keyword"):
                                 "body": body}) + "\n")
 PY
 serve
+out=bench/results/search-$embedder-$(date -u +%F-%H%M%S).md
+exec > >(tee "$out")
+echo "# Search throughput, $embedder ($(date -u +%F))"
+echo
+echo "Command: \`bench/search/run.sh --embedder $embedder --rounds $rounds --duration $duration\`; SciFact"
+echo "(5,183 documents) indexed through the API; 2 shards on CPUs 0-1; quarry-load beside them."
+echo
 lat() {
     python3 -c '
 import json, sys
