@@ -72,13 +72,31 @@ pub struct Recovery {
 
 struct Writer {
     manifest: Manifest,
-    /// Live document ids.
-    ids: HashSet<String>,
+    /// Live document ids and every citation taken: built from the snapshot on the
+    /// first write (see [`Writer::load`]), so opening stays independent of the size.
+    ids: Option<HashSet<String>>,
     /// Deleted ids whose documents still sit in some view.
     deleted: HashSet<String>,
-    citations: HashSet<u32>,
+    citations: Option<HashSet<u32>>,
     /// WAL files of adds between append and publish.
     in_flight: Vec<u64>,
+}
+
+impl Writer {
+    /// Fills the id and citation sets from `snap` the first time a write needs them.
+    fn load(&mut self, snap: &Snapshot) {
+        if self.ids.is_none() {
+            self.ids = Some(snap.docs().map(|at| snap.doc(at).id.as_str().to_owned()).collect());
+        }
+        if self.citations.is_none() {
+            let all = snap.views.iter().flat_map(|v| v.batch().pages.iter().map(|p| p.citation.to_native()));
+            self.citations = Some(all.collect());
+        }
+    }
+
+    fn ids(&mut self) -> &mut HashSet<String> {
+        self.ids.as_mut().expect("Writer::load runs before any write")
+    }
 }
 
 pub struct Collection {
@@ -120,22 +138,18 @@ impl Collection {
         recovery.replayed_ops = ops.len();
         recovery.torn_tail = torn;
         let wal_seq = last_seq.max(manifest.wal_from);
-        let mut ids: HashSet<String> = HashSet::new();
-        for v in &views {
-            ids.extend(v.batch().docs.iter().map(|d| d.id.as_str().to_owned()));
+        if !ops.is_empty() {
+            let mut ids: HashSet<String> = HashSet::new();
+            for v in &views {
+                ids.extend(v.batch().docs.iter().map(|d| d.id.as_str().to_owned()));
+            }
+            if let Some(bytes) = replay_tail(dir, &ops, &mut ids, &mut deleted)? {
+                views.push(Arc::new(View::memory(bytes, manifest.wal_from, &dir.join("wal"))?));
+            }
         }
-        let tail = replay_tail(dir, &ops, &mut ids, &mut deleted)?;
-        if let Some(bytes) = tail {
-            views.push(Arc::new(View::memory(bytes, manifest.wal_from, &dir.join("wal"))?));
-        }
-        let mut citations = HashSet::new();
-        for v in &views {
-            citations.extend(v.batch().pages.iter().map(|p| p.citation.to_native()));
-        }
-        ids.retain(|i| !deleted.contains(i));
         let dead = views.iter().map(|v| Dead::of(v, &deleted)).collect();
         let wal = Wal::open(&dir.join("wal"), wal_seq, opts.failpoint)?;
-        let writer = Writer { manifest, ids, deleted, citations, in_flight: Vec::new() };
+        let writer = Writer { manifest, ids: None, deleted, citations: None, in_flight: Vec::new() };
         let c = Collection {
             id: id.to_owned(),
             dir: dir.to_owned(),
@@ -166,14 +180,15 @@ impl Collection {
         let doc_id = batch.docs.first().map(|d| d.id.clone()).unwrap_or_default();
         let (bytes, lsn, wal_seq) = {
             let mut w = self.writer.lock().expect("writer lock");
-            if w.ids.contains(&doc_id) {
+            w.load(&self.snapshot.load());
+            if w.ids().contains(&doc_id) {
                 return Err(CollectionError::DuplicateId(doc_id));
             }
-            assign_citations(&self.id, &mut batch, &mut w.citations);
+            assign_citations(&self.id, &mut batch, w.citations.as_mut().expect("loaded"));
             let bytes = segment::archive(&batch);
             let lsn = self.wal.append(&Op::Add(bytes.to_vec()))?;
             let wal_seq = self.wal.seq();
-            w.ids.insert(doc_id.clone());
+            w.ids().insert(doc_id.clone());
             w.in_flight.push(wal_seq);
             (bytes, lsn, wal_seq)
         };
@@ -184,7 +199,7 @@ impl Collection {
         let view = match built {
             Ok(v) => Arc::new(v),
             Err(e) => {
-                w.ids.remove(&doc_id);
+                w.ids().remove(&doc_id);
                 return Err(e);
             }
         };
@@ -199,7 +214,8 @@ impl Collection {
     pub fn delete(&self, doc_id: &str) -> Result<(), CollectionError> {
         let lsn = {
             let mut w = self.writer.lock().expect("writer lock");
-            if !w.ids.remove(doc_id) {
+            w.load(&self.snapshot.load());
+            if !w.ids().remove(doc_id) {
                 return Err(CollectionError::DocumentNotFound(doc_id.to_owned()));
             }
             self.wal.append(&Op::Delete(doc_id.to_owned()))?

@@ -25,7 +25,8 @@ pub struct View {
     pub source: Source,
     pub data: BatchView,
     pub bm25: Bm25,
-    docs: HashMap<String, u32>,
+    /// Document id → its index, built on the first lookup (searches never need it).
+    docs: std::sync::OnceLock<HashMap<String, u32>>,
     /// The HNSW graph of a large segment's vectors, once built or loaded in the
     /// background; until then searches scan.
     graph: ArcSwapOption<HnswIndex>,
@@ -74,8 +75,7 @@ impl View {
     }
 
     fn new(source: Source, data: BatchView, bm25: Bm25) -> View {
-        let docs = data.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect();
-        View { source, data, bm25, docs, graph: ArcSwapOption::empty() }
+        View { source, data, bm25, docs: std::sync::OnceLock::new(), graph: ArcSwapOption::empty() }
     }
 
     pub fn graph(&self) -> Option<std::sync::Arc<HnswIndex>> {
@@ -110,7 +110,10 @@ impl View {
     }
 
     pub fn doc(&self, id: &str) -> Option<u32> {
-        self.docs.get(id).copied()
+        let docs = self.docs.get_or_init(|| {
+            self.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect()
+        });
+        docs.get(id).copied()
     }
 
     pub fn is_memory(&self) -> bool {
