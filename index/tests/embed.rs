@@ -3,7 +3,7 @@
 //! packaged weights (models/testdata/reference.json, made by models/verify.py).
 //! Needs `ops/setup` to have installed the models.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use quarry_index::embed::{cosine, Model, Precision, Reranker};
