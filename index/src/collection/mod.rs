@@ -250,6 +250,9 @@ impl Collection {
     pub fn attach_graphs(&self) -> Result<usize, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
         let mut n = 0;
+        for v in self.snapshot.load().views.iter() {
+            v.quantized();
+        }
         for v in self.snapshot.load().views.iter().filter(|v| v.wants_graph(self.opts.hnsw_min_rows)) {
             v.attach_graph(&self.dir).map_err(|source| CollectionError::Io { op: "build HNSW graph", path: self.dir.join("segments"), source })?;
             n += 1;

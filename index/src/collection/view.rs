@@ -30,7 +30,13 @@ pub struct View {
     /// The HNSW graph of a large segment's vectors, once built or loaded in the
     /// background; until then searches scan.
     graph: ArcSwapOption<HnswIndex>,
+    /// The int8 copy of a segment's vectors the scan streams, made once (by the
+    /// background thread, or by the first semantic search).
+    quantized: std::sync::OnceLock<crate::vector::Quantized>,
 }
+
+/// Segments with at least this many vectors are scanned through their int8 copy.
+pub const QUANTIZE_MIN_ROWS: usize = 1024;
 
 impl Drop for View {
     /// Dropping a graph runs a parallel loop; a shard must not stall on it, so the
@@ -75,7 +81,22 @@ impl View {
     }
 
     fn new(source: Source, data: BatchView, bm25: Bm25) -> View {
-        View { source, data, bm25, docs: std::sync::OnceLock::new(), graph: ArcSwapOption::empty() }
+        View {
+            source,
+            data,
+            bm25,
+            docs: std::sync::OnceLock::new(),
+            graph: ArcSwapOption::empty(),
+            quantized: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The int8 copy of the vectors, when the view is big enough to want one.
+    pub fn quantized(&self) -> Option<&crate::vector::Quantized> {
+        let b = self.batch();
+        let dims = b.dims.to_native() as usize;
+        (dims > 0 && b.pages.len() >= QUANTIZE_MIN_ROWS)
+            .then(|| self.quantized.get_or_init(|| crate::vector::Quantized::new(self.data.vectors(), dims)))
     }
 
     pub fn graph(&self) -> Option<std::sync::Arc<HnswIndex>> {

@@ -10,6 +10,7 @@
 pub mod dot;
 mod exact;
 mod hnsw;
+mod quantized;
 mod top_k;
 
 #[cfg(test)]
@@ -17,6 +18,7 @@ mod tests;
 
 pub use exact::{exact_top_k, Hit};
 pub use hnsw::{HnswIndex, HnswParams, CANDIDATES_MIN, CANDIDATES_PER_HIT, ROWS_PER_EF};
+pub use quantized::Quantized;
 
 /// Segments with fewer rows than this are searched by the exact scan: measured in
 /// bench/results/vector-crossover.md (HNSW search plus re-scoring against the scan).

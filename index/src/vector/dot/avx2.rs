@@ -55,3 +55,23 @@ unsafe fn horizontal_sum(v: __m256) -> f32 {
     let one = _mm_add_ss(pair, _mm_shuffle_ps::<0b01>(pair, pair));
     _mm_cvtss_f32(one)
 }
+
+/// The int8 kernel, if this CPU has AVX2.
+pub(super) fn detect_i8() -> Option<super::KernelI8> {
+    is_x86_feature_detected!("avx2").then_some(dot_i8 as super::KernelI8)
+}
+
+/// Only ever handed out by [`detect_i8`] after the feature check.
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    // SAFETY: `detect_i8` returns this function only when the CPU reports AVX2, the
+    // feature `dot_i8_avx2` is compiled for.
+    unsafe { dot_i8_avx2(a, b) }
+}
+
+/// The scalar reference compiled for AVX2: the compiler widens to i16 and uses
+/// `vpmaddwd`, 16 products per instruction; integer sums are exact, so it equals the
+/// reference bit for bit.
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    super::scalar::dot_i8(a, b)
+}

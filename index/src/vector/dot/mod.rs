@@ -12,8 +12,24 @@ mod scalar;
 use std::sync::OnceLock;
 
 type Kernel = fn(&[f32], &[f32]) -> f32;
+type KernelI8 = fn(&[i8], &[i8]) -> i32;
 
 static KERNEL: OnceLock<(Kernel, &'static str)> = OnceLock::new();
+static KERNEL_I8: OnceLock<KernelI8> = OnceLock::new();
+
+/// `Σ a[i]·b[i]` over int8 codes, in i32 (exact). Panics if the lengths differ.
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    assert_eq!(a.len(), b.len(), "dot of vectors of different lengths");
+    let k = KERNEL_I8.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(fast) = avx2::detect_i8() {
+            return fast;
+        }
+        scalar::dot_i8
+    });
+    k(a, b)
+}
 
 /// `Σ a[i]·b[i]`. Panics if the lengths differ.
 #[inline]
