@@ -114,7 +114,7 @@ mod tests {
         let query = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let hits = q.search(&rows, &query, 2, &|id| id != 1);
         assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [0, 2]);
-        let (a, b): (Vec<i8>, Vec<i8>) = (0..384).map(|i| ((i * 7 % 255) as i32 - 127, (i * 13 % 255) as i32 - 127)).map(|(x, y)| (x as i8, y as i8)).unzip();
+        let (a, b): (Vec<i8>, Vec<i8>) = (0..384i32).map(|i| (i * 7 % 255 - 127, i * 13 % 255 - 127)).map(|(x, y)| (x as i8, y as i8)).unzip();
         let reference: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
         assert_eq!(dot_i8(&a, &b), reference, "the SIMD int8 kernel is exact");
     }
