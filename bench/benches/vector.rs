@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use quarry_index::vector::sample::{unit, Clusters, Rng};
 use quarry_index::vector::{dot::dot, exact_top_k, Hit, HnswIndex};
 
 const DIMS: usize = 384;
@@ -22,8 +23,8 @@ const CLUSTERS: usize = 50;
 const SIGMA: f32 = 0.05;
 
 fn dot_kernel(c: &mut Criterion) {
-    let mut rng = Rng(1);
-    let (a, b) = (unit(&mut rng), unit(&mut rng));
+    let mut rng = Rng::new(1);
+    let (a, b) = (unit(&mut rng, DIMS), unit(&mut rng, DIMS));
     let mut g = c.benchmark_group("dot-384");
     g.bench_function(BenchmarkId::new("dispatched", quarry_index::vector::dot::kernel_name()), |bench| {
         bench.iter(|| dot(black_box(&a), black_box(&b)))
@@ -35,13 +36,13 @@ fn dot_kernel(c: &mut Criterion) {
 }
 
 fn search(c: &mut Criterion) {
-    let mut rng = Rng(11);
-    let clusters = Clusters::new(&mut rng);
-    let queries = clusters.sample(&mut rng, QUERIES);
+    let mut rng = Rng::new(11);
+    let clusters = Clusters::new(&mut rng, DIMS, CLUSTERS);
+    let queries = clusters.sample(&mut rng, QUERIES, SIGMA);
     let mut g = c.benchmark_group("vector-search-k10");
     g.throughput(Throughput::Elements(1));
     for n in SIZES {
-        let rows = clusters.sample(&mut rng, n);
+        let rows = clusters.sample(&mut rng, n, SIGMA);
         let graph = HnswIndex::build(&rows, DIMS);
         let recall = recall_at_10(&rows, &queries, |q| graph.search(&rows, q, K, &|_| true));
         eprintln!("vector-search-k10/{n}: HNSW recall@10 {recall:.4}");
@@ -70,8 +71,8 @@ fn search(c: &mut Criterion) {
 
 fn build(c: &mut Criterion) {
     const ROWS: usize = 5_000;
-    let mut rng = Rng(5);
-    let rows = Clusters::new(&mut rng).sample(&mut rng, ROWS);
+    let mut rng = Rng::new(5);
+    let rows = Clusters::new(&mut rng, DIMS, CLUSTERS).sample(&mut rng, ROWS, SIGMA);
     let mut g = c.benchmark_group("hnsw-build");
     g.sample_size(10).throughput(Throughput::Elements(ROWS as u64));
     g.bench_function(BenchmarkId::new("rows", ROWS), |b| b.iter(|| HnswIndex::build(&rows, DIMS)));
@@ -85,55 +86,6 @@ fn recall_at_10(rows: &[f32], queries: &[f32], found: impl Fn(&[f32]) -> Vec<Hit
         sum += found(q).iter().filter(|h| truth.iter().any(|t| t.id == h.id)).count() as f64 / K as f64;
     }
     sum / (queries.len() / DIMS) as f64
-}
-
-/// SplitMix64, so every run times the same rows.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn gaussian(&mut self) -> f32 {
-        let mut uniform = || (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        let (u, v) = (uniform().max(f32::MIN_POSITIVE), uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
-    }
-}
-
-struct Clusters(Vec<f32>);
-
-impl Clusters {
-    fn new(rng: &mut Rng) -> Clusters {
-        Clusters((0..CLUSTERS).flat_map(|_| unit(rng)).collect())
-    }
-
-    fn sample(&self, rng: &mut Rng, n: usize) -> Vec<f32> {
-        let mut rows = Vec::with_capacity(n * DIMS);
-        for _ in 0..n {
-            let c = (rng.next_u64() % CLUSTERS as u64) as usize;
-            let start = rows.len();
-            rows.extend(self.0[c * DIMS..(c + 1) * DIMS].iter().map(|x| x + SIGMA * rng.gaussian()));
-            normalise(&mut rows[start..]);
-        }
-        rows
-    }
-}
-
-fn unit(rng: &mut Rng) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..DIMS).map(|_| rng.gaussian()).collect();
-    normalise(&mut v);
-    v
-}
-
-fn normalise(v: &mut [f32]) {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter_mut().for_each(|x| *x /= norm);
 }
 
 criterion_group! {

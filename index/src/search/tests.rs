@@ -114,18 +114,9 @@ fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen()
     let opts = Options { hnsw_min_rows: 300, ..Options::default() };
     let (c, _) = Collection::open("col_g", dir.path(), opts).unwrap();
     let dims = 16;
-    let mut seed = 1u64;
-    let mut unit = || {
-        let mut v: Vec<f32> = (0..dims)
-            .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-            })
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    };
+    let mut rng = crate::vector::sample::Rng::new(1);
+    let clusters = crate::vector::sample::Clusters::new(&mut rng, dims, 20);
+    let mut unit = || clusters.sample(&mut rng, 1, 0.2);
     for i in 0..400 {
         let mut d = doc(&format!("v{i}"), &["text"]);
         d.dims = dims as u32;

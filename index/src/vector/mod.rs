@@ -11,6 +11,7 @@ pub mod dot;
 mod exact;
 mod hnsw;
 mod quantized;
+pub mod sample;
 mod top_k;
 
 #[cfg(test)]

@@ -63,32 +63,15 @@ impl Quantized {
 mod tests {
     use super::*;
     use crate::vector::exact_top_k;
-
-    /// Clustered unit vectors, like real embeddings (uniform random ones are harder
-    /// than anything a model produces).
-    fn clustered(n: usize, dims: usize, seed: &mut u64) -> Vec<f32> {
-        let mut rnd = || {
-            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
-        let centroids: Vec<Vec<f32>> = (0..40).map(|_| (0..dims).map(|_| rnd()).collect()).collect();
-        let mut out = Vec::with_capacity(n * dims);
-        for i in 0..n {
-            let c = &centroids[i % centroids.len()];
-            let mut v: Vec<f32> = c.iter().map(|x| x + 0.15 * rnd()).collect();
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            v.iter_mut().for_each(|x| *x /= norm);
-            out.extend(v);
-        }
-        out
-    }
+    use crate::vector::sample::{Clusters, Rng};
 
     #[test]
     fn int8_then_exact_rescoring_keeps_recall_at_10_above_0_99() {
         let (dims, n) = (384, 6000);
-        let mut seed = 42;
-        let rows = clustered(n, dims, &mut seed);
-        let queries = clustered(100, dims, &mut seed);
+        let mut rng = Rng::new(42);
+        let clusters = Clusters::new(&mut rng, dims, 40);
+        let rows = clusters.sample(&mut rng, n, 0.05);
+        let queries = clusters.sample(&mut rng, 100, 0.05);
         let q = Quantized::new(&rows, dims);
         let mut found = 0;
         for query in queries.chunks_exact(dims) {
