@@ -15,17 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, "target", "release", "quarry")
-PLAN = """
-[plans.evaluation]
-name = "Evaluation"
-price = "quoted"
-stored_chars = "unlimited"
-search = "unlimited"
-extract = "unlimited"
-research = "unlimited"
-rate_per_minute = 600000000
-burst = 10000000
-"""
+PLAN = open(os.path.join(ROOT, "bench", "evaluation-plan.toml")).read()
 PAGES_PER_DOC = 4
 WORDS = [w.strip() for w in open(os.path.join(ROOT, "..", "shared", "eval", "scifact", "corpus.jsonl")).read(400000).split() if w.isalpha()][:5000]
 
@@ -61,7 +51,7 @@ def wait_up(port):
 def build(dirpath, chunks, embedder, port):
     config = os.path.join(dirpath, "quarry.toml")
     with open(config, "w") as f:
-        f.write(f'embedder = "{embedder}"\n[index]\nflush_interval = "1s"\n' + PLAN)
+        f.write(f'embedder = "{embedder}"\n[index]\nflush_interval = "1s"\n\n' + PLAN)
     data = os.path.join(dirpath, "data")
     out = subprocess.run([BIN, "accounts", "create", "--config", config, "--data", data, "--email", "open@quarry.invalid",
                           "--plan", "evaluation"], capture_output=True, text=True, check=True).stdout

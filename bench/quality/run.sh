@@ -20,18 +20,7 @@ done
 cargo build --release --locked -p quarry -p quarry-bench --bin quarry --bin quarry-quality >&2
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-cat > "$work/quarry.toml" <<TOML
-embedder = "$embedder"
-[plans.evaluation]
-name = "Evaluation"
-price = "quoted"
-stored_chars = "unlimited"
-search = "unlimited"
-extract = "unlimited"
-research = "unlimited"
-rate_per_minute = 60000000
-burst = 1000000
-TOML
+{ echo "embedder = \"$embedder\""; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
 key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
     --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
 target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &

@@ -31,18 +31,7 @@ cargo build --release --locked -p quarry -p quarry-bench --bin quarry --bin quar
 rel=target/release
 data=target/bench-data/scifact-$embedder
 mkdir -p "$data"
-cat > "$data/quarry.toml" <<TOML
-embedder = "$embedder"
-[plans.evaluation]
-name = "Evaluation"
-price = "quoted"
-stored_chars = "unlimited"
-search = "unlimited"
-extract = "unlimited"
-research = "unlimited"
-rate_per_minute = 600000000
-burst = 10000000
-TOML
+{ echo "embedder = \"$embedder\""; cat bench/evaluation-plan.toml; } > "$data/quarry.toml"
 serve() {
     "$rel/quarry" serve --config "$data/quarry.toml" --data "$data/data" --listen "127.0.0.1:$port" 2>> "$data/server.log" &
     pid=$!

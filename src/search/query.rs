@@ -45,15 +45,15 @@ pub fn mode_for(app: &App, record: &CollectionRecord, input: &SearchIn) -> Resul
     Ok((mode, warnings))
 }
 
+/// Runs the search in the mode [`mode_for`] settled (with its warnings).
 pub fn run(
     app: &App,
     embedders: &RefCell<Vec<Embedder>>,
-    record: &CollectionRecord,
     coll: &Collection,
     input: &SearchIn,
+    (mode, mut warnings): (Mode, Vec<String>),
 ) -> Result<Searched, ApiError> {
     let parsed = text::parse(&input.query);
-    let (mode, mut warnings) = mode_for(app, record, input)?;
     let mut embed_ms = None;
     let vector = if mode == Mode::Keyword {
         None

@@ -96,12 +96,12 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let body: Value = call.json_value().await?;
     let req = input::parse(&body)?;
     let plan = call.app.plan(&call.principal().plan);
-    query::mode_for(call.app, &record, &req)?;
+    let mode = query::mode_for(call.app, &record, &req)?;
     let meters = call.app.meters.account(&account)?;
     meters.try_spend(Meter::Search, 1, plan.search).map_err(|e| {
         ApiError::new(Code::AllowanceExceeded, format!("This month's {} searches of the {} plan are spent.", e.allowance, plan.name))
     })?;
-    let s = query::run(call.app, call.embedders, &record, &coll, &req)?;
+    let s = query::run(call.app, call.embedders, &coll, &req, mode)?;
     let snap = &s.snapshot;
     let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, i + 1, h)).collect();
     let t = &s.results.timings;
