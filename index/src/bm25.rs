@@ -172,10 +172,6 @@ impl DiskIndex {
         }
         Ok(out)
     }
-
-    pub fn searcher(&self) -> &Searcher {
-        &self.searcher
-    }
 }
 
 /// What BM25 indexes for chunk `i`: its document's title, then its text.

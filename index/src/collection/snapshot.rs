@@ -64,8 +64,4 @@ impl Snapshot {
         }
         c
     }
-
-    pub fn is_live(&self, view: usize, doc: u32) -> bool {
-        !self.dead[view].contains(doc)
-    }
 }

@@ -5,7 +5,9 @@
 //! A segment is searched either by the exact scan ([`exact_top_k`]) or through its HNSW
 //! graph ([`HnswIndex`]), whose candidates are re-scored exactly. Small segments are
 //! scanned: below [`HNSW_MIN_ROWS`] rows the scan is as fast as the graph, and exact. A
-//! large segment is also scanned until its graph has been built or loaded.
+//! large segment is also scanned until its graph has been built or loaded; scans of
+//! larger segments go through their int8 copy ([`Quantized`]). The choice is made per
+//! view in `search::semantic`.
 
 pub mod dot;
 mod exact;
@@ -24,23 +26,3 @@ pub use quantized::Quantized;
 /// Segments with fewer rows than this are searched by the exact scan: measured in
 /// bench/results/vector-crossover.md (HNSW search plus re-scoring against the scan).
 pub const HNSW_MIN_ROWS: usize = 8_000;
-
-/// How one segment's vectors are searched.
-pub enum VectorIndex {
-    /// Scan every row: small segments, and large ones whose graph is not ready yet.
-    Exact,
-    Hnsw(HnswIndex),
-}
-
-impl VectorIndex {
-    /// The `k` admitted rows most similar to `query`, best first, ties by id ascending.
-    pub fn search(&self, rows: &[f32], dims: usize, query: &[f32], k: usize, allow: &dyn Fn(u32) -> bool) -> Vec<Hit> {
-        match self {
-            VectorIndex::Exact => exact_top_k(rows, dims, query, k, allow),
-            VectorIndex::Hnsw(graph) => {
-                assert_eq!(graph.dims(), dims, "graph built for {} dims, searched with {dims}", graph.dims());
-                graph.search(rows, query, k, allow)
-            }
-        }
-    }
-}

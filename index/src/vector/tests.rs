@@ -152,13 +152,13 @@ fn graph_recall_at_10_on_20k_clustered_rows() {
 }
 
 #[test]
-fn vector_index_dispatches_to_both_paths() {
+fn both_paths_respect_the_filter() {
     let (rows, queries, _) = small_fixture();
     let (rows, q) = (&rows[..500 * DIMS], &queries[..DIMS]);
     let graph = HnswIndex::build(rows, DIMS);
     let allow = |id: u32| id % 3 != 0;
-    let exact = VectorIndex::Exact.search(rows, DIMS, q, 10, &allow);
-    let approx = VectorIndex::Hnsw(graph).search(rows, DIMS, q, 10, &allow);
+    let exact = exact_top_k(rows, DIMS, q, 10, &allow);
+    let approx = graph.search(rows, q, 10, &allow);
     assert!(exact.iter().chain(&approx).all(|h| allow(h.id)));
     let ids = |hits: &[Hit]| hits.iter().map(|h| h.id).collect::<Vec<_>>();
     assert_eq!(ids(&exact), ids(&naive_top_k(rows, DIMS, q, 10, &allow)));
