@@ -202,13 +202,14 @@ fn enforce_phrases(snap: &Snapshot, fused: Vec<fusion::Fused>, phrases: &[String
 /// `also_in` the other documents they came from.
 fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
-    // Per kept hit: its simhash (None for an empty page) and the documents folded in.
+    // Per kept hit: its simhash (None for a page without words) and the documents folded in.
     let mut kept: Vec<(Option<u64>, Vec<&str>)> = Vec::new();
     for f in fused {
         let (view, page) = (f.key.0 as usize, f.key.1);
         let p = &snap.views[view].batch().pages[page as usize];
         let doc = snap.views[view].batch().docs[p.doc.to_native() as usize].id.as_str();
-        let hash = (!p.text.as_str().trim().is_empty()).then(|| p.simhash.to_native());
+        // A page without words hashes to 0 and has nothing to be a near-duplicate of.
+        let hash = Some(p.simhash.to_native()).filter(|&h| h != 0);
         let twin = hash.and_then(|h| kept.iter().position(|(k, _)| k.is_some_and(|k| text::near_duplicate(k, h))));
         if let Some(i) = twin {
             hits[i].duplicates += 1;
