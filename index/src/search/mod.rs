@@ -202,24 +202,28 @@ fn enforce_phrases(snap: &Snapshot, fused: Vec<fusion::Fused>, phrases: &[String
 /// `also_in` the other documents they came from.
 fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
-    // Per kept hit: its simhash (None for a page without words) and the documents folded in.
-    let mut kept: Vec<(Option<u64>, Vec<&str>)> = Vec::new();
+    // Per kept hit its simhash (None for a page without words); and (kept hit, view,
+    // document ordinal) for each document folded into one. A live document lives in one
+    // view, so (view, ordinal) names it without reading its id.
+    let mut kept: Vec<Option<u64>> = Vec::new();
+    let mut docs: Vec<(usize, u32, u32)> = Vec::new();
     for f in fused {
         let (view, page) = (f.key.0 as usize, f.key.1);
         let p = &snap.views[view].batch().pages[page as usize];
-        let doc = snap.views[view].batch().docs[p.doc.to_native() as usize].id.as_str();
+        let doc = (f.key.0, p.doc.to_native());
         // A page without words hashes to 0 and has nothing to be a near-duplicate of.
         let hash = Some(p.simhash.to_native()).filter(|&h| h != 0);
-        let twin = hash.and_then(|h| kept.iter().position(|(k, _)| k.is_some_and(|k| text::near_duplicate(k, h))));
+        let twin = hash.and_then(|h| kept.iter().position(|k| k.is_some_and(|k| text::near_duplicate(k, h))));
         if let Some(i) = twin {
             hits[i].duplicates += 1;
-            if !kept[i].1.contains(&doc) {
+            if !docs.contains(&(i, doc.0, doc.1)) {
                 hits[i].also_in += 1;
-                kept[i].1.push(doc);
+                docs.push((i, doc.0, doc.1));
             }
             continue;
         }
-        kept.push((hash, vec![doc]));
+        docs.push((kept.len(), doc.0, doc.1));
+        kept.push(hash);
         hits.push(Hit {
             view,
             page,
