@@ -156,7 +156,8 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
             continue;
         }
         let allow = |p: u32| allowed[vi].page(view, p);
-        for (page, score) in semantic::search_view(view, query, depth, &allow) {
+        let allow = (!allowed[vi].is_everything()).then_some(&allow as &dyn Fn(u32) -> bool);
+        for (page, score) in semantic::search_view(view, query, depth, allow) {
             pages.insert((vi as u32, page), score);
         }
     }

@@ -38,7 +38,7 @@ impl Quantized {
     /// The `k` admitted rows most similar to `query`: approximate int8 scores pick
     /// `max(k * RESCORE_PER_HIT, RESCORE_MIN)` candidates, whose exact f32 scores rank
     /// them; best first, ties by id ascending.
-    pub fn search(&self, rows: &[f32], query: &[f32], k: usize, allow: &dyn Fn(u32) -> bool) -> Vec<Hit> {
+    pub fn search(&self, rows: &[f32], query: &[f32], k: usize, allow: impl Fn(u32) -> bool) -> Vec<Hit> {
         if k == 0 || self.dims == 0 {
             return Vec::new();
         }
