@@ -5,7 +5,7 @@
 
 use super::dot::{dot, dot_i8};
 use super::exact::Hit;
-use super::top_k::TopK;
+use super::top_k::{best_first, TopK};
 
 /// Candidates re-scored exactly per result wanted (and at least this many).
 pub const RESCORE_PER_HIT: usize = 3;
@@ -44,14 +44,24 @@ impl Quantized {
         }
         let mut q = Vec::with_capacity(self.dims);
         let q_scale = quantize_row(query, &mut q);
-        let mut candidates = TopK::new((k * RESCORE_PER_HIT).max(RESCORE_MIN));
+        // Every admitted row's approximate score, then the best `wanted` by selection
+        // (linear, where a heap of `wanted` entries paid a sift per improvement): the
+        // same set a heap keeps, as the order — score, then id — is total.
+        let wanted = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
+        let mut candidates: Vec<Hit> = Vec::with_capacity(self.scales.len());
         for (id, codes) in (0u32..).zip(self.codes.chunks_exact(self.dims)) {
             if allow(id) {
-                candidates.push(id, dot_i8(codes, &q) as f32 * self.scales[id as usize] * q_scale);
+                candidates.push(Hit { id, score: dot_i8(codes, &q) as f32 * self.scales[id as usize] * q_scale });
             }
         }
+        if candidates.len() > wanted {
+            candidates.select_nth_unstable_by(wanted - 1, best_first);
+            candidates.truncate(wanted);
+        }
+        // Re-scored in row order, so the f32 rows are read front to back.
+        candidates.sort_unstable_by_key(|c| c.id);
         let mut top = TopK::new(k);
-        for c in candidates.into_sorted() {
+        for c in candidates {
             let i = c.id as usize * self.dims;
             top.push(c.id, dot(&rows[i..i + self.dims], query));
         }
