@@ -35,13 +35,14 @@ pub struct View {
     quantized: std::sync::OnceLock<crate::vector::Quantized>,
 }
 
-/// Segments whose f32 vectors take at least this many bytes are scanned through their
-/// int8 copy. The copy pays only when the rows no longer fit in the CPU's caches: at a
-/// search's depth (100), 5,000 × 384 rows (7.7 MB) scan 1.07× slower through it than
-/// in f32, 50,000 rows (77 MB) 0.36× (`cargo bench -p quarry-bench --bench vector --
-/// scan-depth100`). Such segments are past the graph threshold, so the copy serves
-/// the scan of a large segment while its graph is being built.
-pub const QUANTIZE_MIN_BYTES: usize = 32 << 20;
+/// Segments with at least this many vectors are scanned through their int8 copy: a
+/// quarter of the bytes to stream. In a benchmark whose rows stay in the CPU's caches
+/// the copy does not pay (5,000 × 384 rows at depth 100: 1.07× the f32 scan; 50,000
+/// rows, which do not fit: 0.36×; `cargo bench -p quarry-bench --bench vector --
+/// scan-depth100`), but in the server every query embedding streams the model's
+/// weights through the same caches: under hybrid load on SciFact (5,183 rows) the f32
+/// scan took 6.5% of the server's CPU, the int8 scan about half that.
+pub const QUANTIZE_MIN_ROWS: usize = 1024;
 
 impl Drop for View {
     /// Dropping a graph runs a parallel loop; a shard must not stall on it, so the
@@ -100,7 +101,7 @@ impl View {
     pub fn quantized(&self) -> Option<&crate::vector::Quantized> {
         let b = self.batch();
         let dims = b.dims.to_native() as usize;
-        (dims > 0 && b.pages.len() * dims * 4 >= QUANTIZE_MIN_BYTES)
+        (dims > 0 && b.pages.len() >= QUANTIZE_MIN_ROWS)
             .then(|| self.quantized.get_or_init(|| crate::vector::Quantized::new(self.data.vectors(), dims)))
     }
 

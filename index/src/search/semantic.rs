@@ -1,8 +1,8 @@
 //! Semantic candidates of one view: the page vectors nearest the query, through the
 //! segment's HNSW graph (re-scored exactly) when it has one, else by a scan — of the
-//! int8 copy with exact re-scoring for segments whose f32 rows outgrow the caches
-//! ([`QUANTIZE_MIN_BYTES`](crate::collection::view::QUANTIZE_MIN_BYTES)), of the f32
-//! rows below that.
+//! int8 copy with exact re-scoring for segments of
+//! [`QUANTIZE_MIN_ROWS`](crate::collection::view::QUANTIZE_MIN_ROWS) vectors or more,
+//! of the f32 rows below that.
 
 use crate::collection::view::View;
 

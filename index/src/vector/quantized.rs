@@ -3,7 +3,7 @@
 //! beside the embedder's weights), scored approximately, then the best candidates
 //! re-scored exactly against the f32 rows. Symmetric per-row scales.
 
-use super::dot::{dot, dot_i8};
+use super::dot::{dot, dot_i8, prefetch};
 use super::exact::Hit;
 use super::top_k::{best_first, TopK};
 
@@ -60,10 +60,13 @@ impl Quantized {
         }
         // Re-scored in row order, so the f32 rows are read front to back.
         candidates.sort_unstable_by_key(|c| c.id);
+        let row = |id: u32| &rows[id as usize * self.dims..(id as usize + 1) * self.dims];
         let mut top = TopK::new(k);
-        for c in candidates {
-            let i = c.id as usize * self.dims;
-            top.push(c.id, dot(&rows[i..i + self.dims], query));
+        for (n, c) in candidates.iter().enumerate() {
+            if let Some(next) = candidates.get(n + 1) {
+                prefetch(row(next.id));
+            }
+            top.push(c.id, dot(row(c.id), query));
         }
         top.into_sorted()
     }
