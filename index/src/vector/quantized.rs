@@ -89,7 +89,7 @@ mod tests {
         let mut found = 0;
         for query in queries.chunks_exact(dims) {
             let exact: Vec<u32> = exact_top_k(&rows, dims, query, 10, &|_| true).iter().map(|h| h.id).collect();
-            let fast = q.search(&rows, query, 10, &|_| true);
+            let fast = q.search(&rows, query, 10, |_| true);
             found += fast.iter().filter(|h| exact.contains(&h.id)).count();
             for h in &fast {
                 let i = h.id as usize * dims;
@@ -108,7 +108,7 @@ mod tests {
         rows.extend([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         let q = Quantized::new(&rows, dims);
         let query = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        let hits = q.search(&rows, &query, 2, &|id| id != 1);
+        let hits = q.search(&rows, &query, 2, |id| id != 1);
         assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [0, 2]);
         let (a, b): (Vec<i8>, Vec<i8>) = (0..384i32).map(|i| (i * 7 % 255 - 127, i * 13 % 255 - 127)).map(|(x, y)| (x as i8, y as i8)).unzip();
         let reference: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
