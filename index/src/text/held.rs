@@ -222,6 +222,7 @@ mod tests {
             "Yearly yields of yttrium; Y-chromosome; O'Neil's apostrophes and 'quoted' words.",
             "Naïve T-cells (CD4⁺) express β-catenin; μg/ml doses; Ébola and éCells; \u{212A}inase; \u{130}nsulin.",
             "Cell\u{64B}s grow; \u{64B}cells; ce\u{64B}lls divide — résumé of yields.",
+            "Ce\u{640}lls stretched by tatweel; الخلايcells; naïvecells; yield\u{640}s.",
             "",
         ];
         let queries = [
