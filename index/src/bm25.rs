@@ -82,7 +82,7 @@ impl Bm25 {
 
     /// The best `limit` chunks (ordinal, score) that `allow` admits, scored with the
     /// collection's statistics. `allow` is `None` when every chunk may be returned:
-    /// long postings lists are then pruned with block-max WAND ([`WAND_MIN_POSTINGS`]).
+    /// long postings lists are then pruned with block-max WAND, short ones scored in full.
     pub fn search<F>(&self, terms: &[String], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Vec<(u32, f32)>>
     where
         F: Fn(u64) -> bool + Send + Sync + Clone + 'static,

@@ -207,7 +207,7 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
     // document ordinal) for each document folded into one. A live document lives in one
     // view, so (view, ordinal) names it without reading its id.
     let mut kept: Vec<Option<u64>> = Vec::new();
-    let mut docs: Vec<(usize, u32, u32)> = Vec::new();
+    let mut docs: Vec<(usize, (u32, u32))> = Vec::new();
     for f in fused {
         let (view, page) = (f.key.0 as usize, f.key.1);
         let p = &snap.views[view].batch().pages[page as usize];
@@ -217,13 +217,13 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
         let twin = hash.and_then(|h| kept.iter().position(|k| k.is_some_and(|k| text::near_duplicate(k, h))));
         if let Some(i) = twin {
             hits[i].duplicates += 1;
-            if !docs.contains(&(i, doc.0, doc.1)) {
+            if !docs.contains(&(i, doc)) {
                 hits[i].also_in += 1;
-                docs.push((i, doc.0, doc.1));
+                docs.push((i, doc));
             }
             continue;
         }
-        docs.push((kept.len(), doc.0, doc.1));
+        docs.push((kept.len(), doc));
         kept.push(hash);
         hits.push(Hit {
             view,

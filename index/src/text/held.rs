@@ -1,9 +1,10 @@
-//! Which query terms a passage holds, without stemming the whole passage: a stem keeps
-//! its word's first two letters (Porter2 rewrites only endings; words under three
-//! letters pass unchanged) except that "dying", "lying" and "tying" become "die", "lie",
-//! "tie" — so y and i compare equal — and only words whose first two letters could begin
-//! a wanted term go through the full analyser. Same answer as filtering [`super::terms`], at a
-//! fraction of the cost — passages are analysed on every search.
+//! Which query terms a passage holds, without stemming the whole passage — passages are
+//! analysed on every search. Porter2 rewrites only a word's tail, so a word can stem to a
+//! term only if it begins with the term's first letters: for ASCII terms in Latin text,
+//! [`held_ascii`] finds where a term's [`prefixes`] begin words and analyses only those
+//! words; for any other text, [`held_any`] analyses the words whose first two letters
+//! could begin a term ("dying", "lying", "tying" become "die", "lie", "tie", so y and i
+//! compare equal). Same answer as filtering [`super::terms`], at a fraction of the cost.
 
 use std::cell::RefCell;
 
@@ -28,7 +29,7 @@ pub fn held_terms(text: &str, wanted: &[String]) -> Vec<String> {
     if wanted.is_empty() {
         return Vec::new();
     }
-    if wanted.iter().all(|w| w.is_ascii()) && !text.chars().any(hides_ascii) {
+    if wanted.iter().all(|w| w.is_ascii()) && (text.is_ascii() || !text.chars().any(hides_ascii)) {
         return held_ascii(text, wanted);
     }
     held_any(text, wanted)
