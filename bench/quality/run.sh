@@ -1,42 +1,73 @@
 #!/usr/bin/env bash
-# Retrieval quality through the HTTP API on the shared BEIR sets: starts a release
-# quarry on a fresh data directory with the chosen embedder, creates the evaluation
-# account on a plan whose limits are raised (an operator plan defined below, assigned
-# with the operator CLI), indexes each set and prints nDCG@10 per mode beside the
-# published references. Results land in bench/results/.
+# Retrieval quality through the HTTP API on the shared BEIR sets: for each embedder, starts
+# a release quarry on a fresh data directory, creates the evaluation account on a plan whose
+# limits are raised (the operator plan in bench/evaluation-plan.toml, assigned with the
+# operator CLI), indexes each set and prints nDCG@10, recall@50 and MRR@10 per mode beside
+# the published references and beside bm25s (PyPI; k1 1.2, b 0.75, English stopwords and
+# stemming) run on the same data in the same run. Results land in bench/results/.
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
+#                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
+#                                              and NFCorpus keyword-only)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-embedder=multilingual-e5-small
+embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
+datasets=()
 port=4471
 while [ $# -gt 0 ]; do
     case "$1" in
-        --embedder) embedder=$2; shift 2 ;;
+        --embedder) embedders=("$2"); shift 2 ;;
+        --dataset) datasets+=("$2"); shift 2 ;;
         --port) port=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
 cargo build --release --locked -p quarry -p quarry-bench --bin quarry --bin quarry-quality >&2
-work=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-{ echo "embedder = \"$embedder\""; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
-key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
-    --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
-target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &
-pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null && break; sleep 0.2; done
-out=bench/results/quality-$embedder-$(date -u +%F-%H%M%S).md
-{
-    echo "# Retrieval quality, $embedder ($(date -u +%F))"
-    echo
-    echo "Command: \`bench/quality/run.sh --embedder $embedder\`. The evaluation account is on"
-    echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
-    echo
-} > "$out"
-target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" \
-    --dataset ../shared/eval/scifact --modes keyword,semantic,hybrid --concurrency 8 >> "$out"
-target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" \
-    --dataset ../shared/eval/nfcorpus-test-preproc --modes keyword --concurrency 8 >> "$out"
-cat "$out"
-echo "written to $out" >&2
+
+# The peer: bm25s in its own venv, from PyPI only, every wheel pinned by hash.
+venv=${QUARRY_CACHE:-$HOME/.cache/quarry}/venv-bm25s
+lock=bench/quality/requirements.lock
+if ! cmp -s "$lock" "$venv/installed.lock" 2>/dev/null; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --no-deps --require-hashes --only-binary=:all: -r "$lock" >&2
+    cp "$lock" "$venv/installed.lock"
+fi
+peer_scores() { # dataset → a JSON file of bm25s's scores on it
+    local out=$work/peer-$(basename "$1").json
+    "$venv/bin/python" bench/quality/bm25s_peer.py "$1" > "$out"
+    echo "$out"
+}
+
+for embedder in "${embedders[@]}"; do
+    work=$(mktemp -d)
+    trap 'kill "${pid:-0}" 2>/dev/null || true; wait "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+    { echo "embedder = \"$embedder\""; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
+    key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
+        --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
+    target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &
+    pid=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null && break; sleep 0.2; done
+    out=bench/results/quality-$embedder-$(date -u +%F-%H%M%S).md
+    {
+        echo "# Retrieval quality, $embedder ($(date -u +%F))"
+        echo
+        echo "Command: \`bench/quality/run.sh --embedder $embedder\`. The evaluation account is on"
+        echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
+        echo
+    } > "$out"
+    if [ ${#datasets[@]} -eq 0 ]; then
+        runs=("../shared/eval/scifact keyword,semantic,hybrid" "../shared/eval/nfcorpus-test-preproc keyword")
+    else
+        runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
+    fi
+    for r in "${runs[@]}"; do
+        read -r set modes <<< "$r"
+        target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" \
+            --dataset "$set" --modes "$modes" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
+    done
+    cat "$out"
+    echo "written to $out" >&2
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    rm -rf "$work"
+done

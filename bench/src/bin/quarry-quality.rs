@@ -51,6 +51,10 @@ struct Args {
     /// Pages asked of each search (the API allows 1 to 50); recall is measured at this depth.
     #[arg(long, default_value_t = MAX_K, value_parser = clap::value_parser!(u64).range(1..=50).map(|k| k as usize))]
     k: usize,
+    /// A peer system's scores on the same data set, as one JSON object (what
+    /// `bench/quality/bm25s_peer.py` prints), shown under ours; repeatable.
+    #[arg(long)]
+    peer: Vec<PathBuf>,
     /// Also write the Markdown report to this file (it is always printed).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -91,6 +95,10 @@ fn run(args: Args) -> Result<()> {
     let indexed = run::index(&client, &data, &name, &options)?;
     let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
     report.subset = args.subset;
+    for path in &args.peer {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        report.peers.push(serde_json::from_str(&text).with_context(|| format!("{}: not a peer's scores", path.display()))?);
+    }
     let markdown = report.markdown();
     print!("{markdown}");
     if let Some(path) = &args.out {
@@ -147,6 +155,18 @@ fn collection_name(dataset: &str, subset: Option<usize>) -> String {
     format!("quality {dataset} {size} {seconds}")
 }
 
+/// A progress bar redrawn in place on a terminal; a line per step otherwise (logs, CI).
 fn progress(phase: &str, done: usize, total: usize) {
-    eprintln!("quarry-quality: {phase} {done}/{total}");
+    use std::io::{IsTerminal, Write};
+    let mut err = std::io::stderr();
+    if !err.is_terminal() {
+        eprintln!("quarry-quality: {phase} {done}/{total}");
+        return;
+    }
+    const WIDTH: usize = 30;
+    let filled = (done * WIDTH).checked_div(total).unwrap_or(WIDTH);
+    let bar = format!("{}{}", "#".repeat(filled), ".".repeat(WIDTH - filled));
+    let end = if done >= total { "\n" } else { "" };
+    let _ = write!(err, "\rquarry-quality: {phase:<9} [{bar}] {done}/{total}{end}");
+    let _ = err.flush();
 }

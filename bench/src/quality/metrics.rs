@@ -44,6 +44,16 @@ pub fn recall_at_k(ranked: &[String], rels: &HashMap<String, i32>, k: usize) -> 
     found as f64 / relevant as f64
 }
 
+/// Reciprocal rank within the first k: 1/rank of the first positively judged document, 0 when
+/// none is in the first k (trec_eval's `recip_rank` cut at k, as BEIR reports MRR@k).
+pub fn mrr_at_k(ranked: &[String], rels: &HashMap<String, i32>, k: usize) -> f64 {
+    ranked
+        .iter()
+        .take(k)
+        .position(|doc| rels.get(doc).is_some_and(|&r| r > 0))
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+}
+
 /// The mean of `metric` over every judged query, with a missing run counting as an empty list.
 /// Returns the mean and the number of queries it averages (0.0 over none).
 pub fn mean_over_queries(
@@ -170,5 +180,15 @@ mod tests {
         let got = recall_at_k(&ranked(&["a", "n", "x", "b", "c"]), &judged, 4);
         assert!(close(got, 2.0 / 3.0), "{got}");
         assert_eq!(recall_at_k(&ranked(&["n"]), &rels(&[("n", 0)]), 4), 0.0);
+    }
+
+    #[test]
+    fn mrr_is_the_first_positive_rank_within_k() {
+        // Relevant b (and n judged 0). Ranked n, x, b: first positive at rank 3 → 1/3.
+        let judged = rels(&[("b", 1), ("n", 0)]);
+        let got = mrr_at_k(&ranked(&["n", "x", "b"]), &judged, 10);
+        assert!(close(got, 1.0 / 3.0), "{got}");
+        // Past the cut it is a miss.
+        assert_eq!(mrr_at_k(&ranked(&["n", "x", "b"]), &judged, 2), 0.0);
     }
 }

@@ -19,6 +19,7 @@ pub struct ServerInfo {
 pub struct ModeReport {
     pub mode: Mode,
     pub ndcg_at_10: f64,
+    pub mrr_at_10: f64,
     /// Recall at `recall_k` (the search `k`; the API allows 50 at most, so no recall@100).
     pub recall: f64,
     pub recall_k: usize,
@@ -28,6 +29,20 @@ pub struct ModeReport {
     pub empty: usize,
     /// Median of the server's own `timings.totalMs`.
     pub median_total_ms: Option<f64>,
+}
+
+/// A peer system's scores on the same data, computed with the same metric definitions
+/// (`bench/quality/bm25s_peer.py` writes them as one JSON object).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Peer {
+    pub system: String,
+    #[serde(rename = "ndcg@10")]
+    pub ndcg_at_10: f64,
+    #[serde(rename = "recall@50")]
+    pub recall_at_50: f64,
+    #[serde(rename = "mrr@10")]
+    pub mrr_at_10: f64,
+    pub queries: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +56,8 @@ pub struct Report {
     pub subset: Option<usize>,
     pub ingest: IngestStats,
     pub modes: Vec<ModeReport>,
+    /// Peer systems run on the same data in the same run (bm25s), printed under ours.
+    pub peers: Vec<Peer>,
     pub server: ServerInfo,
     /// `429 rate_limited` answers waited out over the whole run.
     pub rate_limited: u64,
@@ -53,10 +70,22 @@ impl Report {
         let _ = writeln!(out, "{}\n", self.scope_line());
         let _ = writeln!(out, "{}\n", self.server_line());
         let _ = writeln!(out, "{}\n", self.ingest_line());
-        out.push_str("| mode | nDCG@10 | reference nDCG@10 (full corpus) | recall@k | queries | empty | median totalMs |\n");
-        out.push_str("|---|---:|---|---:|---:|---:|---:|\n");
+        out.push_str("| mode | nDCG@10 | recall@k | MRR@10 | published nDCG@10 (full corpus) | queries | empty | median totalMs |\n");
+        out.push_str("|---|---:|---:|---:|---|---:|---:|---:|\n");
         for mode in &self.modes {
             out.push_str(&self.row(mode));
+        }
+        for p in &self.peers {
+            let _ = writeln!(
+                out,
+                "| peer, same run: {} | {:.4} | @50 {:.4} | {:.4} | — | {} | — | — |",
+                p.system, p.ndcg_at_10, p.recall_at_50, p.mrr_at_10, p.queries
+            );
+        }
+        if let (Some(peer), Some(keyword)) = (self.peers.first(), self.modes.iter().find(|m| m.mode == Mode::Keyword)) {
+            if peer.ndcg_at_10 > 0.0 {
+                let _ = writeln!(out, "\nkeyword nDCG@10 / {} = {:.3}", peer.system.split(' ').next().unwrap_or("peer"), keyword.ndcg_at_10 / peer.ndcg_at_10);
+            }
         }
         out
     }
@@ -116,8 +145,8 @@ impl Report {
             .median_total_ms
             .map_or("—".to_string(), |ms| format!("{ms:.1}"));
         format!(
-            "| {} | {:.4} | {refs} | @{} {:.4} | {} | {} | {ms} |\n",
-            m.mode, m.ndcg_at_10, m.recall_k, m.recall, m.queries, m.empty
+            "| {} | {:.4} | @{} {:.4} | {:.4} | {refs} | {} | {} | {ms} |\n",
+            m.mode, m.ndcg_at_10, m.recall_k, m.recall, m.mrr_at_10, m.queries, m.empty
         )
     }
 }
@@ -146,11 +175,19 @@ mod tests {
             modes: vec![ModeReport {
                 mode: Mode::Keyword,
                 ndcg_at_10: 0.67891,
+                mrr_at_10: 0.6,
                 recall: 0.9,
                 recall_k: 50,
                 queries: 300,
                 empty: 0,
                 median_total_ms: Some(3.25),
+            }],
+            peers: vec![Peer {
+                system: "bm25s 0.3.16 (k1 1.2)".into(),
+                ndcg_at_10: 0.6791,
+                recall_at_50: 0.8869,
+                mrr_at_10: 0.6431,
+                queries: 300,
             }],
             server: ServerInfo {
                 embedder: Some("multilingual-e5-small".into()),
@@ -160,9 +197,11 @@ mod tests {
         };
         let md = report.markdown();
         assert!(
-            md.contains("| keyword | 0.6789 | BM25 Anserini 0.6789 · bm25s 0.6791"),
+            md.contains("| keyword | 0.6789 | @50 0.9000 | 0.6000 | BM25 Anserini 0.6789 · bm25s 0.6791"),
             "{md}"
         );
+        assert!(md.contains("| peer, same run: bm25s 0.3.16 (k1 1.2) | 0.6791 | @50 0.8869 | 0.6431 |"), "{md}");
+        assert!(md.contains("keyword nDCG@10 / bm25s = 1.000"), "{md}");
         assert!(md.contains("51.8 docs/s"), "{md}");
         assert!(md.contains("`library` plan"), "{md}");
         assert!(md.contains("`multilingual-e5-small`"), "{md}");

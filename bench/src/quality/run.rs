@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::beir::Dataset;
 use super::client::{Client, ClientError, Mode, NewDocument, SearchRequest};
-use super::metrics::{mean_over_queries, ndcg_at_k, recall_at_k};
+use super::metrics::{mean_over_queries, mrr_at_k, ndcg_at_k, recall_at_k};
 use super::pool::parallel_map;
 use super::report::{ModeReport, Report, ServerInfo};
 
@@ -163,6 +163,7 @@ pub fn evaluate(
         subset: None,
         ingest: run.ingest.clone(),
         modes,
+        peers: Vec::new(),
         server: server_info(client),
         rate_limited: client.rate_limited_count(),
     })
@@ -212,9 +213,11 @@ fn evaluate_mode(
     let (ndcg_at_10, queries) = mean_over_queries(&runs, &qrels, |r, j| ndcg_at_k(r, j, 10));
     let recall_k = options.search_k;
     let (recall, _) = mean_over_queries(&runs, &qrels, |r, j| recall_at_k(r, j, recall_k));
+    let (mrr_at_10, _) = mean_over_queries(&runs, &qrels, |r, j| mrr_at_k(r, j, 10));
     Ok(ModeReport {
         mode,
         ndcg_at_10,
+        mrr_at_10,
         recall,
         recall_k,
         queries,
