@@ -30,14 +30,18 @@ struct Args {
     /// Let may pin its workers to CPUs itself (off: leave placement to `taskset`).
     #[arg(long)]
     may_pin: bool,
+    /// Answer with a body of this many bytes instead of `Hello, World!`: the cost of a
+    /// response's size alone (a default search answer is ~20 kB).
+    #[arg(long)]
+    body_bytes: Option<usize>,
 }
 
 #[derive(Clone)]
-struct Hello;
+struct Hello(&'static str);
 
 impl HttpService for Hello {
     fn call(&mut self, _req: Request, rsp: &mut Response) -> io::Result<()> {
-        rsp.header("Content-Type: text/plain").body("Hello, World!");
+        rsp.header("Content-Type: text/plain").body(self.0);
         Ok(())
     }
 }
@@ -47,7 +51,11 @@ fn main() -> Result<()> {
     may::config()
         .set_workers(args.workers)
         .set_worker_pin(args.may_pin);
-    let server = HttpServer(Hello)
+    let body: &'static str = match args.body_bytes {
+        Some(n) => "x".repeat(n).leak(),
+        None => "Hello, World!",
+    };
+    let server = HttpServer(Hello(body))
         .start(args.listen)
         .with_context(|| format!("listening on {}", args.listen))?;
     eprintln!(
