@@ -85,7 +85,7 @@ fn hits(ranked: &[u32], gold: &[Judged], k: usize) -> Vec<Hit> {
 
 /// Σ gain / log2(rank + 1) over (rank from 1, gain).
 fn dcg(ranked_gains: impl Iterator<Item = (usize, f64)>) -> f64 {
-    ranked_gains.map(|(rank, gain)| gain / ((rank + 1) as f64).log2()).sum()
+    ranked_gains.map(|(rank, gain)| gain / ((rank + 1) as f64).log2()).fold(0.0, |a, b| a + b)
 }
 
 /// The gold gains, best first, cut at k.
@@ -98,7 +98,7 @@ fn ideal_gains(gold: &[Judged], k: usize) -> Vec<f64> {
 
 /// Σ precision@r over the ranks r of the hits (the i-th hit at rank r adds i / r).
 fn precision_sum(hits: &[Hit]) -> f64 {
-    hits.iter().enumerate().map(|(i, h)| (i + 1) as f64 / h.rank as f64).sum()
+    hits.iter().enumerate().map(|(i, h)| (i + 1) as f64 / h.rank as f64).fold(0.0, |a, b| a + b)
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -111,7 +111,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 
 /// The mean, 0 over nothing.
 pub fn mean(values: &[f64]) -> f64 {
-    ratio(values.iter().sum(), values.len() as f64)
+    ratio(values.iter().fold(0.0, |a, b| a + b), values.len() as f64)
 }
 
 /// The `p`-th percentile (0 < p ≤ 100) by nearest rank: the smallest value with at
@@ -213,6 +213,8 @@ mod tests {
         let s = score(&[X, Y], &gold(&[(A, 1.0)]), 10);
         assert_eq!((s.ndcg, s.precision, s.recall, s.reciprocal_rank, s.average_precision), (0.0, 0.0, 0.0, 0.0, 0.0));
         assert_eq!(s.first_hit(), None);
+        // f64's Sum starts from -0.0, which would serialize as -0.0: the zeros are positive.
+        assert!([s.ndcg, s.average_precision, mean(&[s.ndcg])].iter().all(|z| z.is_sign_positive()), "{s:?}");
         assert_eq!(score(&[], &gold(&[(A, 1.0)]), 10).ndcg, 0.0);
         assert_eq!(score(&[A], &[], 10).ndcg, 0.0, "no gold: nothing to find, no division by zero");
     }

@@ -151,6 +151,7 @@ fn every_kind_of_relevant_item_is_scored_in_every_variant() {
         [&json!(0.5), &json!(0.05), &json!(0.5), &json!(0.5), &json!(0.5), &json!(1)],
         "{r}"
     );
+    assert!(!text.contains("-0.0"), "a miss scores 0, not -0: {text}");
     let q = entry(&r, "permit", "keyword");
     assert_eq!((q["ndcg"].as_f64(), q["firstHit"].clone(), q["hits"].clone()), (Some(0.0), Value::Null, json!([])));
     assert_eq!(q["missing"], json!(["Water law, page 2"]));
