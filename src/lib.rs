@@ -7,6 +7,7 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod evaluate;
 pub mod http;
 pub mod identity;
 pub mod limits;

@@ -70,7 +70,7 @@ pub fn immediate(route: &Route, app: &App) -> Option<Reply> {
 }
 
 pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
-    use agentlex::{account, collections, documents, keys, search, signup};
+    use agentlex::{account, collections, documents, evaluate, keys, search, signup};
     match route {
         r @ (Route::Health | Route::Plans | Route::Metrics) => Ok(immediate(&r, call.app).expect("an immediate route")),
         Route::Panic => panic!("GET /v1/_panic (debug.panic_route is on)"),
@@ -92,5 +92,6 @@ pub async fn dispatch(route: Route, call: Call<'_>) -> Result<Reply, ApiError> {
         Route::DeleteDocument(id, doc) => documents::delete(call, id, doc).await,
         Route::GetPage(id, doc, n) => documents::page(call, id, doc, n).await,
         Route::Search(id) => search::search(call, id).await,
+        Route::Evaluate(id) => evaluate::evaluate(call, id).await,
     }
 }

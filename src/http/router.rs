@@ -31,6 +31,7 @@ pub enum Route {
     DeleteDocument(String, String),
     GetPage(String, String, String),
     Search(String),
+    Evaluate(String),
 }
 
 /// A route's name, for metrics and logs.
@@ -57,6 +58,7 @@ pub enum RouteName {
     DeleteDocument,
     GetPage,
     Search,
+    Evaluate,
     Unmatched,
 }
 
@@ -83,6 +85,7 @@ impl RouteName {
         RouteName::DeleteDocument,
         RouteName::GetPage,
         RouteName::Search,
+        RouteName::Evaluate,
         RouteName::Unmatched,
     ];
 
@@ -109,6 +112,7 @@ impl RouteName {
             RouteName::DeleteDocument => "delete_document",
             RouteName::GetPage => "get_page",
             RouteName::Search => "search",
+            RouteName::Evaluate => "evaluate",
             RouteName::Unmatched => "unmatched",
         }
     }
@@ -139,6 +143,7 @@ impl Route {
             Route::DeleteDocument(..) => RouteName::DeleteDocument,
             Route::GetPage(..) => RouteName::GetPage,
             Route::Search(_) => RouteName::Search,
+            Route::Evaluate(_) => RouteName::Evaluate,
         }
     }
 
@@ -149,7 +154,10 @@ impl Route {
 
     /// Tokens the call spends from the key's bucket (research and evaluate cost 5).
     pub fn cost(&self) -> u64 {
-        1
+        match self {
+            Route::Evaluate(_) => 5,
+            _ => 1,
+        }
     }
 }
 
@@ -210,6 +218,8 @@ fn collection_route(method: &Method, rest: &str) -> Option<Result<Route, &'stati
         [_, "documents", _, "pages", _] => Err("GET, HEAD"),
         [id, "search"] if m == Method::POST => Ok(Route::Search(own(id))),
         [_, "search"] => Err("POST"),
+        [id, "evaluate"] if m == Method::POST => Ok(Route::Evaluate(own(id))),
+        [_, "evaluate"] => Err("POST"),
         _ => return None,
     })
 }
@@ -235,8 +245,17 @@ mod tests {
         );
         assert_eq!(route(&Method::POST, "/v1/collections/c1/search", false).unwrap(), Route::Search("c1".into()));
         assert_eq!(route(&Method::GET, "/v1/collections/c1/search", false).unwrap_err().allow, Some("POST"));
+        assert_eq!(route(&Method::POST, "/v1/collections/c1/evaluate", false).unwrap(), Route::Evaluate("c1".into()));
+        assert_eq!(route(&Method::GET, "/v1/collections/c1/evaluate", false).unwrap_err().allow, Some("POST"));
         assert_eq!(route(&Method::GET, "/v1/collections/c1/nope", false).unwrap_err().code, Code::NotFound);
         assert_eq!(route(&Method::GET, "/v1/collections//documents", false).unwrap_err().code, Code::NotFound);
+    }
+
+    #[test]
+    fn evaluate_costs_five_tokens_and_the_rest_one() {
+        assert_eq!(Route::Evaluate("c1".into()).cost(), 5);
+        assert_eq!(Route::Search("c1".into()).cost(), 1);
+        assert_eq!(Route::Account.cost(), 1);
     }
 
     #[test]

@@ -89,6 +89,13 @@ impl AccountMeters {
         Ok(after)
     }
 
+    /// Gives back `n` spent on work that then failed (never below zero).
+    pub fn refund(&self, meter: Meter, n: u64) {
+        let counter = &self.counts[meter.index()];
+        let _ = counter.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some(c.saturating_sub(n)));
+        self.dirty.store(true, Ordering::Release);
+    }
+
     /// Adds `delta` (may be negative) to the stored characters; refused past `allowance`.
     pub fn try_store(&self, delta: i64, allowance: Option<u64>) -> Result<u64, Exceeded> {
         let mut current = self.stored_chars.load(Ordering::Acquire);
@@ -193,6 +200,10 @@ mod tests {
         assert_eq!(m.try_spend(Meter::Search, 1, Some(3)), Ok(3));
         assert_eq!(m.counts().search, 3);
         assert_eq!(m.try_spend(Meter::Research, 1_000, None), Ok(1_000));
+        m.refund(Meter::Search, 2);
+        assert_eq!(m.counts().search, 1);
+        m.refund(Meter::Search, 5);
+        assert_eq!(m.counts().search, 0, "never below zero");
     }
 
     #[test]

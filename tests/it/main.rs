@@ -7,6 +7,7 @@ mod server;
 mod accounts_cli;
 mod collections;
 mod errors;
+mod evaluate;
 mod health;
 mod identity;
 mod lifecycle;

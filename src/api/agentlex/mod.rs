@@ -3,6 +3,7 @@
 pub mod account;
 pub mod collections;
 pub mod documents;
+pub mod evaluate;
 pub mod health;
 pub mod input;
 pub mod keys;

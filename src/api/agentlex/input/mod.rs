@@ -1,7 +1,8 @@
-//! Request bodies of the collection, document and search endpoints, checked field by
+//! Request bodies of the collection, document, search and evaluate endpoints, checked field by
 //! field into typed values. Each error names the field and uses the spec's code.
 
 pub mod document;
+pub mod evaluate;
 pub mod search;
 pub mod settings;
 
