@@ -96,9 +96,8 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let t = Instant::now();
     let fused = enforce_phrases(snap, fused, &q.phrases, &mut out.warnings);
     out.timings.phrase_ms = ms(t);
-    let mut hits = fold_duplicates(snap, fused);
-    out.considered = hits.len();
-    hits.truncate(q.k);
+    out.considered = fused.len();
+    let mut hits = fold_duplicates(snap, fused, q.k);
     for h in &mut hits {
         h.passages = passages::best(snap, h.view, h.page, &out.terms, &chunk_scores, q.filters.kinds, q.passages);
     }
@@ -199,9 +198,11 @@ fn enforce_phrases(snap: &Snapshot, fused: Vec<fusion::Fused>, phrases: &[String
     kept
 }
 
-/// Folds near-duplicate pages into the best-ranked one: `duplicates` counts them,
-/// `also_in` the other documents they came from.
-fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
+/// The first `k` pages that are not near-duplicates of a better-ranked one, each with
+/// its near-duplicates folded in: `duplicates` counts them, `also_in` the other
+/// documents they came from. A page past the cut is still read, since it may be the
+/// twin of one of the `k`, but nothing folds into it: the work is n·k, not n².
+fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>, k: usize) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     // Per kept hit its simhash (None for a page without words); and (kept hit, view,
     // document ordinal) for each document folded into one. A live document lives in one
@@ -221,6 +222,9 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>) -> Vec<Hit> {
                 hits[i].also_in += 1;
                 docs.push((i, doc));
             }
+            continue;
+        }
+        if hits.len() == k {
             continue;
         }
         docs.push((kept.len(), doc));

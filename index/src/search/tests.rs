@@ -107,6 +107,27 @@ fn near_duplicate_pages_fold_into_the_best_one() {
     assert_eq!((r.hits[0].duplicates, r.hits[0].also_in), (2, 2));
 }
 
+#[test]
+fn a_twin_past_the_cut_still_folds_into_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = Collection::open("col_cut", dir.path(), Options::default()).unwrap();
+    let text = "The quarterly report shows revenue growth across all regions with strong margins in the north and steady demand.";
+    c.add(doc("a", &[text])).unwrap();
+    c.add(doc("b", &[text])).unwrap();
+    c.add(doc("best", &["Revenue growth, revenue growth and more revenue growth: a slide deck on growth."])).unwrap();
+    let snap = c.snapshot();
+    let mut q = query("revenue growth", Mode::Keyword);
+    q.k = 2;
+    let r = search(&snap, &q);
+    let ids: Vec<&str> = r.hits.iter().map(|h| snap.doc(snap_at(&snap, h)).id.as_str()).collect();
+    // "best" ranks first; one of the twins second, and the other — third in the fused
+    // list, past the cut of 2 — is folded into it, not dropped.
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], "best");
+    assert_eq!((r.hits[1].duplicates, r.hits[1].also_in), (1, 1));
+    assert_eq!(r.considered, 3, "pages in the fused list before the cut");
+}
+
 
 #[test]
 fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen() {
