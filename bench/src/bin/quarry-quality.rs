@@ -1,11 +1,11 @@
 //! `quarry-quality`: index a BEIR-layout data set into a running Quarry through its HTTP API,
-//! search every judged query in each mode, and print nDCG@10 and recall beside the published
-//! references, as Markdown.
+//! run every judged query in each mode through `POST /v1/collections/{id}/evaluate` in batches,
+//! and print nDCG@10, recall@k and MRR@10 beside the published references, as Markdown.
 //!
 //! ```text
 //! quarry-quality --server http://127.0.0.1:7700 --key al_... --dataset ../shared/eval/scifact
 //! quarry-quality --server http://127.0.0.1:7700 --dataset ../shared/eval/scifact --subset 1000 \
-//!     --modes keyword,hybrid --concurrency 8 --out results.md
+//!     --modes keyword,hybrid --concurrency 8 --batch 100 --out results.md
 //! ```
 
 use std::path::PathBuf;
@@ -16,14 +16,14 @@ use anyhow::{bail, Context, Result};
 use clap::builder::TypedValueParser as _;
 use clap::Parser;
 use quarry_bench::quality::beir::Dataset;
-use quarry_bench::quality::client::{Client, Mode};
-use quarry_bench::quality::run::{self, RunOptions, MAX_K};
+use quarry_bench::quality::client::{Client, Mode, MAX_QUESTIONS};
+use quarry_bench::quality::run::{self, RunOptions, DEFAULT_BATCH, MAX_K};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "quarry-quality",
     version,
-    about = "nDCG@10 of Quarry's search through its HTTP API on a BEIR-layout data set"
+    about = "nDCG@10, recall and MRR@10 of Quarry's search through its HTTP API on a BEIR-layout data set"
 )]
 struct Args {
     /// The server: http://HOST:PORT (plain HTTP).
@@ -45,12 +45,15 @@ struct Args {
     /// Search modes to evaluate, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "keyword,semantic,hybrid")]
     modes: Vec<Mode>,
-    /// Requests in flight at once, for adds and for searches.
+    /// Requests in flight at once, for adds and for evaluate calls.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
     /// Pages asked of each search (the API allows 1 to 50); recall is measured at this depth.
     #[arg(long, default_value_t = MAX_K, value_parser = clap::value_parser!(u64).range(1..=50).map(|k| k as usize))]
     k: usize,
+    /// Questions per evaluate call (the API allows 1000 at most).
+    #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(u64).range(1..=MAX_QUESTIONS as u64).map(|n| n as usize))]
+    batch: usize,
     /// A peer system's scores on the same data set, as one JSON object (what
     /// `bench/quality/bm25s_peer.py` prints), shown under ours; repeatable.
     #[arg(long)]
@@ -76,11 +79,12 @@ fn run(args: Args) -> Result<()> {
     let options = RunOptions {
         concurrency: args.concurrency.max(1),
         search_k: args.k,
+        batch: args.batch,
         expand: false,
         progress: Some(progress),
     };
     eprintln!(
-        "quarry-quality: indexing {} documents of {} into {}, then {} queries × {}",
+        "quarry-quality: indexing {} documents of {} into {}, then evaluating {} queries × {}",
         data.corpus.len(),
         data.name,
         args.server,
@@ -96,8 +100,12 @@ fn run(args: Args) -> Result<()> {
     let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
     report.subset = args.subset;
     for path in &args.peer {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        report.peers.push(serde_json::from_str(&text).with_context(|| format!("{}: not a peer's scores", path.display()))?);
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        report.peers.push(
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a peer's scores", path.display()))?,
+        );
     }
     let markdown = report.markdown();
     print!("{markdown}");
@@ -167,6 +175,9 @@ fn progress(phase: &str, done: usize, total: usize) {
     let filled = (done * WIDTH).checked_div(total).unwrap_or(WIDTH);
     let bar = format!("{}{}", "#".repeat(filled), ".".repeat(WIDTH - filled));
     let end = if done >= total { "\n" } else { "" };
-    let _ = write!(err, "\rquarry-quality: {phase:<9} [{bar}] {done}/{total}{end}");
+    let _ = write!(
+        err,
+        "\rquarry-quality: {phase:<9} [{bar}] {done}/{total}{end}"
+    );
     let _ = err.flush();
 }

@@ -1,10 +1,9 @@
 //! A small blocking client for the AgentLex endpoints the quality harness needs: signup, account,
-//! health, create a collection, add a document, search. Plain HTTP/1.1 on loopback.
+//! health, create a collection, add a document, evaluate. Plain HTTP/1.1 on loopback.
 //!
 //! A `429 rate_limited` is waited out (the `retry-after` seconds) and retried, up to a total wait
 //! per call; every other unexpected status is an error naming the endpoint, status and body.
 
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +41,7 @@ pub enum ClientError {
     },
 }
 
-/// The search modes of `POST /v1/collections/{id}/search`.
+/// The search modes, as `POST /v1/collections/{id}/evaluate` names its variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -129,56 +128,68 @@ pub struct DocumentCreated {
     pub chars: u64,
 }
 
+/// The most questions one `POST /v1/collections/{id}/evaluate` may ask.
+pub const MAX_QUESTIONS: usize = 1000;
+
+/// `EvaluateRequest`: questions run in each variant at `k` (1..=50), every search with the
+/// same `expand`.
 #[derive(Debug, Clone, Serialize)]
-pub struct SearchRequest<'a> {
-    pub query: &'a str,
-    pub mode: Mode,
-    /// Pages to return, 1..=50.
+pub struct EvaluateRequest<'a> {
+    pub questions: Vec<EvalQuestion<'a>>,
     pub k: usize,
+    pub variants: Vec<Mode>,
+    /// Sent always: the endpoint's default is `true`.
     pub expand: bool,
 }
 
+/// `EvalQuestion`: a query and its relevant items, with one gain per item.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalQuestion<'a> {
+    pub query: &'a str,
+    pub relevant: Vec<RelevantDocument<'a>>,
+    pub gains: Vec<f64>,
+}
+
+/// `RelevantItem` naming a whole document by its server id: it resolves when the document has
+/// one page.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelevantDocument<'a> {
+    pub document: &'a str,
+}
+
+/// The fields of `EvaluateResponse` the harness reads; the server's own means are left out
+/// (see [`super::answers`]).
 #[derive(Debug, Clone, Deserialize)]
-pub struct SearchResponse {
-    pub results: Vec<SearchHit>,
-    #[serde(default)]
-    pub timings: HashMap<String, f64>,
+pub struct EvaluateResponse {
+    pub n: usize,
+    pub k: usize,
+    #[serde(rename = "perQuestion")]
+    pub per_question: Vec<PerQuestion>,
+    pub notes: Vec<String>,
+}
+
+/// One question in one variant.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PerQuestion {
+    pub query: String,
+    pub variant: String,
+    /// nDCG@k over the resolved relevant pages, rounded to 4 decimals.
+    pub ndcg: f64,
+    #[serde(rename = "latencyMs")]
+    pub latency_ms: f64,
+    /// Citations in result order.
+    pub ranked: Vec<String>,
+    /// The relevant items found in the first k.
+    pub hits: Vec<EvalHit>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct SearchHit {
-    pub rank: u32,
-    pub document: DocumentRef,
-    pub page: PageRef,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct DocumentRef {
-    pub id: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct PageRef {
-    pub n: u32,
-}
-
-impl SearchResponse {
-    /// Server document ids in rank order, each at its first (best) page: pages roll up to
-    /// documents.
-    pub fn document_ids(&self) -> Vec<&str> {
-        let mut hits: Vec<&SearchHit> = self.results.iter().collect();
-        hits.sort_by_key(|hit| hit.rank);
-        let mut seen = HashSet::new();
-        hits.into_iter()
-            .map(|hit| hit.document.id.as_str())
-            .filter(|id| seen.insert(*id))
-            .collect()
-    }
-
-    /// The server's own `timings.totalMs`.
-    pub fn total_ms(&self) -> Option<f64> {
-        self.timings.get("totalMs").copied()
-    }
+pub struct EvalHit {
+    /// How the item was named: for a document named without a page, its id.
+    pub item: String,
+    /// From 1.
+    pub rank: usize,
+    pub citation: String,
 }
 
 #[derive(Deserialize)]
@@ -278,12 +289,12 @@ impl Client {
         self.call("POST", &path, Some(json_body(doc)), 201)
     }
 
-    pub fn search(
+    pub fn evaluate(
         &self,
         collection: &str,
-        request: &SearchRequest<'_>,
-    ) -> Result<SearchResponse, ClientError> {
-        let path = format!("/v1/collections/{collection}/search");
+        request: &EvaluateRequest<'_>,
+    ) -> Result<EvaluateResponse, ClientError> {
+        let path = format!("/v1/collections/{collection}/evaluate");
         self.call("POST", &path, Some(json_body(request)), 200)
     }
 
@@ -404,16 +415,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pages_roll_up_to_their_first_document_occurrence() {
-        let body = r#"{"results":[
-            {"rank":2,"document":{"id":"d2"},"page":{"n":0}},
-            {"rank":1,"document":{"id":"d1"},"page":{"n":3}},
-            {"rank":3,"document":{"id":"d1"},"page":{"n":0}},
-            {"rank":4,"document":{"id":"d3"},"page":{"n":1}}],
-            "timings":{"totalMs":7.5}}"#;
-        let response: SearchResponse = serde_json::from_str(body).unwrap();
-        assert_eq!(response.document_ids(), ["d1", "d2", "d3"]);
-        assert_eq!(response.total_ms(), Some(7.5));
+    fn an_evaluate_answer_reads_as_the_spec_spells_it() {
+        let body = r#"{"n":1,"k":50,"embedder":"e","reranker":null,
+            "variants":{"hybrid":{"ndcg":1}},
+            "perQuestion":[{"query":"q","variant":"hybrid","ndcg":0.6309,"firstHit":2,
+                "latencyMs":7.5,"missing":[],"ranked":["AL-00000001","AL-00000002"],
+                "hits":[{"item":"doc_2","rank":2,"citation":"AL-00000002"}]}],
+            "notes":["Search warning: w"]}"#;
+        let r: EvaluateResponse = serde_json::from_str(body).unwrap();
+        assert_eq!((r.n, r.k, r.notes.len()), (1, 50, 1));
+        let q = &r.per_question[0];
+        assert_eq!((q.latency_ms, q.ranked.len()), (7.5, 2));
+        assert_eq!((q.hits[0].item.as_str(), q.hits[0].rank), ("doc_2", 2));
     }
 
     #[test]
@@ -428,15 +441,19 @@ mod tests {
     fn modes_parse_and_serialize_as_the_api_spells_them() {
         assert_eq!("semantic".parse::<Mode>(), Ok(Mode::Semantic));
         assert!("bm25".parse::<Mode>().is_err());
-        let request = SearchRequest {
-            query: "q",
-            mode: Mode::Hybrid,
-            k: 10,
+        let request = EvaluateRequest {
+            questions: vec![EvalQuestion {
+                query: "q",
+                relevant: vec![RelevantDocument { document: "doc_1" }],
+                gains: vec![2.0],
+            }],
+            k: 50,
+            variants: vec![Mode::Hybrid],
             expand: false,
         };
         assert_eq!(
             serde_json::to_string(&request).unwrap(),
-            r#"{"query":"q","mode":"hybrid","k":10,"expand":false}"#
+            r#"{"questions":[{"query":"q","relevant":[{"document":"doc_1"}],"gains":[2.0]}],"k":50,"variants":["hybrid"],"expand":false}"#
         );
     }
 }

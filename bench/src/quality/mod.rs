@@ -2,13 +2,16 @@
 //! BEIR-layout data sets (`shared/eval/`), printed beside published references.
 //!
 //! `beir` loads a data set (and cuts a fixed subset), `client` speaks the AgentLex endpoints,
-//! `run` indexes a corpus once and evaluates it per search mode, `metrics` scores the rankings
-//! as pytrec_eval does, `report` and `reference` turn it into Markdown. `quarry-quality` drives
-//! it from the command line.
+//! `run` indexes a corpus once and evaluates it per search mode through the evaluate endpoint
+//! (`questions` is the gold it sends, `answers` reads the ranks back), `metrics` scores the
+//! rankings as pytrec_eval does, `report` and `reference` turn it into Markdown.
+//! `quarry-quality` drives it from the command line.
+pub mod answers;
 pub mod beir;
 pub mod client;
 pub mod metrics;
 mod pool;
+pub mod questions;
 pub mod reference;
 pub mod report;
 pub mod run;

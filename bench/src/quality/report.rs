@@ -25,10 +25,10 @@ pub struct ModeReport {
     pub recall_k: usize,
     /// Judged queries averaged over.
     pub queries: usize,
-    /// Queries the server returned nothing for.
+    /// Queries asked that the server returned nothing for.
     pub empty: usize,
-    /// Median of the server's own `timings.totalMs`.
-    pub median_total_ms: Option<f64>,
+    /// Median of the server's per-question `latencyMs` (its own time for the search).
+    pub median_latency_ms: Option<f64>,
 }
 
 /// A peer system's scores on the same data, computed with the same metric definitions
@@ -49,9 +49,12 @@ pub struct Peer {
 pub struct Report {
     pub dataset: String,
     pub split: String,
-    /// Documents indexed and judged queries run.
+    /// Documents indexed and judged queries, the queries every mean is over.
     pub docs: usize,
     pub queries: usize,
+    /// Judged queries with no positively judged document in the collection: not asked, each
+    /// scores 0 in every mean.
+    pub unasked: usize,
     /// `Some(n)` when the run used [`super::beir::subset`] of n documents.
     pub subset: Option<usize>,
     pub ingest: IngestStats,
@@ -61,6 +64,8 @@ pub struct Report {
     pub server: ServerInfo,
     /// `429 rate_limited` answers waited out over the whole run.
     pub rate_limited: u64,
+    /// The server's evaluate notes that do not concern the gold, prefixed by mode.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -70,7 +75,7 @@ impl Report {
         let _ = writeln!(out, "{}\n", self.scope_line());
         let _ = writeln!(out, "{}\n", self.server_line());
         let _ = writeln!(out, "{}\n", self.ingest_line());
-        out.push_str("| mode | nDCG@10 | recall@k | MRR@10 | published nDCG@10 (full corpus) | queries | empty | median totalMs |\n");
+        out.push_str("| mode | nDCG@10 | recall@k | MRR@10 | published nDCG@10 (full corpus) | queries | empty | median latency ms |\n");
         out.push_str("|---|---:|---:|---:|---|---:|---:|---:|\n");
         for mode in &self.modes {
             out.push_str(&self.row(mode));
@@ -85,6 +90,20 @@ impl Report {
         if let (Some(peer), Some(keyword)) = (self.peers.first(), self.modes.iter().find(|m| m.mode == Mode::Keyword)) {
             if peer.ndcg_at_10 > 0.0 {
                 let _ = writeln!(out, "\nkeyword nDCG@10 / {} = {:.3}", peer.system.split(' ').next().unwrap_or("peer"), keyword.ndcg_at_10 / peer.ndcg_at_10);
+            }
+        }
+        if self.unasked > 0 {
+            let _ = writeln!(
+                out,
+                "\n{} of the {} judged queries have no positively judged document in the \
+                 collection: they were not asked and score 0 in every mean, as in BEIR.",
+                self.unasked, self.queries
+            );
+        }
+        if !self.notes.is_empty() {
+            out.push_str("\nServer notes (`POST /v1/collections/{id}/evaluate`):\n\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
             }
         }
         out
@@ -142,7 +161,7 @@ impl Report {
             refs.join(" · ")
         };
         let ms = m
-            .median_total_ms
+            .median_latency_ms
             .map_or("—".to_string(), |ms| format!("{ms:.1}"));
         format!(
             "| {} | {:.4} | @{} {:.4} | {:.4} | {refs} | {} | {} | {ms} |\n",
@@ -163,6 +182,7 @@ mod tests {
             split: "test".into(),
             docs: 5183,
             queries: 300,
+            unasked: 2,
             subset: None,
             ingest: IngestStats {
                 docs: 5183,
@@ -180,7 +200,7 @@ mod tests {
                 recall_k: 50,
                 queries: 300,
                 empty: 0,
-                median_total_ms: Some(3.25),
+                median_latency_ms: Some(3.25),
             }],
             peers: vec![Peer {
                 system: "bm25s 0.3.16 (k1 1.2)".into(),
@@ -194,6 +214,7 @@ mod tests {
                 plan: Some("library".into()),
             },
             rate_limited: 0,
+            notes: vec!["keyword: Search warning: w".into()],
         };
         let md = report.markdown();
         assert!(
@@ -205,5 +226,11 @@ mod tests {
         assert!(md.contains("51.8 docs/s"), "{md}");
         assert!(md.contains("`library` plan"), "{md}");
         assert!(md.contains("`multilingual-e5-small`"), "{md}");
+        assert!(md.contains("| 300 | 0 | 3.2 |"), "{md}");
+        assert!(md.contains("2 of the 300 judged queries"), "{md}");
+        assert!(
+            md.contains("evaluate`):\n\n- keyword: Search warning: w\n"),
+            "{md}"
+        );
     }
 }
