@@ -22,8 +22,7 @@ use serde_json::{json, Value};
 
 const DOCS: usize = 2_000;
 
-fn filters(body: Value) -> Filters {
-    let mut body = body;
+fn filters(mut body: Value) -> Filters {
     body["query"] = json!("ALDH1 expression and breast cancer prognosis");
     let parsed = input::parse(&body).unwrap_or_else(|e| panic!("{body}: {}", e.message));
     assert!(parsed.filters.restricts(), "{body}");
