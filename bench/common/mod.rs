@@ -1,5 +1,8 @@
 //! Fixtures the benches share: the installed models and realistic text.
 
+// Each bench uses part of this module.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 
 use quarry_index::embed::{Model, Precision};

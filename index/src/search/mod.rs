@@ -4,7 +4,9 @@
 
 pub mod filter;
 pub mod fusion;
-mod passages;
+/// Public for the passage-selection bench (`bench/benches/passages.rs`); the search
+/// path calls it through [`search`].
+pub mod passages;
 mod semantic;
 
 use rustc_hash::FxHashMap as HashMap;

@@ -15,6 +15,9 @@ pub struct Passage {
     pub score: f32,
 }
 
+/// The best `n` passages of `page` in `view` for the analysed query `terms`: chunks of
+/// the asked `kinds` when the page has any, ranked by their keyword score in
+/// `chunk_scores` (keyed by (view, chunk)), else by the query terms they hold.
 pub fn best(
     snap: &Snapshot,
     view: usize,

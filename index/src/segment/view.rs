@@ -44,6 +44,24 @@ impl BatchView {
         Ok(BatchView { bytes: Bytes::Mapped(map), offset: HEADER_LEN })
     }
 
+    /// [`open`](Self::open) without the rkyv validation of the archive: the mapping and
+    /// the header checks (magic, version, length, CRC) only. For the segment-open bench
+    /// (`bench/benches/segment_open.rs`), which weighs what validation costs; the engine
+    /// always opens with [`open`](Self::open).
+    ///
+    /// # Safety
+    /// The file must hold a valid archive, e.g. one that [`open`](Self::open) accepted
+    /// and that has not changed since: [`batch`](Self::batch) reads it unchecked.
+    #[doc(hidden)]
+    pub unsafe fn open_unchecked(path: &Path) -> Result<BatchView, SegmentError> {
+        let corrupt = |reason: String| SegmentError::Corrupt { path: path.to_owned(), reason };
+        let file = File::open(path).map_err(|source| SegmentError::Io { op: "open", path: path.to_owned(), source })?;
+        // SAFETY: as in `open`; the archive's validity is the caller's promise.
+        let map = unsafe { Mmap::map(&file) }.map_err(|source| SegmentError::Io { op: "mmap", path: path.to_owned(), source })?;
+        check_header(&map, path).map_err(corrupt)?;
+        Ok(BatchView { bytes: Bytes::Mapped(map), offset: HEADER_LEN })
+    }
+
     /// A batch built in this process (or replayed from the WAL), validated once.
     pub fn from_bytes(bytes: AlignedVec, origin: &Path) -> Result<BatchView, SegmentError> {
         rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(&bytes)

@@ -1,6 +1,7 @@
 //! `POST /v1/collections/{id}/search`.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use hyper::StatusCode;
 use serde::Serialize;
@@ -90,7 +91,7 @@ fn mode_str(m: Mode) -> &'static str {
 }
 
 pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let account = call.principal().account_id.clone();
     let (record, coll) = search::owned(call.app, &account, &id)?;
     let body: Value = call.json_value().await?;
@@ -102,6 +103,24 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         ApiError::new(Code::AllowanceExceeded, format!("This month's {} searches of the {} plan are spent.", e.allowance, plan.name))
     })?;
     let s = query::run(call.app, call.embedders, &coll, &req, mode)?;
+    let domain = req.domain.as_deref().unwrap_or(match record.settings.domain.as_str() {
+        "medical" => "medical",
+        "legal" => "legal",
+        _ => "general",
+    });
+    let out = render(&req, &s, domain, started);
+    Ok(response::json(StatusCode::OK, &out))
+}
+
+/// The response body of a search as the handler sends it, serialized. Public for the
+/// serialisation bench (`bench/benches/serialize.rs`), which times it on real results.
+#[doc(hidden)]
+pub fn body(req: &input::SearchIn, s: &query::Searched, domain: &str, started: Instant) -> Vec<u8> {
+    serde_json::to_vec(&render(req, s, domain, started)).expect("responses serialize")
+}
+
+/// `totalMs` runs from `started` to when the results are built.
+fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str, started: Instant) -> Response<'a> {
     let snap = &s.snapshot;
     let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, i + 1, h)).collect();
     let t = &s.results.timings;
@@ -110,12 +129,7 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         timings.insert("embedMs", e);
     }
     timings.insert("totalMs", started.elapsed().as_secs_f64() * 1000.0);
-    let domain = req.domain.as_deref().unwrap_or(match record.settings.domain.as_str() {
-        "medical" => "medical",
-        "legal" => "legal",
-        _ => "general",
-    });
-    let out = Response {
+    Response {
         query: &req.query,
         mode: mode_str(req.mode),
         domain,
@@ -129,8 +143,7 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         reranker: None,
         timings,
         considered: s.results.considered,
-    };
-    Ok(response::json(StatusCode::OK, &out))
+    }
 }
 
 fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {

@@ -1,0 +1,74 @@
+//! Response serialisation: the search endpoint's JSON body (`api::agentlex::search::body`,
+//! the handler's own code) for k = 10 results with 2 passages each, from real searches
+//! of 2,000 SciFact abstracts (see `common/scifact.rs`) with SciFact's claims: result
+//! structs built from the archived pages (citations, kinds, offsets), then serde_json.
+//!
+//!     cargo bench -p quarry-bench --bench serialize
+//!
+//! Throughput is in bytes of response body; each iteration serializes the next of 50
+//! searches (about 20 KB each).
+
+#[path = "../common/scifact.rs"]
+mod scifact;
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use quarry::api::agentlex::input::search as input;
+use quarry::api::agentlex::search::body;
+use quarry::search::query::Searched;
+use quarry_index::search::{self, Query};
+use quarry_index::text;
+use serde_json::json;
+
+const DOCS: usize = 2_000;
+const QUERIES: usize = 50;
+
+/// What `query::run` hands the handler for `claim`, in keyword mode.
+fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched) {
+    let req = input::parse(&json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2})).expect("a valid request");
+    let parsed = text::parse(&req.query);
+    let q = Query {
+        text: parsed.text.clone(),
+        phrases: parsed.phrases.clone(),
+        mode: req.mode,
+        k: req.k,
+        passages: req.passages,
+        vector: None,
+        filters: req.filters.clone(),
+        rrf_k: 60.0,
+        weights: [1.0, 1.0],
+        depth: 100,
+    };
+    let snapshot = corpus.snapshot.clone();
+    let results = search::search(&snapshot, &q);
+    let s = Searched { results, snapshot, intent: parsed.intent, phrases: parsed.phrases, embed_ms: None, warnings: Vec::new() };
+    (req, s)
+}
+
+fn serialize(c: &mut Criterion) {
+    let corpus = scifact::corpus(DOCS);
+    let searches: Vec<_> = scifact::queries(QUERIES).iter().map(|q| searched(&corpus, q)).collect();
+    let sizes: Vec<usize> = searches.iter().map(|(req, s)| body(req, s, "general", Instant::now()).len()).collect();
+    let results: usize = searches.iter().map(|(_, s)| s.results.hits.len()).sum();
+    let total: usize = sizes.iter().sum();
+    eprintln!("search-response: {QUERIES} searches, {results} results, {} bytes per body on average", total / QUERIES);
+    let mut g = c.benchmark_group("search-response");
+    g.throughput(Throughput::Bytes((total / QUERIES) as u64));
+    let mut i = 0;
+    g.bench_function("k10-passages2", |b| {
+        b.iter(|| {
+            i = (i + 1) % QUERIES;
+            let (req, s) = &searches[i];
+            body(req, s, "general", Instant::now())
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    targets = serialize
+}
+criterion_main!(benches);
