@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use quarry_index::bm25::Stats;
-use quarry_index::search::{self, Filters, Mode, Query};
+use quarry_index::search::{self, Mode, Query};
 use quarry_index::text;
 
 const DOCS: usize = 2_000;
@@ -29,18 +29,7 @@ const DEPTH: usize = 100;
 /// A keyword query as the server builds it with its default settings.
 fn keyword_query(q: &str) -> Query {
     let parsed = text::parse(q);
-    Query {
-        text: parsed.text,
-        phrases: parsed.phrases,
-        mode: Mode::Keyword,
-        k: 10,
-        passages: 2,
-        vector: None,
-        filters: Filters::default(),
-        rrf_k: 60.0,
-        weights: [1.0, 1.0],
-        depth: DEPTH,
-    }
+    Query { phrases: parsed.phrases, depth: DEPTH, ..Query::new(parsed.text, Mode::Keyword) }
 }
 
 fn bm25(c: &mut Criterion) {

@@ -71,18 +71,7 @@ fn evaluation(c: &mut Criterion) {
         g.bench_function(BenchmarkId::from_parameter(name), |b| {
             b.iter(|| {
                 i = (i + 1) % queries.len();
-                let q = Query {
-                    text: queries[i].clone(),
-                    phrases: Vec::new(),
-                    mode: Mode::Keyword,
-                    k: 10,
-                    passages: 2,
-                    vector: None,
-                    filters: f.clone(),
-                    rrf_k: 60.0,
-                    weights: [1.0, 1.0],
-                    depth: 100,
-                };
+                let q = Query { filters: f.clone(), ..Query::new(queries[i].clone(), Mode::Keyword) };
                 search::search(&corpus.snapshot, &q)
             })
         });

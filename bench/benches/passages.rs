@@ -21,7 +21,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use quarry_index::bm25::Stats;
 use quarry_index::chunk::{Kind, Kinds};
-use quarry_index::search::{self, passages, Filters, Mode, Query};
+use quarry_index::search::{self, passages, Mode, Query};
 use rustc_hash::FxHashMap;
 
 const DOCS: usize = 2_000;
@@ -40,18 +40,7 @@ fn cases(corpus: &scifact::Corpus) -> Vec<Case> {
     scifact::queries(QUERIES)
         .into_iter()
         .map(|text| {
-            let q = Query {
-                text,
-                phrases: Vec::new(),
-                mode: Mode::Keyword,
-                k: 10,
-                passages: 2,
-                vector: None,
-                filters: Filters::default(),
-                rrf_k: 60.0,
-                weights: [1.0, 1.0],
-                depth: 100,
-            };
+            let q = Query::new(text, Mode::Keyword);
             let results = search::search(snap, &q);
             // The chunk scores the keyword list keeps: its best 200 chunks.
             let stats = Stats::of(&[&view.bm25], &results.terms).expect("statistics");

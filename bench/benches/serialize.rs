@@ -29,16 +29,11 @@ fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched
     let req = input::parse(&json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2})).expect("a valid request");
     let parsed = text::parse(&req.query);
     let q = Query {
-        text: parsed.text.clone(),
         phrases: parsed.phrases.clone(),
-        mode: req.mode,
         k: req.k,
         passages: req.passages,
-        vector: None,
         filters: req.filters.clone(),
-        rrf_k: 60.0,
-        weights: [1.0, 1.0],
-        depth: 100,
+        ..Query::new(parsed.text.clone(), req.mode)
     };
     let snapshot = corpus.snapshot.clone();
     let results = search::search(&snapshot, &q);

@@ -45,6 +45,26 @@ pub struct Query {
     pub depth: usize,
 }
 
+impl Query {
+    /// `text` (already parsed: no quote marks) in `mode` with the API's defaults: 10
+    /// pages of 2 passages, no filter, reciprocal-rank k 60 with equal weights, lists
+    /// 100 deep (`index.depth`).
+    pub fn new(text: impl Into<String>, mode: Mode) -> Query {
+        Query {
+            text: text.into(),
+            phrases: Vec::new(),
+            mode,
+            k: 10,
+            passages: 2,
+            vector: None,
+            filters: Filters::default(),
+            rrf_k: 60.0,
+            weights: [1.0, 1.0],
+            depth: 100,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub view: usize,

@@ -4,18 +4,7 @@ use crate::collection::{Collection, Options};
 use crate::segment::{Field, FieldValue};
 
 fn query(text: &str, mode: Mode) -> Query {
-    Query {
-        text: text.into(),
-        phrases: vec![],
-        mode,
-        k: 10,
-        passages: 2,
-        vector: None,
-        filters: Filters::default(),
-        rrf_k: 60.0,
-        weights: [1.0, 1.0],
-        depth: 100,
-    }
+    Query::new(text, mode)
 }
 
 fn found(c: &Collection, q: &Query) -> Vec<String> {
