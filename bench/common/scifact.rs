@@ -63,18 +63,7 @@ pub fn queries(n: usize) -> Vec<String> {
 /// The draft the documents endpoint makes of a parsed body (`documents::add`).
 fn draft(i: usize, body: &Value) -> DocDraft {
     let doc = document::parse(body).expect("a valid document body");
-    DocDraft {
-        id: format!("doc_{i:06}"),
-        title: doc.title.clone(),
-        author: doc.author.clone(),
-        metadata_json: Value::Object(doc.metadata.clone()).to_string(),
-        fields: doc.fields(),
-        dates: doc.dates(),
-        format: doc.format.to_owned(),
-        embedder: "none".into(),
-        created_at: "2026-11-30T00:00:00Z".into(),
-        pages: doc.pages,
-    }
+    doc.into_draft(format!("doc_{i:06}"), "none".into(), "2026-11-30T00:00:00Z".into())
 }
 
 pub struct Corpus {

@@ -13,7 +13,6 @@ use crate::limits::Meter;
 use crate::search::{self, ingest};
 use quarry_index::chunk::Kinds;
 use quarry_index::collection::{DocAt, Snapshot};
-use quarry_index::ingest::DocDraft;
 
 #[derive(Serialize)]
 struct Created {
@@ -42,18 +41,8 @@ pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     meters.try_store(chars as i64, plan.stored_chars).map_err(|e| {
         ApiError::new(Code::StorageExceeded, format!("This document would pass the plan's {} stored characters.", e.allowance))
     })?;
-    let draft = DocDraft {
-        id: format!("doc_{}", crate::auth::keys::random_base62(16)),
-        title: doc.title.clone(),
-        author: doc.author.clone(),
-        metadata_json: Value::Object(doc.metadata.clone()).to_string(),
-        fields: doc.fields(),
-        dates: doc.dates(),
-        format: doc.format.to_owned(),
-        embedder: record.embedder.clone(),
-        created_at: crate::clock::now_rfc3339(),
-        pages: doc.pages,
-    };
+    let id = format!("doc_{}", crate::auth::keys::random_base62(16));
+    let draft = doc.into_draft(id, record.embedder.clone(), crate::clock::now_rfc3339());
     let embed = record.embedder != "none";
     match ingest::add(call.app, coll, draft, embed).await {
         Ok(added) => {

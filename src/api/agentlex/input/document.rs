@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{err, kind, opt_string};
 use crate::http::error::{ApiError, Code};
-use quarry_index::ingest::PageDraft;
+use quarry_index::ingest::{DocDraft, PageDraft};
 use quarry_index::segment::{Field, FieldValue};
 
 /// A document as parsed from the request, before chunking.
@@ -33,6 +33,23 @@ impl DocumentIn {
             flatten(k, v, &mut out);
         }
         out
+    }
+
+    /// What the engine adds: this document under `id`, embedded (or not: "none") by
+    /// `embedder`, stamped `created_at`.
+    pub fn into_draft(self, id: String, embedder: String, created_at: String) -> DocDraft {
+        DocDraft {
+            id,
+            metadata_json: Value::Object(self.metadata.clone()).to_string(),
+            fields: self.fields(),
+            dates: self.dates(),
+            format: self.format.to_owned(),
+            embedder,
+            created_at,
+            title: self.title,
+            author: self.author,
+            pages: self.pages,
+        }
     }
 
     /// The days named by the metadata's date fields.
