@@ -100,6 +100,7 @@ pub struct RuntimeConfig {
     pub io_memory: usize,
     pub ring_depth: usize,
     pub preempt_timer: Duration,
+    pub coop_taskrun: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +274,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         io_memory: at_least("runtime.io_memory", r.io_memory, 4096)?,
         ring_depth: at_least("runtime.ring_depth", r.ring_depth, 8)?,
         preempt_timer: duration("runtime.preempt_timer", &r.preempt_timer)?,
+        coop_taskrun: r.coop_taskrun,
     };
     let format = match raw.log.format.as_str() {
         "text" => LogFormat::Text,

@@ -53,6 +53,7 @@ pub struct RawRuntime {
     pub io_memory: usize,
     pub ring_depth: usize,
     pub preempt_timer: String,
+    pub coop_taskrun: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -15,6 +15,8 @@ use crate::app::App;
 use crate::config::Config;
 use crate::http::{serve_shard, Shard};
 
+pub mod uring;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(transparent)]
@@ -45,6 +47,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
 
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
+    uring::set_coop_taskrun(app.config.runtime.coop_taskrun);
     let _small_pages = SmallPages::during_start_up();
     for id in 0..shards {
         let (tx, rx) = mpsc::channel();
