@@ -64,6 +64,12 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         }
     }
     drop(_small_pages);
+    let (coop, refused) = uring::coop_taskrun_rings();
+    if refused > 0 {
+        tracing::warn!(rings = refused, "this kernel refused IORING_SETUP_COOP_TASKRUN (it needs Linux 5.19): ready sockets interrupt busy shards");
+    } else {
+        tracing::debug!(rings = coop, enabled = app.config.runtime.coop_taskrun, "io_uring rings created");
+    }
     let data = app.config.data.display().to_string();
     tracing::info!(%addr, shards, data, version = crate::app::VERSION, "quarry is serving");
     println!("quarry {} listening on http://{addr} ({shards} shards, data {data})", crate::app::VERSION);
