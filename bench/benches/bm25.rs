@@ -4,8 +4,11 @@
 //!     cargo bench -p quarry-bench --bench bm25
 //!
 //! - `bm25/stats+top200`: the collection statistics of the query's terms, then the best
-//!   200 chunks of the segment's tantivy index (what a keyword list of depth 100 asks:
-//!   two chunks per page).
+//!   200 chunks of the segment's tantivy index by tantivy's top-k collector (what a keyword
+//!   list of depth 100 asked before it streamed every match).
+//! - `bm25/stats+scored`: the same statistics, then what the search path now asks
+//!   (`Bm25::scored`): every matching chunk in chunk order when the postings are few, as
+//!   SciFact's are.
 //! - `search/keyword-k10`: the whole engine search in keyword mode as the server runs
 //!   it (analysis, BM25, roll-up to pages, near-duplicate folding, 2 passages for each
 //!   of 10 pages), for the share BM25 takes of it.
@@ -52,6 +55,13 @@ fn bm25(c: &mut Criterion) {
             i = (i + 1) % QUERIES;
             let stats = Stats::of(&[&view.bm25], &terms[i]).expect("statistics");
             view.bm25.search(&terms[i], &stats, 2 * DEPTH, None::<fn(u64) -> bool>).expect("search")
+        })
+    });
+    g.bench_function("stats+scored", |b| {
+        b.iter(|| {
+            i = (i + 1) % QUERIES;
+            let stats = Stats::of(&[&view.bm25], &terms[i]).expect("statistics");
+            view.bm25.scored(&terms[i], &stats, 2 * DEPTH, None::<fn(u64) -> bool>).expect("search")
         })
     });
     g.finish();

@@ -5,7 +5,8 @@
 //!     cargo bench -p quarry-bench --bench passages
 //!
 //! - `scored`: the pages' chunks carry the BM25 scores the keyword list gave them (a
-//!   keyword or hybrid hit): ranked by score, only the two chosen are analysed.
+//!   keyword or hybrid hit): ranked by score, only the two chosen are analysed. The
+//!   query's term finders are built once per query, as the search path builds them.
 //! - `unscored`: no chunk was scored (a page only the semantic list found): every chunk
 //!   of the page is analysed for the terms it holds.
 //! - `kinds`: as `scored`, with `kinds: ["table", "list"]` asked; SciFact abstracts
@@ -21,8 +22,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use quarry_index::bm25::Stats;
 use quarry_index::chunk::{Kind, Kinds};
-use quarry_index::search::{self, passages, Mode, Query};
-use rustc_hash::FxHashMap;
+use quarry_index::search::{self, passages, ChunkScores, Mode, Query};
+use quarry_index::text::Held;
 
 const DOCS: usize = 2_000;
 const QUERIES: usize = 50;
@@ -31,7 +32,7 @@ const QUERIES: usize = 50;
 struct Case {
     terms: Vec<String>,
     pages: Vec<(usize, u32)>,
-    chunk_scores: FxHashMap<(u32, u32), f32>,
+    chunk_scores: ChunkScores,
 }
 
 fn cases(corpus: &scifact::Corpus) -> Vec<Case> {
@@ -42,12 +43,14 @@ fn cases(corpus: &scifact::Corpus) -> Vec<Case> {
         .map(|text| {
             let q = Query::new(text, Mode::Keyword);
             let results = search::search(snap, &q);
-            // The chunk scores the keyword list keeps: its best 200 chunks.
+            // The chunk scores the keyword list keeps.
             let stats = Stats::of(&[&view.bm25], &results.terms).expect("statistics");
-            let top = view.bm25.search(&results.terms, &stats, 200, None::<fn(u64) -> bool>).expect("search");
+            let scored = view.bm25.scored(&results.terms, &stats, 200, None::<fn(u64) -> bool>).expect("search");
+            let mut chunk_scores = ChunkScores::new(1);
+            chunk_scores.set(0, scored);
             Case {
                 pages: results.hits.iter().map(|h| (h.view, h.page)).collect(),
-                chunk_scores: top.into_iter().map(|(chunk, score)| ((0, chunk), score)).collect(),
+                chunk_scores,
                 terms: results.terms,
             }
         })
@@ -60,7 +63,7 @@ fn selection(c: &mut Criterion) {
     let snap = &corpus.snapshot;
     let cases = cases(&corpus);
     let pages: usize = cases.iter().map(|c| c.pages.len()).sum();
-    let no_scores = FxHashMap::default();
+    let no_scores = ChunkScores::new(1);
     let tables = Kinds::EMPTY.with(Kind::Table).with(Kind::List).0;
     let mut g = c.benchmark_group("passages-best2");
     g.throughput(Throughput::Elements(pages as u64));
@@ -70,8 +73,9 @@ fn selection(c: &mut Criterion) {
                 let mut n = 0;
                 for case in &cases {
                     let scores = if scored { &case.chunk_scores } else { &no_scores };
+                    let held = Held::new(&case.terms);
                     for &(view, page) in &case.pages {
-                        n += passages::best(snap, view, page, &case.terms, scores, kinds, 2).len();
+                        n += passages::best(snap, view, page, &held, scores, kinds, 2).len();
                     }
                 }
                 n

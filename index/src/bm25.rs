@@ -13,7 +13,7 @@ use tantivy::collector::{FilterCollector, TopDocs};
 use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Searcher, Term};
 
@@ -63,6 +63,10 @@ pub struct DiskIndex {
     fields: Fields,
     /// Each tantivy segment's `chunk` column, opened once: a hit's chunk ordinal.
     chunk_columns: Vec<tantivy::columnar::Column<u64>>,
+    /// Whether tantivy's doc ids are the chunk ordinals themselves (one tantivy segment
+    /// written in chunk order, as [`DiskIndex::build`] writes it), so a hit needs no
+    /// column read.
+    identity: bool,
 }
 
 impl Bm25 {
@@ -91,6 +95,27 @@ impl Bm25 {
             Bm25::Disk(d) => d.search(&d.query(terms), stats, limit, allow),
             Bm25::Memory(m) => m.search(terms, stats, limit, |c| allow.as_ref().is_none_or(|a| a(c))),
         }
+    }
+
+    /// What the search path rolls up to pages: chunks (ordinal, score) that `allow`
+    /// admits, in chunk order. When the query's postings are few
+    /// ([`WAND_MIN_POSTINGS`]) that is every matching chunk, streamed out of tantivy's
+    /// union with no top-k selection at all (selecting the best 200 of a few thousand
+    /// matches cost more than scoring them); otherwise the best `limit`, which block-max
+    /// WAND (or, under a filter, a bounded top-k) finds without keeping every match.
+    pub fn scored<F>(&self, terms: &[String], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Vec<(u32, f32)>>
+    where
+        F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
+    {
+        let mut out = match self {
+            Bm25::Disk(d) if stats.postings() <= WAND_MIN_POSTINGS => d.every_match(&d.query(terms), stats, allow.as_ref())?,
+            Bm25::Disk(d) => d.search(&d.query(terms), stats, limit, allow)?,
+            Bm25::Memory(m) => m.search(terms, stats, usize::MAX, |c| allow.as_ref().is_none_or(|a| a(c)))?,
+        };
+        if !out.is_sorted_by_key(|x| x.0) {
+            out.sort_unstable_by_key(|x| x.0);
+        }
+        Ok(out)
     }
 }
 
@@ -133,9 +158,33 @@ impl DiskIndex {
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
         let searcher = reader.searcher();
         let fields = fields(&index.schema());
-        let chunk_columns =
+        let chunk_columns: Vec<tantivy::columnar::Column<u64>> =
             searcher.segment_readers().iter().map(|r| r.fast_fields().u64("chunk")).collect::<Result<_, _>>().map_err(fail)?;
-        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns })
+        let identity = is_identity(&searcher, &chunk_columns);
+        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity })
+    }
+
+    /// Every chunk `query` matches that `allow` admits, scored, in chunk order when
+    /// tantivy's doc ids are chunk ordinals (else in each tantivy segment's order).
+    fn every_match<F>(&self, query: &BooleanQuery, stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<(u32, f32)>>
+    where
+        F: Fn(u64) -> bool,
+    {
+        let weight = query.weight(EnableScoring::enabled_from_statistics_provider(stats, &self.searcher))?;
+        // At most the query's postings (bounded by [`WAND_MIN_POSTINGS`] on this path)
+        // and the segment's chunks: no regrowth while tantivy streams matches.
+        let mut out = Vec::with_capacity(stats.postings().min(self.searcher.num_docs()) as usize);
+        for (ord, reader) in self.searcher.segment_readers().iter().enumerate() {
+            let column = &self.chunk_columns[ord];
+            let identity = self.identity;
+            weight.for_each(reader, &mut |doc, score| {
+                let chunk = if identity { doc as u64 } else { column.first(doc).unwrap_or(0) };
+                if allow.is_none_or(|a| a(chunk)) {
+                    out.push((chunk as u32, score));
+                }
+            })?;
+        }
+        Ok(out)
     }
 
     /// Any of the query's terms; scores add up.
@@ -182,6 +231,19 @@ impl DiskIndex {
         }
         Ok(out)
     }
+}
+
+/// Whether doc id = chunk ordinal: one tantivy segment, whose `chunk` column holds each
+/// doc's own id. The writer assigns doc ids in the order [`DiskIndex::build`] adds the
+/// chunks, so this holds by construction; the check reads 65 spread-out docs, not all,
+/// so that opening stays independent of the segment's size.
+fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) -> bool {
+    let [column] = columns else { return false };
+    let max = searcher.segment_readers()[0].max_doc();
+    if max == 0 {
+        return true;
+    }
+    (0..=64u64).map(|i| (i * (max as u64 - 1) / 64) as u32).all(|doc| column.first(doc) == Some(doc as u64))
 }
 
 /// Below this many postings (the query terms' document frequencies in the collection,
@@ -404,6 +466,37 @@ mod tests {
                 let chunks = |v: &[(u32, f32)]| v.iter().map(|x| x.0).collect::<std::collections::BTreeSet<u32>>();
                 assert_eq!(chunks(&wand), chunks(&all), "query {q:?} limit {limit}");
             }
+        }
+    }
+
+    /// The streamed path gives every chunk the query matches (and the filter admits), in
+    /// chunk order, with the score tantivy's own top-k collector gives it.
+    #[test]
+    fn every_match_is_the_whole_ranked_list_in_chunk_order() {
+        let texts: Vec<String> =
+            (0..1500).map(|i| format!("w{}x w{}x w{}x filler{}", i % 7, i % 13, i % 101, i % 3)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batch = crate::collection::tests::doc("d", &refs);
+        let view = BatchView::from_bytes(archive(&batch), Path::new("mem")).unwrap();
+        let disk = DiskIndex::build(view.batch(), None).unwrap();
+        assert!(disk.identity, "one tantivy segment written in chunk order");
+        let bm25 = Bm25::Disk(disk);
+        let Bm25::Disk(disk) = &bm25 else { unreachable!() };
+        for q in ["w0x w5x w17x", "w3x w12x w100x filler1", "w6x", "nothing"] {
+            let terms = crate::text::terms(q);
+            let stats = Stats::of(&[&bm25], &terms).unwrap();
+            let ranked = disk.search_with(&disk.query(&terms), &stats, 10_000, None::<fn(u64) -> bool>, false).unwrap();
+            let every = bm25.scored(&terms, &stats, 10, None::<fn(u64) -> bool>).unwrap();
+            assert!(every.windows(2).all(|w| w[0].0 < w[1].0), "chunk order for {q:?}");
+            let mut by_chunk = ranked.clone();
+            by_chunk.sort_by_key(|x| x.0);
+            assert_eq!(every.len(), by_chunk.len(), "every match of {q:?}");
+            for (a, b) in every.iter().zip(&by_chunk) {
+                assert_eq!(a.0, b.0);
+                assert!((a.1 - b.1).abs() < 1e-5, "{q:?}: chunk {} scored {} and {}", a.0, a.1, b.1);
+            }
+            let odd = bm25.scored(&terms, &stats, 10, Some(|c: u64| c % 2 == 1)).unwrap();
+            assert_eq!(odd, every.iter().copied().filter(|x| x.0 % 2 == 1).collect::<Vec<_>>(), "filtered {q:?}");
         }
     }
 

@@ -251,7 +251,7 @@ impl Collection {
         let _m = self.maintenance.lock().expect("maintenance lock");
         let mut n = 0;
         for v in self.snapshot.load().views.iter() {
-            v.quantized();
+            v.warm();
         }
         for v in self.snapshot.load().views.iter().filter(|v| v.wants_graph(self.opts.hnsw_min_rows)) {
             v.attach_graph(&self.dir).map_err(|source| CollectionError::Io { op: "build HNSW graph", path: self.dir.join("segments"), source })?;

@@ -17,7 +17,7 @@ pub struct Fused {
 /// Fuses ranked lists (best first) with `weights`; ties go to the better best rank,
 /// then the smaller key, so the same inputs always give the same order.
 pub fn rrf(lists: [&[PageKey]; 2], weights: [f64; 2], k: f64) -> Vec<Fused> {
-    let mut by_key: HashMap<PageKey, Fused> = HashMap::default();
+    let mut by_key: HashMap<PageKey, Fused> = HashMap::with_capacity_and_hasher(lists[0].len() + lists[1].len(), Default::default());
     for (l, list) in lists.iter().enumerate() {
         for (i, key) in list.iter().enumerate() {
             let rank = i as u32 + 1;
@@ -30,7 +30,8 @@ pub fn rrf(lists: [&[PageKey]; 2], weights: [f64; 2], k: f64) -> Vec<Fused> {
     }
     let mut fused: Vec<Fused> = by_key.into_values().collect();
     let best = |f: &Fused| f.ranks.iter().flatten().min().copied().unwrap_or(u32::MAX);
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(best(a).cmp(&best(b))).then(a.key.cmp(&b.key)));
+    // Keys are unique, so the order is total and an unstable sort is deterministic.
+    fused.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(best(a).cmp(&best(b))).then(a.key.cmp(&b.key)));
     fused
 }
 

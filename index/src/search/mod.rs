@@ -9,7 +9,6 @@ pub mod fusion;
 pub mod passages;
 mod semantic;
 
-use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,7 +17,7 @@ use crate::collection::Snapshot;
 use crate::text;
 pub use filter::{Allowed, Filters};
 use fusion::PageKey;
-pub use passages::Passage;
+pub use passages::{ChunkScores, Passage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -104,7 +103,7 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let mut out = Results { terms: dedup(text::terms(&q.text)), ..Results::default() };
     let allowed: Vec<Arc<Allowed>> =
         snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
-    let mut chunk_scores: HashMap<(u32, u32), f32> = HashMap::default();
+    let mut chunk_scores = ChunkScores::new(snap.views.len());
     let t = Instant::now();
     let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, &out.terms, q.depth, &mut chunk_scores) } else { Vec::new() };
     out.timings.keyword_ms = ms(t);
@@ -120,8 +119,9 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     out.timings.phrase_ms = ms(t);
     out.considered = fused.len();
     let mut hits = fold_duplicates(snap, fused, q.k);
+    let held = text::Held::new(&out.terms);
     for h in &mut hits {
-        h.passages = passages::best(snap, h.view, h.page, &out.terms, &chunk_scores, q.filters.kinds, q.passages);
+        h.passages = passages::best(snap, h.view, h.page, &held, &chunk_scores, q.filters.kinds, q.passages);
     }
     out.hits = hits;
     out.timings.total_ms = ms(started);
@@ -135,19 +135,13 @@ fn dedup(terms: Vec<String>) -> Vec<String> {
 
 /// BM25 over every view with the collection's statistics; chunks rolled up to pages
 /// by their best chunk.
-fn keyword(
-    snap: &Snapshot,
-    allowed: &[Arc<Allowed>],
-    terms: &[String],
-    depth: usize,
-    chunk_scores: &mut HashMap<(u32, u32), f32>,
-) -> Vec<PageKey> {
+fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: usize, chunk_scores: &mut ChunkScores) -> Vec<PageKey> {
     if terms.is_empty() || snap.views.is_empty() {
         return Vec::new();
     }
     let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
     let Ok(stats) = Stats::of(&views, terms) else { return Vec::new() };
-    let mut pages: HashMap<PageKey, f32> = HashMap::default();
+    let mut pages: Vec<(PageKey, f32)> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
         let ok = move |c: u64| {
@@ -155,22 +149,35 @@ fn keyword(
             allow.page(&view_c, page)
         };
         let filter = (!allowed[vi].is_everything()).then_some(ok);
-        // Two chunks per page of depth: pages rarely hold more hits than that among
-        // the best, and a shorter top list lets block-max WAND skip more.
-        let Ok(top) = view.bm25.search(terms, &stats, depth * 2, filter) else { continue };
-        for (chunk, score) in top {
-            let page = view.batch().chunks[chunk as usize].page.to_native();
-            chunk_scores.insert((vi as u32, chunk), score);
-            let e = pages.entry((vi as u32, page)).or_insert(f32::MIN);
-            *e = e.max(score);
+        // When block-max WAND prunes (long postings lists), two chunks per page of
+        // depth: pages rarely hold more hits than that among the best, and a shorter
+        // top list lets it skip more.
+        let Ok(scored) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
+        // In chunk order a page's chunks are a run: its score is the run's best.
+        let mut run: Option<(u32, f32)> = None;
+        for &(chunk, score) in &scored {
+            let page = view.page_of_chunk(chunk);
+            match &mut run {
+                Some((p, best)) if *p == page => *best = best.max(score),
+                _ => {
+                    if let Some((p, best)) = run {
+                        pages.push(((vi as u32, p), best));
+                    }
+                    run = Some((page, score));
+                }
+            }
         }
+        if let Some((p, best)) = run {
+            pages.push(((vi as u32, p), best));
+        }
+        chunk_scores.set(vi, scored);
     }
     ranked(pages, depth)
 }
 
 /// Cosine over page vectors (they are normalised: a dot product).
 fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
-    let mut pages: HashMap<PageKey, f32> = HashMap::default();
+    let mut pages: Vec<(PageKey, f32)> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let dims = view.batch().dims.to_native() as usize;
         if dims != query.len() {
@@ -179,15 +186,14 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
         let allow = |p: u32| allowed[vi].page(view, p);
         let allow = (!allowed[vi].is_everything()).then_some(&allow as &dyn Fn(u32) -> bool);
         for (page, score) in semantic::search_view(view, query, depth, allow) {
-            pages.insert((vi as u32, page), score);
+            pages.push(((vi as u32, page), score));
         }
     }
     ranked(pages, depth)
 }
 
-/// Best first, ties by key; at most `depth`.
-fn ranked(pages: HashMap<PageKey, f32>, depth: usize) -> Vec<PageKey> {
-    let mut v: Vec<(PageKey, f32)> = pages.into_iter().collect();
+/// Best first, ties by key; at most `depth`. Each page appears once in `v`.
+fn ranked(mut v: Vec<(PageKey, f32)>, depth: usize) -> Vec<PageKey> {
     let order = |a: &(PageKey, f32), b: &(PageKey, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if v.len() > depth {
         v.select_nth_unstable_by(depth, order);
@@ -233,10 +239,10 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>, k: usize) -> Vec<
     let mut docs: Vec<(usize, (u32, u32))> = Vec::new();
     for f in fused {
         let (view, page) = (f.key.0 as usize, f.key.1);
-        let p = &snap.views[view].batch().pages[page as usize];
-        let doc = (f.key.0, p.doc.to_native());
+        let (simhash, doc) = snap.views[view].page_fold(page);
+        let doc = (f.key.0, doc);
         // A page without words hashes to 0 and has nothing to be a near-duplicate of.
-        let hash = Some(p.simhash.to_native()).filter(|&h| h != 0);
+        let hash = Some(simhash).filter(|&h| h != 0);
         let twin = hash.and_then(|h| kept.iter().position(|k| k.is_some_and(|k| text::near_duplicate(k, h))));
         if let Some(i) = twin {
             hits[i].duplicates += 1;

@@ -26,13 +26,39 @@ fn head(s: &str) -> String {
 
 /// The terms of `wanted` (already analysed) that `text` holds, in `wanted`'s order.
 pub fn held_terms(text: &str, wanted: &[String]) -> Vec<String> {
-    if wanted.is_empty() {
-        return Vec::new();
+    Held::new(wanted).in_text(text)
+}
+
+/// A query's analysed terms, ready to be looked for in passage after passage: the
+/// substring finders of [`held_ascii`] are built once per query, not once per passage.
+pub struct Held {
+    wanted: Vec<String>,
+    /// Per wanted term, a finder for each of its [`prefixes`]; `None` when a term is
+    /// not ASCII (then every text goes through [`held_any`]).
+    finders: Option<Vec<Vec<memchr::memmem::Finder<'static>>>>,
+}
+
+impl Held {
+    pub fn new(wanted: &[String]) -> Held {
+        let finders = wanted.iter().all(|w| w.is_ascii()).then(|| {
+            wanted
+                .iter()
+                .map(|w| prefixes(w).iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
+                .collect()
+        });
+        Held { wanted: wanted.to_vec(), finders }
     }
-    if wanted.iter().all(|w| w.is_ascii()) && (text.is_ascii() || !text.chars().any(hides_ascii)) {
-        return held_ascii(text, wanted);
+
+    /// The wanted terms `text` holds, in their order.
+    pub fn in_text(&self, text: &str) -> Vec<String> {
+        if self.wanted.is_empty() {
+            return Vec::new();
+        }
+        match &self.finders {
+            Some(finders) if text.is_ascii() || !text.chars().any(hides_ascii) => held_ascii(text, &self.wanted, finders),
+            _ => held_any(text, &self.wanted),
+        }
     }
-    held_any(text, wanted)
 }
 
 /// Characters that can put ASCII into a token without being ASCII in the text: Arabic
@@ -44,9 +70,10 @@ fn hides_ascii(c: char) -> bool {
 
 /// Terms in ASCII, in text without [`hides_ascii`] characters (most text in Latin
 /// script): a word then stems to a term only if its ASCII-lowercased letters begin with
-/// one of the term's [`prefixes`], so find where those begin a word and analyse only
-/// those words. Words are runs of alphanumeric characters, as the tokenizer splits them.
-fn held_ascii(text: &str, wanted: &[String]) -> Vec<String> {
+/// one of the term's [`prefixes`] (`finders`, per term), so find where those begin a
+/// word and analyse only those words. Words are runs of alphanumeric characters, as
+/// the tokenizer splits them.
+fn held_ascii(text: &str, wanted: &[String], finders: &[Vec<memchr::memmem::Finder<'static>>]) -> Vec<String> {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     // A match is ASCII, so `at` is a character boundary of `text`.
@@ -56,12 +83,9 @@ fn held_ascii(text: &str, wanted: &[String]) -> Vec<String> {
         &text[start..end]
     };
     let mut out = Vec::new();
-    for w in wanted {
-        let found = prefixes(w).iter().any(|p| {
-            memchr::memmem::find_iter(bytes, p.as_bytes())
-                .filter(|&at| starts_word(at))
-                .any(|at| stems_to(word_at(at), w))
-        });
+    for (w, finders) in wanted.iter().zip(finders) {
+        let found =
+            finders.iter().any(|f| f.find_iter(bytes).filter(|&at| starts_word(at)).any(|at| stems_to(word_at(at), w)));
         if found {
             out.push(w.clone());
         }

@@ -21,7 +21,7 @@ use tantivy::tokenizer::{
 };
 
 pub use arabic::{fold_arabic, is_arabic_mark, normalize_arabic, ArabicNormalizer};
-pub use held::held_terms;
+pub use held::{held_terms, Held};
 pub use matching::{contains_phrase, normalize_for_match};
 pub use query::{parse, Intent, ParsedQuery};
 pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};
