@@ -67,6 +67,12 @@ pub struct DiskIndex {
     /// written in chunk order, as [`DiskIndex::build`] writes it), so a hit needs no
     /// column read.
     identity: bool,
+    /// Each tantivy segment's inverted index of the text field, and the index's
+    /// document and token counts: what [`Stats::of`] reads for every query, fetched
+    /// once (the segment is immutable) rather than through the searcher's locked caches.
+    text_index: Vec<std::sync::Arc<tantivy::InvertedIndexReader>>,
+    num_docs: u64,
+    num_tokens: u64,
 }
 
 impl Bm25 {
@@ -161,7 +167,11 @@ impl DiskIndex {
         let chunk_columns: Vec<tantivy::columnar::Column<u64>> =
             searcher.segment_readers().iter().map(|r| r.fast_fields().u64("chunk")).collect::<Result<_, _>>().map_err(fail)?;
         let identity = is_identity(&searcher, &chunk_columns);
-        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity })
+        let text_index: Vec<_> =
+            searcher.segment_readers().iter().map(|r| r.inverted_index(fields.text)).collect::<Result<_, _>>().map_err(fail)?;
+        let num_docs = searcher.num_docs();
+        let num_tokens = text_index.iter().map(|i| i.total_num_tokens()).sum();
+        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity, text_index, num_docs, num_tokens })
     }
 
     /// Every chunk `query` matches that `allow` admits, scored, in chunk order when
@@ -377,13 +387,15 @@ impl Stats {
         for v in views {
             match v {
                 Bm25::Disk(d) => {
-                    s.docs += Bm25StatisticsProvider::total_num_docs(&d.searcher)?;
-                    for f in 0..FIELDS {
-                        let field = Field::from_field_id(f as u32);
-                        s.tokens[f] += d.searcher.total_num_tokens(field)?;
-                        for t in terms {
-                            *s.df[f].entry(t.clone()).or_default() += d.searcher.doc_freq(&Term::from_field_text(field, t))?;
+                    s.docs += d.num_docs;
+                    s.tokens[0] += d.num_tokens;
+                    for t in terms {
+                        let term = Term::from_field_text(d.fields.text, t);
+                        let mut df = 0;
+                        for index in &d.text_index {
+                            df += u64::from(index.doc_freq(&term)?);
                         }
+                        *s.df[0].entry(t.clone()).or_default() += df;
                     }
                 }
                 Bm25::Memory(m) => {

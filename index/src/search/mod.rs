@@ -141,7 +141,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
     }
     let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
     let Ok(stats) = Stats::of(&views, terms) else { return Vec::new() };
-    let mut pages: Vec<(PageKey, f32)> = Vec::new();
+    let mut pages: Vec<u128> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
         let ok = move |c: u64| {
@@ -161,14 +161,14 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
                 Some((p, best)) if *p == page => *best = best.max(score),
                 _ => {
                     if let Some((p, best)) = run {
-                        pages.push(((vi as u32, p), best));
+                        pages.push(rank_key((vi as u32, p), best));
                     }
                     run = Some((page, score));
                 }
             }
         }
         if let Some((p, best)) = run {
-            pages.push(((vi as u32, p), best));
+            pages.push(rank_key((vi as u32, p), best));
         }
         chunk_scores.set(vi, scored);
     }
@@ -177,7 +177,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
 
 /// Cosine over page vectors (they are normalised: a dot product).
 fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
-    let mut pages: Vec<(PageKey, f32)> = Vec::new();
+    let mut pages: Vec<u128> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let dims = view.batch().dims.to_native() as usize;
         if dims != query.len() {
@@ -186,21 +186,31 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
         let allow = |p: u32| allowed[vi].page(view, p);
         let allow = (!allowed[vi].is_everything()).then_some(&allow as &dyn Fn(u32) -> bool);
         for (page, score) in semantic::search_view(view, query, depth, allow) {
-            pages.push(((vi as u32, page), score));
+            pages.push(rank_key((vi as u32, page), score));
         }
     }
     ranked(pages, depth)
 }
 
+/// A page and its score as one integer that sorts best first, ties by key: the score's
+/// bits made order-preserving (as `f32::total_cmp` orders) and inverted, above the key.
+/// The keyword list selects the best of every matching page (thousands on SciFact), and
+/// on plain integers that selection needs no comparator.
+#[inline]
+fn rank_key(key: PageKey, score: f32) -> u128 {
+    let bits = score.to_bits();
+    let ordered = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
+    ((!ordered as u128) << 64) | ((key.0 as u128) << 32) | key.1 as u128
+}
+
 /// Best first, ties by key; at most `depth`. Each page appears once in `v`.
-fn ranked(mut v: Vec<(PageKey, f32)>, depth: usize) -> Vec<PageKey> {
-    let order = |a: &(PageKey, f32), b: &(PageKey, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+fn ranked(mut v: Vec<u128>, depth: usize) -> Vec<PageKey> {
     if v.len() > depth {
-        v.select_nth_unstable_by(depth, order);
+        v.select_nth_unstable(depth);
         v.truncate(depth);
     }
-    v.sort_unstable_by(order);
-    v.into_iter().map(|(k, _)| k).collect()
+    v.sort_unstable();
+    v.into_iter().map(|k| ((k >> 32) as u32, k as u32)).collect()
 }
 
 /// Keeps the pages holding every quoted phrase; with none, warns and keeps the order.

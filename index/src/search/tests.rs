@@ -148,3 +148,22 @@ fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen()
     let files: Vec<String> = std::fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(files.iter().any(|f| f.contains("hnsw")), "{files:?}");
 }
+
+/// The integer rank keys order pages as "best score first (as `f32::total_cmp` orders
+/// scores), then the smaller key" does, negative scores and ties included.
+#[test]
+fn rank_keys_order_as_score_then_key() {
+    let scores = [3.5f32, -0.25, 0.0, -0.0, 1e-30, -7.0, 3.5, f32::INFINITY, 0.125, -1e-30];
+    let mut pages: Vec<(PageKey, f32)> = Vec::new();
+    for (i, s) in scores.iter().enumerate() {
+        pages.push(((i as u32 % 3, 100 - i as u32), *s));
+        pages.push(((2, i as u32), *s));
+    }
+    let mut expected = pages.clone();
+    expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let expected: Vec<PageKey> = expected.into_iter().map(|(k, _)| k).collect();
+    for depth in [1, 5, pages.len(), pages.len() + 3] {
+        let keys: Vec<u128> = pages.iter().map(|&(k, s)| rank_key(k, s)).collect();
+        assert_eq!(ranked(keys, depth), expected[..depth.min(pages.len())], "depth {depth}");
+    }
+}
