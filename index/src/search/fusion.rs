@@ -17,6 +17,21 @@ pub struct Fused {
 /// Fuses ranked lists (best first) with `weights`; ties go to the better best rank,
 /// then the smaller key, so the same inputs always give the same order.
 pub fn rrf(lists: [&[PageKey]; 2], weights: [f64; 2], k: f64) -> Vec<Fused> {
+    // One list (keyword or semantic mode): its order is the fused order, since a score
+    // falls with the rank (or is 0 for every page, and ties go to the better rank).
+    if let Some(only) = (0..2).find(|&l| lists[1 - l].is_empty()) {
+        let mut seen = rustc_hash::FxHashSet::default();
+        return lists[only]
+            .iter()
+            .zip(1u32..)
+            .filter(|(key, _)| seen.insert(**key))
+            .map(|(key, rank)| {
+                let mut ranks = [None, None];
+                ranks[only] = Some(rank);
+                Fused { key: *key, score: weights[only] / (k + rank as f64), ranks }
+            })
+            .collect();
+    }
     let mut by_key: HashMap<PageKey, Fused> = HashMap::with_capacity_and_hasher(lists[0].len() + lists[1].len(), Default::default());
     for (l, list) in lists.iter().enumerate() {
         for (i, key) in list.iter().enumerate() {
@@ -58,5 +73,25 @@ mod tests {
         assert_eq!(fused, rrf([&a, &b], [1.0, 1.0], 60.0));
         let weighted = rrf([&a, &b], [0.0, 1.0], 60.0);
         assert_eq!(weighted[0].key, (0, 3));
+    }
+
+    /// A single list takes the short path; it must give what the general one gives.
+    #[test]
+    fn one_list_fuses_as_the_general_path_does() {
+        let a = [(0, 1), (0, 2), (1, 0), (0, 7)];
+        for w in [[1.0, 1.0], [0.5, 2.0], [0.0, 0.0]] {
+            for lists in [[&a[..], &[][..]], [&[][..], &a[..]]] {
+                let fast = rrf(lists, w, 60.0);
+                // The general path, forced by a list that matches nothing else.
+                let mut general = rrf([lists[0], lists[1]].map(|l| if l.is_empty() { &[(9, 9)][..] } else { l }), w, 60.0);
+                general.retain(|f| f.key != (9, 9));
+                assert_eq!(fast.len(), a.len());
+                for (x, y) in fast.iter().zip(&general) {
+                    assert_eq!((x.key, x.ranks), (y.key, y.ranks), "weights {w:?}");
+                    assert!((x.score - y.score).abs() < 1e-12);
+                }
+                assert!(fast.iter().all(|f| (f.score - reference(lists, w, 60.0, f.key)).abs() < 1e-12));
+            }
+        }
     }
 }

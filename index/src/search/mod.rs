@@ -154,6 +154,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         // top list lets it skip more.
         let Ok(scored) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
         // In chunk order a page's chunks are a run: its score is the run's best.
+        pages.reserve(scored.len());
         let mut run: Option<(u32, f32)> = None;
         for &(chunk, score) in &scored {
             let page = view.page_of_chunk(chunk);
