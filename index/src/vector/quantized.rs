@@ -5,7 +5,7 @@
 
 use super::dot::{dot, dot_i8, prefetch};
 use super::exact::Hit;
-use super::top_k::{best_first, TopK};
+use super::top_k::TopK;
 
 /// Candidates re-scored exactly per result wanted (and at least this many).
 pub const RESCORE_PER_HIT: usize = 3;
@@ -44,32 +44,59 @@ impl Quantized {
         }
         let mut q = Vec::with_capacity(self.dims);
         let q_scale = quantize_row(query, &mut q);
-        // Every admitted row's approximate score, then the best `wanted` by selection
-        // (linear, where a heap of `wanted` entries paid a sift per improvement): the
-        // same set a heap keeps, as the order — score, then id — is total.
+        // The best `wanted` approximate scores, as integer keys that order like
+        // `best_first` (score descending, then id ascending): rows land in a buffer of
+        // twice that, which is cut back to the best `wanted` by selection whenever it
+        // fills, and a row below the last cut's worst is not kept at all. Most rows of
+        // a scan fall below it, so the selections run on a few hundred keys where
+        // selecting among every row's score cost as much as the int8 dot products.
         let wanted = (k * RESCORE_PER_HIT).max(RESCORE_MIN);
-        let mut candidates: Vec<Hit> = Vec::with_capacity(self.scales.len());
+        let mut keys: Vec<u64> = Vec::with_capacity(2 * wanted);
+        let mut floor = 0u64;
+        let cut = |keys: &mut Vec<u64>| {
+            keys.select_nth_unstable_by(wanted - 1, |a, b| b.cmp(a));
+            keys.truncate(wanted);
+            keys[wanted - 1]
+        };
         for (id, codes) in (0u32..).zip(self.codes.chunks_exact(self.dims)) {
-            if allow(id) {
-                candidates.push(Hit { id, score: dot_i8(codes, &q) as f32 * self.scales[id as usize] * q_scale });
+            if !allow(id) {
+                continue;
+            }
+            let key = order_key(dot_i8(codes, &q) as f32 * self.scales[id as usize] * q_scale, id);
+            if key < floor {
+                continue;
+            }
+            keys.push(key);
+            if keys.len() == 2 * wanted {
+                floor = cut(&mut keys);
             }
         }
-        if candidates.len() > wanted {
-            candidates.select_nth_unstable_by(wanted - 1, best_first);
-            candidates.truncate(wanted);
+        if keys.len() > wanted {
+            cut(&mut keys);
         }
+        let mut candidates: Vec<u32> = keys.iter().map(|&key| u32::MAX - key as u32).collect();
         // Re-scored in row order, so the f32 rows are read front to back.
-        candidates.sort_unstable_by_key(|c| c.id);
+        candidates.sort_unstable();
         let row = |id: u32| &rows[id as usize * self.dims..(id as usize + 1) * self.dims];
         let mut top = TopK::new(k);
-        for (n, c) in candidates.iter().enumerate() {
-            if let Some(next) = candidates.get(n + 1) {
-                prefetch(row(next.id));
+        for (n, &id) in candidates.iter().enumerate() {
+            if let Some(&next) = candidates.get(n + 1) {
+                prefetch(row(next));
             }
-            top.push(c.id, dot(row(c.id), query));
+            top.push(id, dot(row(id), query));
         }
         top.into_sorted()
     }
+}
+
+/// A scored row as one integer whose order is [`best_first`](super::top_k::best_first)'s reversed (the greater
+/// key is the better hit): the score's bits made order-preserving (`-0.0` read as
+/// `0.0`, as there), above the id inverted so that the smaller id wins a tie.
+#[inline]
+fn order_key(score: f32, id: u32) -> u64 {
+    let bits = (score + 0.0).to_bits();
+    let ordered = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
+    (u64::from(ordered) << 32) | u64::from(u32::MAX - id)
 }
 
 #[cfg(test)]
@@ -98,6 +125,44 @@ mod tests {
         }
         let recall = found as f64 / 1000.0;
         assert!(recall >= 0.99, "recall@10 {recall}");
+    }
+
+    /// The bounded buffer keeps exactly the candidates a selection over every row's
+    /// approximate score keeps (ties included: many rows share a score here), so the
+    /// results are those of re-scoring that set.
+    #[test]
+    fn the_buffer_keeps_what_a_full_selection_keeps() {
+        use crate::vector::top_k::best_first;
+        let (dims, n) = (16, 3000);
+        let mut rng = Rng::new(7);
+        let clusters = Clusters::new(&mut rng, dims, 5);
+        let mut rows = clusters.sample(&mut rng, n, 0.3);
+        // Duplicate rows: equal approximate scores, ordered by id.
+        rows.extend_from_within(0..dims * 200);
+        let q = Quantized::new(&rows, dims);
+        for (query, k) in clusters.sample(&mut rng, 20, 0.3).chunks_exact(dims).zip([1, 10, 100, 1000].into_iter().cycle()) {
+            let allow = |id: u32| id % 7 != 3;
+            let mut qc = Vec::new();
+            let q_scale = quantize_row(query, &mut qc);
+            let mut all: Vec<Hit> = (0u32..)
+                .zip(q.codes.chunks_exact(dims))
+                .filter(|(id, _)| allow(*id))
+                .map(|(id, c)| Hit { id, score: dot_i8(c, &qc) as f32 * q.scales[id as usize] * q_scale })
+                .collect();
+            all.sort_by(best_first);
+            all.truncate((k * RESCORE_PER_HIT).max(RESCORE_MIN));
+            let mut top = TopK::new(k);
+            for h in &all {
+                top.push(h.id, dot(&rows[h.id as usize * dims..(h.id as usize + 1) * dims], query));
+            }
+            assert_eq!(q.search(&rows, query, k, allow), top.into_sorted(), "k {k}");
+        }
+        for (a, b) in [(1.0f32, 2.0f32), (-0.0, 0.0), (-1.0, -0.5), (3.0, 3.0)] {
+            for (i, j) in [(1u32, 2u32), (2, 1), (5, 5)] {
+                let (x, y) = (Hit { id: i, score: a }, Hit { id: j, score: b });
+                assert_eq!(order_key(a, i).cmp(&order_key(b, j)), best_first(&x, &y).reverse(), "{x:?} {y:?}");
+            }
+        }
     }
 
     #[test]
