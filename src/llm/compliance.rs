@@ -145,7 +145,7 @@ fn mapping(input: &Value, expected: &Value) -> Result<(), String> {
         .map(|e| {
             let mut m = Map::new();
             m.insert("type".into(), e.kind.as_str().into());
-            m.extend(e.fields);
+            m.extend(e.fields.into_iter().map(|(n, v)| (n.to_owned(), v.into_owned())));
             Value::Object(m)
         })
         .collect();
@@ -158,7 +158,7 @@ fn mapping(input: &Value, expected: &Value) -> Result<(), String> {
 
 fn accumulation(input: &Value, expected: &Value) -> Result<(), String> {
     let mut a = Assembler::new(ToolRelease::AsTheyStream);
-    let raw = super::stream::map::RawEvent { kind: EventKind::PartialToolCall, fields: Map::from_iter([("tool_calls".to_owned(), input["partial_chunks"].clone())]) };
+    let raw = super::stream::map::RawEvent { kind: EventKind::PartialToolCall, fields: vec![("tool_calls", std::borrow::Cow::Borrowed(&input["partial_chunks"]))] };
     for e in StreamEvent::from_raw(raw, &Default::default()) {
         a.apply(e);
     }

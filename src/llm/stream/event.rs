@@ -35,7 +35,7 @@ pub enum ArgsDelta {
 impl StreamEvent {
     /// Reads a mapped event; `None` when it lacks the field that makes it mean anything.
     pub fn from_raw(e: RawEvent, classes: &Classification) -> Vec<StreamEvent> {
-        let f = &e.fields;
+        let f = &e;
         let text = |k: &str| f.get(k).and_then(Value::as_str).map(str::to_owned);
         let index = f.get("index").and_then(Value::as_u64);
         let one = match e.kind {
@@ -58,7 +58,7 @@ impl StreamEvent {
     }
 }
 
-fn partial_tool_call(f: &serde_json::Map<String, Value>, index: Option<u64>) -> Vec<StreamEvent> {
+fn partial_tool_call(f: &RawEvent, index: Option<u64>) -> Vec<StreamEvent> {
     if let Some(Value::Array(calls)) = f.get("tool_calls") {
         // OpenAI's whole `tool_calls` delta array as one field.
         return calls.iter().flat_map(openai_tool_delta).collect();

@@ -5,7 +5,9 @@
 //! other field is taken from the same element, so two tool calls in one chunk stay
 //! two events with their own ids and indices.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
 
 use super::super::expr::Expr;
 use super::super::path::Path;
@@ -96,14 +98,26 @@ impl FieldSource {
 pub struct Rule {
     pub matches: Expr,
     pub kind: EventKind,
+    /// The manifest's `fields`, then its `extract` (a name may be in both).
     pub fields: Vec<(String, FieldSource)>,
 }
 
-/// One event as the map emits it, before it is typed.
+/// One event as the map emits it, before it is typed: its fields named by the rule
+/// (`'r`) and, unless literal or generated, borrowed from the frame (`'f`). Events are
+/// typed as soon as they are emitted, so nothing of the frame is copied but what the
+/// typed event keeps.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawEvent {
+pub struct RawEvent<'r, 'f> {
     pub kind: EventKind,
-    pub fields: Map<String, Value>,
+    pub fields: Vec<(&'r str, Cow<'f, Value>)>,
+}
+
+impl<'r, 'f> RawEvent<'r, 'f> {
+    /// The field named `name`; the last one when a rule names it twice (in `fields`
+    /// and `extract`), as when the fields were collected into a map.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.fields.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v.as_ref())
+    }
 }
 
 /// A manifest's streaming rules.
@@ -116,7 +130,7 @@ pub struct EventMap {
 
 impl EventMap {
     /// The events one frame yields, in rule order.
-    pub fn apply(&self, frame: &Value) -> Vec<RawEvent> {
+    pub fn apply<'r, 'f>(&'r self, frame: &'f Value) -> Vec<RawEvent<'r, 'f>> {
         if self.selector.as_ref().is_some_and(|s| !s.eval(frame)) {
             return Vec::new();
         }
@@ -134,19 +148,19 @@ impl EventMap {
 }
 
 impl Rule {
-    fn emit(&self, frame: &Value, out: &mut Vec<RawEvent>) {
+    fn emit<'r, 'f>(&'r self, frame: &'f Value, out: &mut Vec<RawEvent<'r, 'f>>) {
         let primary = self.primary();
         let Some((_, FieldSource::Path(p))) = primary.map(|i| &self.fields[i]).filter(|(_, f)| f.fan_out() > 0) else {
-            let fields = self.fields.iter().filter_map(|(name, f)| Some((name.clone(), value(f, frame, &[])?))).collect();
+            let fields = self.fields.iter().filter_map(|(name, f)| Some((name.as_str(), value(f, frame, &[])?))).collect();
             out.push(RawEvent { kind: self.kind, fields });
             return;
         };
         for (at, v) in p.all(frame).into_iter().filter(|(_, v)| !v.is_null()) {
-            let mut fields = Map::new();
+            let mut fields = Vec::with_capacity(self.fields.len());
             for (name, f) in &self.fields {
-                let got = if std::ptr::eq(f, &self.fields[primary.unwrap_or(0)].1) { Some(v.clone()) } else { value(f, frame, &at) };
+                let got = if std::ptr::eq(f, &self.fields[primary.unwrap_or(0)].1) { Some(Cow::Borrowed(v)) } else { value(f, frame, &at) };
                 if let Some(got) = got {
-                    fields.insert(name.clone(), got);
+                    fields.push((name.as_str(), got));
                 }
             }
             out.push(RawEvent { kind: self.kind, fields });
@@ -164,16 +178,16 @@ impl Rule {
 
 /// A field's value at the fan-out element `at` (the first non-null match whose
 /// wildcard indices agree with `at`).
-fn value(f: &FieldSource, frame: &Value, at: &[usize]) -> Option<Value> {
+fn value<'f>(f: &FieldSource, frame: &'f Value, at: &[usize]) -> Option<Cow<'f, Value>> {
     match f {
-        FieldSource::Literal(s) => Some(Value::String(s.clone())),
-        FieldSource::GenerateId => Some(Value::String(generate_id())),
-        FieldSource::Path(p) if at.is_empty() => p.find(frame, &mut |v| !v.is_null()).cloned(),
+        FieldSource::Literal(s) => Some(Cow::Owned(Value::String(s.clone()))),
+        FieldSource::GenerateId => Some(Cow::Owned(Value::String(generate_id()))),
+        FieldSource::Path(p) if at.is_empty() => p.find(frame, &mut |v| !v.is_null()).map(Cow::Borrowed),
         FieldSource::Path(p) => p
             .all(frame)
             .into_iter()
             .find(|(idx, v)| !v.is_null() && idx.iter().zip(at).all(|(a, b)| a == b))
-            .map(|(_, v)| v.clone()),
+            .map(|(_, v)| Cow::Borrowed(v)),
     }
 }
 
@@ -211,6 +225,8 @@ mod tests {
         ]}}]});
         let events = map.apply(&frame);
         assert_eq!(events.len(), 1);
-        assert_eq!(events[0].fields, json!({"tool_call_id": "b", "tool_name": "two", "index": 1}).as_object().unwrap().clone());
+        let fields: serde_json::Map<String, Value> =
+            events[0].fields.iter().map(|(n, v)| (n.to_string(), v.clone().into_owned())).collect();
+        assert_eq!(fields, json!({"tool_call_id": "b", "tool_name": "two", "index": 1}).as_object().unwrap().clone());
     }
 }
