@@ -144,10 +144,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
     let mut pages: Vec<u128> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
-        let ok = move |c: u64| {
-            let page = view_c.batch().chunks[c as usize].page.to_native();
-            allow.page(&view_c, page)
-        };
+        let ok = move |c: u64| allow.page(&view_c, view_c.page_of_chunk(c as u32));
         let filter = (!allowed[vi].is_everything()).then_some(ok);
         // When block-max WAND prunes (long postings lists), two chunks per page of
         // depth: pages rarely hold more hits than that among the best, and a shorter
