@@ -196,8 +196,7 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
 /// on plain integers that selection needs no comparator.
 #[inline]
 fn rank_key(key: PageKey, score: f32) -> u128 {
-    let bits = score.to_bits();
-    let ordered = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
+    let ordered = crate::vector::total_order_bits(score);
     ((!ordered as u128) << 64) | ((key.0 as u128) << 32) | key.1 as u128
 }
 

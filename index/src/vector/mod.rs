@@ -15,6 +15,7 @@ mod hnsw;
 mod quantized;
 pub mod sample;
 mod top_k;
+pub(crate) use top_k::total_order_bits;
 
 #[cfg(test)]
 mod tests;

@@ -94,9 +94,7 @@ impl Quantized {
 /// `0.0`, as there), above the id inverted so that the smaller id wins a tie.
 #[inline]
 fn order_key(score: f32, id: u32) -> u64 {
-    let bits = (score + 0.0).to_bits();
-    let ordered = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
-    (u64::from(ordered) << 32) | u64::from(u32::MAX - id)
+    (u64::from(super::total_order_bits(score + 0.0)) << 32) | u64::from(u32::MAX - id)
 }
 
 #[cfg(test)]

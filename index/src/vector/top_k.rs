@@ -47,6 +47,14 @@ impl Ord for Worst {
     }
 }
 
+/// `score`'s bits as an unsigned integer that orders as `f32::total_cmp` orders the
+/// scores, for selections on plain integer keys.
+#[inline]
+pub(crate) fn total_order_bits(score: f32) -> u32 {
+    let bits = score.to_bits();
+    if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 }
+}
+
 /// The order of results: score descending (-0.0 equal to 0.0, NaN last), then id ascending.
 pub(crate) fn best_first(a: &Hit, b: &Hit) -> Ordering {
     // `+ 0.0` turns -0.0 into 0.0, which `total_cmp` would otherwise rank below it.
