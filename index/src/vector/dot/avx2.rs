@@ -56,24 +56,24 @@ unsafe fn horizontal_sum(v: __m256) -> f32 {
     _mm_cvtss_f32(one)
 }
 
-/// The int8 kernel, if this CPU has AVX2.
-pub(super) fn detect_i8() -> Option<super::KernelI8> {
-    is_x86_feature_detected!("avx2").then_some(dot_i8 as super::KernelI8)
+/// The int8 scan, if this CPU has AVX2 (and not the VNNI kernel).
+pub(super) fn detect_scan() -> Option<super::ScanKernel> {
+    is_x86_feature_detected!("avx2").then_some(scan as super::ScanKernel)
 }
 
-/// Only ever handed out by [`detect_i8`] after the feature check.
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    // SAFETY: `detect_i8` returns this function only when the CPU reports AVX2, the
-    // feature `dot_i8_avx2` is compiled for.
-    unsafe { dot_i8_avx2(a, b) }
+/// Only ever handed out by [`detect_scan`] after the feature check.
+fn scan(rows: &[u8], query: &[i8], out: &mut [i32]) {
+    // SAFETY: `detect_scan` returns this function only when the CPU reports AVX2, the
+    // feature `scan_avx2` is compiled for.
+    unsafe { scan_avx2(rows, query, out) }
 }
 
 /// The scalar reference compiled for AVX2: the compiler widens to i16 and uses
 /// `vpmaddwd`, 16 products per instruction; integer sums are exact, so it equals the
 /// reference bit for bit.
 #[target_feature(enable = "avx2")]
-unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-    super::scalar::dot_i8(a, b)
+unsafe fn scan_avx2(rows: &[u8], query: &[i8], out: &mut [i32]) {
+    super::scalar::scan(rows, query, out)
 }
 
 /// Asks the CPU to start loading `row` into its caches (a hint: no fault, no effect

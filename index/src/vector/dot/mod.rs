@@ -8,14 +8,16 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod vnni;
 
 use std::sync::OnceLock;
 
 type Kernel = fn(&[f32], &[f32]) -> f32;
-type KernelI8 = fn(&[i8], &[i8]) -> i32;
+type ScanKernel = fn(&[u8], &[i8], &mut [i32]);
 
 static KERNEL: OnceLock<(Kernel, &'static str)> = OnceLock::new();
-static KERNEL_I8: OnceLock<KernelI8> = OnceLock::new();
+static SCAN: OnceLock<(ScanKernel, &'static str)> = OnceLock::new();
 
 /// Starts loading `row` into the caches ahead of its use: for scattered rows (a re-score
 /// of candidates), fetched one row ahead of the dot product, the wait for memory
@@ -28,18 +30,36 @@ pub fn prefetch(row: &[f32]) {
     let _ = row;
 }
 
-/// `Σ a[i]·b[i]` over int8 codes, in i32 (exact). Panics if the lengths differ.
+/// Scores every row of `rows` (`query.len()` bytes each, read unsigned) against
+/// `query`, exactly, in i32: `out[r] = Σ rows[r][i]·query[i]` for the first
+/// `out.len()` rows. The int8 scan's kernel: its rows are int8 codes stored +128, which
+/// is the operand order AVX-512 VNNI multiplies in. Panics if `rows` holds fewer rows
+/// than `out` or `query` is empty.
 #[inline]
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    assert_eq!(a.len(), b.len(), "dot of vectors of different lengths");
-    let k = KERNEL_I8.get_or_init(|| {
+pub fn scan_u8_i8(rows: &[u8], query: &[i8], out: &mut [i32]) {
+    assert!(!query.is_empty() && rows.len() / query.len() >= out.len(), "scan of {} bytes of rows into {} scores", rows.len(), out.len());
+    (scan_kernel().0)(&rows[..out.len() * query.len()], query, out)
+}
+
+/// Which kernel [`scan_u8_i8`] runs on this machine: `"avx512vnni"`, `"avx2"` or
+/// `"scalar"`.
+pub fn scan_kernel_name() -> &'static str {
+    scan_kernel().1
+}
+
+fn scan_kernel() -> &'static (ScanKernel, &'static str) {
+    SCAN.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
-        if let Some(fast) = avx2::detect_i8() {
-            return fast;
+        {
+            if let Some(fast) = vnni::detect() {
+                return (fast, "avx512vnni");
+            }
+            if let Some(fast) = avx2::detect_scan() {
+                return (fast, "avx2");
+            }
         }
-        scalar::dot_i8
-    });
-    k(a, b)
+        (scalar::scan, "scalar")
+    })
 }
 
 /// `Σ a[i]·b[i]`. Panics if the lengths differ.
@@ -88,6 +108,49 @@ mod tests {
             let fast = dot(&a, &b);
             prop_assert!((fast - reference).abs() <= 1e-5 * magnitude.max(f32::MIN_POSITIVE),
                 "fast {fast} reference {reference} magnitude {magnitude}");
+        }
+    }
+
+    /// Rows of any width (whole 64-byte steps, a masked tail, both) and the extreme
+    /// bytes: every kernel this CPU can run equals the reference exactly.
+    fn scan_case() -> impl Strategy<Value = (Vec<u8>, Vec<i8>, usize)> {
+        (1usize..300, 0usize..20).prop_flat_map(|(dims, n)| {
+            let byte = prop_oneof![Just(0u8), Just(255u8), any::<u8>()];
+            let code = prop_oneof![Just(-128i8), Just(127i8), any::<i8>()];
+            (proptest::collection::vec(byte, dims * n + dims / 2), proptest::collection::vec(code, dims), Just(n))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn scan_kernels_equal_the_reference_exactly((rows, query, n) in scan_case()) {
+            let mut reference = vec![0; n];
+            scalar::scan(&rows, &query, &mut reference);
+            let mut kernels: Vec<(ScanKernel, &str)> = vec![(scan_kernel().0, scan_kernel_name())];
+            #[cfg(target_arch = "x86_64")]
+            kernels.extend(vnni::detect().map(|k| (k, "avx512vnni")).into_iter().chain(avx2::detect_scan().map(|k| (k, "avx2"))));
+            for (kernel, name) in kernels {
+                // Poisoned, so a score left unwritten shows.
+                let mut out = vec![i32::MIN; n];
+                kernel(&rows[..n * query.len()], &query, &mut out);
+                prop_assert_eq!(&out, &reference, "{}", name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_writes_only_the_scores_asked_for() {
+        let (rows, query) = (vec![2u8; 3 * 70], vec![-3i8; 70]);
+        let mut out = [0i32; 2];
+        scan_u8_i8(&rows, &query, &mut out);
+        assert_eq!(out, [-420, -420]);
+    }
+
+    #[test]
+    fn picks_avx512_vnni_for_the_scan_where_the_cpu_has_it() {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vnni") {
+            assert_eq!(scan_kernel_name(), "avx512vnni");
         }
     }
 

@@ -6,7 +6,10 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// `Σ a[i]·b[i]` over int8 codes, exactly, in i32.
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
+/// Each `query.len()`-byte row of `rows` against `query`, exactly, in i32: `out[r] =
+/// Σ rows[r][i]·query[i]`, the row's bytes read unsigned.
+pub fn scan(rows: &[u8], query: &[i8], out: &mut [i32]) {
+    for (row, o) in rows.chunks_exact(query.len()).zip(out.iter_mut()) {
+        *o = row.iter().zip(query).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+    }
 }
