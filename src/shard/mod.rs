@@ -49,19 +49,47 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let mut addr = app.config.listen;
     uring::set_coop_taskrun(app.config.runtime.coop_taskrun);
     let _small_pages = SmallPages::during_start_up();
+    // Every shard opens its model sessions first, side by side; only when all have
+    // are the listeners bound, one right after another. A listener bound early would
+    // be the port's only socket while the others load their models: every connection
+    // opened meanwhile (a load balancer's pool, a client that saw /v1/health answer)
+    // would stay on that one shard for its whole life.
+    let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (tx, rx) = mpsc::channel();
-        let handle = spawn_shard(id, cpus[id % cpus.len()], addr, app.clone(), stop.clone(), tx)?;
-        handles.push(handle);
+        let (go, bind) = mpsc::channel();
+        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), stop.clone(), tx, bind)?);
+        starts.push((rx, go));
+    }
+    let mut failed = None;
+    for (id, (rx, _)) in starts.iter().enumerate() {
         match rx.recv() {
-            Ok(Ok(bound)) => addr = bound,
-            Ok(Err(e)) => {
-                stop.store(true, Ordering::Release);
-                handles.into_iter().for_each(|h| drop(h.join()));
-                return Err(e);
-            }
-            Err(_) => return Err(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
+            Ok(Ok(Started::Ready)) => {}
+            Ok(Ok(Started::Bound(_))) => unreachable!("a shard binds only when told to"),
+            Ok(Err(e)) => failed = failed.or(Some(e)),
+            Err(_) => failed = failed.or(Some(ServeError::Executor { shard: id, message: "it exited before it was ready".into() })),
         }
+    }
+    if failed.is_none() {
+        for (id, (rx, go)) in starts.iter().enumerate() {
+            let _ = go.send(addr);
+            match rx.recv() {
+                Ok(Ok(Started::Bound(bound))) => addr = bound,
+                Ok(Ok(Started::Ready)) => unreachable!("a shard is ready once"),
+                Ok(Err(e)) => failed = Some(e),
+                Err(_) => failed = Some(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
+            }
+            if failed.is_some() {
+                break;
+            }
+        }
+    }
+    if let Some(e) = failed {
+        stop.store(true, Ordering::Release);
+        // Shards still waiting for their turn to bind see the channel close and end.
+        drop(starts);
+        handles.into_iter().for_each(|h| drop(h.join()));
+        return Err(e);
     }
     drop(_small_pages);
     let (coop, refused) = uring::coop_taskrun_rings();
@@ -91,13 +119,19 @@ pub fn run(config: Config) -> Result<(), ServeError> {
 /// Blocking-pool threads per shard.
 const BLOCKING_THREADS: usize = 32;
 
+/// What a starting shard reports: its sessions are open, then its listener is bound.
+enum Started {
+    Ready,
+    Bound(SocketAddr),
+}
+
 fn spawn_shard(
     id: usize,
     cpu: usize,
-    addr: SocketAddr,
     app: Arc<App>,
     stop: Arc<AtomicBool>,
-    bound: mpsc::Sender<Result<SocketAddr, ServeError>>,
+    started: mpsc::Sender<Result<Started, ServeError>>,
+    bind: mpsc::Receiver<SocketAddr>,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
     let rt = app.config.runtime.clone();
     LocalExecutorBuilder::new(Placement::Fixed(cpu))
@@ -113,19 +147,22 @@ fn spawn_shard(
             let embedders = match open_embedders(&app) {
                 Ok(e) => e,
                 Err(e) => {
-                    let _ = bound.send(Err(ServeError::Executor { shard: id, message: format!("opening its model sessions: {e}") }));
+                    let _ = started.send(Err(ServeError::Executor { shard: id, message: format!("opening its model sessions: {e}") }));
                     return;
                 }
             };
+            let _ = started.send(Ok(Started::Ready));
+            // Closed when another shard failed to start: nothing to serve.
+            let Ok(addr) = bind.recv() else { return };
             let listen_error = |e: glommio::GlommioError<()>| ServeError::Listen { addr, source: std::io::Error::other(e.to_string()) };
             let listener = match glommio::net::TcpListener::bind(addr) {
                 Ok(l) => l,
                 Err(e) => {
-                    let _ = bound.send(Err(listen_error(e)));
+                    let _ = started.send(Err(listen_error(e)));
                     return;
                 }
             };
-            let _ = bound.send(listener.local_addr().map_err(listen_error));
+            let _ = started.send(listener.local_addr().map(Started::Bound).map_err(listen_error));
             serve_shard(Rc::new(Shard::new(id, app, embedders)), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
