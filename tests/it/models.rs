@@ -1,6 +1,11 @@
 //! The server's embedder: loaded at start-up from the installed models, named by health.
 
+use std::collections::BTreeSet;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::client::Conn;
 
 use super::server::{bin, Options, TestServer};
 
@@ -16,6 +21,7 @@ fn the_embedder_is_chosen_by_config_and_others_load_beside_it() {
         embedder: Some("all-MiniLM-L6-v2".into()),
         config: "[models]\nprecision = \"fp32\"\nalso_load = [\"multilingual-e5-small\"]\n".into(),
         shards: Some(1),
+        ..Options::default()
     });
     assert_eq!(s.get("/v1/health", None).json()["embedder"], "all-MiniLM-L6-v2");
 }
@@ -46,4 +52,27 @@ fn a_missing_model_stops_start_up_with_a_clear_message() {
 fn health_says_none_when_run_without_an_embedder() {
     let s = TestServer::start();
     assert_eq!(s.get("/v1/health", None).json()["embedder"], "none");
+}
+
+/// Every shard loads its model sessions before any listener is bound: a client that
+/// connects the moment the port answers (a load balancer's pool) gets connections on
+/// every shard, not all on the one shard that happened to be ready first. Loading
+/// e5-small takes a shard a few hundred milliseconds, so a shard that bound early would
+/// be the port's only socket for that long.
+#[test]
+fn connections_opened_as_soon_as_the_port_answers_reach_every_shard() {
+    let addr: SocketAddr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let starting = std::thread::spawn(move || {
+        TestServer::with(Options { embedder: Some("multilingual-e5-small".into()), listen: Some(addr), ..Options::default() })
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let mut conns: Vec<Conn> = (0..16).map(|_| Conn::open(addr)).collect();
+    let shards: BTreeSet<usize> = conns.iter_mut().map(|c| c.send("GET", "/v1/health", &[], None).shard()).collect();
+    let _server = starting.join().unwrap();
+    assert_eq!(shards, BTreeSet::from([0, 1]), "16 connections opened 100 ms after the port first answered");
 }

@@ -27,6 +27,8 @@ pub struct Options {
     /// The embedding model; tests that do not search run without one ("none"), which
     /// keeps each start-up short.
     pub embedder: Option<String>,
+    /// The address to listen on; a free port by default.
+    pub listen: Option<SocketAddr>,
 }
 
 pub fn bin() -> &'static str {
@@ -52,7 +54,7 @@ impl TestServer {
         let shards = options.shards.unwrap_or(2);
         let embedder = options.embedder.unwrap_or_else(|| "none".into());
         let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: Some(dir), config: Some(config), shards, embedder };
-        server.spawn("127.0.0.1:0");
+        server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
     }
 
