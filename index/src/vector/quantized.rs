@@ -31,7 +31,7 @@ const BLOCK_ROWS: usize = 1024;
 
 pub struct Quantized {
     dims: usize,
-    /// Each row's int8 codes + 128, in memory of its own (see [`Quantized::new`]).
+    /// Each row's int8 codes + 128, in memory of its own (see [`Codes`]).
     codes: Codes,
     scales: Vec<f32>,
 }
