@@ -175,14 +175,21 @@ mod tests {
     use crate::vector::exact_top_k;
     use crate::vector::sample::{Clusters, Rng};
 
+    /// 6,000 rows of 384 dims in 40 tight clusters, their int8 copy, and the clusters
+    /// and generator to draw queries from.
+    fn clustered(seed: u64) -> (Vec<f32>, Quantized, Clusters, Rng) {
+        let mut rng = Rng::new(seed);
+        let clusters = Clusters::new(&mut rng, 384, 40);
+        let rows = clusters.sample(&mut rng, 6000, 0.05);
+        let q = Quantized::new(&rows, 384);
+        (rows, q, clusters, rng)
+    }
+
     #[test]
     fn int8_then_exact_rescoring_keeps_recall_at_10_above_0_99() {
-        let (dims, n) = (384, 6000);
-        let mut rng = Rng::new(42);
-        let clusters = Clusters::new(&mut rng, dims, 40);
-        let rows = clusters.sample(&mut rng, n, 0.05);
+        let dims = 384;
+        let (rows, q, clusters, mut rng) = clustered(42);
         let queries = clusters.sample(&mut rng, 100, 0.05);
-        let q = Quantized::new(&rows, dims);
         let mut found = 0;
         for query in queries.chunks_exact(dims) {
             let exact: Vec<u32> = exact_top_k(&rows, dims, query, 10, &|_| true).iter().map(|h| h.id).collect();
@@ -202,11 +209,8 @@ mod tests {
     /// of these queries).
     #[test]
     fn at_depth_100_rescoring_gives_the_exact_top_100() {
-        let (dims, n) = (384, 6000);
-        let mut rng = Rng::new(11);
-        let clusters = Clusters::new(&mut rng, dims, 40);
-        let rows = clusters.sample(&mut rng, n, 0.05);
-        let q = Quantized::new(&rows, dims);
+        let dims = 384;
+        let (rows, q, clusters, mut rng) = clustered(11);
         for query in clusters.sample(&mut rng, 50, 0.05).chunks_exact(dims) {
             assert_eq!(q.search(&rows, query, 100, |_| true), exact_top_k(&rows, dims, query, 100, &|_| true));
         }
