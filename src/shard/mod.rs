@@ -56,37 +56,13 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     // would stay on that one shard for its whole life.
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
-        let (tx, rx) = mpsc::channel();
-        let (go, bind) = mpsc::channel();
-        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), stop.clone(), tx, bind)?);
-        starts.push((rx, go));
+        let (start, waiting) = Start::channels();
+        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), stop.clone(), start)?);
+        starts.push(waiting);
     }
-    let mut failed = None;
-    for (id, (rx, _)) in starts.iter().enumerate() {
-        match rx.recv() {
-            Ok(Ok(Started::Ready)) => {}
-            Ok(Ok(Started::Bound(_))) => unreachable!("a shard binds only when told to"),
-            Ok(Err(e)) => failed = failed.or(Some(e)),
-            Err(_) => failed = failed.or(Some(ServeError::Executor { shard: id, message: "it exited before it was ready".into() })),
-        }
-    }
-    if failed.is_none() {
-        for (id, (rx, go)) in starts.iter().enumerate() {
-            let _ = go.send(addr);
-            match rx.recv() {
-                Ok(Ok(Started::Bound(bound))) => addr = bound,
-                Ok(Ok(Started::Ready)) => unreachable!("a shard is ready once"),
-                Ok(Err(e)) => failed = Some(e),
-                Err(_) => failed = Some(ServeError::Executor { shard: id, message: "it exited before binding".into() }),
-            }
-            if failed.is_some() {
-                break;
-            }
-        }
-    }
-    if let Some(e) = failed {
+    if let Err(e) = bind_in_turn(&starts, &mut addr) {
         stop.store(true, Ordering::Release);
-        // Shards still waiting for their turn to bind see the channel close and end.
+        // Shards still waiting for their turn to bind see the channels close and end.
         drop(starts);
         handles.into_iter().for_each(|h| drop(h.join()));
         return Err(e);
@@ -119,10 +95,42 @@ pub fn run(config: Config) -> Result<(), ServeError> {
 /// Blocking-pool threads per shard.
 const BLOCKING_THREADS: usize = 32;
 
-/// What a starting shard reports: its sessions are open, then its listener is bound.
-enum Started {
-    Ready,
-    Bound(SocketAddr),
+/// A starting shard's side of its start-up: it reports its sessions open (`ready`),
+/// waits for the address to bind (`bind`), and reports the address it bound (`bound`).
+struct Start {
+    ready: mpsc::Sender<Result<(), ServeError>>,
+    bind: mpsc::Receiver<SocketAddr>,
+    bound: mpsc::Sender<Result<SocketAddr, ServeError>>,
+}
+
+/// The server's side of one shard's [`Start`].
+struct Waiting {
+    ready: mpsc::Receiver<Result<(), ServeError>>,
+    bind: mpsc::Sender<SocketAddr>,
+    bound: mpsc::Receiver<Result<SocketAddr, ServeError>>,
+}
+
+impl Start {
+    fn channels() -> (Start, Waiting) {
+        let (ready_tx, ready) = mpsc::channel();
+        let (bind_tx, bind) = mpsc::channel();
+        let (bound_tx, bound) = mpsc::channel();
+        (Start { ready: ready_tx, bind, bound: bound_tx }, Waiting { ready, bind: bind_tx, bound })
+    }
+}
+
+/// Waits until every shard has its sessions open, then has them bind one after another
+/// (the first to `addr`, the rest to the port it got); `addr` ends as the bound address.
+fn bind_in_turn(starts: &[Waiting], addr: &mut SocketAddr) -> Result<(), ServeError> {
+    let exited = |shard: usize, when: &str| ServeError::Executor { shard, message: format!("it exited {when}") };
+    for (id, w) in starts.iter().enumerate() {
+        w.ready.recv().map_err(|_| exited(id, "before it was ready"))??;
+    }
+    for (id, w) in starts.iter().enumerate() {
+        let _ = w.bind.send(*addr);
+        *addr = w.bound.recv().map_err(|_| exited(id, "before binding"))??;
+    }
+    Ok(())
 }
 
 fn spawn_shard(
@@ -130,8 +138,7 @@ fn spawn_shard(
     cpu: usize,
     app: Arc<App>,
     stop: Arc<AtomicBool>,
-    started: mpsc::Sender<Result<Started, ServeError>>,
-    bind: mpsc::Receiver<SocketAddr>,
+    start: Start,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
     let rt = app.config.runtime.clone();
     LocalExecutorBuilder::new(Placement::Fixed(cpu))
@@ -147,22 +154,22 @@ fn spawn_shard(
             let embedders = match open_embedders(&app) {
                 Ok(e) => e,
                 Err(e) => {
-                    let _ = started.send(Err(ServeError::Executor { shard: id, message: format!("opening its model sessions: {e}") }));
+                    let _ = start.ready.send(Err(ServeError::Executor { shard: id, message: format!("opening its model sessions: {e}") }));
                     return;
                 }
             };
-            let _ = started.send(Ok(Started::Ready));
+            let _ = start.ready.send(Ok(()));
             // Closed when another shard failed to start: nothing to serve.
-            let Ok(addr) = bind.recv() else { return };
+            let Ok(addr) = start.bind.recv() else { return };
             let listen_error = |e: glommio::GlommioError<()>| ServeError::Listen { addr, source: std::io::Error::other(e.to_string()) };
             let listener = match glommio::net::TcpListener::bind(addr) {
                 Ok(l) => l,
                 Err(e) => {
-                    let _ = started.send(Err(listen_error(e)));
+                    let _ = start.bound.send(Err(listen_error(e)));
                     return;
                 }
             };
-            let _ = started.send(listener.local_addr().map(Started::Bound).map_err(listen_error));
+            let _ = start.bound.send(listener.local_addr().map_err(listen_error));
             serve_shard(Rc::new(Shard::new(id, app, embedders)), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })

@@ -20,7 +20,7 @@ static KERNEL: OnceLock<(Kernel, &'static str)> = OnceLock::new();
 static SCAN: OnceLock<(ScanKernel, &'static str)> = OnceLock::new();
 
 /// Starts loading `row` into the caches ahead of its use: for scattered rows (a re-score
-/// of candidates), fetched one row ahead of the dot product, the wait for memory
+/// of candidates), fetched a few rows ahead of the dot product, the wait for memory
 /// overlaps the arithmetic. No effect on any result.
 #[inline]
 pub fn prefetch(row: &[f32]) {
