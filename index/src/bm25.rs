@@ -13,9 +13,10 @@ use tantivy::collector::{FilterCollector, TopDocs};
 use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::{doc, Index, IndexReader, ReloadPolicy, Searcher, Term};
+use tantivy::{doc, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term, TERMINATED};
 
 use crate::segment::ArchivedBatch;
 
@@ -71,8 +72,39 @@ pub struct DiskIndex {
     /// document and token counts: what [`Stats::of`] reads for every query, fetched
     /// once (the segment is immutable) rather than through the searcher's locked caches.
     text_index: Vec<std::sync::Arc<tantivy::InvertedIndexReader>>,
+    /// The text field's fieldnorms in the first tantivy segment (the only one when
+    /// `identity` holds): what [`DiskIndex::every_match`] scores with.
+    fieldnorms: FieldNormReader,
     num_docs: u64,
     num_tokens: u64,
+}
+
+/// A chunk the keyword list scored: its ordinal in its view, its BM25 score, and which
+/// of the query's terms its indexed text (title and chunk) holds, bit i for term i —
+/// or [`Scored::UNKNOWN`] when the path that scored it does not tell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub chunk: u32,
+    pub score: f32,
+    pub terms: u64,
+}
+
+impl Scored {
+    /// The terms are not known: block-max WAND's top-k, or a query of more than
+    /// [`Scored::MAX_TERMS`] terms.
+    pub const UNKNOWN: u64 = u64::MAX;
+    /// The most terms whose bits a [`Scored`] carries.
+    pub const MAX_TERMS: usize = 63;
+}
+
+/// What a view's keyword search returns to the search path.
+#[derive(Debug, Clone, Default)]
+pub struct Matches {
+    /// In chunk order.
+    pub chunks: Vec<Scored>,
+    /// Whether `chunks` is every chunk that holds a query term (and the filter admits),
+    /// not only the best: then a chunk absent from it holds none of them.
+    pub every: bool,
 }
 
 impl Bm25 {
@@ -103,25 +135,34 @@ impl Bm25 {
         }
     }
 
-    /// What the search path rolls up to pages: chunks (ordinal, score) that `allow`
-    /// admits, in chunk order. When the query's postings are few
-    /// ([`WAND_MIN_POSTINGS`]) that is every matching chunk, streamed out of tantivy's
-    /// union with no top-k selection at all (selecting the best 200 of a few thousand
-    /// matches cost more than scoring them); otherwise the best `limit`, which block-max
-    /// WAND (or, under a filter, a bounded top-k) finds without keeping every match.
-    pub fn scored<F>(&self, terms: &[String], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Vec<(u32, f32)>>
+    /// What the search path rolls up to pages: chunks that `allow` admits, in chunk
+    /// order, with their scores and the query terms they hold. When the query's
+    /// postings are few ([`WAND_MIN_POSTINGS`]) that is every matching chunk, streamed
+    /// out of a union of the terms' postings with no top-k selection at all (selecting
+    /// the best 200 of a few thousand matches cost more than scoring them); otherwise the
+    /// best `limit`, which block-max WAND (or, under a filter, a bounded top-k) finds
+    /// without keeping every match, and which does not say which terms each holds.
+    pub fn scored<F>(&self, terms: &[String], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Matches>
     where
         F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
     {
-        let mut out = match self {
-            Bm25::Disk(d) if stats.postings() <= WAND_MIN_POSTINGS => d.every_match(&d.query(terms), stats, allow.as_ref())?,
-            Bm25::Disk(d) => d.search(&d.query(terms), stats, limit, allow)?,
-            Bm25::Memory(m) => m.search(terms, stats, usize::MAX, |c| allow.as_ref().is_none_or(|a| a(c)))?,
+        let every = match self {
+            Bm25::Disk(_) => stats.postings() <= WAND_MIN_POSTINGS,
+            Bm25::Memory(_) => true,
         };
-        if !out.is_sorted_by_key(|x| x.0) {
-            out.sort_unstable_by_key(|x| x.0);
+        let mut chunks = match self {
+            Bm25::Disk(d) if every => d.every_match(terms, stats, allow.as_ref())?,
+            Bm25::Disk(d) => d
+                .search(&d.query(terms), stats, limit, allow)?
+                .into_iter()
+                .map(|(chunk, score)| Scored { chunk, score, terms: Scored::UNKNOWN })
+                .collect(),
+            Bm25::Memory(m) => m.matches(terms, stats, |c| allow.as_ref().is_none_or(|a| a(c)))?,
+        };
+        if !chunks.is_sorted_by_key(|x| x.chunk) {
+            chunks.sort_unstable_by_key(|x| x.chunk);
         }
-        Ok(out)
+        Ok(Matches { chunks, every })
     }
 }
 
@@ -171,12 +212,98 @@ impl DiskIndex {
             searcher.segment_readers().iter().map(|r| r.inverted_index(fields.text)).collect::<Result<_, _>>().map_err(fail)?;
         let num_docs = searcher.num_docs();
         let num_tokens = text_index.iter().map(|i| i.total_num_tokens()).sum();
-        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity, text_index, num_docs, num_tokens })
+        let fieldnorms = match searcher.segment_readers().first() {
+            Some(r) => r.get_fieldnorms_reader(fields.text).map_err(fail)?,
+            None => FieldNormReader::constant(0, 1),
+        };
+        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity, text_index, fieldnorms, num_docs, num_tokens })
     }
 
-    /// Every chunk `query` matches that `allow` admits, scored, in chunk order when
-    /// tantivy's doc ids are chunk ordinals (else in each tantivy segment's order).
-    fn every_match<F>(&self, query: &BooleanQuery, stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<(u32, f32)>>
+    /// Every chunk that holds one of `terms` and that `allow` admits, in chunk order,
+    /// with its score and the terms it holds.
+    ///
+    /// This is tantivy's own union of term scorers (`BufferedUnionScorer` over
+    /// `TermScorer`s with a `SumCombiner`, what a `BooleanQuery` of `Should` term
+    /// queries runs) written out, so that each chunk also learns which terms it holds:
+    /// the passages of a result need exactly that, and finding it again in their text
+    /// cost a sixth of a keyword search. The windows of 4,096 doc ids, the term order,
+    /// and the order in which exhausted terms leave the list (swapped with the last)
+    /// are tantivy's, so every chunk's sum is added in the same order and the scores
+    /// are the same to the bit (a test holds them to tantivy's).
+    fn every_match<F>(&self, terms: &[String], stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<Scored>>
+    where
+        F: Fn(u64) -> bool,
+    {
+        if !self.identity {
+            return self.every_match_tantivy(&self.query(terms), stats, allow);
+        }
+        let Some(inverted) = self.text_index.first() else { return Ok(Vec::new()) };
+        let docs = stats.total_num_docs()?;
+        let average = stats.total_num_tokens(self.fields.text)? as f32 / docs as f32;
+        let known = terms.len() <= Scored::MAX_TERMS;
+        let mut cursors: Vec<(SegmentPostings, Bm25Weight, u64)> = Vec::with_capacity(terms.len());
+        for (i, t) in terms.iter().enumerate() {
+            let term = Term::from_field_text(self.fields.text, t);
+            let Some(info) = inverted.get_term_info(&term)? else { continue };
+            let postings = inverted.read_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
+            if postings.doc() == TERMINATED {
+                continue;
+            }
+            let weight = Bm25Weight::for_one_term_without_explain(stats.doc_freq(&term)?, docs, average);
+            cursors.push((postings, weight, if known { 1 << i } else { 0 }));
+        }
+        let mut out = Vec::with_capacity(stats.postings().min(self.num_docs) as usize);
+        let norms = &self.fieldnorms;
+        WINDOW.with_borrow_mut(|window| {
+            let guard = Clean(window);
+            let w = &mut *guard.0;
+            while let Some(start) = cursors.iter().map(|c| c.0.doc()).min() {
+                let horizon = start + HORIZON;
+                let mut i = 0;
+                while i < cursors.len() {
+                    let (postings, weight, bit) = &mut cursors[i];
+                    let mut doc = postings.doc();
+                    let exhausted = loop {
+                        if doc >= horizon {
+                            break false;
+                        }
+                        let at = (doc - start) as usize;
+                        w.occupied[at / 64] |= 1 << (at % 64);
+                        w.score[at] += weight.score(norms.fieldnorm_id(doc), postings.term_freq());
+                        w.terms[at] |= *bit;
+                        doc = postings.advance();
+                        if doc == TERMINATED {
+                            break true;
+                        }
+                    };
+                    if exhausted {
+                        cursors.swap_remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+                for word in 0..w.occupied.len() {
+                    let mut bits = std::mem::take(&mut w.occupied[word]);
+                    while bits != 0 {
+                        let at = word * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let score = std::mem::take(&mut w.score[at]);
+                        let held = std::mem::take(&mut w.terms[at]);
+                        let chunk = start + at as u32;
+                        if allow.is_none_or(|a| a(chunk as u64)) {
+                            out.push(Scored { chunk, score, terms: if known { held } else { Scored::UNKNOWN } });
+                        }
+                    }
+                }
+            }
+        });
+        Ok(out)
+    }
+
+    /// Every chunk `query` matches that `allow` admits, scored by tantivy's own union,
+    /// in chunk order when tantivy's doc ids are chunk ordinals (else in each tantivy
+    /// segment's order). The terms each holds are not known.
+    fn every_match_tantivy<F>(&self, query: &BooleanQuery, stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<Scored>>
     where
         F: Fn(u64) -> bool,
     {
@@ -190,7 +317,7 @@ impl DiskIndex {
             weight.for_each(reader, &mut |doc, score| {
                 let chunk = if identity { doc as u64 } else { column.first(doc).unwrap_or(0) };
                 if allow.is_none_or(|a| a(chunk)) {
-                    out.push((chunk as u32, score));
+                    out.push(Scored { chunk: chunk as u32, score, terms: Scored::UNKNOWN });
                 }
             })?;
         }
@@ -254,6 +381,39 @@ fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) 
         return true;
     }
     (0..=64u64).map(|i| (i * (max as u64 - 1) / 64) as u32).all(|doc| column.first(doc) == Some(doc as u64))
+}
+
+/// The doc ids [`DiskIndex::every_match`] adds up at a time: tantivy's union horizon.
+const HORIZON: u32 = 4096;
+
+/// One window of [`DiskIndex::every_match`]: which doc ids hold a term, their sums and
+/// their terms. Every slot is left zero after use, so a search starts from a clean one.
+struct Window {
+    occupied: [u64; HORIZON as usize / 64],
+    score: [f32; HORIZON as usize],
+    terms: [u64; HORIZON as usize],
+}
+
+/// Leaves a [`Window`] clean even when a search panics half-way through it (an `allow`
+/// that panics), so that the thread's next search does not add to stale sums.
+struct Clean<'a>(&'a mut Window);
+
+impl Drop for Clean<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.occupied.fill(0);
+            self.0.score.fill(0.0);
+            self.0.terms.fill(0);
+        }
+    }
+}
+
+thread_local! {
+    static WINDOW: std::cell::RefCell<Box<Window>> = std::cell::RefCell::new(Box::new(Window {
+        occupied: [0; HORIZON as usize / 64],
+        score: [0.0; HORIZON as usize],
+        terms: [0; HORIZON as usize],
+    }));
 }
 
 /// Below this many postings (the query terms' document frequencies in the collection,
@@ -339,8 +499,8 @@ impl MemoryIndex {
         self.postings[field].get(term).map_or(0, |p| p.len() as u64)
     }
 
-    /// The same sum of per-term, per-field BM25 scores a tantivy `BooleanQuery` of
-    /// `Should` term queries gives.
+    /// The best `limit` chunks by the same sum of per-term BM25 scores a tantivy
+    /// `BooleanQuery` of `Should` term queries gives.
     fn search(
         &self,
         terms: &[String],
@@ -348,27 +508,39 @@ impl MemoryIndex {
         limit: usize,
         allow: impl Fn(u64) -> bool,
     ) -> tantivy::Result<Vec<(u32, f32)>> {
+        let mut top: Vec<(u32, f32)> = self.matches(terms, stats, allow)?.into_iter().map(|s| (s.chunk, s.score)).collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(limit);
+        Ok(top)
+    }
+
+    /// Every chunk that holds a term of `terms` and that `allow` admits, scored, with
+    /// the terms it holds; in no particular order.
+    fn matches(&self, terms: &[String], stats: &Stats, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<Scored>> {
         let n = stats.total_num_docs()?;
-        let mut scores: HashMap<u32, f32> = HashMap::default();
+        let known = terms.len() <= Scored::MAX_TERMS;
+        let mut scores: HashMap<u32, (f32, u64)> = HashMap::default();
         for f in 0..FIELDS {
             let field = Field::from_field_id(f as u32);
             let avg = stats.total_num_tokens(field)? as f32 / n.max(1) as f32;
-            for t in terms {
+            for (i, t) in terms.iter().enumerate() {
                 let Some(postings) = self.postings[f].get(t) else { continue };
                 let df = stats.doc_freq(&Term::from_field_text(field, t))?;
                 let w = Bm25Weight::for_one_term_without_explain(df, n, avg);
                 for &(chunk, tf) in postings {
                     if allow(chunk as u64) {
                         let norm = FieldNormReader::fieldnorm_to_id(self.norms[f][chunk as usize]);
-                        *scores.entry(chunk).or_default() += w.score(norm, tf);
+                        let (score, held) = scores.entry(chunk).or_default();
+                        *score += w.score(norm, tf);
+                        *held |= if known { 1 << i } else { 0 };
                     }
                 }
             }
         }
-        let mut top: Vec<(u32, f32)> = scores.into_iter().collect();
-        top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        top.truncate(limit);
-        Ok(top)
+        Ok(scores
+            .into_iter()
+            .map(|(chunk, (score, held))| Scored { chunk, score, terms: if known { held } else { Scored::UNKNOWN } })
+            .collect())
     }
 }
 
@@ -482,7 +654,8 @@ mod tests {
     }
 
     /// The streamed path gives every chunk the query matches (and the filter admits), in
-    /// chunk order, with the score tantivy's own top-k collector gives it.
+    /// chunk order, with the score tantivy's own top-k collector gives it and the terms
+    /// its indexed text holds.
     #[test]
     fn every_match_is_the_whole_ranked_list_in_chunk_order() {
         let texts: Vec<String> =
@@ -499,16 +672,65 @@ mod tests {
             let stats = Stats::of(&[&bm25], &terms).unwrap();
             let ranked = disk.search_with(&disk.query(&terms), &stats, 10_000, None::<fn(u64) -> bool>, false).unwrap();
             let every = bm25.scored(&terms, &stats, 10, None::<fn(u64) -> bool>).unwrap();
-            assert!(every.windows(2).all(|w| w[0].0 < w[1].0), "chunk order for {q:?}");
+            assert!(every.every, "short postings: every match");
+            let every = every.chunks;
+            assert!(every.windows(2).all(|w| w[0].chunk < w[1].chunk), "chunk order for {q:?}");
             let mut by_chunk = ranked.clone();
             by_chunk.sort_by_key(|x| x.0);
             assert_eq!(every.len(), by_chunk.len(), "every match of {q:?}");
             for (a, b) in every.iter().zip(&by_chunk) {
-                assert_eq!(a.0, b.0);
-                assert!((a.1 - b.1).abs() < 1e-5, "{q:?}: chunk {} scored {} and {}", a.0, a.1, b.1);
+                assert_eq!(a.chunk, b.0);
+                assert_eq!(a.score.to_bits(), b.1.to_bits(), "{q:?}: chunk {} scored {} and {}", a.chunk, a.score, b.1);
+                let holds = crate::text::terms(&indexed_text(view.batch(), a.chunk as usize));
+                let bits = terms.iter().enumerate().filter(|(_, t)| holds.contains(t)).fold(0, |m, (i, _)| m | 1 << i);
+                assert_eq!(a.terms, bits, "{q:?}: terms of chunk {}", a.chunk);
             }
             let odd = bm25.scored(&terms, &stats, 10, Some(|c: u64| c % 2 == 1)).unwrap();
-            assert_eq!(odd, every.iter().copied().filter(|x| x.0 % 2 == 1).collect::<Vec<_>>(), "filtered {q:?}");
+            assert_eq!(odd.chunks, every.iter().copied().filter(|x| x.chunk % 2 == 1).collect::<Vec<_>>(), "filtered {q:?}");
+        }
+    }
+
+    /// Our union adds each chunk's term scores in tantivy's order, so its sums are
+    /// tantivy's to the bit: across many windows of doc ids, with terms running out of
+    /// postings at different points (which reorders tantivy's list of scorers), and
+    /// with more terms than a chunk can carry the bits of.
+    #[test]
+    fn union_sums_equal_tantivys_to_the_bit() {
+        let mut seed = 11u64;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        // Term tN appears in chunks below N·200 only, so terms run out one after another.
+        let texts: Vec<String> = (0..10_000)
+            .map(|i| {
+                let mut words: Vec<String> = (0..8).map(|_| format!("v{}x", next(300))).collect();
+                for t in 0..70 {
+                    if i < t * 200 && next(4) == 0 {
+                        words.push(format!("t{t}x"));
+                    }
+                }
+                words.join(" ")
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batch = crate::collection::tests::doc("d", &refs);
+        let view = BatchView::from_bytes(archive(&batch), Path::new("mem")).unwrap();
+        let bm25 = Bm25::Disk(DiskIndex::build(view.batch(), None).unwrap());
+        let Bm25::Disk(disk) = &bm25 else { unreachable!() };
+        let many: String = (0..70).map(|t| format!("t{t}x ")).collect();
+        for q in ["t3x t30x t12x v1x t49x", "v7x v8x v9x t2x", many.as_str()] {
+            let terms = crate::text::terms(q);
+            let stats = Stats::of(&[&bm25], &terms).unwrap();
+            let ours = disk.every_match(&terms, &stats, None::<&fn(u64) -> bool>).unwrap();
+            let theirs = disk.every_match_tantivy(&disk.query(&terms), &stats, None::<&fn(u64) -> bool>).unwrap();
+            assert!(ours.len() > 500, "{} matches", ours.len());
+            assert_eq!(ours.len(), theirs.len());
+            for (a, b) in ours.iter().zip(&theirs) {
+                assert_eq!((a.chunk, a.score.to_bits()), (b.chunk, b.score.to_bits()), "{q:?}");
+            }
+            let known = terms.len() <= Scored::MAX_TERMS;
+            assert_eq!(ours.iter().all(|s| s.terms == Scored::UNKNOWN), !known, "{q:?}");
         }
     }
 

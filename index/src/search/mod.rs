@@ -149,11 +149,11 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         // When block-max WAND prunes (long postings lists), two chunks per page of
         // depth: pages rarely hold more hits than that among the best, and a shorter
         // top list lets it skip more.
-        let Ok(scored) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
+        let Ok(matches) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
         // In chunk order a page's chunks are a run: its score is the run's best.
-        pages.reserve(scored.len());
+        pages.reserve(matches.chunks.len());
         let mut run: Option<(u32, f32)> = None;
-        for &(chunk, score) in &scored {
+        for &crate::bm25::Scored { chunk, score, .. } in &matches.chunks {
             let page = view.page_of_chunk(chunk);
             match &mut run {
                 Some((p, best)) if *p == page => *best = best.max(score),
@@ -168,7 +168,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         if let Some((p, best)) = run {
             pages.push(rank_key((vi as u32, p), best));
         }
-        chunk_scores.set(vi, scored);
+        chunk_scores.set(vi, matches);
     }
     ranked(pages, depth)
 }

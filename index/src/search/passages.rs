@@ -1,6 +1,7 @@
 //! The best passages of a result page: its chunks ranked by their BM25 score when the
 //! keyword list saw them, then by how many query terms they hold, then by position.
 
+use crate::bm25::{Matches, Scored};
 use crate::collection::Snapshot;
 use crate::text::Held;
 
@@ -13,55 +14,79 @@ pub struct Passage {
     pub score: f32,
 }
 
-/// The keyword list's chunk scores: per view, (chunk, score) in chunk order, so a page's
-/// chunks (a run of ordinals) are found by two binary searches.
+/// The keyword list's matches: per view, the chunks it scored in chunk order (so a
+/// page's chunks, a run of ordinals, are found by two binary searches), with the query
+/// terms each holds, and whether they are every chunk that holds one.
 #[derive(Debug, Clone, Default)]
-pub struct ChunkScores(Vec<Vec<(u32, f32)>>);
+pub struct ChunkScores(Vec<Matches>);
 
 impl ChunkScores {
     pub fn new(views: usize) -> ChunkScores {
-        ChunkScores(vec![Vec::new(); views])
+        ChunkScores(vec![Matches::default(); views])
     }
 
-    /// Sets `view`'s scores; `scored` must be in chunk order.
-    pub fn set(&mut self, view: usize, scored: Vec<(u32, f32)>) {
-        debug_assert!(scored.is_sorted_by_key(|x| x.0));
+    /// Sets `view`'s matches; their chunks must be in chunk order.
+    pub fn set(&mut self, view: usize, matches: Matches) {
+        debug_assert!(matches.chunks.is_sorted_by_key(|x| x.chunk));
         if self.0.len() <= view {
-            self.0.resize(view + 1, Vec::new());
+            self.0.resize(view + 1, Matches::default());
         }
-        self.0[view] = scored;
+        self.0[view] = matches;
     }
 
-    /// The scored chunks of `view` in `chunks`.
-    fn within(&self, view: usize, chunks: std::ops::Range<u32>) -> &[(u32, f32)] {
-        let Some(v) = self.0.get(view) else { return &[] };
-        let from = v.partition_point(|x| x.0 < chunks.start);
-        let to = from + v[from..].partition_point(|x| x.0 < chunks.end);
-        &v[from..to]
+    /// The scored chunks of `view` in `chunks`, and whether they are every chunk there
+    /// that holds a query term.
+    fn within(&self, view: usize, chunks: std::ops::Range<u32>) -> (&[Scored], bool) {
+        let Some(m) = self.0.get(view) else { return (&[], false) };
+        let v = &m.chunks;
+        let from = v.partition_point(|x| x.chunk < chunks.start);
+        let to = from + v[from..].partition_point(|x| x.chunk < chunks.end);
+        (&v[from..to], m.every)
     }
 }
 
 /// The best `n` passages of `page` in `view` for the query whose analysed terms `held`
 /// looks for: chunks of the asked `kinds` when the page has any, ranked by their keyword
 /// score in `scores`, else by the query terms they hold.
+///
+/// A chunk's matched terms come from the keyword list when it knows them: BM25 indexes
+/// a chunk with its document's title, so a term it holds is in the chunk's text unless
+/// the title holds it too, and only those terms are looked for in the text. A chunk the
+/// list did not score, when the list holds every match, holds no term at all. Otherwise
+/// the chunk's text is searched for every term.
 pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &ChunkScores, kinds: u32, n: usize) -> Vec<Passage> {
     let b = snap.views[view].batch();
     let p = &b.pages[page as usize];
     let first = p.first_chunk.to_native();
     let all = first..first + p.chunks.to_native();
-    let scored = scores.within(view, all.clone());
+    let (scored, every) = scores.within(view, all.clone());
     let of_kind = |c: u32| kinds != 0 && b.chunks[c as usize].kinds.to_native() & kinds != 0;
     let chunks: Vec<u32> = if all.clone().any(of_kind) { all.filter(|&c| of_kind(c)).collect() } else { all.collect() };
     let body = |c: u32| {
         let rec = &b.chunks[c as usize];
         &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize]
     };
-    let matched = |c: u32| held.in_text(body(c));
+    let entry = |c: u32| scored.binary_search_by_key(&c, |x| x.chunk).ok().map(|i| scored[i]);
+    let title = std::cell::OnceCell::new();
+    let title_terms = || {
+        *title.get_or_init(|| {
+            let doc = &b.docs[p.doc.to_native() as usize];
+            doc.title.as_ref().map_or(0, |t| held.mask(t.as_str(), u64::MAX))
+        })
+    };
+    let matched = |c: u32| match entry(c) {
+        Some(s) if s.terms != Scored::UNKNOWN => {
+            let both = s.terms & title_terms();
+            held.names((s.terms & !both) | held.mask(body(c), both))
+        }
+        None if every && held.len() <= Scored::MAX_TERMS => Vec::new(),
+        _ => held.in_text(body(c)),
+    };
     let pos = |c: u32| b.chunks[c as usize].pos.to_native();
-    let score = |c: u32| scored.binary_search_by_key(&c, |x| x.0).map_or(0.0, |i| scored[i].1);
+    let score = |c: u32| entry(c).map_or(0.0, |s| s.score);
     // When BM25 scored some of the page's chunks, its scores rank them and only the
-    // chosen few are analysed for their matched terms; otherwise (a page only the
-    // semantic list found) every chunk is analysed and ranked by the terms it holds.
+    // chosen few get their matched terms; otherwise (a page only the semantic list
+    // found) every chunk's are needed, to rank them by the terms they hold.
     if chunks.iter().any(|&c| score(c) > 0.0) {
         let mut ranked: Vec<(u32, f32)> = chunks.into_iter().map(|c| (c, score(c))).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(pos(a.0).cmp(&pos(b.0))));

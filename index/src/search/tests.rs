@@ -167,3 +167,79 @@ fn rank_keys_order_as_score_then_key() {
         assert_eq!(ranked(keys, depth), expected[..depth.min(pages.len())], "depth {depth}");
     }
 }
+
+/// A document titled `title` whose pages are made of the given chunks.
+fn chunked(id: &str, title: &str, pages: &[&[&str]]) -> crate::segment::Batch {
+    let mut b = doc(id, &pages.iter().map(|_| "").collect::<Vec<_>>());
+    b.docs[0].title = Some(title.into());
+    b.chunks.clear();
+    for (n, chunks) in pages.iter().enumerate() {
+        let text = chunks.join(" ");
+        let page = &mut b.pages[n];
+        page.simhash = crate::text::simhash(&text);
+        page.first_chunk = b.chunks.len() as u32;
+        page.chunks = chunks.len() as u32;
+        let mut at = 0;
+        for (pos, c) in chunks.iter().enumerate() {
+            let (start, chars) = (text[..at].chars().count() as u32, c.chars().count() as u32);
+            b.chunks.push(crate::segment::ChunkRec {
+                page: n as u32,
+                pos: pos as u32,
+                start,
+                end: start + chars,
+                byte_start: at as u32,
+                byte_end: (at + c.len()) as u32,
+                kinds: 0,
+                heading: None,
+            });
+            at += c.len() + 1;
+        }
+        page.text = text;
+    }
+    b.docs[0].chunks = b.chunks.len() as u32;
+    b
+}
+
+/// A passage's matched terms are the query terms its own text holds — not its
+/// document's title, which BM25 indexes with every chunk — whether the keyword list
+/// told which terms a chunk holds (flushed segments and the in-memory tail), or the
+/// chunk was not scored at all (it holds none).
+#[test]
+fn matched_terms_are_the_chunk_texts_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = Collection::open("col_m", dir.path(), Options::default()).unwrap();
+    let flushed = chunked("flushed", "Cats and purring", &[
+        &["Cats purr when content.", "Dogs bark at the mail.", "Nothing to see here."],
+        &["A page of otters swimming.", "Purring otters, oddly."],
+    ]);
+    let tail = chunked("tail", "Barking dogs", &[&["The dogs were barking all night.", "Cats ignored them."], &["Quiet weather today."]]);
+    c.add(flushed).unwrap();
+    c.flush().unwrap();
+    c.add(tail).unwrap();
+    let snap = c.snapshot();
+    assert_eq!(snap.views.len(), 2, "one segment and the tail");
+    for text in ["cats purring dogs", "barking otters", "weather cat", "mail dog purr quiet"] {
+        let mut q = query(text, Mode::Keyword);
+        q.passages = 5;
+        let r = search(&snap, &q);
+        assert!(!r.hits.is_empty(), "{text:?}");
+        // Every page, found or not, as the search path's passage selection sees it.
+        let allowed: Vec<Arc<Allowed>> =
+            snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
+        let mut scores = ChunkScores::new(snap.views.len());
+        keyword(&snap, &allowed, &r.terms, q.depth, &mut scores);
+        let held = text::Held::new(&r.terms);
+        for (vi, view) in snap.views.iter().enumerate() {
+            let b = view.batch();
+            for page in 0..b.pages.len() as u32 {
+                for p in passages::best(&snap, vi, page, &held, &scores, 0, 5) {
+                    let rec = &b.chunks[p.chunk as usize];
+                    let body = &b.pages[page as usize].text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize];
+                    let own = text::terms(body);
+                    let want: Vec<String> = r.terms.iter().filter(|t| own.contains(t)).cloned().collect();
+                    assert_eq!(p.matched, want, "{text:?}: view {vi} page {page} chunk {body:?}");
+                }
+            }
+        }
+    }
+}

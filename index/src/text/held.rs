@@ -49,14 +49,47 @@ impl Held {
         Held { wanted: wanted.to_vec(), finders }
     }
 
+    /// How many terms it looks for.
+    pub fn len(&self) -> usize {
+        self.wanted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.wanted.is_empty()
+    }
+
     /// The wanted terms `text` holds, in their order.
     pub fn in_text(&self, text: &str) -> Vec<String> {
+        let mut held = vec![false; self.wanted.len()];
+        self.find(text, |_| true, |i| held[i] = true);
+        self.wanted.iter().zip(held).filter(|(_, h)| *h).map(|(w, _)| w.clone()).collect()
+    }
+
+    /// Of the wanted terms whose bits `which` sets (bit i for the i-th term), those
+    /// `text` holds, as bits.
+    pub fn mask(&self, text: &str, which: u64) -> u64 {
+        let mut held = 0u64;
+        if which != 0 {
+            self.find(text, |i| i < 64 && which & (1 << i) != 0, |i| held |= 1 << i);
+        }
+        held
+    }
+
+    /// The wanted terms whose bits `mask` sets, in their order.
+    pub fn names(&self, mask: u64) -> Vec<String> {
+        self.wanted.iter().enumerate().filter(|(i, _)| *i < 64 && mask & (1 << i) != 0).map(|(_, w)| w.clone()).collect()
+    }
+
+    /// Calls `held` with the index of each wanted term that `select` picks and `text` holds.
+    fn find(&self, text: &str, select: impl Fn(usize) -> bool, held: impl FnMut(usize)) {
         if self.wanted.is_empty() {
-            return Vec::new();
+            return;
         }
         match &self.finders {
-            Some(finders) if text.is_ascii() || !text.chars().any(hides_ascii) => held_ascii(text, &self.wanted, finders),
-            _ => held_any(text, &self.wanted),
+            Some(finders) if text.is_ascii() || !text.chars().any(hides_ascii) => {
+                held_ascii(text, &self.wanted, finders, select, held)
+            }
+            _ => held_any(text, &self.wanted, select, held),
         }
     }
 }
@@ -73,7 +106,13 @@ fn hides_ascii(c: char) -> bool {
 /// one of the term's [`prefixes`] (`finders`, per term), so find where those begin a
 /// word and analyse only those words. Words are runs of alphanumeric characters, as
 /// the tokenizer splits them.
-fn held_ascii(text: &str, wanted: &[String], finders: &[Vec<memchr::memmem::Finder<'static>>]) -> Vec<String> {
+fn held_ascii(
+    text: &str,
+    wanted: &[String],
+    finders: &[Vec<memchr::memmem::Finder<'static>>],
+    select: impl Fn(usize) -> bool,
+    mut held: impl FnMut(usize),
+) {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     // A match is ASCII, so `at` is a character boundary of `text`.
@@ -82,15 +121,13 @@ fn held_ascii(text: &str, wanted: &[String], finders: &[Vec<memchr::memmem::Find
         let end = text[start..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| start + n);
         &text[start..end]
     };
-    let mut out = Vec::new();
-    for (w, finders) in wanted.iter().zip(finders) {
-        let found =
-            finders.iter().any(|f| f.find_iter(bytes).filter(|&at| starts_word(at)).any(|at| stems_to(word_at(at), w)));
-        if found {
-            out.push(w.clone());
+    for (i, (w, finders)) in wanted.iter().zip(finders).enumerate() {
+        if select(i)
+            && finders.iter().any(|f| f.find_iter(bytes).filter(|&at| starts_word(at)).any(|at| stems_to(word_at(at), w)))
+        {
+            held(i);
         }
     }
-    out
 }
 
 /// Words at most this long (bytes) are remembered with their stems, this many per thread.
@@ -164,9 +201,10 @@ fn prefixes(stem: &str) -> Vec<String> {
 }
 
 /// Any text: words whose first two letters could begin a wanted term are analysed.
-fn held_any(text: &str, wanted: &[String]) -> Vec<String> {
+fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, mut held: impl FnMut(usize)) {
     let heads: Vec<String> = wanted.iter().map(|w| head(w)).collect();
-    let mut found = vec![false; wanted.len()];
+    // Terms not selected count as found already.
+    let mut found: Vec<bool> = (0..wanted.len()).map(|i| !select(i)).collect();
     let mut tokenizer = QuarryTokenizer::default();
     let mut stream = tokenizer.token_stream(text);
     while stream.advance() {
@@ -177,14 +215,16 @@ fn held_any(text: &str, wanted: &[String]) -> Vec<String> {
         }
         for t in terms(word) {
             if let Some(i) = wanted.iter().position(|w| *w == t) {
-                found[i] = true;
+                if !found[i] {
+                    found[i] = true;
+                    held(i);
+                }
             }
         }
         if found.iter().all(|f| *f) {
             break;
         }
     }
-    wanted.iter().zip(found).filter(|(_, f)| *f).map(|(w, _)| w.clone()).collect()
 }
 
 #[cfg(test)]
