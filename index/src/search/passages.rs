@@ -67,16 +67,23 @@ pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &Chunk
         &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize]
     };
     let entry = |c: u32| scored.binary_search_by_key(&c, |x| x.chunk).ok().map(|i| scored[i]);
-    let title = std::cell::OnceCell::new();
-    let title_terms = || {
-        *title.get_or_init(|| {
-            let doc = &b.docs[p.doc.to_native() as usize];
-            doc.title.as_ref().map_or(0, |t| held.mask(t.as_str(), u64::MAX))
-        })
+    // Which terms the document's title holds, looked for only as chunks need them:
+    // (terms looked for, terms held).
+    let title = std::cell::Cell::new((0u64, 0u64));
+    let title_holds = |terms: u64| {
+        let (looked, held_by_title) = title.get();
+        let new = terms & !looked;
+        if new == 0 {
+            return held_by_title & terms;
+        }
+        let doc = &b.docs[p.doc.to_native() as usize];
+        let found = doc.title.as_ref().map_or(0, |t| held.mask(t.as_str(), new));
+        title.set((looked | new, held_by_title | found));
+        (held_by_title | found) & terms
     };
     let matched = |c: u32| match entry(c) {
         Some(s) if s.terms != Scored::UNKNOWN => {
-            let both = s.terms & title_terms();
+            let both = title_holds(s.terms);
             held.names((s.terms & !both) | held.mask(body(c), both))
         }
         None if every && held.len() <= Scored::MAX_TERMS => Vec::new(),
