@@ -1,7 +1,8 @@
 //! Response serialisation: the search endpoint's JSON body (`api::agentlex::search::body`,
 //! the handler's own code) for k = 10 results with 2 passages each, from real searches
 //! of 2,000 SciFact abstracts (see `common/scifact.rs`) with SciFact's claims: result
-//! structs built from the archived pages (citations, kinds, offsets), then serde_json.
+//! structs built from the archived pages (citations, kinds, offsets), then the handler's
+//! hand-written JSON, beside serde_json's for the same answers.
 //!
 //!     cargo bench -p quarry-bench --bench serialize
 //!
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use quarry::api::agentlex::input::search as input;
-use quarry::api::agentlex::search::body;
+use quarry::api::agentlex::search::{body, body_serde};
 use quarry::search::query::Searched;
 use quarry_index::search::{self, Query};
 use quarry_index::text;
@@ -56,6 +57,15 @@ fn serialize(c: &mut Criterion) {
             i = (i + 1) % QUERIES;
             let (req, s) = &searches[i];
             body(req, s, "general", Instant::now())
+        })
+    });
+    // The same answers through serde_json, which the handler's writer must equal byte
+    // for byte: the reference for its speed.
+    g.bench_function("k10-passages2-serde", |b| {
+        b.iter(|| {
+            i = (i + 1) % QUERIES;
+            let (req, s) = &searches[i];
+            body_serde(req, s, "general", Instant::now())
         })
     });
     g.finish();

@@ -6,6 +6,7 @@ pub mod conn;
 pub mod error;
 mod handler;
 pub mod io;
+pub mod json_out;
 pub mod metrics;
 pub mod response;
 pub mod router;

@@ -47,14 +47,6 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Reply {
     json_bytes(status, Bytes::from(serde_json::to_vec(value).expect("responses serialize")))
 }
 
-/// [`json`] into a buffer of `capacity` bytes to start with: for large bodies whose
-/// size is known roughly, which would otherwise grow from 128 bytes by doubling.
-pub fn json_sized<T: Serialize>(status: StatusCode, value: &T, capacity: usize) -> Reply {
-    let mut body = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut body, value).expect("responses serialize");
-    json_bytes(status, Bytes::from(body))
-}
-
 pub fn error(e: &ApiError) -> Reply {
     let mut r = json_bytes(e.status(), Bytes::from(e.body()));
     if let Some(allow) = e.allow {
