@@ -69,20 +69,12 @@ fn escape_at(out: &mut Vec<u8>, b: &[u8], run: usize, i: usize) -> usize {
 }
 
 /// An optional string: `null` or [`str`].
+#[inline]
 pub fn opt_str(out: &mut Vec<u8>, s: Option<&str>) {
     match s {
         Some(s) => str(out, s),
         None => out.extend_from_slice(b"null"),
     }
-}
-
-/// `"name":` — `name` must need no escaping (the field names of our answers).
-#[inline]
-pub fn key(out: &mut Vec<u8>, name: &str) {
-    debug_assert!(!name.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\'));
-    out.push(b'"');
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"\":");
 }
 
 /// Any value as serde_json writes it: numbers (ryu for floats, as serde_json), and the
@@ -93,14 +85,51 @@ pub fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 
 /// A JSON array of strings.
 pub fn strs<S: AsRef<str>>(out: &mut Vec<u8>, items: &[S]) {
+    array(out, items, |out, s| str(out, s.as_ref()));
+}
+
+/// A JSON array of `items`, each written by `item`.
+pub fn array<T>(out: &mut Vec<u8>, items: &[T], mut item: impl FnMut(&mut Vec<u8>, &T)) {
     out.push(b'[');
-    for (i, s) in items.iter().enumerate() {
+    for (i, x) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        str(out, s.as_ref());
+        item(out, x);
     }
     out.push(b']');
+}
+
+/// A JSON object being written: [`Object::field`] gives the buffer to write each
+/// field's value into, after its separator and name; dropping it closes the object.
+pub struct Object<'o>(&'o mut Vec<u8>, bool);
+
+impl<'o> Object<'o> {
+    #[inline]
+    pub fn new(out: &'o mut Vec<u8>) -> Object<'o> {
+        out.push(b'{');
+        Object(out, true)
+    }
+
+    /// Starts field `name` (which must need no escaping: our answers' field names).
+    #[inline]
+    pub fn field(&mut self, name: &str) -> &mut Vec<u8> {
+        debug_assert!(!name.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\'));
+        if !std::mem::replace(&mut self.1, false) {
+            self.0.push(b',');
+        }
+        self.0.push(b'"');
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.extend_from_slice(b"\":");
+        self.0
+    }
+}
+
+impl Drop for Object<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.push(b'}');
+    }
 }
 
 #[cfg(test)]
