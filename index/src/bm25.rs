@@ -93,7 +93,8 @@ impl Scored {
     /// The terms are not known: block-max WAND's top-k, or a query of more than
     /// [`Scored::MAX_TERMS`] terms.
     pub const UNKNOWN: u64 = u64::MAX;
-    /// The most terms whose bits a [`Scored`] carries.
+    /// The most terms whose bits a [`Scored`] carries: 63, so that no chunk's bits
+    /// (all 64 set) can read as [`Scored::UNKNOWN`].
     pub const MAX_TERMS: usize = 63;
 }
 
