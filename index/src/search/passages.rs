@@ -86,7 +86,7 @@ pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &Chunk
             let both = title_holds(s.terms);
             held.names((s.terms & !both) | held.mask(body(c), both))
         }
-        None if every && held.len() <= Scored::MAX_TERMS => Vec::new(),
+        None if every => Vec::new(),
         _ => held.in_text(body(c)),
     };
     let pos = |c: u32| b.chunks[c as usize].pos.to_native();

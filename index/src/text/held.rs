@@ -49,15 +49,6 @@ impl Held {
         Held { wanted: wanted.to_vec(), finders }
     }
 
-    /// How many terms it looks for.
-    pub fn len(&self) -> usize {
-        self.wanted.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.wanted.is_empty()
-    }
-
     /// The wanted terms `text` holds, in their order.
     pub fn in_text(&self, text: &str) -> Vec<String> {
         let mut held = vec![false; self.wanted.len()];
