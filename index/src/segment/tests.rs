@@ -86,3 +86,24 @@ fn extend_from_drops_named_documents_and_renumbers() {
     none.extend_from(view.batch(), |id| id == "doc_1");
     assert!(none.docs.is_empty() && none.pages.is_empty());
 }
+
+#[test]
+fn the_checks_side_by_side_report_what_the_checks_in_turn_report() {
+    let good = archive(&sample_batch());
+    let crc = crc32fast::hash(&good);
+    // The root's relative pointers sit at the end of the archive: pointing them out of
+    // bounds breaks the archive, and a recomputed checksum leaves only the validation
+    // to notice.
+    let mut broken = good.clone();
+    let at = broken.len() - 4;
+    broken[at] ^= 0x7f;
+    let broken_crc = crc32fast::hash(&broken);
+    for side_by_side in [false, true] {
+        let check = |bytes: &[u8], crc: u32| view::check_archive(bytes, crc, side_by_side);
+        assert_eq!(check(&good, crc), Ok(()), "side by side: {side_by_side}");
+        assert_eq!(check(&good, crc ^ 1), Err("checksum mismatch".to_owned()), "side by side: {side_by_side}");
+        let e = check(&broken, broken_crc).expect_err("an archive pointing out of bounds");
+        assert!(e.starts_with("invalid archive"), "side by side: {side_by_side}: {e}");
+        assert_eq!(check(&broken, crc), Err("checksum mismatch".to_owned()), "side by side: {side_by_side}");
+    }
+}
