@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::path::{literal, Path};
+use super::path::{literal, Path, Shape};
 
 #[derive(Debug, Clone)]
 pub enum Expr {
@@ -27,6 +27,20 @@ impl Expr {
             return Err(format!("unexpected `{}` in `{text}`", &text[p.at..]));
         }
         Ok(e)
+    }
+
+    /// Adds the paths the expression reads to `shape`; of `exists` paths only the
+    /// presence of a value matters.
+    pub fn shape_into(&self, shape: &mut Shape) {
+        match self {
+            Expr::Exists(p) => shape.add_presence(p),
+            Expr::Eq(p, _) | Expr::Ne(p, _) | Expr::In(p, _) => shape.add(p),
+            Expr::Not(e) => e.shape_into(shape),
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                a.shape_into(shape);
+                b.shape_into(shape);
+            }
+        }
     }
 
     pub fn eval(&self, v: &Value) -> bool {

@@ -18,6 +18,7 @@ use super::classify::Classification;
 use super::error::ErrorClass;
 use super::expr::Expr;
 use super::retry::{Jitter, RetryPolicy};
+use super::path::Shape;
 use super::stream::map::{EventKind, EventMap, FieldSource, Rule};
 use super::stream::sse::SseConfig;
 use super::termination::Reason;
@@ -92,6 +93,9 @@ pub struct Manifest {
     pub rate_headers: Vec<(String, String)>,
     pub sse: SseConfig,
     pub events: EventMap,
+    /// What of each streamed frame `events` reads ([`EventMap::shape`]): frames are
+    /// parsed only that far.
+    pub frame_shape: Shape,
     pub capabilities: Capabilities,
 }
 
@@ -142,6 +146,8 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
     }
     let caps = raw.capabilities.as_ref();
     let has = |c: &str| caps.is_none_or(|k| k.has(c));
+    let events = events(&raw, format)?;
+    let frame_shape = events.shape();
     Ok(Manifest {
         name: raw.name.clone().unwrap_or_else(|| id.clone()),
         format,
@@ -164,7 +170,8 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
             .filter_map(|(k, v)| Some((k.clone(), v.clone()?.to_ascii_lowercase())))
             .collect(),
         sse: sse(&raw),
-        events: events(&raw, format)?,
+        events,
+        frame_shape,
         capabilities: Capabilities { streaming: has("streaming"), tools: has("tools"), vision: has("vision"), reasoning: has("reasoning") },
         id,
     })

@@ -45,3 +45,64 @@ fn a_bad_manifest_is_named_with_its_field() {
     assert_eq!(e.field, "endpoint.base_url");
     assert!(e.to_string().contains("f.yaml"));
 }
+
+/// Every manifest we have (shipped, the spec's own, the compliance mocks) run over every
+/// recorded frame of every provider: the frame parsed to the manifest's shape maps to the
+/// same events, selector and stop decision as the frame parsed whole.
+#[test]
+fn shaped_frames_map_as_whole_frames_do() {
+    let mut manifests: Vec<Manifest> = Catalog::load(None).unwrap().manifests.values().map(|m| (**m).clone()).collect();
+    for name in ["openai", "anthropic", "gemini", "deepseek"] {
+        manifests.push(Manifest::parse(name, &shared(&format!("specs/ai-protocol/v1/providers/{name}.yaml"))).unwrap());
+    }
+    for name in ["mock-openai", "mock-anthropic"] {
+        manifests.push(Manifest::parse(name, &shared(&format!("fixtures/ai-protocol/compliance/fixtures/providers/{name}.yaml"))).unwrap());
+    }
+    let mut dirs = vec![std::path::PathBuf::from(format!("{}/../shared/fixtures/provider-transcripts", env!("CARGO_MANIFEST_DIR")))];
+    let (mut frames, mut files) = (Vec::new(), 0);
+    while let Some(dir) = dirs.pop() {
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_dir() {
+                dirs.push(f);
+            } else if f.to_string_lossy().ends_with(".chunks.txt") {
+                files += 1;
+                let text = std::fs::read_to_string(&f).unwrap();
+                frames.extend(text.lines().map(|l| l.trim().trim_start_matches("data:").trim().to_owned()).filter(|l| l.starts_with('{')));
+            }
+        }
+    }
+    assert_eq!(files, 45, "recorded streams");
+    let mut events = 0;
+    for m in &manifests {
+        for text in &frames {
+            let whole: serde_json::Value = serde_json::from_str(text).unwrap();
+            let shaped = m.frame_shape.parse(text).unwrap();
+            let (a, b) = (comparable(m.events.apply(&whole)), comparable(m.events.apply(&shaped)));
+            assert_eq!(a, b, "{}: {text}", m.id);
+            assert_eq!(m.events.stops(&whole), m.events.stops(&shaped), "{}: {text}", m.id);
+            events += a.len();
+        }
+    }
+    assert!(events > 1000, "events compared: {events}");
+}
+
+/// Events with the ids the map generates (`call_` and 24 hex digits, new each time)
+/// replaced by one placeholder.
+fn comparable(events: Vec<crate::llm::stream::map::RawEvent<'_, '_>>) -> Vec<(EventKind, Vec<(String, serde_json::Value)>)> {
+    let generated = |s: &str| s.len() == 29 && s.starts_with("call_") && s[5..].bytes().all(|b| b.is_ascii_hexdigit());
+    events
+        .into_iter()
+        .map(|e| {
+            let fields = e
+                .fields
+                .into_iter()
+                .map(|(n, v)| match v.as_ref() {
+                    serde_json::Value::String(s) if generated(s) => (n.to_owned(), serde_json::json!("call_<generated>")),
+                    v => (n.to_owned(), v.clone()),
+                })
+                .collect();
+            (e.kind, fields)
+        })
+        .collect()
+}

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::super::expr::Expr;
-use super::super::path::Path;
+use super::super::path::{Path, Shape};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
@@ -139,6 +139,21 @@ impl EventMap {
             rule.emit(frame, &mut out);
         }
         out
+    }
+
+    /// What of a frame the selector, the rules and the stop condition read: a frame
+    /// parsed to this shape maps to the same events as the whole frame.
+    pub fn shape(&self) -> Shape {
+        let mut shape = Shape::default();
+        for e in self.selector.iter().chain(&self.stop).chain(self.rules.iter().map(|r| &r.matches)) {
+            e.shape_into(&mut shape);
+        }
+        for (_, f) in self.rules.iter().flat_map(|r| &r.fields) {
+            if let FieldSource::Path(p) = f {
+                shape.add(p);
+            }
+        }
+        shape
     }
 
     /// Whether the frame ends the stream (`stop_condition`).
