@@ -51,18 +51,32 @@ impl SseDecoder {
 
     /// Takes more bytes; returns the items they completed.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseItem>, SseError> {
-        self.buf.extend_from_slice(bytes);
+        // Lines are read where they lie: in `bytes` itself unless a line began in an
+        // earlier read, and only an unfinished line is kept for the next.
+        let mut pending = std::mem::take(&mut self.buf);
+        let buffered = !pending.is_empty();
+        if buffered {
+            pending.extend_from_slice(bytes);
+        }
         let mut out = Vec::new();
         let mut start = 0;
-        while let Some(nl) = self.buf[start..].iter().position(|&b| b == b'\n') {
-            let end = start + nl;
-            let line = &self.buf[start..end];
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let line = std::str::from_utf8(line).map_err(|_| SseError("a line is not UTF-8".into()))?.to_owned();
-            start = end + 1;
-            self.line(&line, &mut out);
+        {
+            let input: &[u8] = if buffered { &pending } else { bytes };
+            while let Some(nl) = memchr::memchr(b'\n', &input[start..]) {
+                let end = start + nl;
+                let line = &input[start..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let line = std::str::from_utf8(line).map_err(|_| SseError("a line is not UTF-8".into()))?;
+                start = end + 1;
+                self.line(line, &mut out);
+            }
         }
-        self.buf.drain(..start);
+        if buffered {
+            pending.drain(..start);
+        } else {
+            pending.extend_from_slice(&bytes[start..]);
+        }
+        self.buf = pending;
         if self.buf.len() + self.data.as_ref().map_or(0, String::len) > MAX_EVENT_BYTES {
             return Err(SseError(format!("an event is larger than {MAX_EVENT_BYTES} bytes")));
         }
