@@ -128,9 +128,16 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     out
 }
 
+/// Each term once, in query order. A query has a few dozen terms at most: a scan of
+/// those kept beats hashing and cloning each.
 fn dedup(terms: Vec<String>) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    terms.into_iter().filter(|t| seen.insert(t.clone())).collect()
+    let mut out: Vec<String> = Vec::with_capacity(terms.len());
+    for t in terms {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// BM25 over every view with the collection's statistics; chunks rolled up to pages
@@ -141,7 +148,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
     }
     let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
     let Ok(stats) = Stats::of(&views, terms) else { return Vec::new() };
-    let mut pages: Vec<u128> = Vec::new();
+    let mut pages = TopKeys::new(depth);
     for (vi, view) in snap.views.iter().enumerate() {
         let (view_c, allow) = (view.clone(), allowed[vi].clone());
         let ok = move |c: u64| allow.page(&view_c, view_c.page_of_chunk(c as u32));
@@ -151,7 +158,6 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         // top list lets it skip more.
         let Ok(matches) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
         // In chunk order a page's chunks are a run: its score is the run's best.
-        pages.reserve(matches.chunks.len());
         let mut run: Option<(u32, f32)> = None;
         for &crate::bm25::Scored { chunk, score, .. } in &matches.chunks {
             let page = view.page_of_chunk(chunk);
@@ -170,7 +176,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         }
         chunk_scores.set(vi, matches);
     }
-    ranked(pages, depth)
+    pages.ranked()
 }
 
 /// Cosine over page vectors (they are normalised: a dot product).
@@ -208,6 +214,43 @@ fn ranked(mut v: Vec<u128>, depth: usize) -> Vec<PageKey> {
     }
     v.sort_unstable();
     v.into_iter().map(|k| ((k >> 32) as u32, k as u32)).collect()
+}
+
+/// The `depth` best of a stream of [`rank_key`]s (thousands of matching pages on
+/// SciFact, a hundred wanted), kept in a buffer of twice the depth: when it fills, the
+/// best `depth` are selected and the worst of them becomes the cut no later key may
+/// reach past, so most keys are one comparison and the buffer never grows.
+struct TopKeys {
+    keys: Vec<u128>,
+    depth: usize,
+    /// Keys at or above it cannot be among the best `depth`.
+    cut: u128,
+}
+
+impl TopKeys {
+    fn new(depth: usize) -> TopKeys {
+        TopKeys { keys: Vec::with_capacity(2 * depth.max(1)), depth, cut: u128::MAX }
+    }
+
+    #[inline]
+    fn push(&mut self, key: u128) {
+        if key >= self.cut {
+            return;
+        }
+        if self.keys.len() == self.keys.capacity() {
+            self.keys.select_nth_unstable(self.depth);
+            self.cut = self.keys[self.depth];
+            self.keys.truncate(self.depth);
+            if key >= self.cut {
+                return;
+            }
+        }
+        self.keys.push(key);
+    }
+
+    fn ranked(self) -> Vec<PageKey> {
+        ranked(self.keys, self.depth)
+    }
 }
 
 /// Keeps the pages holding every quoted phrase; with none, warns and keeps the order.

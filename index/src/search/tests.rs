@@ -243,3 +243,22 @@ fn matched_terms_are_the_chunk_texts_own() {
         }
     }
 }
+
+#[test]
+fn the_bounded_selection_keeps_what_a_full_sort_keeps() {
+    // A small generator, so the streams are the same on every run.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (n, depth) in [(0, 5), (3, 5), (10, 10), (11, 10), (1000, 1), (5000, 100), (5000, 0), (200, 100), (201, 100)] {
+        // Unique keys, as pages are: a score part with many ties, then the page.
+        let keys: Vec<u128> = (0..n).map(|i| rank_key((0, i as u32), (next() % 50) as f32)).collect();
+        let mut top = TopKeys::new(depth);
+        keys.iter().for_each(|&k| top.push(k));
+        assert_eq!(top.ranked(), ranked(keys.clone(), depth), "{n} keys, depth {depth}");
+    }
+}
