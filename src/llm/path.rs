@@ -237,7 +237,8 @@ impl<'de> DeserializeSeed<'de> for &Shape {
             return Value::deserialize(d);
         }
         if self.present && self.keys.is_empty() && self.items.is_none() {
-            return d.deserialize_any(Presence);
+            // Null, or a stand-in for any other value, whose contents are skipped.
+            return Ok(Option::<IgnoredAny>::deserialize(d)?.map_or(Value::Null, |_| Value::Bool(true)));
         }
         d.deserialize_any(Shaped(self))
     }
@@ -312,55 +313,6 @@ impl<'de> Visitor<'de> for Shaped<'_> {
             }
         }
         Ok(Value::Object(out))
-    }
-}
-
-/// Null, or `true` for any other value, whose contents are skipped.
-struct Presence;
-
-impl<'de> Visitor<'de> for Presence {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Value::Bool(true))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Value::Bool(true))
     }
 }
 
