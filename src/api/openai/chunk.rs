@@ -12,8 +12,8 @@ use hyper::body::Frame;
 use serde::Serialize;
 
 use super::envelope;
-use crate::http::json_out::{self, Object};
 use super::response::{completion_id, finish_reason, now, WireUsage};
+use crate::http::json_out::{self, Object};
 use crate::llm::{ChatStream, Delta};
 
 /// What the chunks have in common.
@@ -45,7 +45,7 @@ struct Choice<'a> {
     finish_reason: Option<&'static str>,
 }
 
-#[derive(Serialize, Default)]
+#[derive(Serialize, Default, Clone)]
 struct WireDelta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     role: Option<&'static str>,
@@ -57,7 +57,7 @@ struct WireDelta<'a> {
     tool_calls: Option<[WireToolDelta<'a>; 1]>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct WireToolDelta<'a> {
     index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,7 +67,7 @@ struct WireToolDelta<'a> {
     function: WireFunctionDelta<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct WireFunctionDelta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'a str>,
@@ -228,7 +228,6 @@ fn tail(head: &Head, s: &ChatStream, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: [DONE]\n\n");
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,7 +260,7 @@ mod tests {
             let head = Head::new(id, 1_764_000_000, model, true);
             for d in &deltas {
                 for finish in [None, Some("stop"), Some("tool_calls")] {
-                    let choice = || Choice { index: 0, delta: WireDelta { role: d.role, content: d.content, reasoning_content: d.reasoning_content, tool_calls: d.tool_calls.as_ref().map(|[c]| [WireToolDelta { index: c.index, id: c.id, kind: c.kind, function: WireFunctionDelta { name: c.function.name, arguments: c.function.arguments } }]) }, finish_reason: finish };
+                    let choice = || Choice { index: 0, delta: d.clone(), finish_reason: finish };
                     let mut written = Vec::new();
                     head.event(&mut written, Some(choice()), None);
                     assert_eq!(String::from_utf8(written).unwrap(), String::from_utf8(serde_event(id, 1_764_000_000, model, Some(choice()), None)).unwrap());
