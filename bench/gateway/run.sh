@@ -8,9 +8,14 @@
 #   CPU 0: the gateway under test (quarry with 1 shard, which calls the plain-HTTP
 #          upstream from the shard itself through its keep-alive pool, or nginx with
 #          1 worker); CPU 1: the fake upstream and the load generator.
-#   Rounds alternate nginx, quarry, nginx, quarry...; the table reports each side's
-#   median req/s, p50, p99, and the ratio quarry / nginx (of the medians, and the best
-#   round's), whole and streamed.
+#   A third contender, proxy-floor (bench/src/bin/proxy-floor.rs), is Quarry's own HTTP
+#   stack as a plain reverse proxy: hyper's server on a glommio executor set up as a shard,
+#   forwarding bytes through the provider layer's keep-alive pool, with no key, no JSON
+#   and no translation. nginx / floor is the most a gateway on this stack could reach;
+#   quarry / floor is what translating costs on top of it.
+#   Rounds run nginx, floor, quarry in turn; the table reports each side's median req/s,
+#   p50, p99, and the ratios quarry / nginx (of the medians, and the best round's) and
+#   floor / nginx and quarry / floor, whole and streamed.
 #
 # Usage: bench/gateway/run.sh [--connections N] [--duration 10s] [--rounds 3] [--no-build]
 # Needs nginx (apt-get install -y nginx-light), taskset, 2 CPUs. Loopback only.
@@ -36,7 +41,7 @@ RELEASE=${CARGO_TARGET_DIR:-$ROOT/target}/release
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || { echo "run.sh: nginx is missing (apt-get install -y nginx-light)" >&2; exit 1; }
 if [ "$BUILD" = 1 ]; then
-    cargo build --release -p quarry --bin quarry -p quarry-bench --bin quarry-load >&2
+    cargo build --release -p quarry --bin quarry -p quarry-bench --bin quarry-load --bin proxy-floor >&2
 fi
 
 WORK=$(mktemp -d)
@@ -49,7 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-UP=$(free_port); NX=$(free_port); QP=$(free_port)
+UP=$(free_port); NX=$(free_port); QP=$(free_port); FP=$(free_port)
 
 WHOLE='{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":9,"total_tokens":18}}'
 chunk() { printf 'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]}\\n\\n' "$1" "$2"; }
@@ -123,7 +128,8 @@ CONF
 taskset -c 1 "$NGINX" -c "$WORK/up/nginx.conf" -g 'daemon off;' & PIDS+=($!)
 taskset -c 0 "$NGINX" -c "$WORK/nx/nginx.conf" -g 'daemon off;' & PIDS+=($!)
 taskset -c 0 "$RELEASE/quarry" serve --config "$WORK/quarry.toml" --data "$WORK/data" --listen "127.0.0.1:$QP" --shards 1 > "$WORK/quarry.out" & PIDS+=($!)
-for _ in $(seq 100); do grep -q listening "$WORK/quarry.out" 2>/dev/null && break; sleep 0.1; done
+taskset -c 0 "$RELEASE/proxy-floor" --listen "127.0.0.1:$FP" --upstream "http://127.0.0.1:$UP" > "$WORK/floor.out" & PIDS+=($!)
+for _ in $(seq 100); do grep -q listening "$WORK/quarry.out" 2>/dev/null && grep -q listening "$WORK/floor.out" 2>/dev/null && break; sleep 0.1; done
 KEY=$(curl -s -X POST "http://127.0.0.1:$QP/v1/signup" -H 'content-type: application/json' -d '{"email":"bench@x.org"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["api_key"])')
 
 BODY_WHOLE='{"model":"MODEL","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}],"temperature":0.2,"max_tokens":64}'
@@ -139,6 +145,7 @@ for round in $(seq "$ROUNDS"); do
     for stream in 0 1; do
         kind=$([ $stream = 1 ] && echo stream || echo whole)
         load "nginx-$kind" "http://127.0.0.1:$NX/$kind/v1/chat/completions" m $stream >> "$RESULTS"
+        load "floor-$kind" "http://127.0.0.1:$FP/$kind/v1/chat/completions" m $stream >> "$RESULTS"
         load "quarry-$kind" "http://127.0.0.1:$QP/v1/chat/completions" "$kind/m" $stream >> "$RESULTS"
     done
     echo "round $round done" >&2
@@ -157,12 +164,13 @@ bad = lambda r: r["non_2xx"] + r["socket_errors"]
 print(f"gateway bench: {sys.argv[2]} connections, {sys.argv[3]} x {sys.argv[4]} rounds, medians")
 def rounds(label):
     return [r["rps"] for r in rows if r["label"] == label]
-print("| mode | nginx req/s | quarry req/s | quarry / nginx | best round | nginx p50/p99 ms | quarry p50/p99 ms | non-2xx + socket errors |")
-print("|---|---|---|---|---|---|---|---|")
+print("| mode | nginx req/s | floor req/s | quarry req/s | quarry / nginx | best round | floor / nginx | quarry / floor | nginx p50/p99 ms | quarry p50/p99 ms | non-2xx + socket errors |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for kind in ["whole", "stream"]:
-    n, q = f"nginx-{kind}", f"quarry-{kind}"
-    rn, rq = med(n, rps), med(q, rps)
-    # Each round's quarry run beside the nginx run just before it.
+    n, f, q = f"nginx-{kind}", f"floor-{kind}", f"quarry-{kind}"
+    rn, rf, rq = med(n, rps), med(f, rps), med(q, rps)
+    # Each round's quarry run beside the nginx run of the same round.
     best = max((b / a for a, b in zip(rounds(n), rounds(q))), default=float("nan"))
-    print(f"| {kind} | {rn:.0f} | {rq:.0f} | {rq / rn:.2f} | {best:.2f} | {med(n, p50):.2f}/{med(n, p99):.2f} | {med(q, p50):.2f}/{med(q, p99):.2f} | {med(q, bad) + med(n, bad):.0f} |")
+    errors = med(q, bad) + med(n, bad) + med(f, bad)
+    print(f"| {kind} | {rn:.0f} | {rf:.0f} | {rq:.0f} | {rq / rn:.2f} | {best:.2f} | {rf / rn:.2f} | {rq / rf:.2f} | {med(n, p50):.2f}/{med(n, p99):.2f} | {med(q, p50):.2f}/{med(q, p99):.2f} | {errors:.0f} |")
 PY
