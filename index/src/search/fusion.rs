@@ -20,7 +20,7 @@ pub fn rrf(lists: [&[PageKey]; 2], weights: [f64; 2], k: f64) -> Vec<Fused> {
     // One list (keyword or semantic mode): its order is the fused order, since a score
     // falls with the rank (or is 0 for every page, and ties go to the better rank).
     if let Some(only) = (0..2).find(|&l| lists[1 - l].is_empty()) {
-        let mut seen = rustc_hash::FxHashSet::default();
+        let mut seen = rustc_hash::FxHashSet::with_capacity_and_hasher(lists[only].len(), Default::default());
         return lists[only]
             .iter()
             .zip(1u32..)
