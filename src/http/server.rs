@@ -152,20 +152,7 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     let svc_shard = shard.clone();
     let svc_state = state.clone();
     let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));
-    let mut builder = http1::Builder::new();
-    builder
-        // The header-read timeout is the sweep's (see `conn`), not hyper's timer.
-        .header_read_timeout(None)
-        .max_header_size(shard.http.max_header_bytes)
-        .keep_alive(true)
-        .auto_date_header(false)
-        .writev(false);
-    // hyper's own limit is 100 headers on an uninitialised stack array; naming any limit
-    // makes it initialise a vector of that size per request (a few % of throughput).
-    if shard.http.max_headers != HYPER_MAX_HEADERS {
-        builder.max_headers(shard.http.max_headers);
-    }
-    let mut conn = pin!(builder.serve_connection(io, service));
+    let mut conn = pin!(builder(&shard.http).serve_connection(io, service));
     let mut draining = false;
     let result = poll_fn(|cx| {
         match state.close_requested() {
@@ -185,6 +172,25 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     }
     drop(_open);
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
+}
+
+/// hyper's HTTP/1.1 server as every shard connection is served (and the gateway bench's
+/// `proxy-floor`, which measures this stack).
+pub fn builder(http: &HttpConfig) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        // The header-read timeout is the sweep's (see `conn`), not hyper's timer.
+        .header_read_timeout(None)
+        .max_header_size(http.max_header_bytes)
+        .keep_alive(true)
+        .auto_date_header(false)
+        .writev(false);
+    // hyper's own limit is 100 headers on an uninitialised stack array; naming any limit
+    // makes it initialise a vector of that size per request (a few % of throughput).
+    if http.max_headers != HYPER_MAX_HEADERS {
+        builder.max_headers(http.max_headers);
+    }
+    builder
 }
 
 fn http_date() -> HeaderValue {

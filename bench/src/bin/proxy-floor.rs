@@ -27,7 +27,6 @@ use glommio::net::TcpListener;
 use glommio::{LocalExecutorBuilder, Placement};
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{HeaderMap, Request, Response, StatusCode};
 use quarry::http::io::{GlommioIo, Untracked};
@@ -58,19 +57,20 @@ struct Proxy {
 fn main() -> Result<()> {
     let a = Args::parse();
     anyhow::ensure!(a.upstream.starts_with("http://"), "--upstream must be a plain http:// URL (the shard's own pool)");
-    let rt = quarry::config::Config::defaults().runtime;
+    let defaults = quarry::config::Config::defaults();
+    let rt = defaults.runtime;
     let handle = LocalExecutorBuilder::new(Placement::Unbound)
         .name("proxy-floor")
         .spin_before_park(rt.spin_before_park)
         .io_memory(rt.io_memory)
         .ring_depth(rt.ring_depth)
         .preempt_timer(rt.preempt_timer)
-        .spawn(move || async move { serve(a).await })
+        .spawn(move || async move { serve(a, defaults.http).await })
         .map_err(|e| anyhow::anyhow!("starting the executor: {e}"))?;
     handle.join().map_err(|e| anyhow::anyhow!("the executor failed: {e}"))?
 }
 
-async fn serve(a: Args) -> Result<()> {
+async fn serve(a: Args, http: quarry::config::HttpConfig) -> Result<()> {
     let transport = Transport::start(&TlsRoots::Bundled, Duration::from_secs(5), Duration::from_secs(60), false)?;
     let manifest = Catalog::load(None)?.get("openai").cloned().context("the shipped openai manifest")?;
     let proxy = Rc::new(Proxy { transport, manifest, retry: RetryPolicy::default(), upstream: a.upstream.trim_end_matches('/').to_owned() });
@@ -87,12 +87,11 @@ async fn serve(a: Args) -> Result<()> {
             }
         };
         let proxy = proxy.clone();
+        // The server's own connection settings.
+        let builder = quarry::http::server::builder(&http);
         glommio::spawn_local(async move {
             let _ = stream.set_nodelay(true);
             let service = service_fn(move |req| forward(proxy.clone(), req));
-            let mut builder = http1::Builder::new();
-            // The server's own settings (`quarry::http::server`).
-            builder.header_read_timeout(None).keep_alive(true).auto_date_header(false).writev(false);
             let _ = builder.serve_connection(GlommioIo::new(stream, Untracked), service).await;
         })
         .detach();
