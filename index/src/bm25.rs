@@ -86,16 +86,22 @@ pub struct DiskIndex {
 pub struct Scored {
     pub chunk: u32,
     pub score: f32,
-    pub terms: u64,
+    pub terms: u32,
+    /// Of `terms`, those the indexed text holds more than once (term frequency ≥ 2):
+    /// with how often the title holds a term, it tells whether the chunk's own text
+    /// does without reading it. 0 when `terms` is [`Scored::UNKNOWN`].
+    pub repeated: u32,
 }
 
 impl Scored {
     /// The terms are not known: block-max WAND's top-k, or a query of more than
     /// [`Scored::MAX_TERMS`] terms.
-    pub const UNKNOWN: u64 = u64::MAX;
-    /// The most terms whose bits a [`Scored`] carries: 63, so that no chunk's bits
-    /// (all 64 set) can read as [`Scored::UNKNOWN`].
-    pub const MAX_TERMS: usize = 63;
+    pub const UNKNOWN: u32 = u32::MAX;
+    /// The most terms whose bits a [`Scored`] carries: 31, so that no chunk's bits
+    /// (all 32 set) can read as [`Scored::UNKNOWN`]. A query has rarely more distinct
+    /// terms than that; 32-bit masks keep a scored chunk at 16 bytes, and let the
+    /// scoring loop keep a chunk's terms and repeated terms in one word.
+    pub const MAX_TERMS: usize = 31;
 }
 
 /// What a view's keyword search returns to the search path.
@@ -156,7 +162,7 @@ impl Bm25 {
             Bm25::Disk(d) => d
                 .search(&d.query(terms), stats, limit, allow)?
                 .into_iter()
-                .map(|(chunk, score)| Scored { chunk, score, terms: Scored::UNKNOWN })
+                .map(|(chunk, score)| Scored { chunk, score, terms: Scored::UNKNOWN, repeated: 0 })
                 .collect(),
             Bm25::Memory(m) => m.matches(terms, stats, |c| allow.as_ref().is_none_or(|a| a(c)))?,
         };
@@ -242,6 +248,8 @@ impl DiskIndex {
         let docs = stats.total_num_docs()?;
         let average = stats.total_num_tokens(self.fields.text)? as f32 / docs as f32;
         let known = terms.len() <= Scored::MAX_TERMS;
+        // Per term its cursor, its weight, and its bit among a chunk's terms (low half
+        // of a window word) and among its repeated terms (high half).
         let mut cursors: Vec<(SegmentPostings, Bm25Weight, u64)> = Vec::with_capacity(terms.len());
         for (i, t) in terms.iter().enumerate() {
             let term = Term::from_field_text(self.fields.text, t);
@@ -270,8 +278,9 @@ impl DiskIndex {
                         }
                         let at = (doc - start) as usize;
                         w.occupied[at / 64] |= 1 << (at % 64);
-                        w.score[at] += weight.score(norms.fieldnorm_id(doc), postings.term_freq());
-                        w.terms[at] |= *bit;
+                        let tf = postings.term_freq();
+                        w.score[at] += weight.score(norms.fieldnorm_id(doc), tf);
+                        w.terms[at] |= if tf > 1 { *bit | *bit << 32 } else { *bit };
                         doc = postings.advance();
                         if doc == TERMINATED {
                             break true;
@@ -289,10 +298,12 @@ impl DiskIndex {
                         let at = word * 64 + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
                         let score = std::mem::take(&mut w.score[at]);
-                        let held = std::mem::take(&mut w.terms[at]);
+                        let bits = std::mem::take(&mut w.terms[at]);
+                        let (held, repeated) = (bits as u32, (bits >> 32) as u32);
                         let chunk = start + at as u32;
                         if allow.is_none_or(|a| a(chunk as u64)) {
-                            out.push(Scored { chunk, score, terms: if known { held } else { Scored::UNKNOWN } });
+                            let terms = if known { held } else { Scored::UNKNOWN };
+                            out.push(Scored { chunk, score, terms, repeated: if known { repeated } else { 0 } });
                         }
                     }
                 }
@@ -318,7 +329,7 @@ impl DiskIndex {
             weight.for_each(reader, &mut |doc, score| {
                 let chunk = if identity { doc as u64 } else { column.first(doc).unwrap_or(0) };
                 if allow.is_none_or(|a| a(chunk)) {
-                    out.push(Scored { chunk: chunk as u32, score, terms: Scored::UNKNOWN });
+                    out.push(Scored { chunk: chunk as u32, score, terms: Scored::UNKNOWN, repeated: 0 });
                 }
             })?;
         }
@@ -387,8 +398,9 @@ fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) 
 /// The doc ids [`DiskIndex::every_match`] adds up at a time: tantivy's union horizon.
 const HORIZON: u32 = 4096;
 
-/// One window of [`DiskIndex::every_match`]: which doc ids hold a term, their sums and
-/// their terms. Every slot is left zero after use, so a search starts from a clean one.
+/// One window of [`DiskIndex::every_match`]: which doc ids hold a term, their sums,
+/// and their terms (low 32 bits) with those they hold more than once (high 32 bits).
+/// Every slot is left zero after use, so a search starts from a clean one.
 struct Window {
     occupied: [u64; HORIZON as usize / 64],
     score: [f32; HORIZON as usize],
@@ -520,7 +532,7 @@ impl MemoryIndex {
     fn matches(&self, terms: &[String], stats: &Stats, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<Scored>> {
         let n = stats.total_num_docs()?;
         let known = terms.len() <= Scored::MAX_TERMS;
-        let mut scores: HashMap<u32, (f32, u64)> = HashMap::default();
+        let mut scores: HashMap<u32, (f32, u32, u32)> = HashMap::default();
         for f in 0..FIELDS {
             let field = Field::from_field_id(f as u32);
             let avg = stats.total_num_tokens(field)? as f32 / n.max(1) as f32;
@@ -531,16 +543,21 @@ impl MemoryIndex {
                 for &(chunk, tf) in postings {
                     if allow(chunk as u64) {
                         let norm = FieldNormReader::fieldnorm_to_id(self.norms[f][chunk as usize]);
-                        let (score, held) = scores.entry(chunk).or_default();
+                        let (score, held, repeated) = scores.entry(chunk).or_default();
                         *score += w.score(norm, tf);
-                        *held |= if known { 1 << i } else { 0 };
+                        let bit = if known { 1 << i } else { 0 };
+                        *held |= bit;
+                        *repeated |= if tf > 1 { bit } else { 0 };
                     }
                 }
             }
         }
         Ok(scores
             .into_iter()
-            .map(|(chunk, (score, held))| Scored { chunk, score, terms: if known { held } else { Scored::UNKNOWN } })
+            .map(|(chunk, (score, held, repeated))| match known {
+                true => Scored { chunk, score, terms: held, repeated },
+                false => Scored { chunk, score, terms: Scored::UNKNOWN, repeated: 0 },
+            })
             .collect())
     }
 }

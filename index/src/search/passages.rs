@@ -51,9 +51,11 @@ impl ChunkScores {
 ///
 /// A chunk's matched terms come from the keyword list when it knows them: BM25 indexes
 /// a chunk with its document's title, so a term it holds is in the chunk's text unless
-/// the title holds it too, and only those terms are looked for in the text. A chunk the
-/// list did not score, when the list holds every match, holds no term at all. Otherwise
-/// the chunk's text is searched for every term.
+/// the title holds it too. When the title holds it once, the chunk's text holds it if
+/// and only if the indexed text holds it more than once (the list says which terms it
+/// does); only the terms the title holds twice or more are looked for in the text. A
+/// chunk the list did not score, when the list holds every match, holds no term at
+/// all. Otherwise the chunk's text is searched for every term.
 pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &ChunkScores, kinds: u32, n: usize) -> Vec<Passage> {
     let b = snap.views[view].batch();
     let p = &b.pages[page as usize];
@@ -67,24 +69,26 @@ pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &Chunk
         &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize]
     };
     let entry = |c: u32| scored.binary_search_by_key(&c, |x| x.chunk).ok().map(|i| scored[i]);
-    // Which terms the document's title holds, looked for only as chunks need them:
-    // (terms looked for, terms held).
-    let title = std::cell::Cell::new((0u64, 0u64));
-    let title_holds = |terms: u64| {
-        let (looked, held_by_title) = title.get();
+    // Which terms the document's title holds once or more and twice or more, looked
+    // for only as chunks need them: (terms looked for, held once+, held twice+).
+    let title = std::cell::Cell::new((0u64, 0u64, 0u64));
+    let title_counts = |terms: u64| {
+        let (looked, once, twice) = title.get();
         let new = terms & !looked;
         if new == 0 {
-            return held_by_title & terms;
+            return (once & terms, twice & terms);
         }
         let doc = &b.docs[p.doc.to_native() as usize];
-        let found = doc.title.as_ref().map_or(0, |t| held.mask(t.as_str(), new));
-        title.set((looked | new, held_by_title | found));
-        (held_by_title | found) & terms
+        let (o, t) = doc.title.as_ref().map_or((0, 0), |t| held.counts(t.as_str(), new));
+        title.set((looked | new, once | o, twice | t));
+        ((once | o) & terms, (twice | t) & terms)
     };
     let matched = |c: u32| match entry(c) {
         Some(s) if s.terms != Scored::UNKNOWN => {
-            let both = title_holds(s.terms);
-            held.names((s.terms & !both) | held.mask(body(c), both))
+            let (terms, repeated) = (u64::from(s.terms), u64::from(s.repeated));
+            let (once, twice) = title_counts(terms);
+            let own = (terms & !once) | (once & !twice & repeated);
+            held.names(own | held.mask(body(c), twice))
         }
         None if every => Vec::new(),
         _ => held.in_text(body(c)),

@@ -213,12 +213,22 @@ fn matched_terms_are_the_chunk_texts_own() {
         &["A page of otters swimming.", "Purring otters, oddly."],
     ]);
     let tail = chunked("tail", "Barking dogs", &[&["The dogs were barking all night.", "Cats ignored them."], &["Quiet weather today."]]);
+    // Titles that hold a term twice (then term frequencies cannot tell whether the
+    // chunk holds it too), one of them with a Kelvin sign, read by the slower analysis.
+    let twice = |id: &str| {
+        chunked(id, "Dogs, dogs and a cat", &[&["Dogs again here.", "Only birds.", "cats and cats", "A cat."], &["A dog", "Nothing"]])
+    };
+    let kelvin = chunked("kelvin", "\u{212A}ennel and kennel dogs", &[&["Kennel cough.", "Dogs only.", "Birds."]]);
     c.add(flushed).unwrap();
+    c.add(twice("twice-flushed")).unwrap();
+    c.add(kelvin).unwrap();
     c.flush().unwrap();
     c.add(tail).unwrap();
+    c.add(twice("twice-tail")).unwrap();
     let snap = c.snapshot();
-    assert_eq!(snap.views.len(), 2, "one segment and the tail");
-    for text in ["cats purring dogs", "barking otters", "weather cat", "mail dog purr quiet"] {
+    let disk = |v: &crate::collection::view::View| matches!(v.bm25, crate::bm25::Bm25::Disk(_));
+    assert!(disk(&snap.views[0]) && snap.views.iter().any(|v| !disk(v)), "a segment and the tail");
+    for text in ["cats purring dogs", "barking otters", "weather cat", "mail dog purr quiet", "dog cat bird", "kennel dogs"] {
         let mut q = query(text, Mode::Keyword);
         q.passages = 5;
         let r = search(&snap, &q);

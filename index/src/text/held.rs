@@ -66,22 +66,48 @@ impl Held {
         held
     }
 
+    /// Of the wanted terms whose bits `which` sets, those `text` holds at least once
+    /// and those it holds at least twice (as its analysed tokens, the count BM25's term
+    /// frequency makes), as bits.
+    pub fn counts(&self, text: &str, which: u64) -> (u64, u64) {
+        let (mut once, mut twice) = (0u64, 0u64);
+        if which == 0 || self.wanted.is_empty() {
+            return (once, twice);
+        }
+        let select = |i: usize| i < 64 && which & (1 << i) != 0;
+        let mut count = |i: usize, n: usize| {
+            once |= 1 << i;
+            if n >= 2 {
+                twice |= 1 << i;
+            }
+        };
+        match &self.finders {
+            Some(finders) if self.ascii_path(text) => counted_ascii(text, &self.wanted, finders, select, &mut count),
+            _ => held_any(text, &self.wanted, select, 2, &mut count),
+        }
+        (once, twice)
+    }
+
     /// The wanted terms whose bits `mask` sets, in their order.
     pub fn names(&self, mask: u64) -> Vec<String> {
         self.wanted.iter().enumerate().filter(|(i, _)| *i < 64 && mask & (1 << i) != 0).map(|(_, w)| w.clone()).collect()
     }
 
     /// Calls `held` with the index of each wanted term that `select` picks and `text` holds.
-    fn find(&self, text: &str, select: impl Fn(usize) -> bool, held: impl FnMut(usize)) {
+    fn find(&self, text: &str, select: impl Fn(usize) -> bool, mut held: impl FnMut(usize)) {
         if self.wanted.is_empty() {
             return;
         }
         match &self.finders {
-            Some(finders) if text.is_ascii() || !may_hide_ascii(text) || !text.chars().any(hides_ascii) => {
-                held_ascii(text, &self.wanted, finders, select, held)
-            }
-            _ => held_any(text, &self.wanted, select, held),
+            Some(finders) if self.ascii_path(text) => held_ascii(text, &self.wanted, finders, select, held),
+            _ => held_any(text, &self.wanted, select, 1, |i, _| held(i)),
         }
+    }
+
+    /// Whether the terms are ASCII and `text` holds no [`hides_ascii`] character: then
+    /// a word can only stem to a term if it begins with one of the term's prefixes.
+    fn ascii_path(&self, text: &str) -> bool {
+        self.finders.is_some() && (text.is_ascii() || !may_hide_ascii(text) || !text.chars().any(hides_ascii))
     }
 }
 
@@ -142,6 +168,46 @@ fn held_ascii(
     }
 }
 
+/// How often (up to twice) `text` holds each selected term, found as [`held_ascii`]
+/// finds them: where the term's prefixes begin words.
+fn counted_ascii(
+    text: &str,
+    wanted: &[String],
+    finders: &[Vec<memchr::memmem::Finder<'static>>],
+    select: impl Fn(usize) -> bool,
+    mut held: impl FnMut(usize, usize),
+) {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let starts_word = |at: usize| text[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+    let word_at = |start: usize| {
+        let end = text[start..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| start + n);
+        &text[start..end]
+    };
+    for (i, (w, finders)) in wanted.iter().zip(finders).enumerate() {
+        if !select(i) {
+            continue;
+        }
+        // Two prefixes of one term can begin the same word ("dy" and "dyi" for
+        // "die"): a word already counted is not counted again.
+        let (mut n, mut counted) = (0, usize::MAX);
+        'finders: for f in finders {
+            for at in f.find_iter(bytes) {
+                if at != counted && starts_word(at) && stems_to(word_at(at), w) {
+                    n += 1;
+                    counted = at;
+                    if n == 2 {
+                        break 'finders;
+                    }
+                }
+            }
+        }
+        if n > 0 {
+            held(i, n);
+        }
+    }
+}
+
 /// Words at most this long (bytes) are remembered with their stems, this many per thread.
 const MEMO_WORD_BYTES: usize = 24;
 const MEMO_WORDS: usize = 1 << 16;
@@ -156,21 +222,27 @@ thread_local! {
 
 /// Whether `word` (one run of alphanumeric characters) analyses to `term`.
 fn stems_to(word: &str, term: &str) -> bool {
+    with_stem(word, |stem| stem == Some(term))
+}
+
+/// Calls `f` with the index term `word` (one run of alphanumeric characters) analyses
+/// to, if any — from the memo when the word has been met.
+fn with_stem<R>(word: &str, f: impl FnOnce(Option<&str>) -> R) -> R {
     let analyse = |word: &str| terms(word).into_iter().next().map(String::into_boxed_str);
     if word.len() > MEMO_WORD_BYTES {
-        return analyse(word).as_deref() == Some(term);
+        return f(analyse(word).as_deref());
     }
     STEMS.with_borrow_mut(|memo| {
         if let Some(stem) = memo.get(word) {
-            return stem.as_deref() == Some(term);
+            return f(stem.as_deref());
         }
         if memo.len() >= MEMO_WORDS {
             memo.clear();
         }
         let stem = analyse(word);
-        let hit = stem.as_deref() == Some(term);
+        let out = f(stem.as_deref());
         memo.insert(word.into(), stem);
-        hit
+        out
     })
 }
 
@@ -213,10 +285,12 @@ fn prefixes(stem: &str) -> Vec<String> {
 }
 
 /// Any text: words whose first two letters could begin a wanted term are analysed.
-fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, mut held: impl FnMut(usize)) {
+fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, cap: usize, mut held: impl FnMut(usize, usize)) {
+    let cap = cap.max(1);
     let heads: Vec<String> = wanted.iter().map(|w| head(w)).collect();
-    // Terms not selected count as found already.
-    let mut found: Vec<bool> = (0..wanted.len()).map(|i| !select(i)).collect();
+    let selected: Vec<bool> = (0..wanted.len()).map(&select).collect();
+    // How often each term was found; terms not selected count as found enough already.
+    let mut found: Vec<usize> = selected.iter().map(|&s| if s { 0 } else { cap }).collect();
     let mut tokenizer = QuarryTokenizer::default();
     let mut stream = tokenizer.token_stream(text);
     while stream.advance() {
@@ -227,14 +301,16 @@ fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, mut h
         }
         for t in terms(word) {
             if let Some(i) = wanted.iter().position(|w| *w == t) {
-                if !found[i] {
-                    found[i] = true;
-                    held(i);
-                }
+                found[i] = (found[i] + 1).min(cap);
             }
         }
-        if found.iter().all(|f| *f) {
+        if found.iter().all(|&n| n == cap) {
             break;
+        }
+    }
+    for (i, &n) in found.iter().enumerate() {
+        if selected[i] && n > 0 {
+            held(i, n);
         }
     }
 }
@@ -263,6 +339,43 @@ mod tests {
             let diff: Vec<&String> = slow.iter().filter(|t| !fast.contains(t)).chain(fast.iter().filter(|t| !slow.contains(t))).collect();
             assert_eq!(fast, slow, "differ on {diff:?}");
         }
+    }
+
+    /// `counts` says how often (once, twice or more) a text holds each term, as the full
+    /// analysis counts its tokens — BM25's term frequency — on SciFact's titles and
+    /// abstracts, in ASCII and in text the slower path reads.
+    #[test]
+    fn counts_equal_the_full_analysis_on_scifact_texts() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/eval/scifact/corpus.jsonl");
+        let corpus = std::fs::read_to_string(path).expect("the SciFact corpus in ../shared/eval");
+        let docs: Vec<serde_json::Value> = corpus.lines().take(1500).map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (mut twice, mut slow_path) = (0, 0);
+        for (i, d) in docs.iter().enumerate() {
+            let (title, body) = (d["title"].as_str().unwrap(), d["text"].as_str().unwrap());
+            let other = docs[(i * 7 + 3) % docs.len()]["text"].as_str().unwrap();
+            let mut wanted = terms(title);
+            wanted.extend(terms(&body[..body.floor_char_boundary(400)]));
+            wanted.extend(terms(&other[..other.floor_char_boundary(200)]));
+            let mut seen = std::collections::HashSet::new();
+            wanted.retain(|t| seen.insert(t.clone()));
+            wanted.truncate(63);
+            let held = Held::new(&wanted);
+            // The Kelvin sign for a K sends a text through the slower path.
+            let kelvin = body.replacen('k', "\u{212A}", 3);
+            for text in [title, body, kelvin.as_str()] {
+                let all = terms(text);
+                let count = |w: &String| all.iter().filter(|t| *t == w).count();
+                let bits = |min: usize| wanted.iter().enumerate().filter(|(_, w)| count(w) >= min).fold(0u64, |m, (i, _)| m | 1 << i);
+                let every = u64::MAX >> (64 - wanted.len());
+                assert_eq!(held.counts(text, every), (bits(1), bits(2)), "{text:?}");
+                // A subset of the terms: the others are left out.
+                let odd = every & 0xAAAA_AAAA_AAAA_AAAA;
+                assert_eq!(held.counts(text, odd), (bits(1) & odd, bits(2) & odd), "{text:?}");
+                twice += (bits(2) != 0) as usize;
+                slow_path += (text.contains('\u{212A}') && bits(2) != 0) as usize;
+            }
+        }
+        assert!(twice > 1000 && slow_path > 100, "the texts repeat terms: {twice} texts, {slow_path} on the slower path");
     }
 
     /// The claim `prefixes` rests on, checked word by word over SciFact's and NFCorpus's
