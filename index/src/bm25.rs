@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::postings::TermInfo;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{doc, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term, TERMINATED};
@@ -58,6 +59,9 @@ pub enum Bm25 {
 
 /// The tantivy index of one segment's chunks.
 pub struct DiskIndex {
+    /// Unique among the indexes this process opened: how [`Stats`] names the index whose
+    /// term entries it looked up.
+    id: u64,
     _index: Index,
     _reader: IndexReader,
     searcher: Searcher,
@@ -223,7 +227,9 @@ impl DiskIndex {
             Some(r) => r.get_fieldnorms_reader(fields.text).map_err(fail)?,
             None => FieldNormReader::constant(0, 1),
         };
-        Ok(DiskIndex { _index: index, _reader: reader, searcher, fields, chunk_columns, identity, text_index, fieldnorms, num_docs, num_tokens })
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(DiskIndex { id, _index: index, _reader: reader, searcher, fields, chunk_columns, identity, text_index, fieldnorms, num_docs, num_tokens })
     }
 
     /// Every chunk that holds one of `terms` and that `allow` admits, in chunk order,
@@ -248,17 +254,23 @@ impl DiskIndex {
         let docs = stats.total_num_docs()?;
         let average = stats.total_num_tokens(self.fields.text)? as f32 / docs as f32;
         let known = terms.len() <= Scored::MAX_TERMS;
+        // The term entries `stats` looked up in this index, when it did, for these terms.
+        let looked_up = stats.entries(self.id, terms);
         // Per term its cursor, its weight, and its bit among a chunk's terms (low half
         // of a window word) and among its repeated terms (high half).
         let mut cursors: Vec<(SegmentPostings, Bm25Weight, u64)> = Vec::with_capacity(terms.len());
         for (i, t) in terms.iter().enumerate() {
             let term = Term::from_field_text(self.fields.text, t);
-            let Some(info) = inverted.get_term_info(&term)? else { continue };
+            let (info, df) = match looked_up {
+                Some((infos, dfs)) => (infos[i].clone(), dfs[i]),
+                None => (inverted.get_term_info(&term)?, stats.doc_freq(&term)?),
+            };
+            let Some(info) = info else { continue };
             let postings = inverted.read_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
             if postings.doc() == TERMINATED {
                 continue;
             }
-            let weight = Bm25Weight::for_one_term_without_explain(stats.doc_freq(&term)?, docs, average);
+            let weight = Bm25Weight::for_one_term_without_explain(df, docs, average);
             cursors.push((postings, weight, if known { 1 << i } else { 0 }));
         }
         let mut out = Vec::with_capacity(stats.postings().min(self.num_docs) as usize);
@@ -569,23 +581,47 @@ pub struct Stats {
     tokens: [u64; FIELDS],
     /// Document frequency per field of each query term.
     df: [HashMap<String, u64>; FIELDS],
+    /// The terms, in the order they were given.
+    terms: Vec<String>,
+    /// Per single-segment disk index (by [`DiskIndex`] id), each term's entry in its
+    /// dictionary, in `terms` order: its search reuses them rather than looking every
+    /// term up again.
+    entries: Vec<(u64, Vec<Option<TermInfo>>)>,
+    /// The text field's document frequency of each term in `terms` order.
+    text_df: Vec<u64>,
 }
 
 impl Stats {
     pub fn of(views: &[&Bm25], terms: &[String]) -> tantivy::Result<Stats> {
-        let mut s = Stats { docs: 0, tokens: [0; FIELDS], df: Default::default() };
+        let mut s = Stats {
+            docs: 0,
+            tokens: [0; FIELDS],
+            df: Default::default(),
+            terms: terms.to_vec(),
+            entries: Vec::new(),
+            text_df: Vec::new(),
+        };
         for v in views {
             match v {
                 Bm25::Disk(d) => {
                     s.docs += d.num_docs;
                     s.tokens[0] += d.num_tokens;
+                    let mut entries = Vec::with_capacity(terms.len());
                     for t in terms {
                         let term = Term::from_field_text(d.fields.text, t);
-                        let mut df = 0;
-                        for index in &d.text_index {
-                            df += u64::from(index.doc_freq(&term)?);
-                        }
+                        let df = match d.text_index.as_slice() {
+                            [one] => {
+                                let info = one.get_term_info(&term)?;
+                                let df = info.as_ref().map_or(0, |i| i.doc_freq);
+                                entries.push(info);
+                                u64::from(df)
+                            }
+                            many => many.iter().map(|index| index.doc_freq(&term).map(u64::from)).sum::<std::io::Result<u64>>()?,
+                        };
                         *s.df[0].entry(t.clone()).or_default() += df;
+                    }
+                    if d.text_index.len() == 1 {
+                        s.entries.push((d.id, entries));
                     }
                 }
                 Bm25::Memory(m) => {
@@ -599,11 +635,23 @@ impl Stats {
                 }
             }
         }
+        s.text_df = terms.iter().map(|t| s.df[0].get(t).copied().unwrap_or(0)).collect();
         Ok(s)
     }
 }
 
 impl Stats {
+    /// The dictionary entries of `terms` in the disk index `id`, and their document
+    /// frequencies in the collection, when these statistics were taken for those terms
+    /// and looked them up there.
+    fn entries(&self, id: u64, terms: &[String]) -> Option<(&[Option<TermInfo>], &[u64])> {
+        if self.terms != terms {
+            return None;
+        }
+        let (_, infos) = self.entries.iter().find(|(i, _)| *i == id)?;
+        Some((infos, &self.text_df))
+    }
+
     /// The postings the query's terms have in the whole collection.
     pub fn postings(&self) -> u64 {
         self.df[0].values().sum()
@@ -749,6 +797,14 @@ mod tests {
             }
             let known = terms.len() <= Scored::MAX_TERMS;
             assert_eq!(ours.iter().all(|s| s.terms == Scored::UNKNOWN), !known, "{q:?}");
+            // Statistics taken for other terms (a superset here) hold no dictionary
+            // entries for these: the union looks them up itself, to the same sums.
+            let mut more = terms.clone();
+            more.push("v2x".into());
+            let other = Stats::of(&[&bm25], &more).unwrap();
+            assert!(other.entries(disk.id, &terms).is_none() && stats.entries(disk.id, &terms).is_some());
+            let looked_up = disk.every_match(&terms, &other, None::<&fn(u64) -> bool>).unwrap();
+            assert_eq!(looked_up, ours, "{q:?}");
         }
     }
 
