@@ -89,8 +89,9 @@ pub struct Manifest {
     pub termination: BTreeMap<String, Reason>,
     pub classification: Classification,
     pub retry: RetryPolicy,
-    /// Standard name (`requests_remaining`, …) → header.
-    pub rate_headers: Vec<(String, String)>,
+    /// Standard name (`requests_remaining`, …) → header, parsed once here rather than
+    /// on every answer (a name that is not a valid header name can never be found).
+    pub rate_headers: Vec<(String, hyper::header::HeaderName)>,
     pub sse: SseConfig,
     pub events: EventMap,
     /// What of each streamed frame `events` reads ([`EventMap::shape`]): frames are
@@ -167,7 +168,7 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
             .rate_limit_headers
             .iter()
             .flatten()
-            .filter_map(|(k, v)| Some((k.clone(), v.clone()?.to_ascii_lowercase())))
+            .filter_map(|(k, v)| Some((k.clone(), hyper::header::HeaderName::from_bytes(v.as_ref()?.as_bytes()).ok()?)))
             .collect(),
         sse: sse(&raw),
         events,
