@@ -33,6 +33,9 @@ struct Provider {
     /// Every call's headers but `accept`, built once: content type, credential (unless
     /// it goes in the query), the manifest's extra headers; or what is not valid in them.
     headers: Result<HeaderMap, &'static str>,
+    /// The chat URI, whole and streamed, when it names no model and carries no
+    /// credential (OpenAI's and Anthropic's paths): parsed once, not on every call.
+    uris: Option<[hyper::Uri; 2]>,
 }
 
 /// A model `GET /v1/models` lists.
@@ -87,8 +90,10 @@ impl Llm {
                     timeout: p.timeout.unwrap_or(p.manifest.timeout),
                     retry,
                     headers: Ok(HeaderMap::new()),
+                    uris: None,
                 };
                 provider.headers = headers(&provider);
+                provider.uris = fixed_uris(&provider);
                 (p.id.clone(), provider)
             })
             .collect();
@@ -190,6 +195,9 @@ impl Llm {
         let bad = |what: &str| LlmError::InvalidRequest { field: "model".into(), message: format!("{what} is not valid in a request") };
         let mut h = p.headers.clone().map_err(bad)?;
         h.entry(ACCEPT).or_insert(HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
+        if let Some(uris) = &p.uris {
+            return Ok((uris[usize::from(stream)].clone(), h));
+        }
         let mut url = p.manifest.chat_url(&p.base_url, model, stream);
         if let (Some(token), Auth::Query { param }) = (&p.token, &p.manifest.auth) {
             let sep = if url.contains('?') { '&' } else { '?' };
@@ -198,6 +206,16 @@ impl Llm {
         let uri = url.parse().map_err(|_| bad("the model name"))?;
         Ok((uri, h))
     }
+}
+
+/// A provider's chat URIs when they do not depend on the call (see [`Provider::uris`]).
+fn fixed_uris(p: &Provider) -> Option<[hyper::Uri; 2]> {
+    let query_auth = p.token.is_some() && matches!(p.manifest.auth, Auth::Query { .. });
+    if p.manifest.chat_path.contains("{model}") || query_auth {
+        return None;
+    }
+    let uri = |stream| p.manifest.chat_url(&p.base_url, "", stream).parse().ok();
+    Some([uri(false)?, uri(true)?])
 }
 
 /// A provider's fixed headers (see [`Provider::headers`]).
