@@ -13,8 +13,7 @@ use tantivy::collector::{FilterCollector, TopDocs};
 use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::postings::{Postings, SegmentPostings};
-use tantivy::postings::TermInfo;
+use tantivy::postings::{Postings, SegmentPostings, TermInfo};
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{doc, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term, TERMINATED};
@@ -310,8 +309,8 @@ impl DiskIndex {
                         let at = word * 64 + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
                         let score = std::mem::take(&mut w.score[at]);
-                        let bits = std::mem::take(&mut w.terms[at]);
-                        let (held, repeated) = (bits as u32, (bits >> 32) as u32);
+                        let masks = std::mem::take(&mut w.terms[at]);
+                        let (held, repeated) = (masks as u32, (masks >> 32) as u32);
                         let chunk = start + at as u32;
                         if allow.is_none_or(|a| a(chunk as u64)) {
                             let terms = if known { held } else { Scored::UNKNOWN };

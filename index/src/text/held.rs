@@ -104,10 +104,11 @@ impl Held {
         }
     }
 
-    /// Whether the terms are ASCII and `text` holds no [`hides_ascii`] character: then
-    /// a word can only stem to a term if it begins with one of the term's prefixes.
+    /// Whether `text` holds no [`hides_ascii`] character: then (the terms being ASCII,
+    /// which `finders` says) a word can only stem to a term if it begins with one of
+    /// the term's prefixes.
     fn ascii_path(&self, text: &str) -> bool {
-        self.finders.is_some() && (text.is_ascii() || !may_hide_ascii(text) || !text.chars().any(hides_ascii))
+        text.is_ascii() || !may_hide_ascii(text) || !text.chars().any(hides_ascii)
     }
 }
 
@@ -222,27 +223,21 @@ thread_local! {
 
 /// Whether `word` (one run of alphanumeric characters) analyses to `term`.
 fn stems_to(word: &str, term: &str) -> bool {
-    with_stem(word, |stem| stem == Some(term))
-}
-
-/// Calls `f` with the index term `word` (one run of alphanumeric characters) analyses
-/// to, if any — from the memo when the word has been met.
-fn with_stem<R>(word: &str, f: impl FnOnce(Option<&str>) -> R) -> R {
     let analyse = |word: &str| terms(word).into_iter().next().map(String::into_boxed_str);
     if word.len() > MEMO_WORD_BYTES {
-        return f(analyse(word).as_deref());
+        return analyse(word).as_deref() == Some(term);
     }
     STEMS.with_borrow_mut(|memo| {
         if let Some(stem) = memo.get(word) {
-            return f(stem.as_deref());
+            return stem.as_deref() == Some(term);
         }
         if memo.len() >= MEMO_WORDS {
             memo.clear();
         }
         let stem = analyse(word);
-        let out = f(stem.as_deref());
+        let hit = stem.as_deref() == Some(term);
         memo.insert(word.into(), stem);
-        out
+        hit
     })
 }
 
