@@ -152,20 +152,40 @@ fn held_ascii(
     select: impl Fn(usize) -> bool,
     mut held: impl FnMut(usize),
 ) {
-    let lower = text.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    // A match is ASCII, so `at` is a character boundary of `text`.
-    let starts_word = |at: usize| text[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-    let word_at = |start: usize| {
-        let end = text[start..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| start + n);
-        &text[start..end]
-    };
+    let words = Lowered::new(text);
     for (i, (w, finders)) in wanted.iter().zip(finders).enumerate() {
-        if select(i)
-            && finders.iter().any(|f| f.find_iter(bytes).filter(|&at| starts_word(at)).any(|at| stems_to(word_at(at), w)))
-        {
+        if select(i) && finders.iter().any(|f| f.find_iter(words.bytes()).filter_map(|at| words.word_at(at)).any(|word| stems_to(word, w))) {
             held(i);
         }
+    }
+}
+
+/// A text lower-cased (ASCII letters) for the prefix finders, and the words their
+/// matches begin.
+struct Lowered<'t> {
+    text: &'t str,
+    lower: String,
+}
+
+impl<'t> Lowered<'t> {
+    fn new(text: &'t str) -> Lowered<'t> {
+        Lowered { text, lower: text.to_ascii_lowercase() }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.lower.as_bytes()
+    }
+
+    /// The word (run of alphanumeric characters) that begins at byte `at`, if one
+    /// begins there. A match is ASCII, so `at` is a character boundary of the text.
+    #[inline]
+    fn word_at(&self, at: usize) -> Option<&'t str> {
+        let text = self.text;
+        if text[..at].chars().next_back().is_some_and(char::is_alphanumeric) {
+            return None;
+        }
+        let end = text[at..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| at + n);
+        Some(&text[at..end])
     }
 }
 
@@ -178,13 +198,7 @@ fn counted_ascii(
     select: impl Fn(usize) -> bool,
     mut held: impl FnMut(usize, usize),
 ) {
-    let lower = text.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    let starts_word = |at: usize| text[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-    let word_at = |start: usize| {
-        let end = text[start..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| start + n);
-        &text[start..end]
-    };
+    let words = Lowered::new(text);
     for (i, (w, finders)) in wanted.iter().zip(finders).enumerate() {
         if !select(i) {
             continue;
@@ -193,8 +207,8 @@ fn counted_ascii(
         // "die"): a word already counted is not counted again.
         let (mut n, mut counted) = (0, usize::MAX);
         'finders: for f in finders {
-            for at in f.find_iter(bytes) {
-                if at != counted && starts_word(at) && stems_to(word_at(at), w) {
+            for at in f.find_iter(words.bytes()) {
+                if at != counted && words.word_at(at).is_some_and(|word| stems_to(word, w)) {
                     n += 1;
                     counted = at;
                     if n == 2 {
