@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::http::metrics::ShardMetrics;
+use crate::metrics::ShardMetrics;
 use crate::limits::{Buckets, Meters};
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
@@ -42,6 +42,8 @@ pub struct App {
     /// Models loaded beside it (`models.also_load`).
     pub also_loaded: Vec<Arc<Model>>,
     pub metrics: Vec<ShardMetrics>,
+    /// The route table's names, in row order, which label the metrics.
+    pub route_names: Vec<&'static str>,
     /// `GET /v1/health` and `GET /v1/plans`, serialized once into static bytes, so a
     /// response clones a pointer, not a refcount every shard shares.
     pub health_json: Bytes,
@@ -65,8 +67,9 @@ struct Health<'a> {
 }
 
 impl App {
-    /// Opens the store under `config.data`; `shards` sizes the metrics.
-    pub fn open(config: Config, shards: usize) -> Result<App, OpenError> {
+    /// Opens the store under `config.data`; `shards` and the route table's
+    /// `route_names` size the metrics.
+    pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
         let llm = crate::llm::Llm::start(&config.llm).unwrap_or_else(|e| {
             tracing::error!(error = %e, "the provider layer could not start; model calls are off");
@@ -94,7 +97,8 @@ impl App {
             key_epoch: AtomicU64::new(0),
             embedder,
             also_loaded,
-            metrics: (0..shards).map(|_| ShardMetrics::new()).collect(),
+            metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
+            route_names,
             llm,
             engine,
             ingest,

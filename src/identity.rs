@@ -199,3 +199,18 @@ mod tests {
         assert!(normalize_email(&format!("{}@b.org", "a".repeat(65))).is_err());
     }
 }
+
+impl crate::error::ErrorCode for IdentityError {
+    fn code(&self) -> crate::error::Code {
+        use crate::error::Code;
+        match self {
+            IdentityError::InvalidEmail(_) => Code::InvalidEmail,
+            IdentityError::EmailTaken => Code::EmailTaken,
+            IdentityError::SignupClosed => Code::SignupClosed,
+            IdentityError::KeyNotFound(_) => Code::KeyNotFound,
+            IdentityError::CannotRevokeCurrent => Code::CannotRevokeCurrent,
+            IdentityError::UnknownPlan(..) | IdentityError::AccountNotFound(_) => Code::NotFound,
+            IdentityError::Store(_) => Code::Internal,
+        }
+    }
+}

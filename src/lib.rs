@@ -2,6 +2,7 @@
 //! ARCHITECTURE.md for the map.
 
 pub mod api;
+pub mod error;
 pub mod app;
 pub mod auth;
 pub mod cli;
@@ -12,7 +13,10 @@ pub mod http;
 pub mod identity;
 pub mod limits;
 pub mod llm;
+pub mod metrics;
+pub mod net;
 pub mod plans;
+pub mod runtime;
 pub mod search;
 pub mod shard;
 pub mod store;

@@ -116,3 +116,22 @@ mod tests {
         assert_eq!(bearer(None), None);
     }
 }
+
+impl crate::error::ErrorCode for AuthError {
+    fn code(&self) -> crate::error::Code {
+        use crate::error::Code;
+        match self {
+            AuthError::Missing => Code::MissingKey,
+            AuthError::Invalid => Code::InvalidKey,
+            AuthError::Store(_) => Code::Internal,
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            AuthError::Missing => "No API key: send Authorization: Bearer al_...".into(),
+            AuthError::Invalid => "That API key is not valid.".into(),
+            AuthError::Store(e) => e.to_string(),
+        }
+    }
+}

@@ -21,7 +21,7 @@ use quarry_index::search::Mode;
 
 use crate::api::agentlex::input::search::SearchIn;
 use crate::app::App;
-use crate::http::error::ApiError;
+use crate::error::ApiError;
 use crate::search::{self, query};
 use crate::store::CollectionRecord;
 use gold::{citation_text, Gold, Wanted};

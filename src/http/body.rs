@@ -12,7 +12,7 @@ use hyper::header::CONTENT_LENGTH;
 use hyper::HeaderMap;
 use serde::de::DeserializeOwned;
 
-use super::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimits {
@@ -75,9 +75,15 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, Ap
         match inner.classify() {
             Category::Syntax | Category::Eof | Category::Io => syntax(&inner),
             Category::Data if path == "." => ApiError::new(field_code, strip_position(&inner)),
-            Category::Data => ApiError::new(field_code, format!("{path}: {}", strip_position(&inner))),
+            Category::Data => ApiError::new(field_code, format!("{path}: {}", strip_position(&inner))).at(path),
         }
     })
+}
+
+/// The body as any JSON value (some bodies may be a bare string); a syntax error is
+/// 400 `invalid_json` with its position.
+pub fn value(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::new(Code::InvalidJson, format!("The body is not valid JSON: {e}.")))
 }
 
 fn syntax(e: &serde_json::Error) -> ApiError {

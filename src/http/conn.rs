@@ -34,6 +34,8 @@ pub struct ConnState {
     in_flight: Cell<u32>,
     close: Cell<Option<Close>>,
     waker: RefCell<Option<Waker>>,
+    /// The client's address (for per-address limits such as signups).
+    pub peer: Option<std::net::SocketAddr>,
 }
 
 impl ConnState {
@@ -46,6 +48,7 @@ impl ConnState {
             in_flight: Cell::new(0),
             close: Cell::new(None),
             waker: RefCell::new(None),
+            peer: None,
         }
     }
 
@@ -120,8 +123,8 @@ impl Connections {
     }
 
     /// Registers a new connection; the guard keeps it counted while it lives.
-    pub fn add(&self) -> (Rc<ConnState>, OpenGuard<'_>) {
-        let state = Rc::new(ConnState::new());
+    pub fn add(&self, peer: Option<std::net::SocketAddr>) -> (Rc<ConnState>, OpenGuard<'_>) {
+        let state = Rc::new(ConnState { peer, ..ConnState::new() });
         if self.draining.get() {
             state.close.set(Some(Close::Drain));
         }
@@ -186,8 +189,8 @@ mod tests {
     #[test]
     fn idle_connections_are_closed_busy_ones_are_not() {
         let conns = Connections::new();
-        let (idle, _g1) = conns.add();
-        let (busy, _g2) = conns.add();
+        let (idle, _g1) = conns.add(None);
+        let (busy, _g2) = conns.add(None);
         busy.request_started();
         for _ in 0..11 {
             conns.sweep(Duration::from_secs(60), Duration::from_secs(1));
@@ -200,7 +203,7 @@ mod tests {
     #[test]
     fn traffic_resets_the_idle_clock() {
         let conns = Connections::new();
-        let (c, _g) = conns.add();
+        let (c, _g) = conns.add(None);
         for _ in 0..30 {
             c.touch();
             conns.sweep(Duration::from_secs(60), Duration::from_millis(500));
@@ -211,8 +214,8 @@ mod tests {
     #[test]
     fn a_connection_waiting_for_a_head_is_closed_even_while_it_trickles_bytes() {
         let conns = Connections::new();
-        let (slow, _g1) = conns.add();
-        let (downloading, _g2) = conns.add();
+        let (slow, _g1) = conns.add(None);
+        let (downloading, _g2) = conns.add(None);
         for _ in 0..11 {
             slow.touch(); // a slowloris client: bytes in, no complete head
             downloading.sent(); // a response still going out
@@ -225,12 +228,24 @@ mod tests {
     #[test]
     fn drain_reaches_open_and_new_connections_and_guards_count() {
         let conns = Connections::new();
-        let (a, g) = conns.add();
+        let (a, g) = conns.add(None);
         conns.drain();
         assert_eq!(a.close_requested(), Some(Close::Drain));
-        let (b, _g) = conns.add();
+        let (b, _g) = conns.add(None);
         assert_eq!(b.close_requested(), Some(Close::Drain));
         drop(g);
         assert_eq!(conns.open(), 1);
+    }
+}
+
+impl crate::net::io::Activity for Rc<ConnState> {
+    #[inline]
+    fn touch(&self) {
+        ConnState::touch(self)
+    }
+
+    #[inline]
+    fn sent(&self) {
+        ConnState::sent(self)
     }
 }

@@ -1,5 +1,6 @@
-//! One request, start to end: route, authenticate and spend from the key's bucket,
-//! call the API, and decorate the response (shard, request id, rate headers). A panic
+//! One request, start to end: match the route table, authenticate and spend from the
+//! key's bucket, call the row's handler, and decorate the response (shard, request id,
+//! rate headers). Every error is rendered in the route's surface shape. A panic
 //! inside a handler becomes a 500 `internal` for that request alone.
 
 use std::convert::Infallible;
@@ -12,30 +13,32 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION};
 use hyper::Request;
 
+use super::call::Call;
 use super::conn::ConnState;
-use super::error::{ApiError, Code};
 use super::response::{self, Reply, X_QUARRY_SHARD, X_REQUEST_ID};
-use super::router::{self, Route, RouteName};
+use super::router::{Handler, Matched};
 use super::server::Shard;
-use crate::api::{self, Call};
+use super::surface::Surface;
+use crate::error::{ApiError, Code};
 
 pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let started = Instant::now();
     conn.request_started();
     let metrics = shard.metrics();
     metrics.request_began();
     let request_id = shard.request_id(req.headers().get(&X_REQUEST_ID));
     let (parts, body) = req.into_parts();
-    let route = router::route(&parts.method, parts.uri.path(), shard.app.config.panic_route);
-    let name = route.as_ref().map_or(RouteName::Unmatched, Route::name);
-    // Immediate routes take about a microsecond: they are counted in the histogram's
-    // lowest bucket without reading the clock twice (each read costs ~40 ns on a VM).
-    let (mut reply, took) = match route.as_ref().ok().and_then(|r| api::immediate(r, &shard.app)) {
-        Some(reply) => (reply, None),
+    let routes = shard.router.routes();
+    let (mut reply, row) = match shard.router.route(&parts.method, parts.uri.path()) {
+        Err((surface, e)) => (surface.error(&e), routes.len()),
+        Ok(Matched { index, route, .. }) if matches!(route.handler, Handler::Immediate(_)) => {
+            let Handler::Immediate(f) = route.handler else { unreachable!() };
+            (f(&shard.app), index)
+        }
         // Boxed, so the future every request builds and hyper moves stays small.
-        None => {
-            let started = Instant::now();
-            let reply = Box::pin(guarded(&shard, route, parts, body, &request_id)).await;
-            (reply, Some(started.elapsed()))
+        Ok(matched) => {
+            let index = matched.index;
+            (Box::pin(guarded(&shard, &conn, matched, parts, body, &request_id)).await, index)
         }
     };
     let status = reply.status();
@@ -43,10 +46,10 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     headers.insert(X_QUARRY_SHARD.clone(), shard.shard_header.clone());
     headers.insert(X_REQUEST_ID.clone(), request_id);
     headers.insert(hyper::header::DATE, shard.date.borrow().clone());
-    let took = took.unwrap_or_default();
-    metrics.record(name, status.as_u16(), took);
+    let took = started.elapsed();
+    metrics.record(row, status.as_u16(), took);
     metrics.request_ended();
-    tracing::debug!(route = name.as_str(), status = status.as_u16(), micros = took.as_micros() as u64, "request");
+    tracing::debug!(route = routes.get(row).map_or("unmatched", |r| r.name), status = status.as_u16(), micros = took.as_micros() as u64, "request");
     conn.request_finished();
     Ok(reply)
 }
@@ -55,17 +58,19 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
 /// becomes a 500 for this request alone, and server errors are logged with the path.
 async fn guarded(
     shard: &Shard,
-    route: Result<Route, ApiError>,
+    conn: &ConnState,
+    matched: Matched,
     parts: hyper::http::request::Parts,
     body: Incoming,
     request_id: &HeaderValue,
 ) -> Reply {
     let (method, uri) = (parts.method.clone(), parts.uri.clone());
-    let served = AssertUnwindSafe(serve(shard, route, parts, body)).catch_unwind().await;
+    let surface = matched.route.surface;
+    let served = AssertUnwindSafe(serve(shard, conn, matched, parts, body)).catch_unwind().await;
     let reply = served.unwrap_or_else(|panic| {
         let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         tracing::error!(request_id = ?request_id, %method, %uri, panic = what.as_deref().unwrap_or("?"), "handler panicked");
-        response::error(&ApiError::internal())
+        surface.error(&ApiError::internal())
     });
     if reply.status().is_server_error() {
         tracing::warn!(request_id = ?request_id, %method, %uri, status = reply.status().as_u16(), "request failed");
@@ -73,32 +78,38 @@ async fn guarded(
     reply
 }
 
-async fn serve(shard: &Shard, route: Result<Route, ApiError>, parts: hyper::http::request::Parts, body: Incoming) -> Reply {
-    let route = match route {
-        Ok(r) => r,
-        Err(e) => return response::error(&e),
+async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::http::request::Parts, body: Incoming) -> Reply {
+    let Matched { route, params, .. } = matched;
+    let Handler::Call(handler) = route.handler else { unreachable!("immediate routes are served before") };
+    let surface: Surface = route.surface;
+    let mut call = Call {
+        app: &shard.app,
+        parts,
+        body: Some(body),
+        principal: None,
+        limits: shard.body_limits,
+        embedders: &shard.embedders,
+        params,
+        surface,
+        peer: conn.peer,
     };
-    let mut call = Call { app: &shard.app, parts, body: Some(body), principal: None, limits: shard.body_limits, embedders: &shard.embedders };
-    if !route.authenticated() {
-        return api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e));
+    if !route.auth {
+        return handler(call).await.unwrap_or_else(|e| surface.error(&e));
     }
     let principal = match shard.auth.authenticate(call.parts.headers.get(AUTHORIZATION).map(HeaderValue::as_bytes)) {
         Ok(p) => p,
         // No rate headers on a 401.
-        Err(e) => return response::error(&ApiError::from(e)),
+        Err(e) => return surface.error(&ApiError::from(e)),
     };
-    let decision = principal.bucket.spend(route.cost());
+    let decision = principal.bucket.spend(route.cost);
     let mut reply = if decision.allowed {
         call.principal = Some(principal);
-        api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e))
+        handler(call).await.unwrap_or_else(|e| surface.error(&e))
     } else {
         let plan = &shard.app.plan(&principal.plan).name;
-        response::error(&ApiError {
+        surface.error(&ApiError {
             retry_after: Some(decision.retry_after_secs),
-            ..ApiError::new(
-                Code::RateLimited,
-                format!("Rate limit reached for the {plan} plan; retry in {} s.", decision.retry_after_secs),
-            )
+            ..ApiError::new(Code::RateLimited, format!("Rate limit reached for the {plan} plan; retry in {} s.", decision.retry_after_secs))
         })
     };
     response::rate_headers(&mut reply, &decision);

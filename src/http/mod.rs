@@ -1,15 +1,16 @@
-//! HTTP/1.1 on glommio through hyper: connections, routing, the one error table,
-//! request and response helpers, metrics. Only this module and `main` know shards.
+//! HTTP/1.1 on glommio through hyper: connections, the route table's matcher, the
+//! request context handlers get, one error renderer per surface, request and
+//! response helpers. Only this module, `shard` and `main` know shards; it knows no
+//! handler (the route table it is given names them).
 
 pub mod body;
+pub mod call;
 pub mod conn;
-pub mod error;
 mod handler;
-pub mod io;
 pub mod json_out;
-pub mod metrics;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod surface;
 
 pub use server::{serve_shard, Shard};

@@ -2,11 +2,10 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderName, HeaderValue, ALLOW, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde::Serialize;
 
-use super::error::ApiError;
 use crate::limits::Decision;
 
 pub type Reply = Response<ReplyBody>;
@@ -45,17 +44,6 @@ pub fn json_bytes(status: StatusCode, body: Bytes) -> Reply {
 
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Reply {
     json_bytes(status, Bytes::from(serde_json::to_vec(value).expect("responses serialize")))
-}
-
-pub fn error(e: &ApiError) -> Reply {
-    let mut r = json_bytes(e.status(), Bytes::from(e.body()));
-    if let Some(allow) = e.allow {
-        r.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
-    }
-    if let Some(secs) = e.retry_after {
-        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
-    }
-    r
 }
 
 /// A streamed reply.

@@ -1,271 +1,211 @@
-//! Routing: method + path → [`Route`]. A path that exists under another method is a
-//! 405 with its `Allow` list; anything else is a 404.
+//! Routing over a table: one [`Route`] row per method and path pattern (its surface,
+//! whether it needs a key, what it costs, its handler), matched by `matchit`. A path
+//! that exists under other methods is a 405 whose `Allow` lists them; anything else
+//! is a 404, both in the error shape of the surface the path belongs to. Metrics
+//! name routes by their row.
 
+use futures_util::future::LocalBoxFuture;
+use hyper::header::HeaderValue;
 use hyper::Method;
 
-use super::error::{ApiError, Code};
+use super::call::Call;
+use super::response::Reply;
+use super::surface::Surface;
+use crate::app::App;
+use crate::error::{ApiError, Code};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
-    Health,
-    Plans,
-    Signup,
-    Account,
-    CreateKey,
-    ListKeys,
-    RevokeKey(String),
-    Metrics,
-    /// Fault injection (`debug.panic_route`).
-    Panic,
-    /// The OpenAI-compatible gateway.
-    ChatCompletions,
-    Models,
-    ListCollections,
-    CreateCollection,
-    GetCollection(String),
-    UpdateCollection(String),
-    DeleteCollection(String),
-    AddDocument(String),
-    ListDocuments(String),
-    GetDocument(String, String),
-    DeleteDocument(String, String),
-    GetPage(String, String, String),
-    Search(String),
-    Evaluate(String),
+/// A handler that reads the request and may wait (a body, the store, a model).
+pub type CallFn = for<'a> fn(Call<'a>) -> LocalBoxFuture<'a, Result<Reply, ApiError>>;
+
+#[derive(Clone, Copy)]
+pub enum Handler {
+    /// Needs no body, no key and no waiting (health, plans, metrics): served without
+    /// the rest of the request's machinery.
+    Immediate(fn(&App) -> Reply),
+    Call(CallFn),
 }
 
-/// A route's name, for metrics and logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouteName {
-    Health,
-    Plans,
-    Signup,
-    Account,
-    CreateKey,
-    ListKeys,
-    RevokeKey,
-    Metrics,
-    ChatCompletions,
-    Models,
-    ListCollections,
-    CreateCollection,
-    GetCollection,
-    UpdateCollection,
-    DeleteCollection,
-    AddDocument,
-    ListDocuments,
-    GetDocument,
-    DeleteDocument,
-    GetPage,
-    Search,
-    Evaluate,
-    Unmatched,
-}
-
-impl RouteName {
-    pub const ALL: &'static [RouteName] = &[
-        RouteName::Health,
-        RouteName::Plans,
-        RouteName::Signup,
-        RouteName::Account,
-        RouteName::CreateKey,
-        RouteName::ListKeys,
-        RouteName::RevokeKey,
-        RouteName::Metrics,
-        RouteName::ChatCompletions,
-        RouteName::Models,
-        RouteName::ListCollections,
-        RouteName::CreateCollection,
-        RouteName::GetCollection,
-        RouteName::UpdateCollection,
-        RouteName::DeleteCollection,
-        RouteName::AddDocument,
-        RouteName::ListDocuments,
-        RouteName::GetDocument,
-        RouteName::DeleteDocument,
-        RouteName::GetPage,
-        RouteName::Search,
-        RouteName::Evaluate,
-        RouteName::Unmatched,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RouteName::Health => "health",
-            RouteName::Plans => "plans",
-            RouteName::Signup => "signup",
-            RouteName::Account => "account",
-            RouteName::CreateKey => "create_key",
-            RouteName::ListKeys => "list_keys",
-            RouteName::RevokeKey => "revoke_key",
-            RouteName::Metrics => "metrics",
-            RouteName::ChatCompletions => "chat_completions",
-            RouteName::Models => "models",
-            RouteName::ListCollections => "list_collections",
-            RouteName::CreateCollection => "create_collection",
-            RouteName::GetCollection => "get_collection",
-            RouteName::UpdateCollection => "update_collection",
-            RouteName::DeleteCollection => "delete_collection",
-            RouteName::AddDocument => "add_document",
-            RouteName::ListDocuments => "list_documents",
-            RouteName::GetDocument => "get_document",
-            RouteName::DeleteDocument => "delete_document",
-            RouteName::GetPage => "get_page",
-            RouteName::Search => "search",
-            RouteName::Evaluate => "evaluate",
-            RouteName::Unmatched => "unmatched",
-        }
-    }
-}
-
-impl Route {
-    pub fn name(&self) -> RouteName {
-        match self {
-            Route::Health => RouteName::Health,
-            Route::Plans => RouteName::Plans,
-            Route::Signup => RouteName::Signup,
-            Route::Account => RouteName::Account,
-            Route::CreateKey => RouteName::CreateKey,
-            Route::ListKeys => RouteName::ListKeys,
-            Route::RevokeKey(_) => RouteName::RevokeKey,
-            Route::Metrics => RouteName::Metrics,
-            Route::Panic => RouteName::Unmatched,
-            Route::ChatCompletions => RouteName::ChatCompletions,
-            Route::Models => RouteName::Models,
-            Route::ListCollections => RouteName::ListCollections,
-            Route::CreateCollection => RouteName::CreateCollection,
-            Route::GetCollection(_) => RouteName::GetCollection,
-            Route::UpdateCollection(_) => RouteName::UpdateCollection,
-            Route::DeleteCollection(_) => RouteName::DeleteCollection,
-            Route::AddDocument(_) => RouteName::AddDocument,
-            Route::ListDocuments(_) => RouteName::ListDocuments,
-            Route::GetDocument(..) => RouteName::GetDocument,
-            Route::DeleteDocument(..) => RouteName::DeleteDocument,
-            Route::GetPage(..) => RouteName::GetPage,
-            Route::Search(_) => RouteName::Search,
-            Route::Evaluate(_) => RouteName::Evaluate,
-        }
-    }
-
+/// One row of the route table.
+#[derive(Clone)]
+pub struct Route {
+    pub method: Method,
+    /// A `matchit` pattern: `/v1/collections/{id}`.
+    pub path: &'static str,
+    /// For metrics and logs; unique in the table.
+    pub name: &'static str,
+    pub surface: Surface,
     /// Whether the route needs a key (and so spends from its bucket).
-    pub fn authenticated(&self) -> bool {
-        !matches!(self, Route::Health | Route::Plans | Route::Signup | Route::Metrics | Route::Panic)
+    pub auth: bool,
+    /// Tokens a call spends from the key's bucket.
+    pub cost: u64,
+    pub handler: Handler,
+}
+
+/// A route's path parameters, by name, in path order.
+#[derive(Debug, Default, Clone)]
+pub struct Params(Vec<(&'static str, String)>);
+
+impl Params {
+    /// The parameter `name`; the table guarantees a handler's own parameters exist.
+    pub fn get(&self, name: &str) -> &str {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("no path parameter {name}"))
     }
 
-    /// Tokens the call spends from the key's bucket (research and evaluate cost 5).
-    pub fn cost(&self) -> u64 {
-        match self {
-            Route::Evaluate(_) => 5,
-            _ => 1,
-        }
+    pub fn take(&mut self, name: &str) -> String {
+        let i = self.0.iter().position(|(k, _)| *k == name).unwrap_or_else(|| panic!("no path parameter {name}"));
+        self.0.swap_remove(i).1
     }
 }
 
-pub fn route(method: &Method, path: &str, panic_route: bool) -> Result<Route, ApiError> {
-    let get = *method == Method::GET || *method == Method::HEAD;
-    let post = *method == Method::POST;
-    let found = match path {
-        "/v1/health" => get.then_some(Route::Health).ok_or("GET, HEAD"),
-        "/v1/plans" => get.then_some(Route::Plans).ok_or("GET, HEAD"),
-        "/v1/signup" => post.then_some(Route::Signup).ok_or("POST"),
-        "/v1/account" => get.then_some(Route::Account).ok_or("GET, HEAD"),
-        "/v1/keys" if post => Ok(Route::CreateKey),
-        "/v1/keys" => get.then_some(Route::ListKeys).ok_or("GET, HEAD, POST"),
-        "/metrics" => get.then_some(Route::Metrics).ok_or("GET, HEAD"),
-        "/v1/chat/completions" => post.then_some(Route::ChatCompletions).ok_or("POST"),
-        "/v1/models" => get.then_some(Route::Models).ok_or("GET, HEAD"),
-        "/v1/_panic" if panic_route => get.then_some(Route::Panic).ok_or("GET, HEAD"),
-        "/v1/collections" if post => Ok(Route::CreateCollection),
-        "/v1/collections" => get.then_some(Route::ListCollections).ok_or("GET, HEAD, POST"),
-        _ => match (path.strip_prefix("/v1/keys/"), path.strip_prefix("/v1/collections/")) {
-            (Some(prefix), _) if !prefix.is_empty() && !prefix.contains('/') => {
-                (*method == Method::DELETE).then(|| Route::RevokeKey(prefix.to_owned())).ok_or("DELETE")
+/// The routes of one path pattern.
+struct PathRoutes {
+    /// (method, row) with HEAD answered by the GET row.
+    methods: Vec<(Method, usize)>,
+    allow: HeaderValue,
+    surface: Surface,
+}
+
+/// What a request matched.
+pub struct Matched {
+    /// The row's index in [`Router::routes`] (metrics count by it).
+    pub index: usize,
+    pub route: &'static Route,
+    pub params: Params,
+}
+
+/// The table, with its paths compiled. Built once at start-up and kept for the
+/// process's life (`'static`), so matched parameter names borrow from it.
+pub struct Router {
+    routes: &'static [Route],
+    paths: matchit::Router<usize>,
+    by_path: Vec<PathRoutes>,
+}
+
+impl Router {
+    /// Compiles `routes`. A table error (the same method and path twice, a pattern
+    /// matchit refuses) is a programming error: it panics at start-up, where every
+    /// test run meets it.
+    pub fn new(routes: Vec<Route>) -> &'static Router {
+        let routes: &'static [Route] = Box::leak(routes.into_boxed_slice());
+        let mut paths = matchit::Router::new();
+        let mut by_path: Vec<PathRoutes> = Vec::new();
+        let mut patterns: Vec<&'static str> = Vec::new();
+        for (i, r) in routes.iter().enumerate() {
+            let at = match patterns.iter().position(|p| *p == r.path) {
+                Some(at) => at,
+                None => {
+                    paths.insert(r.path, patterns.len()).unwrap_or_else(|e| panic!("route {}: {e}", r.path));
+                    patterns.push(r.path);
+                    by_path.push(PathRoutes { methods: Vec::new(), allow: HeaderValue::from_static(""), surface: r.surface });
+                    patterns.len() - 1
+                }
+            };
+            let entry = &mut by_path[at];
+            assert!(!entry.methods.iter().any(|(m, _)| *m == r.method), "route {} {} twice", r.method, r.path);
+            assert!(entry.surface == r.surface, "the routes of {} have two surfaces", r.path);
+            entry.methods.push((r.method.clone(), i));
+            if r.method == Method::GET {
+                entry.methods.push((Method::HEAD, i));
             }
-            (_, Some(rest)) => match collection_route(method, rest) {
-                Some(found) => found,
-                None => return Err(ApiError::new(Code::NotFound, format!("No route {path}."))),
-            },
-            _ => return Err(ApiError::new(Code::NotFound, format!("No route {path}."))),
-        },
-    };
-    found.map_err(|allow| ApiError {
-        allow: Some(allow),
-        ..ApiError::new(Code::MethodNotAllowed, format!("{path} does not take {method}; it takes {allow}."))
-    })
+        }
+        for entry in &mut by_path {
+            entry.allow = allow_header(&entry.methods);
+        }
+        assert!(routes.iter().enumerate().all(|(i, r)| routes[..i].iter().all(|o| o.name != r.name)), "route names repeat");
+        Box::leak(Box::new(Router { routes, paths, by_path }))
+    }
+
+    pub fn routes(&self) -> &'static [Route] {
+        self.routes
+    }
+
+    /// The row for `method` and `path`, or the error in the path's surface.
+    pub fn route(&self, method: &Method, path: &str) -> Result<Matched, (Surface, ApiError)> {
+        let Ok(found) = self.paths.at(path) else {
+            return Err((Surface::of_path(path), ApiError::new(Code::NotFound, format!("No route {path}."))));
+        };
+        let entry = &self.by_path[*found.value];
+        let Some(&(_, index)) = entry.methods.iter().find(|(m, _)| m == method) else {
+            let allow = entry.allow.to_str().unwrap_or_default().to_owned();
+            let e = ApiError::new(Code::MethodNotAllowed, format!("{path} does not take {method}; it takes {allow}."));
+            return Err((entry.surface, ApiError { allow: Some(entry.allow.clone()), ..e }));
+        };
+        let route = &self.routes[index];
+        let params = found.params.iter().map(|(k, v)| (param_name(route, k), v.to_owned())).collect();
+        Ok(Matched { index, route, params: Params(params) })
+    }
 }
 
-/// Routes under `/v1/collections/`; `None` when the shape matches nothing.
-fn collection_route(method: &Method, rest: &str) -> Option<Result<Route, &'static str>> {
-    let parts: Vec<&str> = rest.split('/').collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return None;
-    }
-    let own = |s: &str| s.to_owned();
-    let m = method.clone();
-    let get = m == Method::GET || m == Method::HEAD;
-    Some(match parts.as_slice() {
-        [id] if get => Ok(Route::GetCollection(own(id))),
-        [id] if m == Method::PATCH => Ok(Route::UpdateCollection(own(id))),
-        [id] if m == Method::DELETE => Ok(Route::DeleteCollection(own(id))),
-        [_] => Err("GET, HEAD, PATCH, DELETE"),
-        [id, "documents"] if m == Method::POST => Ok(Route::AddDocument(own(id))),
-        [id, "documents"] if get => Ok(Route::ListDocuments(own(id))),
-        [_, "documents"] => Err("GET, HEAD, POST"),
-        [id, "documents", doc] if get => Ok(Route::GetDocument(own(id), own(doc))),
-        [id, "documents", doc] if m == Method::DELETE => Ok(Route::DeleteDocument(own(id), own(doc))),
-        [_, "documents", _] => Err("GET, HEAD, DELETE"),
-        [id, "documents", doc, "pages", n] if get => Ok(Route::GetPage(own(id), own(doc), own(n))),
-        [_, "documents", _, "pages", _] => Err("GET, HEAD"),
-        [id, "search"] if m == Method::POST => Ok(Route::Search(own(id))),
-        [_, "search"] => Err("POST"),
-        [id, "evaluate"] if m == Method::POST => Ok(Route::Evaluate(own(id))),
-        [_, "evaluate"] => Err("POST"),
-        _ => return None,
-    })
+/// `Allow`: GET and HEAD first (as clients expect to read it), then the rest in table order.
+fn allow_header(methods: &[(Method, usize)]) -> HeaderValue {
+    let mut names: Vec<&str> = methods.iter().map(|(m, _)| m.as_str()).collect();
+    names.sort_by_key(|m| match *m {
+        "GET" => 0,
+        "HEAD" => 1,
+        _ => 2,
+    });
+    HeaderValue::from_str(&names.join(", ")).expect("method names are header-safe")
+}
+
+/// The `'static` copy of a parameter name, from the row's own pattern.
+fn param_name(route: &'static Route, name: &str) -> &'static str {
+    let p = route.path;
+    let at = p.find(&format!("{{{name}}}")).expect("matchit names parameters of the pattern");
+    &p[at + 1..at + 1 + name.len()]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn routes_match_method_and_path() {
-        assert_eq!(route(&Method::GET, "/v1/health", false).unwrap(), Route::Health);
-        assert_eq!(route(&Method::HEAD, "/v1/health", false).unwrap(), Route::Health);
-        assert_eq!(route(&Method::POST, "/v1/keys", false).unwrap(), Route::CreateKey);
-        assert_eq!(route(&Method::GET, "/v1/keys", false).unwrap(), Route::ListKeys);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/al_abcdefg", false).unwrap(), Route::RevokeKey("al_abcdefg".into()));
-        assert_eq!(route(&Method::POST, "/v1/chat/completions", false).unwrap(), Route::ChatCompletions);
-        assert_eq!(route(&Method::GET, "/v1/models", false).unwrap(), Route::Models);
-        assert_eq!(route(&Method::POST, "/v1/collections", false).unwrap(), Route::CreateCollection);
-        assert_eq!(route(&Method::PATCH, "/v1/collections/c1", false).unwrap(), Route::UpdateCollection("c1".into()));
-        assert_eq!(
-            route(&Method::GET, "/v1/collections/c1/documents/d1/pages/0", false).unwrap(),
-            Route::GetPage("c1".into(), "d1".into(), "0".into())
-        );
-        assert_eq!(route(&Method::POST, "/v1/collections/c1/search", false).unwrap(), Route::Search("c1".into()));
-        assert_eq!(route(&Method::GET, "/v1/collections/c1/search", false).unwrap_err().allow, Some("POST"));
-        assert_eq!(route(&Method::POST, "/v1/collections/c1/evaluate", false).unwrap(), Route::Evaluate("c1".into()));
-        assert_eq!(route(&Method::GET, "/v1/collections/c1/evaluate", false).unwrap_err().allow, Some("POST"));
-        assert_eq!(route(&Method::GET, "/v1/collections/c1/nope", false).unwrap_err().code, Code::NotFound);
-        assert_eq!(route(&Method::GET, "/v1/collections//documents", false).unwrap_err().code, Code::NotFound);
+    fn ok(_: &App) -> Reply {
+        super::super::response::json_bytes(hyper::StatusCode::OK, bytes::Bytes::new())
+    }
+
+    fn row(method: Method, path: &'static str, name: &'static str) -> Route {
+        Route { method, path, name, surface: Surface::of_path(path), auth: false, cost: 1, handler: Handler::Immediate(ok) }
+    }
+
+    fn table() -> &'static Router {
+        Router::new(vec![
+            row(Method::GET, "/v1/health", "health"),
+            row(Method::POST, "/v1/keys", "create_key"),
+            row(Method::GET, "/v1/keys", "list_keys"),
+            row(Method::DELETE, "/v1/keys/{prefix}", "revoke_key"),
+            row(Method::GET, "/v1/collections/{id}/documents/{doc}/pages/{n}", "get_page"),
+            row(Method::POST, "/v1/chat/completions", "chat"),
+        ])
     }
 
     #[test]
-    fn evaluate_costs_five_tokens_and_the_rest_one() {
-        assert_eq!(Route::Evaluate("c1".into()).cost(), 5);
-        assert_eq!(Route::Search("c1".into()).cost(), 1);
-        assert_eq!(Route::Account.cost(), 1);
+    fn rows_match_method_and_path_with_their_parameters() {
+        let t = table();
+        assert_eq!(t.route(&Method::GET, "/v1/health").ok().unwrap().route.name, "health");
+        assert_eq!(t.route(&Method::HEAD, "/v1/health").ok().unwrap().route.name, "health");
+        assert_eq!(t.route(&Method::POST, "/v1/keys").ok().unwrap().route.name, "create_key");
+        let m = t.route(&Method::GET, "/v1/collections/c1/documents/d1/pages/0").ok().unwrap();
+        assert_eq!((m.params.get("id"), m.params.get("doc"), m.params.get("n")), ("c1", "d1", "0"));
+        let mut m = t.route(&Method::DELETE, "/v1/keys/al_abcdefg").ok().unwrap();
+        assert_eq!(m.params.take("prefix"), "al_abcdefg");
     }
 
     #[test]
     fn wrong_method_is_405_with_allow_and_unknown_is_404() {
-        let e = route(&Method::DELETE, "/v1/health", false).unwrap_err();
-        assert_eq!((e.code, e.allow), (Code::MethodNotAllowed, Some("GET, HEAD")));
-        let e = route(&Method::GET, "/v1/keys/al_x", false).unwrap_err();
-        assert_eq!(e.allow, Some("DELETE"));
-        assert_eq!(route(&Method::GET, "/v1/nope", false).unwrap_err().code, Code::NotFound);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/a/b", false).unwrap_err().code, Code::NotFound);
-        assert_eq!(route(&Method::DELETE, "/v1/keys/", false).unwrap_err().code, Code::NotFound);
+        let t = table();
+        let (_, e) = t.route(&Method::DELETE, "/v1/health").err().unwrap();
+        assert_eq!((e.code, e.allow.unwrap().to_str().unwrap()), (Code::MethodNotAllowed, "GET, HEAD"));
+        let (_, e) = t.route(&Method::DELETE, "/v1/keys").err().unwrap();
+        assert_eq!(e.allow.unwrap(), "GET, HEAD, POST");
+        let (surface, e) = t.route(&Method::GET, "/v1/chat/completions").err().unwrap();
+        assert_eq!((surface, e.allow.unwrap().to_str().unwrap()), (Surface::OpenAi, "POST"));
+        for path in ["/v1/nope", "/v1/keys/a/b", "/v1/keys/", "/v1/collections//documents/d/pages/0"] {
+            assert_eq!(t.route(&Method::GET, path).err().unwrap().1.code, Code::NotFound, "{path}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn a_row_given_twice_is_refused() {
+        Router::new(vec![row(Method::GET, "/v1/health", "a"), row(Method::GET, "/v1/health", "b")]);
     }
 }

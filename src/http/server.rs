@@ -20,10 +20,11 @@ use hyper::service::service_fn;
 
 use super::body::BodyLimits;
 use super::conn::{Close, Connections, TICK};
-use super::error::{ApiError, Code};
+use super::router::Router;
+use crate::error::{ApiError, Code};
+use crate::metrics::ShardMetrics;
 use super::handler::handle;
-use super::io::GlommioIo;
-use super::metrics::ShardMetrics;
+use crate::net::io::GlommioIo;
 use crate::app::App;
 use crate::auth::ShardAuth;
 use crate::config::HttpConfig;
@@ -35,6 +36,8 @@ const HYPER_MAX_HEADERS: usize = 100;
 pub struct Shard {
     pub id: usize,
     pub app: Arc<App>,
+    /// The route table, the same for every shard.
+    pub router: &'static Router,
     pub auth: ShardAuth,
     pub conns: Connections,
     pub body_limits: BodyLimits,
@@ -49,11 +52,12 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub fn new(id: usize, app: Arc<App>, embedders: Vec<quarry_index::embed::Embedder>) -> Shard {
+    pub fn new(id: usize, app: Arc<App>, router: &'static Router, embedders: Vec<quarry_index::embed::Embedder>) -> Shard {
         let http = app.config.http.clone();
         let boot = crate::auth::keys::random_base62(6);
         Shard {
             id,
+            router,
             auth: ShardAuth::new(app.clone()),
             conns: Connections::new(),
             body_limits: BodyLimits { max_bytes: http.max_body_bytes, timeout: http.body_read_timeout },
@@ -132,7 +136,7 @@ fn accept(shard: &Rc<Shard>, stream: TcpStream) {
 
 /// One connection over the cap: a 503 `overloaded`, then close.
 async fn refuse(mut stream: TcpStream, shard: usize) {
-    let body = ApiError::new(Code::Overloaded, "This server is at its connection limit; retry shortly.").body();
+    let body = super::surface::agentlex(&ApiError::new(Code::Overloaded, "This server is at its connection limit; retry shortly."));
     let head = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nx-quarry-shard: {shard}\r\nconnection: close\r\n\r\n",
         body.len()
@@ -146,7 +150,7 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
-    let (state, _open) = shard.conns.add();
+    let (state, _open) = shard.conns.add(stream.peer_addr().ok());
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
     let io = GlommioIo::new(stream, state.clone());
     let svc_shard = shard.clone();

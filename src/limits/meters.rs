@@ -42,6 +42,42 @@ pub struct Exceeded {
     pub allowance: u64,
 }
 
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.what == "stored_chars" {
+            return write!(f, "This plan stores at most {} characters; delete documents or move to a larger plan.", self.allowance);
+        }
+        write!(
+            f,
+            "This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.",
+            self.what, self.allowance
+        )
+    }
+}
+
+impl crate::error::ErrorCode for Exceeded {
+    fn code(&self) -> crate::error::Code {
+        match self.what {
+            "stored_chars" => crate::error::Code::StorageExceeded,
+            _ => crate::error::Code::AllowanceExceeded,
+        }
+    }
+}
+
+#[cfg(test)]
+mod exceeded_tests {
+    use super::Exceeded;
+    use crate::error::{ApiError, Code};
+
+    #[test]
+    fn spent_allowances_map_to_their_codes() {
+        let e = ApiError::from(Exceeded { what: "search", allowance: 2000 });
+        assert_eq!((e.code, e.status().as_u16()), (Code::AllowanceExceeded, 429));
+        assert!(e.message.contains("search") && e.message.contains("2000"));
+        assert_eq!(ApiError::from(Exceeded { what: "stored_chars", allowance: 5 }).code, Code::StorageExceeded);
+    }
+}
+
 pub struct AccountMeters {
     month: Mutex<String>,
     counts: [AtomicU64; 4],

@@ -7,7 +7,7 @@ use quarry_index::collection::{Collection, CollectionError};
 use quarry_index::ingest::{self, DocDraft};
 
 use crate::app::App;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Added {
@@ -45,7 +45,7 @@ pub async fn add(app: &Arc<App>, coll: Arc<Collection>, draft: DocDraft, embed: 
     // shares one group commit and no worker sits idle meanwhile.
     let d = &prepared.docs[0];
     let (pages, chunks, chars) = (d.pages, d.chunks, d.chars);
-    crate::api::blocking(move || coll.add(prepared)).await.map_err(IngestError::Index)?;
+    crate::runtime::blocking(move || coll.add(prepared)).await.map_err(IngestError::Index)?;
     Ok(Added { id, pages, chunks, chars, chunker: ingest::CHUNKER, embedder, format })
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use quarry_index::collection::Collection;
 
 use crate::app::App;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::store::CollectionRecord;
 
 /// The embedder name this server indexes with ("none" without one).
@@ -40,4 +40,24 @@ pub fn check_embedder(app: &App, record: &CollectionRecord) -> Result<(), ApiErr
             record.id, record.embedder
         ),
     ))
+}
+
+/// The index's gauges for `/metrics`: collections, live documents, segment files and
+/// write-ahead-log bytes over every collection of the server.
+pub fn gauges(app: &App) -> Vec<crate::metrics::Gauge> {
+    use crate::metrics::Gauge;
+    let all = app.engine.all();
+    let mut sum = quarry_index::collection::Stats::default();
+    for c in &all {
+        let s = c.stats();
+        sum.documents += s.documents;
+        sum.segments += s.segments;
+        sum.wal_bytes += s.wal_bytes;
+    }
+    vec![
+        Gauge { name: "quarry_collections", help: "Collections on this server.", value: all.len() as u64 },
+        Gauge { name: "quarry_documents", help: "Live documents over every collection.", value: sum.documents },
+        Gauge { name: "quarry_segments", help: "Segment files over every collection.", value: sum.segments },
+        Gauge { name: "quarry_wal_bytes", help: "Bytes of write-ahead log over every collection.", value: sum.wal_bytes },
+    ]
 }

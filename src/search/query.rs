@@ -11,7 +11,7 @@ use quarry_index::text::{self, Intent};
 
 use crate::api::agentlex::input::search::SearchIn;
 use crate::app::App;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::store::CollectionRecord;
 
 pub struct Searched {

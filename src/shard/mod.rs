@@ -39,7 +39,10 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         .thread_name(|i| format!("quarry-bg-{i}"))
         .start_handler(|_| crate::sys::set_idle_priority())
         .build_global();
-    let app = Arc::new(App::open(config, shards)?);
+    let router = crate::api::routes::router(&config);
+    crate::http::surface::set_docs_base(&format!("http://{}", config.listen));
+    let names = router.routes().iter().map(|r| r.name).collect();
+    let app = Arc::new(App::open(config, shards, names)?);
     let stop = Arc::new(AtomicBool::new(false));
     let signals = watch_signals(stop.clone())?;
     let flusher = start_flusher(app.clone(), stop.clone());
@@ -57,7 +60,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (start, waiting) = Start::channels();
-        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), stop.clone(), start)?);
+        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), router, stop.clone(), start)?);
         starts.push(waiting);
     }
     if let Err(e) = bind_in_turn(&starts, &mut addr) {
@@ -137,6 +140,7 @@ fn spawn_shard(
     id: usize,
     cpu: usize,
     app: Arc<App>,
+    router: &'static crate::http::router::Router,
     stop: Arc<AtomicBool>,
     start: Start,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
@@ -170,7 +174,7 @@ fn spawn_shard(
                 }
             };
             let _ = start.bound.send(listener.local_addr().map_err(listen_error));
-            serve_shard(Rc::new(Shard::new(id, app, embedders)), listener, stop).await;
+            serve_shard(Rc::new(Shard::new(id, app, router, embedders)), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
 }

@@ -34,3 +34,10 @@ impl<T, E: Into<redb::Error>> Op<T> for Result<T, E> {
         self.map_err(|e| StoreError::Db { op, source: e.into() })
     }
 }
+
+/// A store failure is never the client's: logged in full, answered as 500 `internal`.
+impl crate::error::ErrorCode for StoreError {
+    fn code(&self) -> crate::error::Code {
+        crate::error::Code::Internal
+    }
+}

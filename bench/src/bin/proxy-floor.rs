@@ -29,7 +29,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::service::service_fn;
 use hyper::{HeaderMap, Request, Response, StatusCode};
-use quarry::http::io::{GlommioIo, Untracked};
+use quarry::net::io::{GlommioIo, Untracked};
 use quarry::llm::manifest::{Catalog, Manifest};
 use quarry::llm::retry::RetryPolicy;
 use quarry::llm::transport::{Call, Transport};

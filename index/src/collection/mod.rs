@@ -115,6 +115,14 @@ fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Collectio
     move |source| CollectionError::Io { op, path, source }
 }
 
+/// A collection's size, as [`Collection::stats`] reads it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub documents: u64,
+    pub segments: u64,
+    pub wal_bytes: u64,
+}
+
 impl Collection {
     /// Opens (or creates) the collection in `dir`: segments mapped and validated, the
     /// WAL replayed (a torn tail cut), files the manifest does not name removed.
@@ -173,6 +181,16 @@ impl Collection {
     /// The current snapshot; hold it for the length of one search.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot.load_full()
+    }
+
+    /// What the collection holds now, for metrics: live documents, segment files, and
+    /// the bytes of its write-ahead log (read from the directory, not tracked).
+    pub fn stats(&self) -> Stats {
+        let snap = self.snapshot();
+        let wal_bytes = std::fs::read_dir(self.dir.join("wal"))
+            .map(|files| files.flatten().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0);
+        Stats { documents: snap.docs().count() as u64, segments: snap.views.iter().filter(|v| !v.is_memory()).count() as u64, wal_bytes }
     }
 
     /// Adds the one document of `batch`: citations assigned, logged, synced, published.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::super::Call;
 use super::keys::KeyOut;
-use crate::http::error::ApiError;
+use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 use crate::identity;
 use crate::plans::Plan;

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::super::{blocking, Call};
 use super::input::{self, settings};
-use crate::http::error::ApiError;
+use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 use crate::search;
 use crate::store::{CollectionRecord, CollectionSettings};
@@ -59,7 +59,7 @@ pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
 
 pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: Value = call.json_value().await?;
-    let obj = body.as_object().ok_or_else(|| input::err(crate::http::error::Code::InvalidJson, "The body must be a JSON object."))?;
+    let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
     let name = settings::name(obj.get("name"), true)?.expect("required");
     let settings = settings::merge(&CollectionSettings::default(), obj.get("settings"))?;
     let record = CollectionRecord {
@@ -94,7 +94,7 @@ pub async fn get(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
 pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let (mut record, coll) = search::owned(call.app, &call.principal().account_id, &id)?;
     let body: Value = call.json_value().await?;
-    let obj = body.as_object().ok_or_else(|| input::err(crate::http::error::Code::InvalidJson, "The body must be a JSON object."))?;
+    let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
     if let Some(name) = settings::name(obj.get("name"), false)? {
         record.name = name;
     }

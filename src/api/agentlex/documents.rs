@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::super::Call;
 use super::collections::Deleted;
 use super::input::document;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 use crate::limits::Meter;
 use crate::search::{self, ingest};

@@ -8,7 +8,7 @@ use hyper::StatusCode;
 use super::super::Call;
 use super::input::evaluate as input;
 use crate::evaluate;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 use crate::limits::Meter;
 use crate::search;

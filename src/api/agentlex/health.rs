@@ -4,7 +4,7 @@ use hyper::header::HeaderValue;
 use hyper::StatusCode;
 
 use crate::app::App;
-use crate::http::metrics;
+use crate::metrics;
 use crate::http::response::{self, Reply};
 
 pub fn health(app: &App) -> Reply {
@@ -16,6 +16,6 @@ pub fn plans(app: &App) -> Reply {
 }
 
 pub fn metrics(app: &App) -> Reply {
-    let text = metrics::render(&app.metrics);
+    let text = metrics::render(&app.metrics, &app.route_names, &crate::search::gauges(app));
     response::bytes(StatusCode::OK, HeaderValue::from_static("text/plain; version=0.0.4"), text.into())
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::super::{blocking, Call};
 use super::signup::KEY_NOTE;
-use crate::http::error::ApiError;
+use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 use crate::identity;
 use crate::store::KeyRecord;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::super::Call;
 use super::input::search::{self as input, Echo};
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::json_out as j;
 use crate::http::response::{self, Reply};
 use crate::limits::Meter;

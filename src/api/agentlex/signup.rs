@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{blocking, Call};
 use crate::auth::bearer;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 use crate::identity;
 

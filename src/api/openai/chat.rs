@@ -7,7 +7,7 @@ use hyper::StatusCode;
 use super::request::ChatBody;
 use super::{chunk, envelope, response};
 use crate::api::Call;
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::response::{self as reply, Reply};
 use crate::llm::LlmError;
 

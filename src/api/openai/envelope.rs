@@ -6,7 +6,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderValue, RETRY_AFTER};
 use serde::Serialize;
 
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 use crate::llm::LlmError;
 

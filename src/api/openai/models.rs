@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::envelope;
 use crate::api::Call;
-use crate::http::error::ApiError;
+use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 use crate::llm::LlmError;
 

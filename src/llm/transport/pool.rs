@@ -19,7 +19,7 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::HeaderValue;
 
 use super::dns::Resolver;
-use crate::http::io::{GlommioIo, Untracked};
+use crate::net::io::{GlommioIo, Untracked};
 
 /// An idle connection older than this is closed rather than reused.
 const IDLE_LIMIT: Duration = Duration::from_secs(90);

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{err, kind, opt_string};
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use quarry_index::ingest::{DocDraft, PageDraft};
 use quarry_index::segment::{Field, FieldValue};
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::{err, kind, search};
 use crate::evaluate::gold::{RelevantItem, Wanted};
 use crate::evaluate::{Question, Request, Variant, MAX_QUESTIONS};
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 
 /// The fields of a question a search takes as they are.
 const SEARCH_FIELDS: [&str; 5] = ["query", "kinds", "documents", "filters", "passages"];

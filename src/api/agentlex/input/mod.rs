@@ -8,7 +8,7 @@ pub mod settings;
 
 use serde_json::Value;
 
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 
 /// The JSON type of a value, for messages.
 pub fn kind(v: &Value) -> &'static str {
@@ -37,7 +37,5 @@ pub fn opt_string(v: Option<&Value>, field: &str, code: Code) -> Result<Option<S
 
 /// The body parsed as JSON (any value: some endpoints take a bare string).
 pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        err(Code::InvalidJson, format!("The body is not valid JSON: {e}."))
-    })
+    crate::http::body::value(bytes)
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{err, kind};
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use quarry_index::chunk::Kind;
 use quarry_index::search::{Filters, Mode};
 use quarry_index::segment::FieldValue;

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{err, kind};
-use crate::http::error::{ApiError, Code};
+use crate::error::{ApiError, Code};
 use crate::store::CollectionSettings;
 
 const DOMAINS: &[&str] = &["auto", "medical", "legal", "classical", "general"];

@@ -8,14 +8,12 @@
 
 use std::io;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
 use hyper::rt::{Read, ReadBufCursor, Write};
 
-use super::conn::ConnState;
 
 /// What a connection's traffic marks as active.
 pub trait Activity {
@@ -27,18 +25,6 @@ pub trait Activity {
     }
 }
 
-impl Activity for Rc<ConnState> {
-    #[inline]
-    fn touch(&self) {
-        ConnState::touch(self)
-    }
-
-    #[inline]
-    fn sent(&self) {
-        ConnState::sent(self)
-    }
-}
-
 /// No activity tracking: an outbound connection.
 pub struct Untracked;
 
@@ -47,7 +33,7 @@ impl Activity for Untracked {
     fn touch(&self) {}
 }
 
-pub struct GlommioIo<A: Activity = Rc<ConnState>> {
+pub struct GlommioIo<A: Activity> {
     stream: TcpStream,
     state: A,
 }

@@ -1,9 +1,14 @@
-//! The one error table of the HTTP API: every stable code, its status, and the body
-//! shape `{"error":{"code","message"}}`. Codes from the AgentLex spec's `Error.code`,
-//! plus the ones Quarry adds (marked "ours"), documented in the README.
+//! Errors as a client sees them: every stable code, its status, and [`ErrorCode`], the
+//! one trait each layer's error implements so that it carries its own code and status.
+//! This module depends on nothing else in the crate; the route's surface (`http::surface`)
+//! renders an [`ApiError`] in that surface's body shape (AgentLex, OpenAI, SOAT, the
+//! retrieval plugin). Codes are the AgentLex spec's `Error.code`, plus the ones Quarry
+//! adds (marked "ours"), documented in the README.
 
+use std::borrow::Cow;
+
+use hyper::header::HeaderValue;
 use hyper::StatusCode;
-use serde::Serialize;
 
 macro_rules! codes {
     ($($variant:ident => ($text:literal, $status:literal)),+ $(,)?) => {
@@ -92,86 +97,57 @@ pub struct ApiError {
     /// `retry-after` seconds (429 rate_limited).
     pub retry_after: Option<u64>,
     /// The `Allow` header (405).
-    pub allow: Option<&'static str>,
+    pub allow: Option<HeaderValue>,
+    /// The request field at fault, as a path (`queries[0].top_k`), when one is: the
+    /// retrieval plugin reports it as `loc`, OpenAI's envelope as `param`.
+    pub field: Option<Cow<'static, str>>,
 }
 
 impl ApiError {
     pub fn new(code: Code, message: impl Into<String>) -> ApiError {
-        ApiError { code, message: message.into(), retry_after: None, allow: None }
+        ApiError { code, message: message.into(), retry_after: None, allow: None, field: None }
     }
 
     pub fn internal() -> ApiError {
         ApiError::new(Code::Internal, "Something went wrong on our side; it has been logged.")
     }
 
+    /// The same error, naming the request field at fault.
+    pub fn at(mut self, field: impl Into<Cow<'static, str>>) -> ApiError {
+        self.field = Some(field.into());
+        self
+    }
+
     pub fn status(&self) -> StatusCode {
         self.code.status()
     }
+}
 
-    pub fn body(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Inner<'a> {
-            code: &'a str,
-            message: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Body<'a> {
-            error: Inner<'a>,
-        }
-        serde_json::to_vec(&Body { error: Inner { code: self.code.as_str(), message: &self.message } })
-            .expect("error bodies serialize")
+/// What every layer's error implements: its stable code (and so its status) and the
+/// message a client may read. An error whose code is [`Code::Internal`] is logged
+/// in full where it becomes an [`ApiError`], and the client sees a generic message.
+pub trait ErrorCode: std::fmt::Display {
+    fn code(&self) -> Code;
+
+    /// What the client reads; the error's own text unless a layer words it for clients.
+    fn message(&self) -> String {
+        self.to_string()
+    }
+
+    /// `retry-after` seconds, for errors that have one.
+    fn retry_after(&self) -> Option<u64> {
+        None
     }
 }
 
-impl From<crate::store::StoreError> for ApiError {
-    fn from(e: crate::store::StoreError) -> ApiError {
-        tracing::error!(error = %e, "records store failed");
-        ApiError::internal()
-    }
-}
-
-impl From<crate::identity::IdentityError> for ApiError {
-    fn from(e: crate::identity::IdentityError) -> ApiError {
-        use crate::identity::IdentityError as E;
-        let code = match &e {
-            E::InvalidEmail(_) => Code::InvalidEmail,
-            E::EmailTaken => Code::EmailTaken,
-            E::SignupClosed => Code::SignupClosed,
-            E::KeyNotFound(_) => Code::KeyNotFound,
-            E::CannotRevokeCurrent => Code::CannotRevokeCurrent,
-            E::UnknownPlan(..) | E::AccountNotFound(_) => Code::NotFound,
-            E::Store(_) => {
-                tracing::error!(error = %e, "identity service failed");
-                return ApiError::internal();
-            }
-        };
-        ApiError::new(code, e.to_string())
-    }
-}
-
-impl From<crate::limits::meters::Exceeded> for ApiError {
-    fn from(e: crate::limits::meters::Exceeded) -> ApiError {
-        if e.what == "stored_chars" {
-            return ApiError::new(
-                Code::StorageExceeded,
-                format!("This plan stores at most {} characters; delete documents or move to a larger plan.", e.allowance),
-            );
+impl<E: ErrorCode> From<E> for ApiError {
+    fn from(e: E) -> ApiError {
+        let code = e.code();
+        if code == Code::Internal {
+            tracing::error!(error = %e, "internal error");
+            return ApiError::internal();
         }
-        ApiError::new(
-            Code::AllowanceExceeded,
-            format!("This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.", e.what, e.allowance),
-        )
-    }
-}
-
-impl From<crate::auth::AuthError> for ApiError {
-    fn from(e: crate::auth::AuthError) -> ApiError {
-        use crate::auth::AuthError as E;
-        match e {
-            E::Missing => ApiError::new(Code::MissingKey, "No API key: send Authorization: Bearer al_..."),
-            E::Invalid => ApiError::new(Code::InvalidKey, "That API key is not valid."),
-            E::Store(s) => s.into(),
-        }
+        ApiError { retry_after: e.retry_after(), ..ApiError::new(code, e.message()) }
     }
 }
 
@@ -189,18 +165,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn spent_allowances_map_to_their_codes() {
-        use crate::limits::meters::Exceeded;
-        let e = ApiError::from(Exceeded { what: "search", allowance: 2000 });
-        assert_eq!((e.code, e.status().as_u16()), (Code::AllowanceExceeded, 429));
-        assert!(e.message.contains("search") && e.message.contains("2000"));
-        assert_eq!(ApiError::from(Exceeded { what: "stored_chars", allowance: 5 }).code, Code::StorageExceeded);
+    #[derive(Debug, thiserror::Error)]
+    #[error("disk on fire at /x")]
+    struct Broken;
+
+    impl ErrorCode for Broken {
+        fn code(&self) -> Code {
+            Code::Internal
+        }
     }
 
     #[test]
-    fn body_has_the_spec_shape() {
-        let body: serde_json::Value = serde_json::from_slice(&ApiError::new(Code::InvalidKey, "no").body()).unwrap();
-        assert_eq!(body, serde_json::json!({"error": {"code": "invalid_key", "message": "no"}}));
+    fn internal_errors_keep_their_detail_from_the_client() {
+        let e = ApiError::from(Broken);
+        assert_eq!(e.code, Code::Internal);
+        assert!(!e.message.contains("/x"), "{}", e.message);
     }
 }

@@ -1,0 +1,66 @@
+//! One request as a handler sees it: the shared state, the head, the body (read on
+//! demand, within the limits), the caller's key, the path parameters and the client's
+//! address.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::body::{self, BodyLimits};
+use super::router::Params;
+use super::surface::Surface;
+use crate::app::App;
+use crate::auth::Principal;
+use crate::error::{ApiError, Code};
+
+/// `app` is borrowed, not an `Arc` clone: a refcount shared by every shard would
+/// bounce its cache line between cores on every request.
+pub struct Call<'a> {
+    pub app: &'a Arc<App>,
+    pub parts: Parts,
+    /// Taken by the first read.
+    pub body: Option<Incoming>,
+    /// Set on authenticated routes.
+    pub principal: Option<Rc<Principal>>,
+    pub limits: BodyLimits,
+    /// This shard's embedder sessions (the configured embedder first).
+    pub embedders: &'a std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+    pub params: Params,
+    /// The surface of the route, whose error shape a handler answering its own errors uses.
+    pub surface: Surface,
+    pub peer: Option<SocketAddr>,
+}
+
+impl Call<'_> {
+    pub fn principal(&self) -> &Principal {
+        self.principal.as_deref().expect("authenticated routes carry a principal")
+    }
+
+    /// The path parameter `name` (the route's pattern names it).
+    pub fn param(&self, name: &str) -> &str {
+        self.params.get(name)
+    }
+
+    /// The whole body, within the limits.
+    pub async fn bytes(&mut self) -> Result<bytes::Bytes, ApiError> {
+        let body = self.body.take().ok_or_else(ApiError::internal)?;
+        body::read(&self.parts.headers, body, self.limits).await
+    }
+
+    /// The body parsed as a JSON object into `T`; `field_code` for a wrong or missing field.
+    pub async fn json<T: DeserializeOwned>(&mut self, field_code: Code) -> Result<T, ApiError> {
+        let bytes = self.bytes().await?;
+        body::json(&bytes, field_code)
+    }
+
+    /// The body as any JSON value (some bodies may be a bare string); a syntax error
+    /// is 400 `invalid_json` with its position.
+    pub async fn json_value(&mut self) -> Result<serde_json::Value, ApiError> {
+        let bytes = self.bytes().await?;
+        body::value(&bytes)
+    }
+}
