@@ -32,7 +32,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub struct App {
     pub config: Config,
     pub records: Arc<Records>,
-    pub meters: Meters,
+    pub meters: Arc<Meters>,
     pub buckets: Buckets,
     /// Bumped after every key revocation or plan change commits; a shard whose key
     /// cache is older drops it.
@@ -50,10 +50,10 @@ pub struct App {
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<crate::llm::Llm>,
-    /// Every collection's index.
+    /// Every collection's index (the maintenance thread flushes and merges it).
     pub engine: Arc<quarry_index::engine::Engine>,
-    /// Threads that chunk, embed and log documents.
-    pub ingest: crate::search::pool::IngestPool,
+    /// Collections, documents and search: the one way in for every surface.
+    pub search: crate::search::Service,
 }
 
 #[derive(Serialize)]
@@ -80,6 +80,15 @@ impl App {
         let engine = Arc::new(open_engine(&config, &records)?);
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
+        let meters = Arc::new(Meters::new(records.clone()));
+        let search = crate::search::Service::new(
+            engine.clone(),
+            ingest,
+            records.clone(),
+            meters.clone(),
+            config.embedder.clone(),
+            config.index.clone(),
+        );
         let health = Health {
             ok: true,
             version: VERSION,
@@ -91,7 +100,7 @@ impl App {
         Ok(App {
             health_json: leak(serde_json::to_vec(&health).expect("health serializes")),
             plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
-            meters: Meters::new(records.clone()),
+            meters,
             records,
             buckets: Buckets::default(),
             key_epoch: AtomicU64::new(0),
@@ -101,7 +110,7 @@ impl App {
             route_names,
             llm,
             engine,
-            ingest,
+            search,
             config,
         })
     }

@@ -25,8 +25,8 @@ const DOCS: usize = 2_000;
 fn filters(mut body: Value) -> Filters {
     body["query"] = json!("ALDH1 expression and breast cancer prognosis");
     let parsed = input::parse(&body).unwrap_or_else(|e| panic!("{body}: {}", e.message));
-    assert!(parsed.filters.restricts(), "{body}");
-    parsed.filters
+    assert!(parsed.request.filters.restricts(), "{body}");
+    parsed.request.filters
 }
 
 fn cases() -> Vec<(&'static str, Filters)> {

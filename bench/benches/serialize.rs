@@ -27,7 +27,8 @@ const QUERIES: usize = 50;
 
 /// What `query::run` hands the handler for `claim`, in keyword mode.
 fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched) {
-    let req = input::parse(&json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2})).expect("a valid request");
+    let parsed_in = input::parse(&json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2})).expect("a valid request");
+    let req = &parsed_in.request;
     let parsed = text::parse(&req.query);
     let q = Query {
         phrases: parsed.phrases.clone(),
@@ -38,8 +39,8 @@ fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched
     };
     let snapshot = corpus.snapshot.clone();
     let results = search::search(&snapshot, &q);
-    let s = Searched { results, snapshot, intent: parsed.intent, phrases: parsed.phrases, embed_ms: None, warnings: Vec::new() };
-    (req, s)
+    let s = Searched { results, snapshot, mode: req.mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms: None, warnings: Vec::new() };
+    (parsed_in, s)
 }
 
 fn serialize(c: &mut Criterion) {

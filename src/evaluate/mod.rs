@@ -19,7 +19,6 @@ use quarry_index::collection::{Collection, Snapshot};
 use quarry_index::embed::Embedder;
 use quarry_index::search::Mode;
 
-use crate::api::agentlex::input::search::SearchIn;
 use crate::app::App;
 use crate::error::ApiError;
 use crate::search::{self, query};
@@ -66,7 +65,7 @@ impl Variant {
 /// One question: its search (query, filters, k, expand, passages) and its gold items.
 #[derive(Debug, Clone)]
 pub struct Question {
-    pub search: SearchIn,
+    pub search: search::Request,
     pub wanted: Wanted,
 }
 
@@ -132,7 +131,7 @@ fn runnable(app: &App, record: &CollectionRecord, asked: &[Variant], notes: &mut
     let vectors = if app.config.embedder.is_none() {
         Err("this server runs without an embedder".to_owned())
     } else {
-        search::check_embedder(app, record).map_err(|e| e.message)
+        app.search.check_embedder(record).map_err(|e| e.to_string())
     };
     let mut out = Vec::new();
     for &v in asked {
@@ -278,13 +277,12 @@ pub async fn run(
             let mut input = question.search.clone();
             input.mode = v.mode();
             input.rerank = false;
-            let settled = query::mode_for(app, record, &input)?;
+            let settled = query::mode_for(&app.search, record, &input)?;
             let started = Instant::now();
-            let searched = query::run(app, embedders, coll, &input, settled)?;
+            let searched = query::run(&app.search, embedders, coll, &input, settled)?;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             warnings.extend(searched.warnings.iter().cloned());
-            let ranked: Vec<u32> =
-                searched.results.hits.iter().map(|h| searched.snapshot.views[h.view].batch().pages[h.page as usize].citation.to_native()).collect();
+            let ranked: Vec<u32> = searched.results.hits.iter().map(|h| searched.snapshot.citation_of(h)).collect();
             let scores = metrics::score(&ranked, &gold.pages, req.k);
             tally.add(&scores, ms);
             per_question.push(entry(&input.query, *v, gold, &ranked, &scores, ms));

@@ -1,63 +1,259 @@
-//! The search service: collections as an account sees them, the ingest path and the
-//! search path, between the API handlers and the engine.
+//! The search service: the one way in to collections for every surface (AgentLex, the
+//! retrieval plugin) and for evaluate, research and agents to come. Handlers parse,
+//! call it, serialize. It owns the rules that hold whoever calls: a collection is
+//! found only under its own account, an add is metered only once it is durable, a
+//! search spends one of the month's searches, and the engine is asked only what the
+//! collection's embedder can answer.
 
+pub mod document;
+pub mod error;
 pub mod ingest;
 pub mod pool;
 pub mod query;
+pub mod request;
 
 use std::sync::Arc;
 
-use quarry_index::collection::Collection;
+use quarry_index::collection::{Collection, Snapshot};
+use quarry_index::engine::Engine;
 
-use crate::app::App;
-use crate::error::{ApiError, Code};
-use crate::store::CollectionRecord;
+use crate::config::IndexConfig;
+use crate::limits::{Meter, Meters};
+use crate::plans::Plan;
+use crate::store::{CollectionRecord, Records};
+pub use document::NewDocument;
+pub use error::SearchError;
+pub use ingest::Added;
+pub use query::Searched;
+pub use request::{Expand, Request};
 
-/// The embedder name this server indexes with ("none" without one).
-pub fn server_embedder(app: &App) -> &str {
-    app.config.embedder.as_deref().unwrap_or("none")
+/// Who is asking: the account, and the plan whose allowances it spends.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    pub account_id: &'a str,
+    pub plan: &'a Plan,
 }
 
-/// The account's collection, or 404 `collection_not_found` (also for another
-/// account's collection: it does not exist for this caller).
-pub fn owned(app: &App, account_id: &str, id: &str) -> Result<(CollectionRecord, Arc<Collection>), ApiError> {
-    let not_found = || ApiError::new(Code::CollectionNotFound, format!("No collection {id}."));
-    let record = app.records.collection(account_id, id)?.ok_or_else(not_found)?;
-    let engine = app.engine.get(id).ok_or_else(not_found)?;
-    Ok((record, engine))
+/// A collection as its owner sees it: the record and the open index.
+#[derive(Clone)]
+pub struct Owned {
+    pub record: CollectionRecord,
+    pub coll: Arc<Collection>,
 }
 
-/// 409 when the collection's vectors come from another model than this server's.
-pub fn check_embedder(app: &App, record: &CollectionRecord) -> Result<(), ApiError> {
-    let server = server_embedder(app);
-    if record.embedder == server {
-        return Ok(());
+impl Owned {
+    pub fn id(&self) -> &str {
+        &self.record.id
     }
-    Err(ApiError::new(
-        Code::EmbedderMismatch,
-        format!(
-            "Collection {} was built with the embedder {}, and this server runs {server}; search it with mode \"keyword\", or re-index it.",
-            record.id, record.embedder
-        ),
-    ))
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.coll.snapshot()
+    }
 }
 
-/// The index's gauges for `/metrics`: collections, live documents, segment files and
-/// write-ahead-log bytes over every collection of the server.
-pub fn gauges(app: &App) -> Vec<crate::metrics::Gauge> {
-    use crate::metrics::Gauge;
-    let all = app.engine.all();
-    let mut sum = quarry_index::collection::Stats::default();
-    for c in &all {
-        let s = c.stats();
-        sum.documents += s.documents;
-        sum.segments += s.segments;
-        sum.wal_bytes += s.wal_bytes;
+pub struct Service {
+    engine: Arc<Engine>,
+    ingest: pool::IngestPool,
+    records: Arc<Records>,
+    meters: Arc<Meters>,
+    /// The embedder this server indexes with, `None` without one.
+    embedder: Option<String>,
+    index: IndexConfig,
+}
+
+impl Service {
+    pub fn new(
+        engine: Arc<Engine>,
+        ingest: pool::IngestPool,
+        records: Arc<Records>,
+        meters: Arc<Meters>,
+        embedder: Option<String>,
+        index: IndexConfig,
+    ) -> Service {
+        Service { engine, ingest, records, meters, embedder, index }
     }
-    vec![
-        Gauge { name: "quarry_collections", help: "Collections on this server.", value: all.len() as u64 },
-        Gauge { name: "quarry_documents", help: "Live documents over every collection.", value: sum.documents },
-        Gauge { name: "quarry_segments", help: "Segment files over every collection.", value: sum.segments },
-        Gauge { name: "quarry_wal_bytes", help: "Bytes of write-ahead log over every collection.", value: sum.wal_bytes },
-    ]
+
+    /// The embedder name this server indexes with ("none" without one).
+    pub fn embedder(&self) -> &str {
+        self.embedder.as_deref().unwrap_or("none")
+    }
+
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn index_config(&self) -> &IndexConfig {
+        &self.index
+    }
+
+    /// The account's collection, or 404 `collection_not_found` (also for another
+    /// account's collection: it does not exist for this caller).
+    pub fn owned(&self, account_id: &str, id: &str) -> Result<Owned, SearchError> {
+        let not_found = || SearchError::CollectionNotFound(id.to_owned());
+        let record = self.records.collection(account_id, id)?.ok_or_else(not_found)?;
+        let coll = self.engine.get(id).ok_or_else(not_found)?;
+        Ok(Owned { record, coll })
+    }
+
+    /// Every collection of the account, oldest first.
+    pub fn collections(&self, account_id: &str) -> Result<Vec<Owned>, SearchError> {
+        let records = self.records.collections_of(account_id)?;
+        Ok(records.into_iter().filter_map(|record| Some(Owned { coll: self.engine.get(&record.id)?, record })).collect())
+    }
+
+    /// The account's collection named `name` (ids are tried first by [`Self::owned`]).
+    pub fn by_name(&self, account_id: &str, name: &str) -> Result<Option<Owned>, SearchError> {
+        Ok(self.collections(account_id)?.into_iter().find(|o| o.record.name == name))
+    }
+
+    /// Creates a collection: the engine directory first, then the record, so a crash in
+    /// between leaves a directory no record names, which the next start removes.
+    pub async fn create(&self, record: CollectionRecord) -> Result<Owned, SearchError> {
+        let (engine, records, r) = (self.engine.clone(), self.records.clone(), record.clone());
+        let coll = crate::runtime::blocking(move || -> Result<_, SearchError> {
+            let coll = engine.create(&r.id).map_err(SearchError::Index)?;
+            records.create_collection(&r)?;
+            Ok(coll)
+        })
+        .await?;
+        Ok(Owned { record, coll })
+    }
+
+    /// Saves a changed record (name, settings).
+    pub async fn update(&self, owned: &Owned) -> Result<(), SearchError> {
+        let (records, r) = (self.records.clone(), owned.record.clone());
+        crate::runtime::blocking(move || records.update_collection(&r)).await?;
+        Ok(())
+    }
+
+    /// Deletes a collection and gives its stored characters back. The record first:
+    /// once it is gone the collection is gone for every caller, and a crash before the
+    /// files are removed leaves a directory the next start removes.
+    pub async fn remove(&self, owned: Owned) -> Result<(), SearchError> {
+        let chars = owned.snapshot().counts().chars;
+        let account = owned.record.account_id.clone();
+        let (engine, records) = (self.engine.clone(), self.records.clone());
+        crate::runtime::blocking(move || -> Result<(), SearchError> {
+            records.delete_collection(&owned.record)?;
+            engine.remove(&owned.record.id).map_err(SearchError::Index)
+        })
+        .await?;
+        if let Ok(m) = self.meters.account(&account) {
+            let _ = m.try_store(-(chars as i64), None);
+        }
+        Ok(())
+    }
+
+    /// 409 when the collection's vectors come from another model than this server's.
+    pub fn check_embedder(&self, record: &CollectionRecord) -> Result<(), SearchError> {
+        if record.embedder == self.embedder() {
+            return Ok(());
+        }
+        Err(SearchError::EmbedderMismatch { collection: record.id.clone(), built: record.embedder.clone(), server: self.embedder().to_owned() })
+    }
+
+    /// Adds a document under `id` (a new one when `None`): checked against the size
+    /// limit and the plan's storage, chunked, embedded, logged; returns once it is
+    /// durable and searchable. Storage is reserved before and given back on failure;
+    /// pages are counted only once the document is durable.
+    pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
+        self.check_embedder(&owned.record)?;
+        let max = self.index.max_document_bytes;
+        if doc.text_bytes() > max {
+            return Err(SearchError::DocumentTooLarge { bytes: doc.text_bytes(), max });
+        }
+        let chars: u64 = doc.pages.iter().map(|p| p.text.chars().count() as u64).sum();
+        let meters = self.meters.account(caller.account_id)?;
+        meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
+        let id = id.unwrap_or_else(|| format!("doc_{}", crate::auth::keys::random_base62(16)));
+        let draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339());
+        let embed = owned.record.embedder != "none";
+        match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
+            Ok(added) => {
+                let _ = meters.try_spend(Meter::PagesIndexed, added.pages as u64, None);
+                Ok(added)
+            }
+            Err(e) => {
+                let _ = meters.try_store(-(chars as i64), None);
+                Err(e)
+            }
+        }
+    }
+
+    /// Deletes a document (at once for searches) and gives its characters back.
+    pub async fn delete(&self, owned: &Owned, doc: &str) -> Result<(), SearchError> {
+        let chars = {
+            let snap = owned.snapshot();
+            let at = snap.find(doc).ok_or_else(|| SearchError::DocumentNotFound(doc.to_owned()))?;
+            snap.doc(at).chars.to_native()
+        };
+        let (coll, d) = (owned.coll.clone(), doc.to_owned());
+        let done = self.ingest.run(move |_| coll.delete(&d)).await.map_err(|_| SearchError::WorkerGone)?;
+        match done {
+            Ok(()) => {}
+            Err(quarry_index::collection::CollectionError::DocumentNotFound(_)) => return Err(SearchError::DocumentNotFound(doc.to_owned())),
+            Err(e) => return Err(SearchError::Index(e)),
+        }
+        if let Ok(m) = self.meters.account(&owned.record.account_id) {
+            let _ = m.try_store(-(chars as i64), None);
+        }
+        Ok(())
+    }
+
+    /// Spends one of the month's searches of the caller's plan (429 when spent).
+    pub fn spend_search(&self, caller: Caller<'_>, n: u64) -> Result<(), SearchError> {
+        let meters = self.meters.account(caller.account_id)?;
+        meters.try_spend(Meter::Search, n, caller.plan.search).map_err(|e| SearchError::Searches {
+            needed: n,
+            left: e.allowance.saturating_sub(meters.counts().search),
+            allowance: e.allowance,
+            plan: caller.plan.name.clone(),
+        })?;
+        Ok(())
+    }
+
+    /// Gives back searches spent on work that failed.
+    pub fn refund_searches(&self, caller: Caller<'_>, n: u64) {
+        if let Ok(m) = self.meters.account(caller.account_id) {
+            m.refund(Meter::Search, n);
+        }
+    }
+
+    /// One search, metered: the mode settled (keyword without an embedder), one
+    /// search spent, the query embedded on this shard's session, the engine asked.
+    pub fn search(
+        &self,
+        embedders: &std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+        caller: Caller<'_>,
+        owned: &Owned,
+        req: &Request,
+    ) -> Result<Searched, SearchError> {
+        let mode = query::mode_for(self, &owned.record, req)?;
+        self.spend_search(caller, 1)?;
+        query::run(self, embedders, &owned.coll, req, mode)
+    }
+
+    /// The index's gauges for `/metrics`: collections, live documents, segment files
+    /// and write-ahead-log bytes over every collection of the server.
+    pub fn gauges(&self) -> Vec<crate::metrics::Gauge> {
+        use crate::metrics::Gauge;
+        let all = self.engine.all();
+        let mut sum = quarry_index::collection::Stats::default();
+        for c in &all {
+            let s = c.stats();
+            sum.documents += s.documents;
+            sum.segments += s.segments;
+            sum.wal_bytes += s.wal_bytes;
+        }
+        vec![
+            Gauge { name: "quarry_collections", help: "Collections on this server.", value: all.len() as u64 },
+            Gauge { name: "quarry_documents", help: "Live documents over every collection.", value: sum.documents },
+            Gauge { name: "quarry_segments", help: "Segment files over every collection.", value: sum.segments },
+            Gauge { name: "quarry_wal_bytes", help: "Bytes of write-ahead log over every collection.", value: sum.wal_bytes },
+        ]
+    }
 }

@@ -9,14 +9,14 @@ use quarry_index::embed::Embedder;
 use quarry_index::search::{self, Mode, Query, Results};
 use quarry_index::text::{self, Intent};
 
-use crate::api::agentlex::input::search::SearchIn;
-use crate::app::App;
-use crate::error::{ApiError, Code};
+use super::{Request, SearchError, Service};
 use crate::store::CollectionRecord;
 
 pub struct Searched {
     pub results: Results,
     pub snapshot: std::sync::Arc<quarry_index::collection::Snapshot>,
+    /// The mode the search ran in (keyword when the server has no embedder).
+    pub mode: Mode,
     pub intent: Intent,
     pub phrases: Vec<String>,
     pub embed_ms: Option<f64>,
@@ -25,21 +25,21 @@ pub struct Searched {
 
 /// The mode a search can run in: keyword when the server has no embedder (a warning
 /// for hybrid, 409 for semantic), 409 when the collection's embedder is another.
-pub fn mode_for(app: &App, record: &CollectionRecord, input: &SearchIn) -> Result<(Mode, Vec<String>), ApiError> {
-    let mut warnings = input.warnings.clone();
-    let mut mode = input.mode;
+pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> Result<(Mode, Vec<String>), SearchError> {
+    let mut warnings = req.warnings.clone();
+    let mut mode = req.mode;
     if mode != Mode::Keyword {
-        if app.config.embedder.is_none() && record.embedder == "none" {
+        if !service.has_embedder() && record.embedder == "none" {
             if mode == Mode::Semantic {
-                return Err(ApiError::new(Code::EmbedderMismatch, "This server runs without an embedder; use mode \"keyword\"."));
+                return Err(SearchError::NoEmbedder);
             }
             warnings.push("This server runs without an embedder; the search used keywords only.".into());
             mode = Mode::Keyword;
         } else {
-            super::check_embedder(app, record)?;
+            service.check_embedder(record)?;
         }
     }
-    if input.expand != serde_json::Value::Bool(false) {
+    if req.expand.asked() {
         warnings.push("Query expansion is not available in this version; the query was searched as typed.".into());
     }
     Ok((mode, warnings))
@@ -47,42 +47,39 @@ pub fn mode_for(app: &App, record: &CollectionRecord, input: &SearchIn) -> Resul
 
 /// Runs the search in the mode [`mode_for`] settled (with its warnings).
 pub fn run(
-    app: &App,
+    service: &Service,
     embedders: &RefCell<Vec<Embedder>>,
     coll: &Collection,
-    input: &SearchIn,
+    req: &Request,
     (mode, mut warnings): (Mode, Vec<String>),
-) -> Result<Searched, ApiError> {
-    let parsed = text::parse(&input.query);
+) -> Result<Searched, SearchError> {
+    let parsed = text::parse(&req.query);
     let mut embed_ms = None;
     let vector = if mode == Mode::Keyword {
         None
     } else {
         let t = Instant::now();
         let mut e = embedders.borrow_mut();
-        let e = e.first_mut().ok_or_else(ApiError::internal)?;
-        let v = e.embed_query(&parsed.text).map_err(|err| {
-            tracing::error!(error = %err, "embedding a query failed");
-            ApiError::internal()
-        })?;
+        let e = e.first_mut().ok_or(SearchError::NoEmbedder)?;
+        let v = e.embed_query(&parsed.text).map_err(|err| SearchError::Embed(err.to_string()))?;
         embed_ms = Some(t.elapsed().as_secs_f64() * 1000.0);
         Some(v)
     };
-    let i = &app.config.index;
+    let i = service.index_config();
     let q = Query {
         text: parsed.text.clone(),
         phrases: parsed.phrases.clone(),
         mode,
-        k: input.k,
-        passages: input.passages,
+        k: req.k,
+        passages: req.passages,
         vector,
-        filters: input.filters.clone(),
+        filters: req.filters.clone(),
         rrf_k: i.rrf_k,
         weights: i.weights,
-        depth: i.depth.max(input.k),
+        depth: i.depth.max(req.k),
     };
     let snapshot = coll.snapshot();
     let mut results = search::search(&snapshot, &q);
     warnings.append(&mut results.warnings);
-    Ok(Searched { results, snapshot, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings })
+    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings })
 }

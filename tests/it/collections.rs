@@ -57,7 +57,6 @@ fn bad_settings_and_names_are_refused_and_change_nothing() {
         (json!({"name": "x", "settings": {"mask_identifiers": true}}), "invalid_settings", "settings.mask_identifiers"),
         (json!({"name": "x", "settings": {"redact_storage": true}}), "invalid_settings", "settings.redact_storage"),
         (json!({"name": "x", "settings": {"domain": "poetry"}}), "invalid_settings", "settings.domain"),
-        (json!({"name": "x", "settings": {"shape": "round"}}), "invalid_settings", "settings.shape"),
         (json!({"name": "x", "settings": {"guidance": 3}}), "invalid_settings", "settings.guidance"),
     ];
     for (body, code, field) in cases {
@@ -70,6 +69,24 @@ fn bad_settings_and_names_are_refused_and_change_nothing() {
     let r = s.request("PATCH", &format!("/v1/collections/{id}"), Some(&key), Some(r#"{"settings":{"domain":"nope"}}"#));
     assert_eq!(r.code(), "invalid_settings");
     assert_eq!(s.get(&format!("/v1/collections/{id}"), Some(&key)).json()["settings"]["domain"], "auto");
+}
+
+/// Regression: unknown keys were refused inside `settings` but ignored at the top level,
+/// though the spec's `Settings` is open. Now they are ignored everywhere, with a warning.
+#[test]
+fn unknown_settings_keys_are_ignored_with_a_warning() {
+    let s = TestServer::start();
+    let (_, key) = s.signup("open-settings@example.com");
+    let r = post(&s, "/v1/collections", &key, &json!({"name": "x", "colour": "red", "settings": {"shape": "round", "domain": "legal"}}));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let c = r.json();
+    assert_eq!(c["settings"]["domain"], "legal");
+    assert!(c["settings"].get("shape").is_none(), "{c}");
+    let w = c["warnings"].as_array().expect("a warning names the ignored key");
+    assert!(w.len() == 1 && w[0].as_str().unwrap().contains("settings.shape"), "{c}");
+    let id = c["id"].as_str().unwrap();
+    let plain = s.get(&format!("/v1/collections/{id}"), Some(&key)).json();
+    assert!(plain.get("warnings").is_none(), "{plain}");
 }
 
 #[test]

@@ -76,7 +76,12 @@ fn phrases_filters_and_warnings_behave_as_the_spec_says() {
     let r = search(&s, &key, &col, json!({"query": "\"purple elephants\" cats", "mode": "keyword"}));
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("purple elephants")), "{r}");
-    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand defaults to true and is answered false: {r}");
+    // Regression (the expansion warning on every search): not asked, nothing is said.
+    assert!(!warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand was not asked for: {r}");
+    assert_eq!(r["expand"], false);
+    let r = search(&s, &key, &col, json!({"query": "cats", "mode": "keyword", "expand": true}));
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand was asked and is answered false: {r}");
     assert_eq!(r["expand"], false);
     let r = search(&s, &key, &col, json!({"query": "animals", "mode": "semantic", "filters": {"metadata": {"topic.kind": "pets"}, "date": {"from": "2023", "to": "March 1, 2024"}}}));
     let mut got = docs_of(&r);

@@ -8,6 +8,7 @@
 //! the WAL; `merge` bounds the number of segments. Deletes are tombstones.
 
 pub mod manifest;
+pub mod read;
 pub mod snapshot;
 pub mod view;
 
@@ -22,6 +23,7 @@ use crate::bm25::{Bm25, Bm25Error};
 use crate::segment::{self, Batch, SegmentError};
 use crate::wal::{self, Failpoint, Op, TornTail, Wal, WalError};
 use manifest::Manifest;
+pub use read::{ChunkView, DocView, HitView, PageView};
 pub use snapshot::{Counts, DocAt, Snapshot};
 use view::{Dead, Source, View};
 

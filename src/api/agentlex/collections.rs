@@ -4,11 +4,11 @@ use hyper::StatusCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::super::{blocking, Call};
+use super::super::Call;
 use super::input::{self, settings};
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
-use crate::search;
+use crate::search::Owned;
 use crate::store::{CollectionRecord, CollectionSettings};
 
 #[derive(Serialize)]
@@ -23,10 +23,14 @@ pub struct CollectionOut {
     pages: u64,
     chunks: u64,
     domain: Option<&'static str>,
+    /// What the request asked that was ignored (unknown settings keys); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
 }
 
-fn out(record: CollectionRecord, coll: &quarry_index::collection::Collection) -> CollectionOut {
-    let counts = coll.snapshot().counts();
+fn out(owned: Owned) -> CollectionOut {
+    let counts = owned.snapshot().counts();
+    let record = owned.record;
     CollectionOut {
         id: record.id,
         account_id: record.account_id,
@@ -38,6 +42,7 @@ fn out(record: CollectionRecord, coll: &quarry_index::collection::Collection) ->
         pages: counts.pages,
         chunks: counts.chunks,
         domain: (counts.documents > 0).then_some(quarry_index::ingest::CHUNKER),
+        warnings: Vec::new(),
     }
 }
 
@@ -47,13 +52,7 @@ struct List {
 }
 
 pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
-    let account = &call.principal().account_id;
-    let mut collections = Vec::new();
-    for record in call.app.records.collections_of(account)? {
-        if let Some(c) = call.app.engine.get(&record.id) {
-            collections.push(out(record, &c));
-        }
-    }
+    let collections = call.app.search.collections(&call.principal().account_id)?.into_iter().map(out).collect();
     Ok(response::json(StatusCode::OK, &List { collections }))
 }
 
@@ -61,48 +60,35 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: Value = call.json_value().await?;
     let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
     let name = settings::name(obj.get("name"), true)?.expect("required");
-    let settings = settings::merge(&CollectionSettings::default(), obj.get("settings"))?;
+    let (settings, warnings) = settings::merge(&CollectionSettings::default(), obj.get("settings"))?;
     let record = CollectionRecord {
         id: format!("col_{}", crate::auth::keys::random_base62(16)),
         account_id: call.principal().account_id.clone(),
         name,
-        embedder: search::server_embedder(call.app).to_owned(),
+        embedder: call.app.search.embedder().to_owned(),
         created_at: crate::clock::now_rfc3339(),
         settings,
     };
-    let app = call.app.clone();
-    let r = record.clone();
-    // The engine directory first, then the record: a crash in between leaves a
-    // directory no record names, which the next start removes.
-    let coll = blocking(move || -> Result<_, ApiError> {
-        let coll = app.engine.create(&r.id).map_err(|e| {
-            tracing::error!(error = %e, "creating a collection failed");
-            ApiError::internal()
-        })?;
-        app.records.create_collection(&r)?;
-        Ok(coll)
-    })
-    .await?;
-    Ok(response::json(StatusCode::CREATED, &out(record, &coll)))
+    let owned = call.app.search.create(record).await?;
+    Ok(response::json(StatusCode::CREATED, &CollectionOut { warnings, ..out(owned) }))
 }
 
 pub async fn get(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let (record, coll) = search::owned(call.app, &call.principal().account_id, &id)?;
-    Ok(response::json(StatusCode::OK, &out(record, &coll)))
+    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    Ok(response::json(StatusCode::OK, &out(owned)))
 }
 
 pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let (mut record, coll) = search::owned(call.app, &call.principal().account_id, &id)?;
+    let mut owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let body: Value = call.json_value().await?;
     let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
     if let Some(name) = settings::name(obj.get("name"), false)? {
-        record.name = name;
+        owned.record.name = name;
     }
-    record.settings = settings::merge(&record.settings, obj.get("settings"))?;
-    let app = call.app.clone();
-    let r = record.clone();
-    blocking(move || app.records.update_collection(&r)).await?;
-    Ok(response::json(StatusCode::OK, &out(record, &coll)))
+    let (settings, warnings) = settings::merge(&owned.record.settings, obj.get("settings"))?;
+    owned.record.settings = settings;
+    call.app.search.update(&owned).await?;
+    Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(owned) }))
 }
 
 #[derive(Serialize)]
@@ -111,22 +97,7 @@ pub struct Deleted {
 }
 
 pub async fn delete(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let account = call.principal().account_id.clone();
-    let (record, coll) = search::owned(call.app, &account, &id)?;
-    let chars = coll.snapshot().counts().chars;
-    let app = call.app.clone();
-    // The record first: once it is gone the collection is gone for every caller, and a
-    // crash before the files are removed leaves a directory the next start removes.
-    blocking(move || -> Result<(), ApiError> {
-        app.records.delete_collection(&record)?;
-        app.engine.remove(&record.id).map_err(|e| {
-            tracing::error!(error = %e, "removing a collection's files failed; the next start removes them");
-            ApiError::internal()
-        })
-    })
-    .await?;
-    if let Ok(m) = call.app.meters.account(&account) {
-        let _ = m.try_store(-(chars as i64), None);
-    }
+    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    call.app.search.remove(owned).await?;
     Ok(response::json(StatusCode::OK, &Deleted { deleted: id }))
 }

@@ -1,46 +1,41 @@
 //! `POST /v1/collections/{id}/evaluate`: parse, resolve the gold, spend one search of
 //! the monthly allowance per question per variant up front (or refuse with 429 before
-//! anything runs), run, serialize. The five rate tokens are spent by the handler
-//! ([`crate::http::router::Route::cost`]).
+//! anything runs), run, serialize. The five rate tokens are the route's cost.
 
 use hyper::StatusCode;
 
 use super::super::Call;
+use super::caller;
 use super::input::evaluate as input;
-use crate::evaluate;
 use crate::error::{ApiError, Code};
+use crate::evaluate;
 use crate::http::response::{self, Reply};
-use crate::limits::Meter;
-use crate::search;
+use crate::search::SearchError;
 
 pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let account = call.principal().account_id.clone();
-    let (record, coll) = search::owned(call.app, &account, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let body = call.json_value().await?;
     let req = input::parse(&body)?;
-    let prepared = evaluate::prepare(call.app, &record, &coll, &req).await;
+    let prepared = evaluate::prepare(call.app, &owned.record, &owned.coll, &req).await;
     let searches = prepared.searches();
-    let plan = call.app.plan(&call.principal().plan);
-    let meters = call.app.meters.account(&account)?;
+    let who = caller(&call);
     if searches > 0 {
-        meters.try_spend(Meter::Search, searches, plan.search).map_err(|e| {
-            let left = e.allowance.saturating_sub(meters.counts().search);
-            ApiError::new(
+        call.app.search.spend_search(who, searches).map_err(|e| match e {
+            SearchError::Searches { left, allowance, plan, .. } => ApiError::new(
                 Code::AllowanceExceeded,
                 format!(
-                    "This evaluation needs {searches} searches ({} questions × {} variants) and {left} of this month's {} searches of the {} plan are left.",
+                    "This evaluation needs {searches} searches ({} questions × {} variants) and {left} of this month's {allowance} searches of the {plan} plan are left.",
                     prepared.questions(),
                     prepared.variants(),
-                    e.allowance,
-                    plan.name
                 ),
-            )
+            ),
+            e => e.into(),
         })?;
     }
-    let report = evaluate::run(call.app, call.embedders, &record, &coll, &req, prepared).await;
+    let report = evaluate::run(call.app, call.embedders, &owned.record, &owned.coll, &req, prepared).await;
     if report.is_err() {
         // A failed evaluation is not charged.
-        meters.refund(Meter::Search, searches);
+        call.app.search.refund_searches(who, searches);
     }
     Ok(response::json(StatusCode::OK, &report?))
 }

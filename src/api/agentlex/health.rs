@@ -16,6 +16,6 @@ pub fn plans(app: &App) -> Reply {
 }
 
 pub fn metrics(app: &App) -> Reply {
-    let text = metrics::render(&app.metrics, &app.route_names, &crate::search::gauges(app));
+    let text = metrics::render(&app.metrics, &app.route_names, &app.search.gauges());
     response::bytes(StatusCode::OK, HeaderValue::from_static("text/plain; version=0.0.4"), text.into())
 }

@@ -9,3 +9,12 @@ pub mod input;
 pub mod keys;
 pub mod search;
 pub mod signup;
+
+use crate::http::call::Call;
+use crate::search::Caller;
+
+/// The caller of an authenticated route, as the services take it.
+pub fn caller<'a>(call: &'a Call<'_>) -> Caller<'a> {
+    let p = call.principal();
+    Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan) }
+}

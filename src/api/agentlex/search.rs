@@ -8,13 +8,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::super::Call;
+use super::caller;
 use super::input::search::{self as input, Echo};
 use crate::error::{ApiError, Code};
 use crate::http::json_out as j;
 use crate::http::response::{self, Reply};
-use crate::limits::Meter;
-use crate::search::{self, query};
-use quarry_index::chunk::Kinds;
+use crate::search::{query, SearchError};
 use quarry_index::collection::Snapshot;
 use quarry_index::search::{Hit, Mode};
 
@@ -93,18 +92,16 @@ fn mode_str(m: Mode) -> &'static str {
 
 pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let started = Instant::now();
-    let account = call.principal().account_id.clone();
-    let (record, coll) = search::owned(call.app, &account, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let body: Value = call.json_value().await?;
     let req = input::parse(&body)?;
-    let plan = call.app.plan(&call.principal().plan);
-    let mode = query::mode_for(call.app, &record, &req)?;
-    let meters = call.app.meters.account(&account)?;
-    meters.try_spend(Meter::Search, 1, plan.search).map_err(|e| {
-        ApiError::new(Code::AllowanceExceeded, format!("This month's {} searches of the {} plan are spent.", e.allowance, plan.name))
+    let s = call.app.search.search(call.embedders, caller(&call), &owned, &req.request).map_err(|e| match e {
+        SearchError::Searches { allowance, plan, .. } => {
+            ApiError::new(Code::AllowanceExceeded, format!("This month's {allowance} searches of the {plan} plan are spent."))
+        }
+        e => e.into(),
     })?;
-    let s = query::run(call.app, call.embedders, &coll, &req, mode)?;
-    let domain = req.domain.as_deref().unwrap_or(match record.settings.domain.as_str() {
+    let domain = req.domain.as_deref().unwrap_or(match owned.record.settings.domain.as_str() {
         "medical" => "medical",
         "legal" => "legal",
         _ => "general",
@@ -206,8 +203,8 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     }
     timings.insert("totalMs", started.elapsed().as_secs_f64() * 1000.0);
     Response {
-        query: &req.query,
-        mode: mode_str(req.mode),
+        query: &req.request.query,
+        mode: mode_str(req.request.mode),
         domain,
         expand: false,
         intent: s.intent.as_str(),
@@ -223,27 +220,21 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
 }
 
 fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {
-    let b = snap.views[h.view].batch();
-    let p = &b.pages[h.page as usize];
-    let d = &b.docs[p.doc.to_native() as usize];
-    let passages: Vec<PassageOut<'a>> = h
+    let v = snap.hit_view(h);
+    let passages: Vec<PassageOut<'a>> = v
         .passages
         .iter()
-        .map(|ps| {
-            let c = &b.chunks[ps.chunk as usize];
-            PassageOut {
-                id: (p.citation.to_native() as u64) << 16 | c.pos.to_native() as u64,
-                pos: c.pos.to_native(),
-                text: &p.text.as_str()[c.byte_start.to_native() as usize..c.byte_end.to_native() as usize],
-                kinds: Kinds(c.kinds.to_native()).names(),
-                heading: c.heading.as_ref().map(|s| s.as_str()),
-                offsets: Offsets { start: c.start.to_native(), end: c.end.to_native() },
-                matched: &ps.matched,
-                meta: None,
-            }
+        .map(|(c, ps)| PassageOut {
+            id: (v.page.citation as u64) << 16 | c.pos as u64,
+            pos: c.pos,
+            text: c.text,
+            kinds: c.kinds.names(),
+            heading: c.heading,
+            offsets: Offsets { start: c.start, end: c.end },
+            matched: &ps.matched,
+            meta: None,
         })
         .collect();
-    let page_heading = p.heading.as_ref().map(|s| s.as_str());
     let mut retrievers = Vec::with_capacity(2);
     if h.keyword {
         retrievers.push("keyword");
@@ -253,16 +244,11 @@ fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {
     }
     ResultOut {
         rank,
-        citation: format!("AL-{:08X}", p.citation.to_native()),
+        citation: v.page.citation_id(),
         score: h.score,
-        document: DocRef { id: d.id.as_str(), title: d.title.as_ref().map(|s| s.as_str()), author: d.author.as_ref().map(|s| s.as_str()) },
-        page: PageRef {
-            n: p.n.to_native(),
-            number: p.number.as_ref().map(|s| s.as_str()),
-            volume: p.volume.as_ref().map(|s| s.as_str()),
-            heading: page_heading,
-        },
-        heading: page_heading.or_else(|| passages.first().and_then(|ps| ps.heading)),
+        document: DocRef { id: v.doc.id, title: v.doc.title, author: v.doc.author },
+        page: PageRef { n: v.page.n, number: v.page.number, volume: v.page.volume, heading: v.page.heading },
+        heading: v.page.heading.or_else(|| passages.first().and_then(|ps| ps.heading)),
         passages,
         retrievers,
         duplicates: h.duplicates,

@@ -23,7 +23,7 @@ pub fn parse(body: &Value) -> Result<Request, ApiError> {
     };
     let k = match o.get("k") {
         None => 10,
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| (1..=50).contains(&n)) => n.as_u64().unwrap_or(10) as usize,
+        Some(v) if super::whole(v).is_some_and(|n| (1..=50).contains(&n)) => super::whole(v).unwrap_or(10) as usize,
         Some(_) => return Err(bad("k must be an integer from 1 to 50.")),
     };
     let expand = match o.get("expand") {
@@ -40,7 +40,7 @@ pub fn parse(body: &Value) -> Result<Request, ApiError> {
         Some(Value::Array(a)) if a.len() > MAX_QUESTIONS => {
             return Err(bad(format!("questions holds {} questions; at most {MAX_QUESTIONS} per call.", a.len())))
         }
-        Some(Value::Array(a)) => a.iter().enumerate().map(|(i, q)| question(i, q, k, &expand)).collect::<Result<Vec<_>, _>>()?,
+        Some(Value::Array(a)) => a.iter().enumerate().map(|(i, q)| question(i, q, k, &expand, &mut notes)).collect::<Result<Vec<_>, _>>()?,
         Some(other) => return Err(bad(format!("questions must be an array, not {}.", kind(other)))),
     };
     Ok(Request { questions, k, variants, notes })
@@ -65,13 +65,13 @@ fn variants(v: Option<&Value>, notes: &mut Vec<String>) -> Result<Vec<Variant>, 
     Ok(out)
 }
 
-fn question(i: usize, q: &Value, k: usize, expand: &Value) -> Result<Question, ApiError> {
+fn question(i: usize, q: &Value, k: usize, expand: &Value, notes: &mut Vec<String>) -> Result<Question, ApiError> {
     let Value::Object(o) = q else {
         return Err(bad(format!("questions[{i}] must be an object, not {}.", kind(q))));
     };
     let items = match o.get("relevant") {
         None => return Err(bad(format!("questions[{i}].relevant is required."))),
-        Some(Value::Array(a)) => a.iter().enumerate().map(|(j, item)| relevant(i, j, item)).collect::<Result<Vec<_>, _>>()?,
+        Some(Value::Array(a)) => a.iter().enumerate().map(|(j, item)| relevant(i, j, item, notes)).collect::<Result<Vec<_>, _>>()?,
         Some(other) => return Err(bad(format!("questions[{i}].relevant must be an array, not {}.", kind(other)))),
     };
     let gains = gains(i, o.get("gains"), items.len())?;
@@ -80,7 +80,7 @@ fn question(i: usize, q: &Value, k: usize, expand: &Value) -> Result<Question, A
 
 /// The question as a search request, checked by the search endpoint's parser; its
 /// messages start with the field's name, which gets the question's path in front.
-fn search_input(i: usize, o: &Map<String, Value>, k: usize, expand: &Value) -> Result<search::SearchIn, ApiError> {
+fn search_input(i: usize, o: &Map<String, Value>, k: usize, expand: &Value) -> Result<crate::search::Request, ApiError> {
     let mut s = Map::new();
     for f in SEARCH_FIELDS {
         if let Some(v) = o.get(f) {
@@ -90,7 +90,7 @@ fn search_input(i: usize, o: &Map<String, Value>, k: usize, expand: &Value) -> R
     s.insert("k".into(), k.into());
     s.insert("expand".into(), expand.clone());
     s.insert("rerank".into(), false.into());
-    search::parse(&Value::Object(s)).map_err(|e| bad(format!("questions[{i}].{}", e.message)))
+    search::parse(&Value::Object(s)).map(|s| s.request).map_err(|e| bad(format!("questions[{i}].{}", e.message)))
 }
 
 fn gains(i: usize, v: Option<&Value>, items: usize) -> Result<Vec<f64>, ApiError> {
@@ -111,13 +111,14 @@ fn gains(i: usize, v: Option<&Value>, items: usize) -> Result<Vec<f64>, ApiError
 
 /// One relevant item: a citation, a document (with a page), or a text (scoped by a
 /// document and page). A citation wins over the other fields.
-fn relevant(i: usize, j: usize, v: &Value) -> Result<RelevantItem, ApiError> {
+/// A field the spec does not name is ignored, with a note (the schema is open).
+fn relevant(i: usize, j: usize, v: &Value, notes: &mut Vec<String>) -> Result<RelevantItem, ApiError> {
     let at = format!("questions[{i}].relevant[{j}]");
     let Value::Object(o) = v else {
         return Err(bad(format!("{at} must be an object, not {}.", kind(v))));
     };
-    if let Some(f) = o.keys().find(|f| !["citation", "document", "page", "text"].contains(&f.as_str())) {
-        return Err(bad(format!("{at}.{f} is not a field; use citation, document, page or text.")));
+    for f in o.keys().filter(|f| !["citation", "document", "page", "text"].contains(&f.as_str())) {
+        notes.push(format!("{at}.{f} is not a field and was ignored; the fields are citation, document, page and text."));
     }
     let text_field = |f: &str| -> Result<Option<String>, ApiError> {
         match o.get(f) {
@@ -130,7 +131,7 @@ fn relevant(i: usize, j: usize, v: &Value) -> Result<RelevantItem, ApiError> {
     let (citation, document, text) = (text_field("citation")?, text_field("document")?, text_field("text")?);
     let page = match o.get("page") {
         None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n <= u64::from(u32::MAX)) => n.as_u64().map(|n| n as u32),
+        Some(v) if super::whole(v).is_some_and(|n| n <= u64::from(u32::MAX)) => super::whole(v).map(|n| n as u32),
         Some(_) => return Err(bad(format!("{at}.page must be a page index from 0."))),
     };
     if page.is_some() && document.is_none() && citation.is_none() {
@@ -177,7 +178,7 @@ mod tests {
         assert_eq!(q.wanted.gains, [1.0, 2.5, 1.0, 3.0]);
         assert_eq!((q.search.k, q.search.passages, q.search.filters.kinds != 0), (10, 3, true));
         let r = parse(&json!({"questions": [q_default()], "k": 5, "variants": ["hybrid", "bogus", "keyword", "hybrid"], "expand": false})).unwrap();
-        assert_eq!((r.k, r.questions[0].search.k, r.questions[0].search.expand.clone()), (5, 5, json!(false)));
+        assert_eq!((r.k, r.questions[0].search.k, r.questions[0].search.expand), (5, 5, crate::search::Expand::Off));
         assert_eq!(r.variants, [Variant::Hybrid, Variant::Keyword]);
         assert!(r.notes[0].contains("\"bogus\""), "{:?}", r.notes);
         assert_eq!(r.questions[0].wanted.gains, [1.0]);
@@ -206,7 +207,6 @@ mod tests {
             (json!({"questions": [q(json!({"relevant": {}}))]}), "questions[0].relevant must be an array"),
             (json!({"questions": [q(json!({"relevant": [1]}))]}), "questions[0].relevant[0] must be an object"),
             (json!({"questions": [q(json!({"relevant": [{}]}))]}), "questions[0].relevant[0] needs a citation"),
-            (json!({"questions": [q(json!({"relevant": [{"pgae": 1, "document": "d"}]}))]}), "questions[0].relevant[0].pgae is not a field"),
             (json!({"questions": [q(json!({"relevant": [{"page": 1}]}))]}), "questions[0].relevant[0].page needs document"),
             (json!({"questions": [q(json!({"relevant": [{"document": "d", "page": -1}]}))]}), "questions[0].relevant[0].page must be"),
             (json!({"questions": [q(json!({"relevant": [{"document": "d", "page": 1.5}]}))]}), "questions[0].relevant[0].page must be"),
@@ -226,6 +226,14 @@ mod tests {
             assert!(e.message.contains(needle), "{body}: {}", e.message);
         }
         assert_eq!(parse(&json!([])).unwrap_err().code, Code::InvalidJson);
+    }
+
+    #[test]
+    fn unknown_item_fields_are_noted_and_whole_floats_are_integers() {
+        let r = parse(&json!({"k": 5.0, "questions": [q(json!({"relevant": [{"pgae": 1, "document": "d", "page": 2.0}]}))]})).unwrap();
+        assert_eq!(r.k, 5);
+        assert!(r.notes.iter().any(|n| n.contains("questions[0].relevant[0].pgae is not a field and was ignored")), "{:?}", r.notes);
+        assert_eq!(r.questions[0].wanted.items, [RelevantItem::Page { document: "d".into(), page: Some(2) }]);
     }
 
     #[test]

@@ -39,3 +39,10 @@ pub fn opt_string(v: Option<&Value>, field: &str, code: Code) -> Result<Option<S
 pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
     crate::http::body::value(bytes)
 }
+
+/// A whole number given as an integer or as an integer-valued float (`2`, `2.0`,
+/// `2e0`: JSON does not tell them apart, and neither does the spec).
+pub fn whole(v: &Value) -> Option<u64> {
+    let n = v.as_number()?;
+    n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= 9.0e15).map(|f| f as u64))
+}

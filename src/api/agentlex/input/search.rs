@@ -8,23 +8,17 @@ use serde_json::{Map, Value};
 use super::{err, kind};
 use crate::error::{ApiError, Code};
 use quarry_index::chunk::Kind;
+use crate::search::{Expand, Request};
 use quarry_index::search::{Filters, Mode};
 use quarry_index::segment::FieldValue;
 
+/// An AgentLex search: the service's request, and what only AgentLex's answer says.
 #[derive(Debug, Clone)]
 pub struct SearchIn {
-    pub query: String,
-    pub k: usize,
-    pub mode: Mode,
-    pub passages: usize,
-    pub rerank: bool,
-    /// As asked: `true`, `false` or `"llm"`.
-    pub expand: Value,
+    pub request: Request,
     pub domain: Option<String>,
-    pub filters: Filters,
     /// The filters as applied, for the response.
     pub echo: Echo,
-    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -65,9 +59,10 @@ pub fn parse(body: &Value) -> Result<SearchIn, ApiError> {
         Some(_) => return Err(err(Code::InvalidQuery, "mode must be one of hybrid, keyword, semantic.")),
     };
     let expand = match o.get("expand") {
-        None => Value::Bool(true),
-        Some(v @ Value::Bool(_)) => v.clone(),
-        Some(v) if v.as_str() == Some("llm") => v.clone(),
+        None => Expand::Default,
+        Some(Value::Bool(true)) => Expand::On,
+        Some(Value::Bool(false)) => Expand::Off,
+        Some(v) if v.as_str() == Some("llm") => Expand::Llm,
         Some(_) => return Err(err(Code::InvalidQuery, "expand must be true, false or \"llm\".")),
     };
     let rerank = match o.get("rerank") {
@@ -80,18 +75,17 @@ pub fn parse(body: &Value) -> Result<SearchIn, ApiError> {
         Some(Value::String(d)) if ["medical", "legal", "general"].contains(&d.as_str()) => Some(d.clone()),
         Some(_) => return Err(err(Code::InvalidDomain, "domain must be one of medical, legal, general.")),
     };
-    let mut s = SearchIn {
+    let request = Request {
         query,
         k: int(o.get("k"), "k", 1, 50, 10)?,
         mode,
         passages: int(o.get("passages"), "passages", 1, 10, 2)?,
         rerank,
         expand,
-        domain,
         filters: Filters::default(),
-        echo: Echo::default(),
         warnings: Vec::new(),
     };
+    let mut s = SearchIn { request, domain, echo: Echo::default() };
     filters(o, &mut s)?;
     Ok(s)
 }
@@ -99,7 +93,7 @@ pub fn parse(body: &Value) -> Result<SearchIn, ApiError> {
 fn int(v: Option<&Value>, field: &str, min: u64, max: u64, default: usize) -> Result<usize, ApiError> {
     match v {
         None => Ok(default),
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| (min..=max).contains(&n)) => Ok(n.as_u64().unwrap_or(0) as usize),
+        Some(v) if super::whole(v).is_some_and(|n| (min..=max).contains(&n)) => Ok(super::whole(v).unwrap_or(0) as usize),
         Some(_) => Err(err(Code::InvalidQuery, format!("{field} must be an integer from {min} to {max}."))),
     }
 }
@@ -120,26 +114,26 @@ fn filters(o: &Map<String, Value>, s: &mut SearchIn) -> Result<(), ApiError> {
     }
     let any_docs = o.get("documents").is_some() || f.get("documents").is_some();
     if any_docs {
-        s.filters.documents = Some(docs.iter().cloned().collect::<HashSet<_>>());
+        s.request.filters.documents = Some(docs.iter().cloned().collect::<HashSet<_>>());
     }
     docs.dedup();
     s.echo.documents = docs;
     for k in kinds {
         match Kind::parse(&k) {
             Some(kind) => {
-                s.filters.kinds |= 1 << kind as u32;
+                s.request.filters.kinds |= 1 << kind as u32;
                 if !s.echo.kinds.contains(&k) {
                     s.echo.kinds.push(k);
                 }
             }
-            None => s.warnings.push(format!("Unknown kind \"{k}\" ignored.")),
+            None => s.request.warnings.push(format!("Unknown kind \"{k}\" ignored.")),
         }
     }
     match f.get("metadata") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) => {
             for (key, v) in m {
-                s.filters.metadata.push((key.clone(), accepted(v, key)?));
+                s.request.filters.metadata.push((key.clone(), accepted(v, key)?));
             }
             s.echo.metadata = Some(m.clone());
         }
@@ -153,7 +147,7 @@ fn filters(o: &Map<String, Value>, s: &mut SearchIn) -> Result<(), ApiError> {
     match f.get("headings") {
         None | Some(Value::Null) => {}
         Some(Value::String(h)) if !h.trim().is_empty() => {
-            s.filters.headings = Some(h.trim().to_lowercase());
+            s.request.filters.headings = Some(h.trim().to_lowercase());
             s.echo.headings = Some(h.clone());
         }
         Some(_) => return Err(err(Code::InvalidFilter, "filters.headings must be a non-empty string.")),
@@ -212,7 +206,7 @@ fn date(d: &Map<String, Value>, s: &mut SearchIn) -> Result<(), ApiError> {
         return Err(err(Code::InvalidFilter, "filters.date.from is after filters.date.to."));
     }
     if echo.from.is_some() || echo.to.is_some() {
-        s.filters.date = Some(range);
+        s.request.filters.date = Some(range);
         s.echo.date = Some(echo);
     }
     Ok(())
@@ -226,10 +220,17 @@ mod tests {
     #[test]
     fn defaults_and_shorthands_merge_into_filters() {
         let s = parse(&json!({"query": "q", "documents": ["d1"], "kinds": ["table", "nonsense"], "filters": {"documents": ["d2"]}})).unwrap();
-        assert_eq!((s.k, s.passages, s.mode, s.rerank), (10, 2, Mode::Hybrid, true));
-        assert_eq!(s.filters.documents.as_ref().map(|d| d.len()), Some(2));
+        let r = &s.request;
+        assert_eq!((r.k, r.passages, r.mode, r.rerank), (10, 2, Mode::Hybrid, true));
+        assert_eq!(r.filters.documents.as_ref().map(|d| d.len()), Some(2));
         assert_eq!(s.echo.kinds, ["table"]);
-        assert!(s.warnings[0].contains("nonsense"));
+        assert!(r.warnings[0].contains("nonsense"));
+    }
+
+    #[test]
+    fn integer_valued_numbers_are_integers() {
+        let s = parse(&json!({"query": "q", "k": 3.0, "passages": 1e0})).unwrap();
+        assert_eq!((s.request.k, s.request.passages), (3, 1));
     }
 
     #[test]
@@ -265,7 +266,7 @@ mod tests {
     #[test]
     fn dates_take_the_spec_forms() {
         let s = parse(&json!({"query": "q", "filters": {"date": {"from": "March 14, 2024", "to": "2024"}}})).unwrap();
-        let (from, to) = s.filters.date.unwrap();
+        let (from, to) = s.request.filters.date.unwrap();
         assert_eq!(from, quarry_index::date::days_from_civil(2024, 3, 14));
         assert_eq!(to, quarry_index::date::days_from_civil(2024, 12, 31));
     }

@@ -21,10 +21,12 @@ pub fn name(v: Option<&Value>, required: bool) -> Result<Option<String>, ApiErro
 }
 
 /// Applies the settings object `v` over `base`: a key present replaces (null removes
-/// guidance or glossary); an unknown key or a wrong type is refused, naming the key.
-pub fn merge(base: &CollectionSettings, v: Option<&Value>) -> Result<CollectionSettings, ApiError> {
+/// guidance or glossary); a wrong type is refused, naming the key. The spec's
+/// `Settings` is open, so an unknown key is ignored with a warning (the second value).
+pub fn merge(base: &CollectionSettings, v: Option<&Value>) -> Result<(CollectionSettings, Vec<String>), ApiError> {
     let mut s = base.clone();
-    let Some(v) = v else { return Ok(s) };
+    let mut warnings = Vec::new();
+    let Some(v) = v else { return Ok((s, warnings)) };
     let Value::Object(map) = v else {
         return Err(err(Code::InvalidSettings, format!("settings must be an object, not {}.", kind(v))));
     };
@@ -54,11 +56,11 @@ pub fn merge(base: &CollectionSettings, v: Option<&Value>) -> Result<CollectionS
             "glossary" => s.glossary = glossary(value).map_err(|m| bad(&m))?,
             _ => {
                 let known = "mask_identifiers, redact_storage, domain, guidance, glossary";
-                return Err(err(Code::InvalidSettings, format!("settings.{key} is not a setting; the settings are {known}.")));
+                warnings.push(format!("settings.{key} is not a setting and was ignored; the settings are {known}."));
             }
         }
     }
-    Ok(s)
+    Ok((s, warnings))
 }
 
 type Glossary = Option<std::collections::BTreeMap<String, Value>>;
@@ -96,17 +98,19 @@ mod tests {
     #[test]
     fn settings_merge_and_refuse_what_has_no_behaviour() {
         let base = CollectionSettings::default();
-        let s = merge(&base, Some(&json!({"domain": "legal", "glossary": {"SSA": "Software Services Agreement"}}))).unwrap();
+        let (s, _) = merge(&base, Some(&json!({"domain": "legal", "glossary": {"SSA": "Software Services Agreement"}}))).unwrap();
         assert_eq!(s.domain, "legal");
         assert!(s.glossary.is_some());
-        let s = merge(&s, Some(&json!({"glossary": null, "guidance": "Cite the MSA first."}))).unwrap();
+        let (s, _) = merge(&s, Some(&json!({"glossary": null, "guidance": "Cite the MSA first."}))).unwrap();
         assert_eq!((s.glossary, s.guidance.as_deref()), (None, Some("Cite the MSA first.")));
         let e = merge(&base, Some(&json!({"mask_identifiers": true}))).unwrap_err();
         assert_eq!(e.code, Code::InvalidSettings);
         assert!(e.message.starts_with("settings.mask_identifiers"), "{}", e.message);
         assert!(merge(&base, Some(&json!({"redact_storage": false}))).is_ok());
-        let e = merge(&base, Some(&json!({"colour": 1}))).unwrap_err();
-        assert!(e.message.contains("settings.colour"), "{}", e.message);
+        // The spec's Settings is open: an unknown key is ignored, with a warning naming it.
+        let (s, warnings) = merge(&base, Some(&json!({"colour": 1, "domain": "legal"}))).unwrap();
+        assert_eq!(s.domain, "legal");
+        assert!(warnings.len() == 1 && warnings[0].contains("settings.colour"), "{warnings:?}");
         let e = merge(&base, Some(&json!({"domain": "poetry"}))).unwrap_err();
         assert!(e.message.contains("settings.domain"), "{}", e.message);
         let e = merge(&base, Some(&json!({"glossary": {"A": ["", "b", "c", "d", "e", "f"]}}))).unwrap_err();

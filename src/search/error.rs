@@ -1,0 +1,53 @@
+//! What the search service refuses, each with its code.
+
+use quarry_index::collection::CollectionError;
+
+use crate::error::{Code, ErrorCode};
+use crate::limits::meters::Exceeded;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("No collection {0}.")]
+    CollectionNotFound(String),
+    #[error("No document {0} in this collection.")]
+    DocumentNotFound(String),
+    #[error("Document {doc} has {pages} pages (0 to {last}); there is no page {n}.", last = pages.saturating_sub(1))]
+    PageNotFound { doc: String, pages: u32, n: u32 },
+    #[error("Collection {collection} was built with the embedder {built}, and this server runs {server}; search it with mode \"keyword\", or re-index it.")]
+    EmbedderMismatch { collection: String, built: String, server: String },
+    #[error("This server runs without an embedder; use mode \"keyword\".")]
+    NoEmbedder,
+    #[error("The document holds {bytes} bytes of text; this server takes at most {max}.")]
+    DocumentTooLarge { bytes: usize, max: usize },
+    #[error("This document would pass the plan's {} stored characters.", .0.allowance)]
+    Storage(Exceeded),
+    #[error("This needs {needed} searches and {left} of this month's {allowance} searches of the {plan} plan are left.")]
+    Searches { needed: u64, left: u64, allowance: u64, plan: String },
+    #[error("Document {0} already exists.")]
+    DuplicateId(String),
+    #[error("embedding: {0}")]
+    Embed(String),
+    #[error("the index: {0}")]
+    Index(#[source] CollectionError),
+    #[error("an ingest worker is gone")]
+    WorkerGone,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ErrorCode for SearchError {
+    fn code(&self) -> Code {
+        match self {
+            SearchError::CollectionNotFound(_) => Code::CollectionNotFound,
+            SearchError::DocumentNotFound(_) => Code::DocumentNotFound,
+            SearchError::PageNotFound { .. } => Code::PageNotFound,
+            SearchError::EmbedderMismatch { .. } | SearchError::NoEmbedder => Code::EmbedderMismatch,
+            SearchError::DocumentTooLarge { .. } => Code::DocumentTooLarge,
+            SearchError::Storage(_) => Code::StorageExceeded,
+            SearchError::Searches { .. } => Code::AllowanceExceeded,
+            SearchError::DuplicateId(_) => Code::InvalidDocument,
+            SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone | SearchError::Store(_) => Code::Internal,
+        }
+    }
+}
