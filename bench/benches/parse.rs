@@ -28,8 +28,8 @@ use serde_json::{json, Value};
 const MB: usize = 1 << 20;
 
 fn scifact_text(bytes: usize) -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/eval/scifact/corpus.jsonl");
-    let corpus = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let path = quarry_bench::eval::eval_set("scifact").join("corpus.jsonl");
+    let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set QUARRY_EVAL_DIR to the directory holding scifact/)", path.display()));
     let mut out = Vec::new();
     let mut total = 0;
     for line in corpus.lines() {

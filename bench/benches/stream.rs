@@ -7,7 +7,7 @@
 //! - `openai-bench`: the 11 chunks of "Hello! How can I help you today?" that the
 //!   gateway bench's fake upstream sends (`bench/gateway/run.sh`), in one read.
 //! - `azure-recorded`: a recorded Azure OpenAI stream from
-//!   `../shared/fixtures/provider-transcripts` (content-filter results in every chunk).
+//!   `tests/data/provider-transcripts` (content-filter results in every chunk).
 //!
 //! Throughput is frames (SSE events).
 
@@ -34,8 +34,8 @@ fn bench_body() -> Vec<u8> {
 
 /// A recorded stream: one JSON chunk per line, framed as SSE.
 fn recorded(path: &str) -> Vec<u8> {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/provider-transcripts").join(path);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (the fixtures are in shared/ beside the checkout)", path.display()));
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/provider-transcripts").join(path);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut body: String = text.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("data: {l}\n\n")).collect();
     body += "data: [DONE]\n\n";
     body.into_bytes()

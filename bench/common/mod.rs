@@ -17,10 +17,10 @@ pub fn load(id: &str, precision: Precision) -> Model {
         .unwrap_or_else(|e| panic!("{e} (run ops/setup to install the models)"))
 }
 
-/// `n` passages of about `words` words from SciFact's corpus (../shared/eval), or
-/// generated prose when that is not beside the checkout.
+/// `n` passages of about `words` words from SciFact's corpus (in `$QUARRY_EVAL_DIR`, see
+/// `quarry_bench::eval`), or generated prose when that is not there.
 pub fn passages(n: usize, words: usize) -> Vec<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/scifact/corpus.jsonl");
+    let path = quarry_bench::eval::eval_set("scifact").join("corpus.jsonl");
     let from_corpus: Vec<String> = std::fs::read_to_string(path)
         .map(|text| {
             text.lines()

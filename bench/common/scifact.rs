@@ -1,4 +1,5 @@
-//! A collection of SciFact abstracts (../shared/eval/scifact) built the way the server
+//! A collection of SciFact abstracts (the full set, `scifact` in `$QUARRY_EVAL_DIR`; see
+//! `quarry_bench::eval`) built the way the server
 //! builds one: each document's JSON body parsed by the documents endpoint's own parser,
 //! chunked by `ingest::prepare`, added to a `Collection` (WAL, fsync, in-memory tail),
 //! then flushed into one segment with its tantivy index. The benches that search, filter,
@@ -23,13 +24,9 @@ use serde_json::{json, Value};
 pub const JOURNALS: [&str; 8] = ["Nature", "Cell", "Lancet", "BMJ", "JAMA", "PLoS One", "Science", "NEJM"];
 const TAGS: [&str; 5] = ["clinical", "genetics", "immunology", "oncology", "neuroscience"];
 
-fn eval_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/scifact")
-}
-
 fn jsonl(name: &str) -> Vec<Value> {
-    let path = eval_dir().join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (SciFact is in shared/eval beside the checkout)", path.display()));
+    let path = quarry_bench::eval::eval_set("scifact").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set QUARRY_EVAL_DIR to the directory holding scifact/)", path.display()));
     text.lines().map(|l| serde_json::from_str(l).expect("SciFact is JSON lines")).collect()
 }
 

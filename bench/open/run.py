@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.path.join(ROOT, "target", "release", "quarry")
 PLAN = open(os.path.join(ROOT, "bench", "evaluation-plan.toml")).read()
 PAGES_PER_DOC = 4
-WORDS = [w.strip() for w in open(os.path.join(ROOT, "..", "shared", "eval", "scifact", "corpus.jsonl")).read(400000).split() if w.isalpha()][:5000]
+EVAL_DIR = os.environ.get("QUARRY_EVAL_DIR") or os.path.join(ROOT, "..", "shared", "eval")
+WORDS = [w.strip() for w in open(os.path.join(EVAL_DIR, "scifact", "corpus.jsonl")).read(400000).split() if w.isalpha()][:5000]
 
 
 def request(port, method, path, key=None, body=None):

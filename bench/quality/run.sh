@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retrieval quality through the HTTP API on the shared BEIR sets: for each embedder, starts
+# Retrieval quality through the HTTP API on the full BEIR sets: for each embedder, starts
 # a release quarry on a fresh data directory, creates the evaluation account on a plan whose
 # limits are raised (the operator plan in bench/evaluation-plan.toml, assigned with the
 # operator CLI), indexes each set and prints nDCG@10, recall@50 and MRR@10 per mode beside
@@ -8,7 +8,8 @@
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
-#                                              and NFCorpus keyword-only)
+#                                              and NFCorpus keyword-only, from $QUARRY_EVAL_DIR,
+#                                              default ../shared/eval from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
@@ -57,7 +58,8 @@ for embedder in "${embedders[@]}"; do
         echo
     } > "$out"
     if [ ${#datasets[@]} -eq 0 ]; then
-        runs=("../shared/eval/scifact keyword,semantic,hybrid" "../shared/eval/nfcorpus-test-preproc keyword")
+        eval_dir=${QUARRY_EVAL_DIR:-../shared/eval}
+        runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
     else
         runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
     fi

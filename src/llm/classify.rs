@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn google_envelope_and_retry_info() {
-        let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/provider-transcripts/google/google-429-retry-info.json")).unwrap();
+        let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/provider-transcripts/google/google-429-retry-info.json")).unwrap();
         let c = Classification { by_error_status: [("RESOURCE_EXHAUSTED".to_owned(), ErrorClass::RateLimited)].into(), ..Classification::default() };
         let e = c.classify(429, &body, None);
         assert_eq!(e.class, ErrorClass::RateLimited);

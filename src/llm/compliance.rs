@@ -1,4 +1,4 @@
-//! The AI-Protocol compliance vectors (`../shared/fixtures/ai-protocol/compliance/`)
+//! The AI-Protocol compliance vectors (vendored in `tests/data/ai-protocol/compliance/`)
 //! as one data-driven suite: every case of every file is run, and the suite fails
 //! naming each case that does not pass.
 
@@ -16,7 +16,7 @@ use super::stream::map::{EventKind, EventMap, FieldSource, Rule};
 use super::stream::sse::{SseConfig, SseDecoder, SseItem};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/ai-protocol/compliance")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ai-protocol/compliance")
 }
 
 fn cases() -> Vec<(String, Value)> {

@@ -16,3 +16,4 @@ mod models;
 mod network;
 mod quality;
 mod search;
+mod vendored;

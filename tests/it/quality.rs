@@ -1,8 +1,9 @@
-//! Retrieval quality through the HTTP API, sized for CI: a fixed 500-document subset of
-//! SciFact with the real MiniLM embedder, every test query whose relevant documents it
-//! holds, scored through the evaluate endpoint in batches, nDCG@10 per mode. Hybrid must
-//! beat both of its single lists. (The full-set numbers come from `quarry-quality`; see
-//! README.)
+//! Retrieval quality through the HTTP API, sized for CI: the fixed 500-document subset of
+//! SciFact vendored in `tests/data/scifact-500` (exactly what `Dataset::subset(500)` keeps
+//! of the full set; `tests/data/cut-subsets.py` cut it) with the real MiniLM embedder,
+//! every test query whose relevant documents it holds, scored through the evaluate
+//! endpoint in batches, nDCG@10 per mode. Hybrid must beat both of its single lists.
+//! (The full-set numbers come from `quarry-quality`; see README.)
 
 use std::path::Path;
 
@@ -20,7 +21,9 @@ const RAISED_PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 10
 fn hybrid_beats_keyword_and_semantic_on_a_scifact_subset() {
     let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED_PLAN.into(), ..Options::default() });
     let (_, key) = s.signup("quality@example.com");
-    let data = Dataset::load(Path::new("../shared/eval/scifact"), "test").expect("../shared/eval/scifact").subset(500);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scifact-500");
+    let data = Dataset::load(&dir, "test").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(data.corpus.len(), 500, "the vendored subset");
     let client = Client::new(&format!("http://{}", s.addr)).unwrap().with_key(key);
     let opts = RunOptions::default();
     let run = index(&client, &data, "scifact-500", &opts).unwrap();

@@ -1,7 +1,7 @@
 //! The provider layer end to end: the real `quarry` binary in front of a fake
 //! upstream on loopback that speaks OpenAI chat completions, Anthropic messages and
 //! Gemini generateContent, replays the recorded transcripts in
-//! `../shared/fixtures/provider-transcripts/` and injects faults. A separate binary
+//! `tests/data/provider-transcripts/` and injects faults. A separate binary
 //! from `tests/it` (it reuses that fixture's server and client by path).
 
 #[path = "../it/client.rs"]

@@ -27,7 +27,7 @@ pub struct Upstream {
 }
 
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/provider-transcripts")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/provider-transcripts")
 }
 
 impl Upstream {
@@ -122,7 +122,7 @@ fn answer(out: &mut TcpStream, model: &str, stream: bool, n: u32, state: &State)
         "429-then-ok" if n == 1 => head(out, "429 Too Many Requests", "application/json", "retry-after: 1\r\n", oa_error("slow down", "rate_limit_exceeded").as_bytes()),
         "500-then-ok" if n <= 2 => head(out, "500 Internal Server Error", "application/json", "", oa_error("boom", "server_error").as_bytes()),
         "529-then-ok" if n == 1 => {
-            let body = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/ai-protocol/compliance/fixtures/responses/error-responses/anthropic-529.json")).unwrap();
+            let body = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ai-protocol/compliance/fixtures/responses/error-responses/anthropic-529.json")).unwrap();
             head(out, "529 Overloaded", "application/json", "", &body)
         }
         "429-then-ok" | "500-then-ok" | "529-then-ok" => replay(out, "openai/chat/openai-text", stream),

@@ -21,7 +21,9 @@ struct Args {
     model: String,
     #[arg(long, default_value = "models")]
     models_dir: PathBuf,
-    #[arg(long, default_value = "../shared/eval/scifact")]
+    /// BEIR-layout directory (default: `scifact` in `$QUARRY_EVAL_DIR`, else in
+    /// `shared/eval` beside the checkout).
+    #[arg(long, default_value_os_t = quarry_bench::eval::eval_set("scifact"))]
     dataset: PathBuf,
     /// The chunker's target and maximum (characters).
     #[arg(long, default_value_t = 1000)]

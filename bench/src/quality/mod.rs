@@ -1,5 +1,6 @@
 //! The quality harness: nDCG@10 and recall of Quarry's search measured through its HTTP API on
-//! BEIR-layout data sets (`shared/eval/`), printed beside published references.
+//! BEIR-layout data sets (the full ones in [`crate::eval::eval_dir`]), printed beside published
+//! references.
 //!
 //! `beir` loads a data set (and cuts a fixed subset), `client` speaks the AgentLex endpoints,
 //! `run` indexes a corpus once and evaluates it per search mode through the evaluate endpoint

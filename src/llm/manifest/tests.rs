@@ -1,7 +1,9 @@
 use super::*;
 
-fn shared(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../shared/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+/// A file vendored under `tests/data` (see NOTICE for where each came from).
+fn data(path: &str) -> String {
+    let path = format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[test]
@@ -20,15 +22,15 @@ fn the_shipped_manifests_load() {
 #[test]
 fn the_specs_own_manifests_load_in_their_shapes() {
     for name in ["openai", "anthropic", "gemini", "deepseek"] {
-        let m = Manifest::parse(name, &shared(&format!("specs/ai-protocol/v1/providers/{name}.yaml"))).unwrap();
+        let m = Manifest::parse(name, &data(&format!("manifests/ai-protocol-v1/{name}.yaml"))).unwrap();
         assert_eq!(m.id, name);
     }
-    let d = Manifest::parse("deepseek", &shared("specs/ai-protocol/v1/providers/deepseek.yaml")).unwrap();
+    let d = Manifest::parse("deepseek", &data("manifests/ai-protocol-v1/deepseek.yaml")).unwrap();
     assert!(d.capabilities.tools && d.capabilities.streaming && !d.capabilities.vision);
     assert_eq!(d.base_url, "https://api.deepseek.com/v1");
     assert_eq!(d.chat_path, "/chat/completions");
     for name in ["mock-openai", "mock-anthropic"] {
-        Manifest::parse(name, &shared(&format!("fixtures/ai-protocol/compliance/fixtures/providers/{name}.yaml"))).unwrap();
+        Manifest::parse(name, &data(&format!("ai-protocol/compliance/fixtures/providers/{name}.yaml"))).unwrap();
     }
 }
 
@@ -53,12 +55,12 @@ fn a_bad_manifest_is_named_with_its_field() {
 fn shaped_frames_map_as_whole_frames_do() {
     let mut manifests: Vec<Manifest> = Catalog::load(None).unwrap().manifests.values().map(|m| (**m).clone()).collect();
     for name in ["openai", "anthropic", "gemini", "deepseek"] {
-        manifests.push(Manifest::parse(name, &shared(&format!("specs/ai-protocol/v1/providers/{name}.yaml"))).unwrap());
+        manifests.push(Manifest::parse(name, &data(&format!("manifests/ai-protocol-v1/{name}.yaml"))).unwrap());
     }
     for name in ["mock-openai", "mock-anthropic"] {
-        manifests.push(Manifest::parse(name, &shared(&format!("fixtures/ai-protocol/compliance/fixtures/providers/{name}.yaml"))).unwrap());
+        manifests.push(Manifest::parse(name, &data(&format!("ai-protocol/compliance/fixtures/providers/{name}.yaml"))).unwrap());
     }
-    let mut dirs = vec![std::path::PathBuf::from(format!("{}/../shared/fixtures/provider-transcripts", env!("CARGO_MANIFEST_DIR")))];
+    let mut dirs = vec![std::path::PathBuf::from(format!("{}/tests/data/provider-transcripts", env!("CARGO_MANIFEST_DIR")))];
     let (mut frames, mut files) = (Vec::new(), 0);
     while let Some(dir) = dirs.pop() {
         for f in std::fs::read_dir(&dir).unwrap() {
