@@ -6,6 +6,7 @@ mod server;
 
 mod accounts_cli;
 mod collections;
+mod compat;
 mod errors;
 mod evaluate;
 mod health;

@@ -48,12 +48,23 @@ impl TestServer {
     pub fn with(options: Options) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        TestServer::launch(data, Some(dir), options)
+    }
+
+    /// On an existing data directory (a copy of a frozen fixture, say), which the
+    /// caller owns and keeps for the server's life.
+    pub fn with_data(data: PathBuf, options: Options) -> TestServer {
+        assert!(data.is_dir(), "{} is not a data directory", data.display());
+        TestServer::launch(data, None, options)
+    }
+
+    fn launch(data: PathBuf, dir: Option<tempfile::TempDir>, options: Options) -> TestServer {
         let mut config = tempfile::NamedTempFile::new().unwrap();
         // Quiet, fast-flushing defaults for tests; the test's own config comes after.
         write!(config, "{}", options.config).unwrap();
         let shards = options.shards.unwrap_or(2);
         let embedder = options.embedder.unwrap_or_else(|| "none".into());
-        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: Some(dir), config: Some(config), shards, embedder };
+        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: dir, config: Some(config), shards, embedder };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
     }
