@@ -22,6 +22,9 @@ use crate::http::router::Route;
 pub struct Call<'a> {
     pub app: &'a Arc<App>,
     pub parts: Parts,
+    /// The peer address of the connection the request came on (the client, or the
+    /// proxy in front of it).
+    pub remote: std::net::SocketAddr,
     /// Taken by the first read.
     pub body: Option<Incoming>,
     /// Set on authenticated routes.

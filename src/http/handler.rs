@@ -3,6 +3,7 @@
 //! inside a handler becomes a 500 `internal` for that request alone.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::time::Instant;
@@ -19,7 +20,7 @@ use super::router::{self, Route, RouteName};
 use super::server::Shard;
 use crate::api::{self, Call};
 
-pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, remote: SocketAddr, req: Request<Incoming>) -> Result<Reply, Infallible> {
     conn.request_started();
     let metrics = shard.metrics();
     metrics.request_began();
@@ -34,7 +35,7 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
         // Boxed, so the future every request builds and hyper moves stays small.
         None => {
             let started = Instant::now();
-            let reply = Box::pin(guarded(&shard, route, parts, body, &request_id)).await;
+            let reply = Box::pin(guarded(&shard, route, parts, body, remote, &request_id)).await;
             (reply, Some(started.elapsed()))
         }
     };
@@ -58,10 +59,11 @@ async fn guarded(
     route: Result<Route, ApiError>,
     parts: hyper::http::request::Parts,
     body: Incoming,
+    remote: SocketAddr,
     request_id: &HeaderValue,
 ) -> Reply {
     let (method, uri) = (parts.method.clone(), parts.uri.clone());
-    let served = AssertUnwindSafe(serve(shard, route, parts, body)).catch_unwind().await;
+    let served = AssertUnwindSafe(serve(shard, route, parts, body, remote)).catch_unwind().await;
     let reply = served.unwrap_or_else(|panic| {
         let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         tracing::error!(request_id = ?request_id, %method, %uri, panic = what.as_deref().unwrap_or("?"), "handler panicked");
@@ -73,12 +75,18 @@ async fn guarded(
     reply
 }
 
-async fn serve(shard: &Shard, route: Result<Route, ApiError>, parts: hyper::http::request::Parts, body: Incoming) -> Reply {
+async fn serve(
+    shard: &Shard,
+    route: Result<Route, ApiError>,
+    parts: hyper::http::request::Parts,
+    body: Incoming,
+    remote: SocketAddr,
+) -> Reply {
     let route = match route {
         Ok(r) => r,
         Err(e) => return response::error(&e),
     };
-    let mut call = Call { app: &shard.app, parts, body: Some(body), principal: None, limits: shard.body_limits, embedders: &shard.embedders };
+    let mut call = Call { app: &shard.app, parts, remote, body: Some(body), principal: None, limits: shard.body_limits, embedders: &shard.embedders };
     if !route.authenticated() {
         return api::dispatch(route, call).await.unwrap_or_else(|e| response::error(&e));
     }

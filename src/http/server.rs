@@ -146,12 +146,14 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
+    // Unknown only when the peer is already gone (ENOTCONN); nothing it sends is served then.
+    let remote = stream.peer_addr().unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
     let (state, _open) = shard.conns.add();
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
     let io = GlommioIo::new(stream, state.clone());
     let svc_shard = shard.clone();
     let svc_state = state.clone();
-    let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));
+    let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), remote, req));
     let mut conn = pin!(builder(&shard.http).serve_connection(io, service));
     let mut draining = false;
     let result = poll_fn(|cx| {
