@@ -18,7 +18,9 @@ pub struct Decision {
     pub limit: u64,
     /// Whole tokens left after this request (`x-ratelimit-remaining`).
     pub remaining: u64,
-    /// Seconds until the bucket can serve again, 0 while tokens remain (`x-ratelimit-reset`).
+    /// Seconds until the bucket can serve again (`x-ratelimit-reset`): 0 while it can
+    /// serve; on a refusal, until it can serve *this* request (its cost), so never less
+    /// than `retry_after_secs`.
     pub reset_secs: u64,
     /// On a refusal, seconds until this request's cost is available (`retry-after`).
     pub retry_after_secs: u64,
@@ -83,13 +85,15 @@ impl Bucket {
         let remaining = capacity.saturating_sub(backlog) / t;
         // Time until one whole token is free again.
         let until_one = (backlog + t).saturating_sub(capacity);
-        Decision {
-            allowed,
-            limit: self.rate.burst,
-            remaining,
-            reset_secs: if remaining > 0 { 0 } else { ceil_secs(until_one) },
-            retry_after_secs: if allowed { 0 } else { ceil_secs(wait_for_cost).max(1) },
-        }
+        let retry_after_secs = if allowed { 0 } else { ceil_secs(wait_for_cost).max(1) };
+        // A refused call may leave tokens (3 left, evaluate costs 5): the bucket serves
+        // it again only once its cost is back, so the reset is its retry-after.
+        let reset_secs = match (allowed, remaining) {
+            (false, _) => retry_after_secs,
+            (true, 0) => ceil_secs(until_one),
+            (true, _) => 0,
+        };
+        Decision { allowed, limit: self.rate.burst, remaining, reset_secs, retry_after_secs }
     }
 }
 
@@ -154,6 +158,21 @@ mod tests {
         assert!(!refused.allowed);
         assert_eq!(refused.retry_after_secs, 4);
         assert!(b.spend_at(1, 50 * SEC).allowed);
+    }
+
+    #[test]
+    fn a_refusal_for_cost_says_reset_no_sooner_than_retry_after() {
+        let b = Bucket::new(Rate { per_minute: 60, burst: 20 });
+        assert!(b.spend_at(17, 7 * SEC).allowed);
+        let refused = b.spend_at(5, 7 * SEC);
+        assert!(!refused.allowed);
+        assert_eq!(refused.remaining, 3, "three tokens are left, too few for five");
+        assert_eq!(refused.retry_after_secs, 2);
+        assert_eq!(refused.reset_secs, refused.retry_after_secs, "was 0 beside retry-after 2");
+        // Half a second on, the wait is shorter and still whole seconds, rounded up.
+        let later = b.spend_at(5, 7 * SEC + SEC / 2);
+        assert_eq!((later.allowed, later.retry_after_secs, later.reset_secs), (false, 2, 2));
+        assert!(b.spend_at(5, 9 * SEC).allowed, "served when the reset said it would be");
     }
 
     #[test]
