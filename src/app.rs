@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::http::metrics::ShardMetrics;
-use crate::limits::{Buckets, Meters};
+use crate::limits::{Buckets, Meters, PerAddress};
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
 use quarry_index::embed::{EmbedError, Model};
@@ -34,6 +34,8 @@ pub struct App {
     pub records: Arc<Records>,
     pub meters: Meters,
     pub buckets: Buckets,
+    /// Signups per client address (`auth.signup_per_ip`).
+    pub signups: PerAddress,
     /// Bumped after every key revocation or plan change commits; a shard whose key
     /// cache is older drops it.
     pub key_epoch: AtomicU64,
@@ -91,6 +93,7 @@ impl App {
             meters: Meters::new(records.clone()),
             records,
             buckets: Buckets::default(),
+            signups: PerAddress::new(config.auth.signup_per_ip),
             key_epoch: AtomicU64::new(0),
             embedder,
             also_loaded,

@@ -55,6 +55,10 @@ codes! {
     MethodNotAllowed => ("method_not_allowed", 405),
     // ours: signup for an email that has an account, without one of its keys.
     EmailTaken => ("email_taken", 409),
+    // ours: the account holds its plan's max_keys active keys; revoke one first.
+    KeyLimitReached => ("key_limit_reached", 409),
+    // ours: GET /v1/keys's limit is not 1-200, or its after names no key of the account.
+    InvalidPaging => ("invalid_paging", 400),
     EmbedderMismatch => ("embedder_mismatch", 409),
     BodyTooLarge => ("body_too_large", 413),
     DocumentTooLarge => ("document_too_large", 413),
@@ -140,6 +144,11 @@ impl From<crate::identity::IdentityError> for ApiError {
             E::KeyNotFound(_) => Code::KeyNotFound,
             E::CannotRevokeCurrent => Code::CannotRevokeCurrent,
             E::UnknownPlan(..) | E::AccountNotFound(_) => Code::NotFound,
+            E::KeyLimitReached { .. } => Code::KeyLimitReached,
+            E::InvalidPaging(_) => Code::InvalidPaging,
+            E::SignupRateLimited { retry_after_secs } => {
+                return ApiError { retry_after: Some(*retry_after_secs), ..ApiError::new(Code::RateLimited, e.to_string()) }
+            }
             E::Store(_) => {
                 tracing::error!(error = %e, "identity service failed");
                 return ApiError::internal();

@@ -26,8 +26,27 @@ pub struct Decision {
     pub retry_after_secs: u64,
 }
 
+/// A bucket's shape: how many tokens it holds and how long one takes to come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    pub burst: u64,
+    /// Nanoseconds for one token to come back.
+    pub interval: u64,
+}
+
+impl Pace {
+    /// A plan's rate: `per_minute` tokens a minute.
+    pub fn of(rate: Rate) -> Pace {
+        Pace { burst: rate.burst, interval: 60_000_000_000 / rate.per_minute.max(1) }
+    }
+
+    pub fn per_hour(burst: u64, per_hour: u64) -> Pace {
+        Pace { burst, interval: 3_600_000_000_000 / per_hour.max(1) }
+    }
+}
+
 pub struct Bucket {
-    rate: Rate,
+    pace: Pace,
     /// Nanoseconds since [`epoch`] at which the bucket is full again.
     tat: AtomicU64,
 }
@@ -44,22 +63,27 @@ pub fn now_nanos() -> u64 {
 
 impl Bucket {
     pub fn new(rate: Rate) -> Bucket {
-        Bucket { rate, tat: AtomicU64::new(0) }
+        Bucket::paced(Pace::of(rate))
     }
 
-    pub fn rate(&self) -> Rate {
-        self.rate
+    pub fn paced(pace: Pace) -> Bucket {
+        Bucket { pace, tat: AtomicU64::new(0) }
     }
 
     /// Nanoseconds for one token to come back.
     fn interval(&self) -> u64 {
-        60_000_000_000 / self.rate.per_minute.max(1)
+        self.pace.interval
+    }
+
+    /// Whether the bucket is full at `now` (nothing spent is still coming back).
+    pub fn is_full_at(&self, now: u64) -> bool {
+        self.tat.load(Ordering::Acquire) <= now
     }
 
     /// Tries to spend `cost` tokens at time `now` (nanoseconds on the bucket clock).
     pub fn spend_at(&self, cost: u64, now: u64) -> Decision {
         let t = self.interval();
-        let capacity = self.rate.burst * t;
+        let capacity = self.pace.burst * t;
         let mut tat = self.tat.load(Ordering::Acquire);
         loop {
             let backlog = tat.saturating_sub(now);
@@ -81,7 +105,7 @@ impl Bucket {
 
     fn decision(&self, allowed: bool, backlog: u64, wait_for_cost: u64) -> Decision {
         let t = self.interval();
-        let capacity = self.rate.burst * t;
+        let capacity = self.pace.burst * t;
         let remaining = capacity.saturating_sub(backlog) / t;
         // Time until one whole token is free again.
         let until_one = (backlog + t).saturating_sub(capacity);
@@ -93,7 +117,7 @@ impl Bucket {
             (true, 0) => ceil_secs(until_one),
             (true, _) => 0,
         };
-        Decision { allowed, limit: self.rate.burst, remaining, reset_secs, retry_after_secs }
+        Decision { allowed, limit: self.pace.burst, remaining, reset_secs, retry_after_secs }
     }
 }
 
@@ -113,7 +137,7 @@ impl Buckets {
     pub fn get(&self, prefix: &str, rate: Rate) -> Arc<Bucket> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         match map.get(prefix) {
-            Some(b) if b.rate == rate => b.clone(),
+            Some(b) if b.pace == Pace::of(rate) => b.clone(),
             _ => {
                 let b = Arc::new(Bucket::new(rate));
                 map.insert(prefix.to_owned(), b.clone());
