@@ -77,6 +77,7 @@ impl App {
         let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
         let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let engine = Arc::new(open_engine(&config, &records)?);
+        reconcile_stored_chars(&records, &engine)?;
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
         let health = Health {
@@ -155,6 +156,23 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
     }
     tracing::info!(collections = opened.len(), ms = started.elapsed().as_millis() as u64, "index opened");
     Ok(engine)
+}
+
+/// Sets each account's stored characters to the sum of `chars` of the live documents
+/// of its collections. The meter reserves a document's characters before it is added
+/// and is flushed every second, so a crash leaves it counting documents that were in
+/// flight and never acknowledged, or missing ones acknowledged since the last flush;
+/// the index is the truth.
+fn reconcile_stored_chars(records: &Records, engine: &quarry_index::engine::Engine) -> Result<(), StoreError> {
+    let mut truth = std::collections::BTreeMap::<String, u64>::new();
+    for c in records.all_collections()? {
+        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().chars);
+        *truth.entry(c.account_id).or_default() += chars;
+    }
+    for (account, metered, stored) in records.reconcile_stored_chars(&truth)? {
+        tracing::warn!(account = %account, metered, stored, "stored characters recounted from the index");
+    }
+    Ok(())
 }
 
 /// Bytes that live as long as the process (a few, made once at start-up).

@@ -9,6 +9,7 @@ mod collections;
 mod error;
 mod records;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use redb::{
@@ -248,6 +249,32 @@ impl Records {
         let storage = txn.open_table(STORAGE).op("open storage")?;
         let stored = storage.get(account_id).op("read storage")?.map_or(0, |v| v.value());
         Ok((counts, stored))
+    }
+
+    /// Sets every account's stored characters to `truth` (what the index holds), in one
+    /// transaction; an account absent from it stores nothing. Returns the accounts whose
+    /// count changed, with the count before and after.
+    pub fn reconcile_stored_chars(&self, truth: &BTreeMap<String, u64>) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        let txn = self.db.begin_write().op("begin reconcile storage")?;
+        let mut changed = Vec::new();
+        {
+            let mut storage = txn.open_table(STORAGE).op("open storage")?;
+            let mut was = BTreeMap::new();
+            for row in storage.iter().op("list storage")? {
+                let (id, n) = row.op("read storage")?;
+                was.insert(id.value().to_owned(), n.value());
+            }
+            let ids: std::collections::BTreeSet<&String> = was.keys().chain(truth.keys()).collect();
+            for id in ids {
+                let (before, after) = (was.get(id).copied().unwrap_or(0), truth.get(id).copied().unwrap_or(0));
+                if before != after {
+                    storage.insert(id.as_str(), after).op("write storage")?;
+                    changed.push((id.clone(), before, after));
+                }
+            }
+        }
+        txn.commit().op("commit reconcile storage")?;
+        Ok(changed)
     }
 
     /// Writes many accounts' meters in one transaction.

@@ -128,3 +128,17 @@ fn concurrent_key_adds_cannot_pass_the_cap() {
     assert_eq!(added, 4, "the first key and four more");
     assert_eq!(r.keys_of("acct_a").unwrap().len(), 5);
 }
+
+#[test]
+fn stored_chars_are_reconciled_to_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    let snap = |id: &str, stored_chars| MeterSnapshot { account_id: id.into(), month: "2026-11".into(), counts: MonthCounts::default(), stored_chars };
+    r.save_meters(&[snap("acct_a", 177_003), snap("acct_b", 50), snap("acct_c", 9)]).unwrap();
+    let truth: BTreeMap<String, u64> = [("acct_a".to_owned(), 168_620), ("acct_c".to_owned(), 9), ("acct_d".to_owned(), 4)].into();
+    let changed = r.reconcile_stored_chars(&truth).unwrap();
+    assert_eq!(changed, [("acct_a".to_owned(), 177_003, 168_620), ("acct_b".to_owned(), 50, 0), ("acct_d".to_owned(), 0, 4)]);
+    let stored = |id: &str| r.meters(id, "2026-11").unwrap().1;
+    assert_eq!((stored("acct_a"), stored("acct_b"), stored("acct_c"), stored("acct_d")), (168_620, 0, 9, 4));
+    assert!(r.reconcile_stored_chars(&truth).unwrap().is_empty(), "nothing left to change");
+}
