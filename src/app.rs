@@ -9,8 +9,8 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::limits::{Buckets, Meters, PerAddress};
 use crate::metrics::ShardMetrics;
-use crate::limits::{Buckets, Meters};
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
 use quarry_index::embed::{EmbedError, Model};
@@ -34,6 +34,8 @@ pub struct App {
     pub records: Arc<Records>,
     pub meters: Arc<Meters>,
     pub buckets: Buckets,
+    /// Signups per client address (`auth.signup_per_ip`).
+    pub signups: PerAddress,
     /// Bumped after every key revocation or plan change commits; a shard whose key
     /// cache is older drops it.
     pub key_epoch: AtomicU64,
@@ -78,6 +80,7 @@ impl App {
         let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
         let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let engine = Arc::new(open_engine(&config, &records)?);
+        reconcile_stored_chars(&records, &engine)?;
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
@@ -103,6 +106,7 @@ impl App {
             meters,
             records,
             buckets: Buckets::default(),
+            signups: PerAddress::new(config.auth.signup_per_ip),
             key_epoch: AtomicU64::new(0),
             embedder,
             also_loaded,
@@ -165,6 +169,23 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
     }
     tracing::info!(collections = opened.len(), ms = started.elapsed().as_millis() as u64, "index opened");
     Ok(engine)
+}
+
+/// Sets each account's stored characters to the sum of `chars` of the live documents
+/// of its collections. The meter reserves a document's characters before it is added
+/// and is flushed every second, so a crash leaves it counting documents that were in
+/// flight and never acknowledged, or missing ones acknowledged since the last flush;
+/// the index is the truth.
+fn reconcile_stored_chars(records: &Records, engine: &quarry_index::engine::Engine) -> Result<(), StoreError> {
+    let mut truth = std::collections::BTreeMap::<String, u64>::new();
+    for c in records.all_collections()? {
+        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().chars);
+        *truth.entry(c.account_id).or_default() += chars;
+    }
+    for (account, metered, stored) in records.reconcile_stored_chars(&truth)? {
+        tracing::warn!(account = %account, metered, stored, "stored characters recounted from the index");
+    }
+    Ok(())
 }
 
 /// Bytes that live as long as the process (a few, made once at start-up).

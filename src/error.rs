@@ -60,6 +60,10 @@ codes! {
     MethodNotAllowed => ("method_not_allowed", 405),
     // ours: signup for an email that has an account, without one of its keys.
     EmailTaken => ("email_taken", 409),
+    // ours: the account holds its plan's max_keys active keys; revoke one first.
+    KeyLimitReached => ("key_limit_reached", 409),
+    // ours: GET /v1/keys's limit is not 1-200, or its after names no key of the account.
+    InvalidPaging => ("invalid_paging", 400),
     EmbedderMismatch => ("embedder_mismatch", 409),
     BodyTooLarge => ("body_too_large", 413),
     DocumentTooLarge => ("document_too_large", 413),

@@ -2,11 +2,13 @@
 //! Handlers and the operator CLI call it; it calls the records store (blocking, so the
 //! server runs these on a blocking pool).
 
+use std::net::IpAddr;
+
 use crate::app::App;
 use crate::auth::keys::{self, IssuedKey};
 use crate::clock::now_rfc3339;
 use crate::config::{ExistingEmail, SignupMode};
-use crate::plans::Plans;
+use crate::plans::{Plan, Plans};
 use crate::store::{AccountRecord, KeyRecord, MonthCounts, NewKey, Records, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +27,15 @@ pub enum IdentityError {
     UnknownPlan(String, String),
     #[error("No account for {0}.")]
     AccountNotFound(String),
+    #[error(
+        "This account has {active} active keys and the {plan} plan allows {max}. Revoke one you no longer use \
+         (GET /v1/keys lists them, DELETE /v1/keys/{{prefix}} revokes one) and try again, or move to a larger plan."
+    )]
+    KeyLimitReached { active: u64, max: u64, plan: String },
+    #[error("Too many signups from this address; retry in {retry_after_secs} s.")]
+    SignupRateLimited { retry_after_secs: u64 },
+    #[error("{0}")]
+    InvalidPaging(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -40,27 +51,59 @@ pub struct SignedUp {
     pub key: ShownKey,
 }
 
-/// What `GET /v1/account` shows.
+/// What `GET /v1/account` shows: its keys' first page.
 pub struct AccountView {
     pub account: AccountRecord,
     pub usage: MonthCounts,
     pub stored_chars: u64,
-    pub keys: Vec<KeyRecord>,
+    pub keys: KeysPage,
 }
 
-/// `POST /v1/signup`. `caller_key` is the bearer key the request carried, if any.
-pub fn signup(app: &App, email: &str, caller_key: Option<&str>) -> Result<SignedUp, IdentityError> {
+/// Which keys a listing shows: `limit` of them after the key `after` (oldest first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: usize,
+    pub after: Option<String>,
+}
+
+impl Paging {
+    pub const DEFAULT_LIMIT: usize = 50;
+    pub const MAX_LIMIT: usize = 200;
+
+    pub fn first() -> Paging {
+        Paging { limit: Paging::DEFAULT_LIMIT, after: None }
+    }
+}
+
+/// One page of an account's keys, with the counts of them all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeysPage {
+    pub keys: Vec<KeyRecord>,
+    pub total: usize,
+    pub active: usize,
+    /// The `after` of the next page; `None` on the last.
+    pub next_after: Option<String>,
+}
+
+/// `POST /v1/signup`. `caller_key` is the bearer key the request carried, if any;
+/// `remote` the client's address, which `auth.signup_per_ip` counts.
+pub fn signup(app: &App, email: &str, caller_key: Option<&str>, remote: IpAddr) -> Result<SignedUp, IdentityError> {
     let auth = &app.config.auth;
     if auth.signup == SignupMode::Closed {
         return Err(IdentityError::SignupClosed);
     }
     let email = normalize_email(email)?;
+    // Counted before the email is looked up: probing which emails have accounts is
+    // as limited as making them.
+    if let Some(d) = app.signups.spend(remote).filter(|d| !d.allowed) {
+        return Err(IdentityError::SignupRateLimited { retry_after_secs: d.retry_after_secs });
+    }
     if let Some(existing) = app.records.account_by_email(&email)? {
         let holds_key = caller_key.is_some_and(|k| key_belongs_to(&app.records, k, &existing.id));
         if auth.existing_email == ExistingEmail::Refuse && !holds_key {
             return Err(IdentityError::EmailTaken);
         }
-        let key = add_key(&app.records, &existing.id)?;
+        let key = add_key(&app.records, app.plan(&existing.plan), &existing.id)?;
         return Ok(SignedUp { account: existing, key });
     }
     match create_account(&app.records, &app.config.plans, &email, &auth.default_plan) {
@@ -86,16 +129,34 @@ pub fn create_account(records: &Records, plans: &Plans, email: &str, plan: &str)
     Ok(SignedUp { account, key: shown_for(shown, &record) })
 }
 
-/// `POST /v1/keys`.
-pub fn add_key(records: &Records, account_id: &str) -> Result<ShownKey, IdentityError> {
+/// `POST /v1/keys`: refused once the account holds `plan.max_keys` active keys.
+pub fn add_key(records: &Records, plan: &Plan, account_id: &str) -> Result<ShownKey, IdentityError> {
     let mut shown = None;
-    let record = records.add_key(account_id, &mut next_key(&mut shown), &now_rfc3339())?;
+    let record = records.add_key(account_id, plan.max_keys, &mut next_key(&mut shown), &now_rfc3339()).map_err(|e| match e {
+        StoreError::TooManyKeys { active, max } => IdentityError::KeyLimitReached { active, max, plan: plan.name.clone() },
+        e => e.into(),
+    })?;
     Ok(shown_for(shown, &record))
 }
 
-/// `GET /v1/keys`.
-pub fn list_keys(records: &Records, account_id: &str) -> Result<Vec<KeyRecord>, IdentityError> {
-    Ok(records.keys_of(account_id)?)
+/// `GET /v1/keys`: one page of them.
+pub fn list_keys(records: &Records, account_id: &str, paging: &Paging) -> Result<KeysPage, IdentityError> {
+    page(records.keys_of(account_id)?, paging)
+}
+
+/// Cuts `all` (oldest first) to the page `paging` asks for.
+fn page(all: Vec<KeyRecord>, paging: &Paging) -> Result<KeysPage, IdentityError> {
+    let start = match &paging.after {
+        None => 0,
+        Some(after) => 1 + all.iter().position(|k| &k.prefix == after).ok_or_else(|| {
+            IdentityError::InvalidPaging(format!("after: {after} is no key of this account; pass the next_after of the previous page."))
+        })?,
+    };
+    let (total, active) = (all.len(), all.iter().filter(|k| k.revoked_at.is_none()).count());
+    let end = (start + paging.limit).min(total);
+    let keys: Vec<KeyRecord> = all.into_iter().skip(start).take(end - start).collect();
+    let next_after = if end < total { keys.last().map(|k| k.prefix.clone()) } else { None };
+    Ok(KeysPage { keys, total, active, next_after })
 }
 
 /// `DELETE /v1/keys/{prefix}`. When this returns, every shard refuses the key.
@@ -118,7 +179,7 @@ pub fn account_view(app: &App, account_id: &str) -> Result<AccountView, Identity
         .account(account_id)?
         .ok_or_else(|| IdentityError::AccountNotFound(account_id.to_owned()))?;
     let meters = app.meters.account(account_id)?;
-    let keys = app.records.keys_of(account_id)?;
+    let keys = list_keys(&app.records, account_id, &Paging::first())?;
     Ok(AccountView { account, usage: meters.counts(), stored_chars: meters.stored_chars(), keys })
 }
 
@@ -188,7 +249,38 @@ pub fn normalize_email(raw: &str) -> Result<String, IdentityError> {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_email;
+    use super::*;
+
+    fn keys(n: usize, revoked: usize) -> Vec<KeyRecord> {
+        (0..n)
+            .map(|i| KeyRecord {
+                prefix: format!("al_{i:07}"),
+                account_id: "acct_a".into(),
+                hash: String::new(),
+                created_at: format!("t{i:04}"),
+                revoked_at: (i < revoked).then(|| "t".to_owned()),
+            })
+            .collect()
+    }
+
+    fn prefixes(p: &KeysPage) -> Vec<&str> {
+        p.keys.iter().map(|k| k.prefix.as_str()).collect()
+    }
+
+    #[test]
+    fn keys_page_by_the_last_prefix_seen() {
+        let first = page(keys(5, 2), &Paging { limit: 2, after: None }).unwrap();
+        assert_eq!(prefixes(&first), ["al_0000000", "al_0000001"]);
+        assert_eq!((first.total, first.active), (5, 3));
+        let second = page(keys(5, 2), &Paging { limit: 2, after: first.next_after.clone() }).unwrap();
+        assert_eq!(prefixes(&second), ["al_0000002", "al_0000003"]);
+        let last = page(keys(5, 2), &Paging { limit: 2, after: second.next_after.clone() }).unwrap();
+        assert_eq!((prefixes(&last), last.next_after.as_deref()), (vec!["al_0000004"], None));
+        let exact = page(keys(2, 0), &Paging { limit: 2, after: None }).unwrap();
+        assert_eq!(exact.next_after, None, "no empty page after a full last one");
+        let bad = page(keys(2, 0), &Paging { limit: 2, after: Some("al_nothere".into()) });
+        assert!(matches!(bad, Err(IdentityError::InvalidPaging(_))));
+    }
 
     #[test]
     fn emails_are_normalized_and_checked() {
@@ -201,6 +293,13 @@ mod tests {
 }
 
 impl crate::error::ErrorCode for IdentityError {
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            IdentityError::SignupRateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
     fn code(&self) -> crate::error::Code {
         use crate::error::Code;
         match self {
@@ -210,6 +309,9 @@ impl crate::error::ErrorCode for IdentityError {
             IdentityError::KeyNotFound(_) => Code::KeyNotFound,
             IdentityError::CannotRevokeCurrent => Code::CannotRevokeCurrent,
             IdentityError::UnknownPlan(..) | IdentityError::AccountNotFound(_) => Code::NotFound,
+            IdentityError::KeyLimitReached { .. } => Code::KeyLimitReached,
+            IdentityError::InvalidPaging(_) => Code::InvalidPaging,
+            IdentityError::SignupRateLimited { .. } => Code::RateLimited,
             IdentityError::Store(_) => Code::Internal,
         }
     }

@@ -122,6 +122,8 @@ pub struct AuthConfig {
     pub signup: SignupMode,
     pub existing_email: ExistingEmail,
     pub default_plan: String,
+    /// `auth.signup_per_ip`: signups per client address; `None` = no limit.
+    pub signup_per_ip: Option<crate::limits::Pace>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,8 +351,17 @@ fn resolve_auth(a: raw::RawAuth, plans: &Plans) -> Result<AuthConfig, ConfigErro
     if plans.get(&a.default_plan).is_none() {
         return Err(invalid("auth.default_plan", &format!("names no plan `{}`", a.default_plan)));
     }
-    Ok(AuthConfig { signup, existing_email, default_plan: a.default_plan })
+    let per_ip = a.signup_per_ip;
+    let signup_per_ip = match (per_ip.burst, per_ip.per_hour) {
+        (0, _) => None,
+        (_, 0) => return Err(invalid("auth.signup_per_ip.per_hour", "must be at least 1 (or set burst = 0 for no limit)")),
+        (burst, per_hour) => Some(crate::limits::Pace::per_hour(burst, per_hour)),
+    };
+    Ok(AuthConfig { signup, existing_email, default_plan: a.default_plan, signup_per_ip })
 }
+
+/// The active keys a plan that does not say `max_keys` allows.
+pub const DEFAULT_MAX_KEYS: u64 = 10;
 
 fn resolve_plan(id: &str, p: RawPlan) -> Result<Plan, ConfigError> {
     let key = |field: &str| format!("plans.{id}.{field}");
@@ -365,6 +376,11 @@ fn resolve_plan(id: &str, p: RawPlan) -> Result<Plan, ConfigError> {
         extract: amount_u64(&key("extract"), &p.extract)?,
         research: amount_u64(&key("research"), &p.research)?,
         rate: Rate { per_minute: p.rate_per_minute, burst: p.burst },
+        max_keys: match &p.max_keys {
+            None => Some(DEFAULT_MAX_KEYS),
+            Some(Amount::Int(0)) => return Err(invalid(&key("max_keys"), "must be at least 1 (an account keeps its first key)")),
+            Some(a) => amount_u64(&key("max_keys"), a)?,
+        },
     })
 }
 

@@ -62,6 +62,14 @@ pub struct RawAuth {
     pub signup: String,
     pub signup_existing_email: String,
     pub default_plan: String,
+    pub signup_per_ip: RawSignupPerIp,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSignupPerIp {
+    pub burst: u64,
+    pub per_hour: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,6 +120,9 @@ pub struct RawPlan {
     pub research: Amount,
     pub rate_per_minute: u64,
     pub burst: u64,
+    /// Optional so that plans written before the cap existed still load.
+    #[serde(default)]
+    pub max_keys: Option<Amount>,
 }
 
 /// A number, or a word standing for "no number" ("unlimited", "quoted").

@@ -69,3 +69,21 @@ fn ill_typed_values_name_the_key() {
     let err = Config::load(None, env(&[("QUARRY_HTTP__IDLE_TIMEOUT", "soon")]), &Flags::default()).unwrap_err();
     assert!(err.to_string().contains("http.idle_timeout"), "{err}");
 }
+
+#[test]
+fn plans_cap_active_keys_and_signups_are_limited_per_address() {
+    let c = Config::defaults();
+    let cap = |id: &str| c.plans.get(id).unwrap().max_keys;
+    assert_eq!((cap("scribe"), cap("scholar"), cap("library")), (Some(5), Some(20), Some(100)));
+    assert_eq!(c.auth.signup_per_ip, Some(crate::limits::Pace::per_hour(5, 10)));
+    // A plan written before the cap existed loads with the default; "unlimited" lifts it.
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "[plans.pro]\nname=\"Pro\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1").unwrap();
+    writeln!(f, "[plans.open]\nname=\"Open\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1\nmax_keys=\"unlimited\"").unwrap();
+    let c = Config::load(Some(f.path()), env(&[("QUARRY_AUTH__SIGNUP_PER_IP__BURST", "0")]), &Flags::default()).unwrap();
+    assert_eq!(c.plans.get("pro").unwrap().max_keys, Some(DEFAULT_MAX_KEYS));
+    assert_eq!(c.plans.get("open").unwrap().max_keys, None);
+    assert_eq!(c.auth.signup_per_ip, None, "burst 0 turns it off");
+    let err = Config::load(None, env(&[("QUARRY_PLANS__SCRIBE__MAX_KEYS", "0")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("plans.scribe.max_keys"), "{err}");
+}

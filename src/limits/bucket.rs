@@ -18,14 +18,35 @@ pub struct Decision {
     pub limit: u64,
     /// Whole tokens left after this request (`x-ratelimit-remaining`).
     pub remaining: u64,
-    /// Seconds until the bucket can serve again, 0 while tokens remain (`x-ratelimit-reset`).
+    /// Seconds until the bucket can serve again (`x-ratelimit-reset`): 0 while it can
+    /// serve; on a refusal, until it can serve *this* request (its cost), so never less
+    /// than `retry_after_secs`.
     pub reset_secs: u64,
     /// On a refusal, seconds until this request's cost is available (`retry-after`).
     pub retry_after_secs: u64,
 }
 
+/// A bucket's shape: how many tokens it holds and how long one takes to come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    pub burst: u64,
+    /// Nanoseconds for one token to come back.
+    pub interval: u64,
+}
+
+impl Pace {
+    /// A plan's rate: `per_minute` tokens a minute.
+    pub fn of(rate: Rate) -> Pace {
+        Pace { burst: rate.burst, interval: 60_000_000_000 / rate.per_minute.max(1) }
+    }
+
+    pub fn per_hour(burst: u64, per_hour: u64) -> Pace {
+        Pace { burst, interval: 3_600_000_000_000 / per_hour.max(1) }
+    }
+}
+
 pub struct Bucket {
-    rate: Rate,
+    pace: Pace,
     /// Nanoseconds since [`epoch`] at which the bucket is full again.
     tat: AtomicU64,
 }
@@ -42,22 +63,27 @@ pub fn now_nanos() -> u64 {
 
 impl Bucket {
     pub fn new(rate: Rate) -> Bucket {
-        Bucket { rate, tat: AtomicU64::new(0) }
+        Bucket::paced(Pace::of(rate))
     }
 
-    pub fn rate(&self) -> Rate {
-        self.rate
+    pub fn paced(pace: Pace) -> Bucket {
+        Bucket { pace, tat: AtomicU64::new(0) }
     }
 
     /// Nanoseconds for one token to come back.
     fn interval(&self) -> u64 {
-        60_000_000_000 / self.rate.per_minute.max(1)
+        self.pace.interval
+    }
+
+    /// Whether the bucket is full at `now` (nothing spent is still coming back).
+    pub fn is_full_at(&self, now: u64) -> bool {
+        self.tat.load(Ordering::Acquire) <= now
     }
 
     /// Tries to spend `cost` tokens at time `now` (nanoseconds on the bucket clock).
     pub fn spend_at(&self, cost: u64, now: u64) -> Decision {
         let t = self.interval();
-        let capacity = self.rate.burst * t;
+        let capacity = self.pace.burst * t;
         let mut tat = self.tat.load(Ordering::Acquire);
         loop {
             let backlog = tat.saturating_sub(now);
@@ -79,17 +105,19 @@ impl Bucket {
 
     fn decision(&self, allowed: bool, backlog: u64, wait_for_cost: u64) -> Decision {
         let t = self.interval();
-        let capacity = self.rate.burst * t;
+        let capacity = self.pace.burst * t;
         let remaining = capacity.saturating_sub(backlog) / t;
         // Time until one whole token is free again.
         let until_one = (backlog + t).saturating_sub(capacity);
-        Decision {
-            allowed,
-            limit: self.rate.burst,
-            remaining,
-            reset_secs: if remaining > 0 { 0 } else { ceil_secs(until_one) },
-            retry_after_secs: if allowed { 0 } else { ceil_secs(wait_for_cost).max(1) },
-        }
+        let retry_after_secs = if allowed { 0 } else { ceil_secs(wait_for_cost).max(1) };
+        // A refused call may leave tokens (3 left, evaluate costs 5): the bucket serves
+        // it again only once its cost is back, so the reset is its retry-after.
+        let reset_secs = match (allowed, remaining) {
+            (false, _) => retry_after_secs,
+            (true, 0) => ceil_secs(until_one),
+            (true, _) => 0,
+        };
+        Decision { allowed, limit: self.pace.burst, remaining, reset_secs, retry_after_secs }
     }
 }
 
@@ -109,7 +137,7 @@ impl Buckets {
     pub fn get(&self, prefix: &str, rate: Rate) -> Arc<Bucket> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         match map.get(prefix) {
-            Some(b) if b.rate == rate => b.clone(),
+            Some(b) if b.pace == Pace::of(rate) => b.clone(),
             _ => {
                 let b = Arc::new(Bucket::new(rate));
                 map.insert(prefix.to_owned(), b.clone());
@@ -154,6 +182,21 @@ mod tests {
         assert!(!refused.allowed);
         assert_eq!(refused.retry_after_secs, 4);
         assert!(b.spend_at(1, 50 * SEC).allowed);
+    }
+
+    #[test]
+    fn a_refusal_for_cost_says_reset_no_sooner_than_retry_after() {
+        let b = Bucket::new(Rate { per_minute: 60, burst: 20 });
+        assert!(b.spend_at(17, 7 * SEC).allowed);
+        let refused = b.spend_at(5, 7 * SEC);
+        assert!(!refused.allowed);
+        assert_eq!(refused.remaining, 3, "three tokens are left, too few for five");
+        assert_eq!(refused.retry_after_secs, 2);
+        assert_eq!(refused.reset_secs, refused.retry_after_secs, "was 0 beside retry-after 2");
+        // Half a second on, the wait is shorter and still whole seconds, rounded up.
+        let later = b.spend_at(5, 7 * SEC + SEC / 2);
+        assert_eq!((later.allowed, later.retry_after_secs, later.reset_secs), (false, 2, 2));
+        assert!(b.spend_at(5, 9 * SEC).allowed, "served when the reset said it would be");
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! Limits: the per-key rate (token buckets shared by every shard) and the monthly
-//! allowances (usage meters kept in memory and flushed to the store).
+//! Limits: the per-key rate (token buckets shared by every shard), signups per client
+//! address, and the monthly allowances (usage meters kept in memory and flushed to the
+//! store).
 
 pub mod bucket;
 pub mod meters;
+pub mod per_address;
 
-pub use bucket::{Bucket, Buckets, Decision};
+pub use bucket::{Bucket, Buckets, Decision, Pace};
 pub use meters::{Meter, Meters};
+pub use per_address::PerAddress;

@@ -22,6 +22,9 @@ pub enum StoreError {
     Corrupt { what: String, reason: String },
     #[error("records store: {what} already exists")]
     Conflict { what: String },
+    /// Not a fault: the account already holds its plan's most active keys.
+    #[error("records store: the account holds {active} active keys, its cap is {max}")]
+    TooManyKeys { active: u64, max: u64 },
 }
 
 /// Attaches the operation's name to any redb error.

@@ -9,10 +9,11 @@ mod collections;
 mod error;
 mod records;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use redb::{
-    Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
+    Database, MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable, ReadableTable,
     TableDefinition,
 };
 use serde::de::DeserializeOwned;
@@ -116,14 +117,24 @@ impl Records {
         Ok(key)
     }
 
-    /// Adds a key to an existing account.
+    /// Adds a key to an existing account, refused with `TooManyKeys` when it already
+    /// holds `max_active` unrevoked keys. The count and the insert are one write
+    /// transaction, and redb runs one writer at a time, so concurrent adds cannot
+    /// pass the cap between them.
     pub fn add_key(
         &self,
         account_id: &str,
+        max_active: Option<u64>,
         next_key: &mut dyn FnMut() -> NewKey,
         created_at: &str,
     ) -> Result<KeyRecord, StoreError> {
         let txn = self.db.begin_write().op("begin add key")?;
+        if let Some(max) = max_active {
+            let active = active_keys(&txn, account_id)?;
+            if active >= max {
+                return Err(StoreError::TooManyKeys { active, max });
+            }
+        }
         let key = insert_key(&txn, account_id, next_key, created_at)?;
         txn.commit().op("commit add key")?;
         Ok(key)
@@ -240,6 +251,32 @@ impl Records {
         Ok((counts, stored))
     }
 
+    /// Sets every account's stored characters to `truth` (what the index holds), in one
+    /// transaction; an account absent from it stores nothing. Returns the accounts whose
+    /// count changed, with the count before and after.
+    pub fn reconcile_stored_chars(&self, truth: &BTreeMap<String, u64>) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        let txn = self.db.begin_write().op("begin reconcile storage")?;
+        let mut changed = Vec::new();
+        {
+            let mut storage = txn.open_table(STORAGE).op("open storage")?;
+            let mut was = BTreeMap::new();
+            for row in storage.iter().op("list storage")? {
+                let (id, n) = row.op("read storage")?;
+                was.insert(id.value().to_owned(), n.value());
+            }
+            let ids: std::collections::BTreeSet<&String> = was.keys().chain(truth.keys()).collect();
+            for id in ids {
+                let (before, after) = (was.get(id).copied().unwrap_or(0), truth.get(id).copied().unwrap_or(0));
+                if before != after {
+                    storage.insert(id.as_str(), after).op("write storage")?;
+                    changed.push((id.clone(), before, after));
+                }
+            }
+        }
+        txn.commit().op("commit reconcile storage")?;
+        Ok(changed)
+    }
+
     /// Writes many accounts' meters in one transaction.
     pub fn save_meters(&self, snapshots: &[MeterSnapshot]) -> Result<(), StoreError> {
         if snapshots.is_empty() {
@@ -257,6 +294,20 @@ impl Records {
         }
         txn.commit().op("commit usage")
     }
+}
+
+/// The account's unrevoked keys, counted inside a write transaction.
+fn active_keys(txn: &redb::WriteTransaction, account_id: &str) -> Result<u64, StoreError> {
+    let index = txn.open_multimap_table(ACCOUNT_KEYS).op("open account keys")?;
+    let keys = txn.open_table(KEYS).op("open keys")?;
+    let mut active = 0;
+    for prefix in index.get(account_id).op("list keys")? {
+        let prefix = prefix.op("read key index")?;
+        if let Some(v) = keys.get(prefix.value()).op("read key")? {
+            active += u64::from(from_json::<KeyRecord>("key", v.value())?.revoked_at.is_none());
+        }
+    }
+    Ok(active)
 }
 
 fn insert_key(

@@ -16,7 +16,7 @@ fn accounts_and_keys_survive_reopen() {
     {
         let r = Records::open(dir.path()).unwrap();
         r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_aaaaaaa"]), "t1").unwrap();
-        r.add_key("acct_a", &mut keys(&["al_bbbbbbb"]), "t2").unwrap();
+        r.add_key("acct_a", None, &mut keys(&["al_bbbbbbb"]), "t2").unwrap();
     }
     let r = Records::open(dir.path()).unwrap();
     assert_eq!(r.account_by_email("a@x.org").unwrap().unwrap().id, "acct_a");
@@ -89,4 +89,56 @@ fn meters_round_trip() {
     r.save_meters(&[MeterSnapshot { account_id: "acct_a".into(), month: "2026-11".into(), counts, stored_chars: 99 }]).unwrap();
     assert_eq!(r.meters("acct_a", "2026-11").unwrap(), (counts, 99));
     assert_eq!(r.meters("acct_a", "2026-12").unwrap(), (MonthCounts::default(), 99));
+}
+
+#[test]
+fn the_key_cap_counts_only_active_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_aaaaaaa"]), "t").unwrap();
+    r.add_key("acct_a", Some(2), &mut keys(&["al_bbbbbbb"]), "t").unwrap();
+    let err = r.add_key("acct_a", Some(2), &mut keys(&["al_ccccccc"]), "t").unwrap_err();
+    assert!(matches!(err, StoreError::TooManyKeys { active: 2, max: 2 }), "{err}");
+    assert!(r.key("al_ccccccc").unwrap().is_none(), "nothing was written");
+    r.revoke_key("acct_a", "al_bbbbbbb", "t").unwrap();
+    r.add_key("acct_a", Some(2), &mut keys(&["al_ccccccc"]), "t").unwrap();
+}
+
+/// Issue 1/9: 2,945 keys on one account. Many threads adding at once must not pass
+/// the cap between a count and an insert.
+#[test]
+fn concurrent_key_adds_cannot_pass_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = std::sync::Arc::new(Records::open(dir.path()).unwrap());
+    r.create_account(&account("acct_a", "a@x.org"), &mut keys(&["al_first00"]), "t").unwrap();
+    let added: usize = (0..8)
+        .map(|t| {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                (0..10)
+                    .filter(|i| {
+                        let prefix = format!("al_t{t}i{i}xxxx");
+                        r.add_key("acct_a", Some(5), &mut keys(&[&prefix]), "t").is_ok()
+                    })
+                    .count()
+            })
+        })
+        .map(|h| h.join().unwrap())
+        .sum();
+    assert_eq!(added, 4, "the first key and four more");
+    assert_eq!(r.keys_of("acct_a").unwrap().len(), 5);
+}
+
+#[test]
+fn stored_chars_are_reconciled_to_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    let snap = |id: &str, stored_chars| MeterSnapshot { account_id: id.into(), month: "2026-11".into(), counts: MonthCounts::default(), stored_chars };
+    r.save_meters(&[snap("acct_a", 177_003), snap("acct_b", 50), snap("acct_c", 9)]).unwrap();
+    let truth: BTreeMap<String, u64> = [("acct_a".to_owned(), 168_620), ("acct_c".to_owned(), 9), ("acct_d".to_owned(), 4)].into();
+    let changed = r.reconcile_stored_chars(&truth).unwrap();
+    assert_eq!(changed, [("acct_a".to_owned(), 177_003, 168_620), ("acct_b".to_owned(), 50, 0), ("acct_d".to_owned(), 0, 4)]);
+    let stored = |id: &str| r.meters(id, "2026-11").unwrap().1;
+    assert_eq!((stored("acct_a"), stored("acct_b"), stored("acct_c"), stored("acct_d")), (168_620, 0, 9, 4));
+    assert!(r.reconcile_stored_chars(&truth).unwrap().is_empty(), "nothing left to change");
 }

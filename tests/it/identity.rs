@@ -156,3 +156,152 @@ fn a_revoked_key_is_refused_by_every_shard_at_once() {
         assert_eq!((r.status, r.code().as_str()), (401, "invalid_key"), "shard {}", r.shard());
     }
 }
+
+/// Issue 1/9: five keys of one Scribe account passed 96 of 125 requests in 1.1 s
+/// against a burst of 20, and nothing bounded the keys (2,945 made). Each key keeps its
+/// bucket; the plan caps the active ones, so the account's rate is bounded.
+#[test]
+fn keys_cannot_multiply_an_accounts_rate_past_the_plans_max_keys() {
+    let s = TestServer::start();
+    let (_, key) = s.signup("a@x.org");
+    let mut made = Vec::new();
+    for _ in 0..4 {
+        let r = s.request("POST", "/v1/keys", Some(&key), None);
+        assert_eq!(r.status, 201, "{}", r.text());
+        made.push(r.json()["prefix"].as_str().unwrap().to_owned());
+    }
+    let r = s.request("POST", "/v1/keys", Some(&key), None);
+    assert_eq!((r.status, r.code().as_str()), (409, "key_limit_reached"), "{}", r.text());
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("Scribe plan allows 5") && message.contains("DELETE /v1/keys/"), "{message}");
+    let listed = s.get("/v1/keys", Some(&key)).json();
+    assert_eq!((listed["total"].as_u64(), listed["active"].as_u64(), listed["max_active"].as_u64()), (Some(5), Some(5), Some(5)));
+    // Signing up again for the email (holding its key) is one more key too.
+    let r = s.request("POST", "/v1/signup", Some(&key), Some(r#"{"email":"a@x.org"}"#));
+    assert_eq!(r.code(), "key_limit_reached");
+    // A revoked key frees its place.
+    assert_eq!(s.request("DELETE", &format!("/v1/keys/{}", made[0]), Some(&key), None).status, 200);
+    assert_eq!(s.request("POST", "/v1/keys", Some(&key), None).status, 201);
+    assert_eq!(s.request("POST", "/v1/keys", Some(&key), None).code(), "key_limit_reached");
+}
+
+#[test]
+fn concurrent_key_creates_cannot_pass_the_cap() {
+    let s = TestServer::with_config("[plans.scribe]\nmax_keys = 3\nburst = 100\n");
+    let (_, key) = s.signup("a@x.org");
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..24).map(|_| scope.spawn(|| s.request("POST", "/v1/keys", Some(&key), None).status)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(statuses.iter().filter(|&&c| c == 201).count(), 2, "{statuses:?}");
+    assert!(statuses.iter().all(|&c| c == 201 || c == 409), "{statuses:?}");
+    assert_eq!(s.get("/v1/keys", Some(&key)).json()["active"], 3);
+}
+
+/// Issue 1/9: `/v1/keys` and `/v1/account` returned 240 kB unpaged.
+#[test]
+fn keys_are_listed_in_pages_and_the_account_shows_the_first() {
+    let s = TestServer::with_config("[plans.scribe]\nmax_keys = 130\nrate_per_minute = 600000\nburst = 10000\n");
+    let (_, key) = s.signup("a@x.org");
+    let mut conn = s.conn();
+    let auth = format!("Bearer {key}");
+    let mut all = vec![key[..10].to_owned()];
+    for _ in 0..119 {
+        let r = conn.send("POST", "/v1/keys", &[("authorization", &auth)], None);
+        assert_eq!(r.status, 201, "{}", r.text());
+        all.push(r.json()["prefix"].as_str().unwrap().to_owned());
+    }
+    let first = s.get("/v1/keys", Some(&key)).json();
+    assert_eq!(first["keys"].as_array().unwrap().len(), 50, "the default page");
+    assert_eq!((first["total"].as_u64(), first["active"].as_u64()), (Some(120), Some(120)));
+    // Walk every page of 45: each key once, oldest first.
+    let (mut seen, mut after) = (Vec::new(), None::<String>);
+    loop {
+        let path = match &after {
+            Some(a) => format!("/v1/keys?limit=45&after={a}"),
+            None => "/v1/keys?limit=45".to_owned(),
+        };
+        let page = s.get(&path, Some(&key)).json();
+        seen.extend(page["keys"].as_array().unwrap().iter().map(|k| k["prefix"].as_str().unwrap().to_owned()));
+        match page["next_after"].as_str() {
+            Some(next) => after = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, all);
+    assert_eq!(s.get("/v1/keys?limit=200", Some(&key)).json()["keys"].as_array().unwrap().len(), 120);
+    for bad in ["/v1/keys?limit=0", "/v1/keys?limit=201", "/v1/keys?limit=many", "/v1/keys?after=al_nothere"] {
+        let r = s.get(bad, Some(&key));
+        assert_eq!((r.status, r.code().as_str()), (400, "invalid_paging"), "{bad}: {}", r.text());
+    }
+    let account = s.get("/v1/account", Some(&key)).json();
+    assert_eq!(account["keys"].as_array().unwrap().len(), 50);
+    assert_eq!((account["keys_total"].as_u64(), account["keys_active"].as_u64()), (Some(120), Some(120)));
+    assert_eq!(account["keys"][0]["prefix"], &key[..10]);
+}
+
+/// One signup on its own connection from `source` (any 127.0.0.0/8 address is this host).
+fn signup_from(s: &TestServer, source: std::net::Ipv4Addr, email: &str) -> (u16, Option<String>, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let addr = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+        sin_zero: [0; 8],
+    };
+    let std::net::SocketAddr::V4(server) = s.addr else { panic!("the test server is on IPv4") };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a new socket we own, bound and connected with valid sockaddr_in values;
+    // the TcpStream takes ownership of the descriptor.
+    let mut stream = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let local = addr(source, 0);
+        assert_eq!(libc::bind(fd, &local as *const _ as *const libc::sockaddr, len), 0, "bind {source}");
+        let remote = addr(*server.ip(), server.port());
+        assert_eq!(libc::connect(fd, &remote as *const _ as *const libc::sockaddr, len), 0, "connect");
+        std::net::TcpStream::from_raw_fd(fd)
+    };
+    let body = format!("{{\"email\":\"{email}\"}}");
+    let req = format!("POST /v1/signup HTTP/1.1\r\nhost: q\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let retry = head.lines().find_map(|l| l.strip_prefix("retry-after: ")).map(str::to_owned);
+    (status, retry, body.to_owned())
+}
+
+/// Issue 1/9: nothing bounded signups per client, so a script made accounts (and
+/// their keys) at will.
+#[test]
+fn signups_from_one_address_are_limited_and_others_are_not() {
+    let s = TestServer::start();
+    let here = std::net::Ipv4Addr::new(127, 0, 0, 1);
+    for i in 0..5 {
+        assert_eq!(signup_from(&s, here, &format!("person{i}@x.org")).0, 201, "the burst of 5");
+    }
+    let (status, retry, body) = signup_from(&s, here, "script@x.org");
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("\"rate_limited\""), "{body}");
+    let retry: u64 = retry.expect("retry-after").parse().unwrap();
+    assert!((300..=360).contains(&retry), "10 an hour: the next in at most 6 minutes, not {retry}");
+    assert!(s.get("/v1/account", None).status == 401, "the server still serves");
+    assert_eq!(signup_from(&s, std::net::Ipv4Addr::new(127, 0, 0, 2), "elsewhere@x.org").0, 201, "another address has its own");
+}
+
+#[test]
+fn the_signup_limit_follows_its_configuration() {
+    let s = TestServer::with_config("[auth.signup_per_ip]\nburst = 0\n");
+    for i in 0..12 {
+        s.signup(&format!("p{i}@x.org"));
+    }
+    let s = TestServer::with_config("[auth.signup_per_ip]\nburst = 1\nper_hour = 3600\n");
+    s.signup("a@x.org");
+    let r = s.request("POST", "/v1/signup", None, Some(r#"{"email":"b@x.org"}"#));
+    assert_eq!((r.status, r.code().as_str(), r.header("retry-after")), (429, "rate_limited", Some("1")));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    s.signup("b@x.org");
+}

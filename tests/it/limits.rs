@@ -47,3 +47,24 @@ fn buckets_are_per_key() {
     assert_eq!(s.get("/v1/account", Some(&b)).status, 200);
     assert_eq!(s.get("/v1/account", Some(&a)).status, 429);
 }
+
+/// Issue 1/9: evaluate costs 5; refused with 3 tokens left, the response said
+/// `x-ratelimit-reset: 0` beside `retry-after: 3`.
+#[test]
+fn a_refusal_for_cost_has_a_reset_no_sooner_than_retry_after() {
+    let s = TestServer::with_config(&TINY.replace("rate_per_minute = 600\nburst = 3", "rate_per_minute = 60\nburst = 6"));
+    let (_, key) = s.signup("a@x.org");
+    for _ in 0..3 {
+        assert_eq!(s.get("/v1/account", Some(&key)).status, 200);
+    }
+    let r = s.request("POST", "/v1/collections/col_none/evaluate", Some(&key), Some("{}"));
+    assert_eq!((r.status, r.code().as_str()), (429, "rate_limited"), "{}", r.text());
+    let header = |name: &str| r.header(name).unwrap_or_else(|| panic!("no {name}")).parse::<u64>().unwrap();
+    assert!(header("x-ratelimit-remaining") >= 3, "tokens are left, just not five");
+    let (retry, reset) = (header("retry-after"), header("x-ratelimit-reset"));
+    assert!(retry >= 1 && reset >= retry, "reset {reset} is sooner than retry-after {retry}");
+    // And the bucket does serve it once the reset has passed.
+    std::thread::sleep(Duration::from_secs(reset));
+    let r = s.request("POST", "/v1/collections/col_none/evaluate", Some(&key), Some("{}"));
+    assert_ne!(r.status, 429, "{}", r.text());
+}

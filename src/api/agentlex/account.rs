@@ -1,4 +1,6 @@
-//! `GET /v1/account`: plan, this month's usage, allowances and keys.
+//! `GET /v1/account`: plan, this month's usage, allowances and keys. `keys` is the
+//! first page of `GET /v1/keys` (50, oldest first); `keys_total` and `keys_active`
+//! count them all, so a client sees when to page the rest from `/v1/keys`.
 
 use hyper::StatusCode;
 use serde::Serialize;
@@ -36,6 +38,8 @@ struct AccountOut<'a> {
     usage: Usage,
     allowances: &'a Plan,
     keys: Vec<KeyOut>,
+    keys_total: usize,
+    keys_active: usize,
 }
 
 pub async fn account(call: Call<'_>) -> Result<Reply, ApiError> {
@@ -53,7 +57,9 @@ pub async fn account(call: Call<'_>) -> Result<Reply, ApiError> {
             pages_indexed: u.pages_indexed,
             stored_chars: view.stored_chars,
         },
-        keys: view.keys.into_iter().map(KeyOut::from).collect(),
+        keys_total: view.keys.total,
+        keys_active: view.keys.active,
+        keys: view.keys.keys.into_iter().map(KeyOut::from).collect(),
     };
     Ok(response::json(StatusCode::OK, &out))
 }
