@@ -7,6 +7,7 @@
 
 mod collections;
 mod error;
+pub mod owned;
 mod records;
 
 use std::collections::BTreeMap;
@@ -87,10 +88,9 @@ impl Records {
             txn.open_multimap_table(ACCOUNT_KEYS).op("create account keys")?;
             txn.open_table(MONTHS).op("create usage")?;
             txn.open_table(STORAGE).op("create storage")?;
-            txn.open_table(collections::COLLECTIONS).op("create collections")?;
-            txn.open_multimap_table(collections::ACCOUNT_COLLECTIONS).op("create account collections")?;
         }
-        txn.commit().op("commit schema check")
+        txn.commit().op("commit schema check")?;
+        self.ensure::<CollectionRecord>()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked
