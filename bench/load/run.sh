@@ -7,6 +7,7 @@
 #                                                each for server and load generator)
 #   search     hybrid, semantic               vs  raw single-query embedding of the same model,
 #                                                one thread per shard (embed-ceiling --queries)
+#              plugin POST /query, top_k 10   vs  AgentLex hybrid search, k 10, in the same rounds
 #              keyword                        vs  GET /v1/health on the same server, and the same
 #                                                hello server answering a body of the same size
 #   ingest     documents added through the API  vs  raw batch-32 embedding of the same documents,
@@ -81,6 +82,12 @@ for mode in ("hybrid", "semantic", "keyword"):
         for q in queries:
             body = json.dumps({"query": q, "mode": mode, "expand": False})
             f.write(json.dumps({"method": "POST", "path": f"/v1/collections/{col}/search", "headers": auth, "body": body}) + "\n")
+# The retrieval plugin's /query over the same collection: one query, top_k 10, as
+# AgentLex's hybrid search above (k defaults to 10).
+with open(f"{data}/plugin.jsonl", "w") as f:
+    for q in queries:
+        body = json.dumps({"queries": [{"query": q, "top_k": 10}], "namespace": col})
+        f.write(json.dumps({"method": "POST", "path": "/query", "headers": auth, "body": body}) + "\n")
 PY
 
 # --- HTTP ceiling: its own quarry and hello server, one core each (bench/ceiling.sh) ---
@@ -120,6 +127,7 @@ ceiling() { "$rel/embed-ceiling" --model "$embedder" --cpus "$cpu_list" --durati
 for r in $(seq "$rounds"); do
     e=$(ceiling --queries "$scifact/queries.jsonl")
     h=$(load -c 8 --requests "$data/hybrid.jsonl" "http://127.0.0.1:$port/")
+    pq=$(load -c 8 --requests "$data/plugin.jsonl" "http://127.0.0.1:$port/")
     s=$(load -c 8 --requests "$data/semantic.jsonl" "http://127.0.0.1:$port/")
     k=$(load -c 32 --requests "$data/keyword.jsonl" "http://127.0.0.1:$port/")
     g=$(load -c 32 "http://127.0.0.1:$port/v1/health")
@@ -129,9 +137,9 @@ for r in $(seq "$rounds"); do
     sleep 0.5
     b=$(load -c 32 "http://127.0.0.1:$((port + 1))/")
     kill "$hello"; wait "$hello" 2>/dev/null || true
-    echo "round $r: embed $e/s, hybrid ${h%% *}/s, semantic ${s%% *}/s, keyword ${k%% *}/s, health ${g%% *}/s, static ${size} B ${b%% *}/s" >&2
+    echo "round $r: embed $e/s, hybrid ${h%% *}/s, plugin /query ${pq%% *}/s, semantic ${s%% *}/s, keyword ${k%% *}/s, health ${g%% *}/s, static ${size} B ${b%% *}/s" >&2
     echo "embed $e" >> "$data/rounds"
-    for m in "hybrid $h" "semantic $s" "keyword $k" "health $g" "static $b"; do echo "$m" >> "$data/rounds"; done
+    for m in "hybrid $h" "plugin $pq" "semantic $s" "keyword $k" "health $g" "static $b"; do echo "$m" >> "$data/rounds"; done
 done
 
 # --- Ingest: the batch-32 ceiling, then documents added through the API into a new collection ---
@@ -231,6 +239,7 @@ print(f"| measure | req/s (median of {n} rounds) | p50 ms | p90 ms | p99 ms | ma
 print("|---|---:|---:|---:|---:|---:|---:|---|")
 print(f"| raw query embedding, {cpus} threads (ceiling) | {e:,.0f} | | | | | | |")
 row("hybrid search, 8 connections", med["hybrid"], f"**{med['hybrid'][0] / e:.2f}x** of embedding")
+row("plugin POST /query (top_k 10), 8 connections", med["plugin"], f"**{med['plugin'][0] / med['hybrid'][0]:.2f}x** of hybrid search")
 row("semantic search, 8 connections", med["semantic"], f"{med['semantic'][0] / e:.2f}x of embedding")
 row("GET /v1/health, 32 connections", med["health"], "")
 row("keyword search, 32 connections", med["keyword"], f"**{med['keyword'][0] / med['health'][0]:.2f}x** of health")
@@ -239,6 +248,8 @@ row(f"may_minihttp, a static {size / 1000:.1f} kB answer (keyword's size)", med[
     f"keyword = {med['keyword'][0] / med['static'][0]:.2f}x of it")
 hy = [r[0] / x[0] for r, x in zip(cols["hybrid"], cols["embed"])]
 print(f"| per-round hybrid/embedding | " + ", ".join(f"{v:.2f}" for v in hy) + " | | | | | | |")
+pl = [p[0] / h[0] for p, h in zip(cols["plugin"], cols["hybrid"])]
+print(f"| per-round /query / hybrid | " + ", ".join(f"{v:.2f}" for v in pl) + " | | | | | | |")
 print()
 ci, cs = float(ceil_ingest), float(ceil_single)
 rps, p50, p90, p99, mx, err = map(float, ingest.split()[:6])
