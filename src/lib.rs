@@ -11,6 +11,7 @@ pub mod config;
 pub mod evaluate;
 pub mod http;
 pub mod identity;
+pub mod ids;
 pub mod limits;
 pub mod llm;
 pub mod metrics;

@@ -12,6 +12,7 @@ pub const KEY_PREFIX: &str = "al_";
 const RANDOM_CHARS: usize = 43;
 /// The public part that names a key: its first 10 characters.
 pub const PREFIX_LEN: usize = 10;
+#[cfg(test)]
 const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// A freshly issued key. `secret` is shown to the caller once and never stored.
@@ -28,20 +29,7 @@ pub fn issue() -> IssuedKey {
     IssuedKey { secret, prefix, hash }
 }
 
-/// Uniformly random base62 text (rejection sampling keeps every character equally likely).
-pub fn random_base62(len: usize) -> String {
-    let mut out = String::with_capacity(len);
-    let mut buf = [0u8; 64];
-    while out.len() < len {
-        getrandom::fill(&mut buf).expect("the OS random source is available");
-        for &b in &buf {
-            if b < 248 && out.len() < len {
-                out.push(ALPHABET[(b % 62) as usize] as char);
-            }
-        }
-    }
-    out
-}
+pub use crate::ids::random_base62;
 
 pub fn digest(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()

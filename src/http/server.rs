@@ -54,7 +54,7 @@ pub struct Shard {
 impl Shard {
     pub fn new(id: usize, app: Arc<App>, router: &'static Router, embedders: Vec<quarry_index::embed::Embedder>) -> Shard {
         let http = app.config.http.clone();
-        let boot = crate::auth::keys::random_base62(6);
+        let boot = crate::ids::random_base62(6);
         Shard {
             id,
             router,

@@ -62,7 +62,7 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let name = settings::name(obj.get("name"), true)?.expect("required");
     let (settings, warnings) = settings::merge(&CollectionSettings::default(), obj.get("settings"))?;
     let record = CollectionRecord {
-        id: format!("col_{}", crate::auth::keys::random_base62(16)),
+        id: format!("col_{}", crate::ids::random_base62(16)),
         account_id: call.principal().account_id.clone(),
         name,
         embedder: call.app.search.embedder().to_owned(),
