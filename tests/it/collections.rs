@@ -15,10 +15,14 @@ pub fn create_collection(s: &TestServer, key: &str, name: &str) -> String {
     r.json()["id"].as_str().unwrap().to_owned()
 }
 
+/// Adds a document; every answer is checked against the spec's `DocumentCreated`
+/// (regression: `identifiers` was `{}`, which lacks the required `total` and `counts`).
 pub fn add(s: &TestServer, key: &str, col: &str, doc: &Value) -> Value {
     let r = post(s, &format!("/v1/collections/{col}/documents"), key, doc);
     assert_eq!(r.status, 201, "{}", r.text());
-    r.json()
+    let created = r.json();
+    super::spec::check("DocumentCreated", &created);
+    created
 }
 
 #[test]

@@ -66,3 +66,31 @@ fn metrics_count_requests_by_route_and_status() {
     assert!(text.contains("quarry_open_connections{shard=\"1\"}"));
     assert!(text.contains("quarry_in_flight_requests{shard=\"0\"}"));
 }
+
+/// Regression: `/metrics` reported zero durations for health, plans and metrics (they
+/// were never timed), and had no gauges of the index.
+#[test]
+fn metrics_time_every_route_and_gauge_the_index() {
+    let s = TestServer::start();
+    for path in ["/v1/health", "/v1/plans", "/metrics"] {
+        for _ in 0..20 {
+            assert_eq!(s.get(path, None).status, 200);
+        }
+    }
+    let (_, key) = s.signup("gauges@example.com");
+    let col = super::collections::create_collection(&s, &key, "g");
+    for i in 0..3 {
+        super::collections::add(&s, &key, &col, &serde_json::json!({"title": format!("d{i}"), "text": "Some text."}));
+    }
+    let text = s.get("/metrics", None).text();
+    let value = |needle: &str| -> f64 {
+        text.lines().find(|l| l.starts_with(needle)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no {needle} in {text}"))
+    };
+    for route in ["health", "plans", "metrics"] {
+        assert!(value(&format!("quarry_http_request_duration_seconds_sum{{route=\"{route}\"}}")) > 0.0, "{route} was not timed: {text}");
+    }
+    assert_eq!(value("quarry_collections "), 1.0, "{text}");
+    assert_eq!(value("quarry_documents "), 3.0, "{text}");
+    assert!(value("quarry_wal_bytes ") > 0.0, "{text}");
+    assert!(text.contains("# TYPE quarry_segments gauge"), "{text}");
+}

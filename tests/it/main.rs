@@ -18,4 +18,5 @@ mod network;
 mod quality;
 mod routes;
 mod search;
+mod spec;
 mod vendored;
