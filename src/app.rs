@@ -19,8 +19,8 @@ use quarry_index::embed::{EmbedError, Model};
 pub enum OpenError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("loading model `{id}`: {source}")]
-    Model { id: String, source: EmbedError },
+    #[error("loading model `{id}`: {source}\n{hint}")]
+    Model { id: String, source: EmbedError, hint: String },
     #[error("opening the index: {0}")]
     Index(#[from] quarry_index::collection::CollectionError),
     #[error("starting the ingest workers: {0}")]
@@ -197,7 +197,22 @@ fn load_model(config: &Config, id: &str) -> Result<Arc<Model>, OpenError> {
     let m = &config.models;
     let started = std::time::Instant::now();
     let model = Model::load(&m.dir, &m.runtime_library, id, m.precision)
-        .map_err(|source| OpenError::Model { id: id.to_owned(), source })?;
+        .map_err(|source| OpenError::Model { id: id.to_owned(), source, hint: where_models_are(m) })?;
     tracing::info!(model = id, precision = m.precision.as_str(), ms = started.elapsed().as_millis() as u64, "model loaded");
     Ok(Arc::new(model))
+}
+
+/// Which paths a failed model load tried and how to point the server elsewhere.
+fn where_models_are(m: &crate::config::ModelsConfig) -> String {
+    let from = match &m.installation {
+        Some(root) => format!("relative settings are taken from the installation at {}", root.display()),
+        None => "no installation was found beside the executable, so relative settings are taken from the working directory".to_owned(),
+    };
+    format!(
+        "tried models.dir = {} and models.runtime_library = {} ({from}); set `dir` and `runtime_library` under [models] \
+         in the config file, or QUARRY_MODELS__DIR and QUARRY_MODELS__RUNTIME_LIBRARY, to where ops/setup installed them, \
+         or set embedder = \"none\" (QUARRY_EMBEDDER=none) to run without a model",
+        m.dir.display(),
+        m.runtime_library.display()
+    )
 }

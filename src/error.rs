@@ -91,6 +91,13 @@ codes! {
     LlmBusy => ("llm_busy", 503),
     // ours: the shard is at http.max_connections_per_shard.
     Overloaded => ("overloaded", 503),
+    // ours: hyper could not parse the request (request line, a non-ASCII target byte,
+    // a malformed or repeated Content-Length); the connection is closed.
+    BadRequest => ("bad_request", 400),
+    // ours: the request head exceeds http.max_header_bytes or http.max_headers.
+    HeadersTooLarge => ("headers_too_large", 431),
+    // ours: the request target is longer than hyper accepts.
+    UriTooLong => ("uri_too_long", 414),
 }
 
 /// An error as the client sees it.

@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod install;
 mod layers;
 mod llm;
 mod raw;
@@ -76,8 +77,14 @@ pub struct IndexConfig {
 
 #[derive(Debug, Clone)]
 pub struct ModelsConfig {
+    /// `models.dir`, resolved (see `install`): absolute as given, else from the
+    /// installation root.
     pub dir: PathBuf,
+    /// `models.runtime_library`, resolved the same way.
     pub runtime_library: PathBuf,
+    /// The installation root relative settings were taken from; `None` when the
+    /// binary has none and they were taken from the working directory.
+    pub installation: Option<PathBuf>,
     pub precision: quarry_index::embed::Precision,
     pub also_load: Vec<String>,
 }
@@ -259,9 +266,11 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         "fp32" => quarry_index::embed::Precision::Fp32,
         _ => return Err(invalid("models.precision", "must be \"int8\" or \"fp32\"")),
     };
+    let installation = install::current();
     let models = ModelsConfig {
-        dir: PathBuf::from(raw.models.dir),
-        runtime_library: PathBuf::from(raw.models.runtime_library),
+        dir: install::resolve(installation.as_deref(), &raw.models.dir),
+        runtime_library: install::resolve(installation.as_deref(), &raw.models.runtime_library),
+        installation,
         precision,
         also_load: raw.models.also_load,
     };

@@ -87,3 +87,15 @@ fn plans_cap_active_keys_and_signups_are_limited_per_address() {
     let err = Config::load(None, env(&[("QUARRY_PLANS__SCRIBE__MAX_KEYS", "0")]), &Flags::default()).unwrap_err();
     assert!(err.to_string().contains("plans.scribe.max_keys"), "{err}");
 }
+
+#[test]
+fn relative_models_paths_are_taken_from_the_installation_absolute_ones_kept() {
+    // The test binary is in target/debug/deps, whose installation is the repository.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).canonicalize().unwrap();
+    let c = Config::defaults();
+    assert_eq!(c.models.installation.as_deref(), Some(root.as_path()));
+    assert_eq!(c.models.dir, root.join("models"));
+    assert_eq!(c.models.runtime_library, root.join("models/lib/libonnxruntime.so.1.31.1"));
+    let c = Config::load(None, env(&[("QUARRY_MODELS__DIR", "/srv/m")]), &Flags::default()).unwrap();
+    assert_eq!(c.models.dir, PathBuf::from("/srv/m"));
+}

@@ -8,6 +8,7 @@ pub mod call;
 pub mod conn;
 mod handler;
 pub mod json_out;
+mod protocol_error;
 pub mod response;
 pub mod router;
 pub mod server;

@@ -24,6 +24,7 @@ use super::router::Router;
 use crate::error::{ApiError, Code};
 use crate::metrics::ShardMetrics;
 use super::handler::handle;
+use super::protocol_error::ServedIo;
 use crate::net::io::GlommioIo;
 use crate::app::App;
 use crate::auth::ShardAuth;
@@ -152,7 +153,8 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     }
     let (state, _open) = shard.conns.add(stream.peer_addr().ok());
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
-    let io = GlommioIo::new(stream, state.clone());
+    // hyper's own answers to requests it cannot parse get our error body there.
+    let io = ServedIo::new(GlommioIo::new(stream, state.clone()), shard.id, shard.http.max_header_bytes);
     let svc_shard = shard.clone();
     let svc_state = state.clone();
     let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));

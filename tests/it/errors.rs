@@ -57,17 +57,69 @@ fn oversized_bodies_are_413_and_change_nothing() {
     assert_eq!(s.request("POST", "/v1/signup", None, Some(r#"{"email":"a@x.org"}"#)).status, 201, "nothing was written");
 }
 
-#[test]
-fn oversized_headers_are_refused() {
-    let s = TestServer::with_config("[http]\nmax_header_bytes = 4096\n");
+/// Sends `raw` on a fresh connection and reads the one answer; the server must then
+/// close the connection (it cannot know where the next request would start).
+fn protocol_error(s: &TestServer, raw: &[u8]) -> super::client::Response {
+    use std::io::Write;
     let mut c = s.conn();
-    let huge = "v".repeat(8000);
-    c.write_request("GET", "/v1/health", &[("x-big", &huge)], None);
-    match c.read_response() {
-        Ok(r) => assert_eq!(r.status, 431),
-        Err(_) => {} // closing the connection is an acceptable refusal too
-    }
+    c.stream.write_all(raw).unwrap();
+    let r = c.read_response().expect("an answer, not a bare close");
+    assert_eq!(r.header("connection"), Some("close"));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert!(r.json()["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", r.text());
+    assert!(c.is_closed_by_server(std::time::Duration::from_secs(5)));
+    // A well-formed request on a fresh connection is served as ever.
     assert_eq!(s.get("/v1/health", None).status, 200);
+    r
+}
+
+/// Regression (issue 1/9, "protocol-level errors have an empty body"): hyper answered
+/// these itself with `content-length: 0`.
+#[test]
+fn protocol_errors_have_a_body_oversized_headers_are_431_headers_too_large() {
+    let s = TestServer::with(super::server::Options { config: "[http]\nmax_header_bytes = 4096\n".into(), shards: Some(1), ..Default::default() });
+    let raw = format!("GET /v1/health HTTP/1.1\r\nhost: quarry\r\nx-big: {}\r\n\r\n", "v".repeat(8000));
+    let r = protocol_error(&s, raw.as_bytes());
+    assert_eq!((r.status, r.code().as_str()), (431, "headers_too_large"));
+    assert!(r.text().contains("4096"), "the message names the limit: {}", r.text());
+    assert_eq!(r.shard(), 0);
+}
+
+#[test]
+fn protocol_errors_have_a_body_a_duplicate_content_length_is_400_bad_request() {
+    let s = TestServer::start();
+    let raw = b"POST /v1/signup HTTP/1.1\r\nhost: quarry\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}";
+    let r = protocol_error(&s, raw);
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_request"));
+}
+
+#[test]
+fn protocol_errors_have_a_body_a_raw_0xff_in_the_path_is_400_bad_request() {
+    let s = TestServer::start();
+    let r = protocol_error(&s, b"GET /v1/\xffhealth HTTP/1.1\r\nhost: quarry\r\n\r\n");
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_request"));
+}
+
+#[test]
+fn protocol_errors_have_a_body_a_malformed_request_line_is_400_bad_request() {
+    let s = TestServer::start();
+    let r = protocol_error(&s, b"GET\r\n\r\n");
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_request"));
+}
+
+/// After answers of ours on a keep-alive connection, a malformed request is still
+/// answered with our body: the replacement looks at what is written, not at the
+/// connection's first bytes.
+#[test]
+fn protocol_errors_have_a_body_after_requests_on_the_same_connection() {
+    use std::io::Write;
+    let s = TestServer::start();
+    let mut c = s.conn();
+    assert_eq!(c.send("GET", "/v1/health", &[], None).status, 200);
+    assert_eq!(c.send("GET", "/v1/nope", &[], None).status, 404);
+    c.stream.write_all(b"GET /v1/\xff HTTP/1.1\r\nhost: quarry\r\n\r\n").unwrap();
+    let r = c.read_response().unwrap();
+    assert_eq!((r.status, r.code().as_str()), (400, "bad_request"));
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod errors;
 mod evaluate;
 mod health;
 mod identity;
+mod install;
 mod lifecycle;
 mod limits;
 mod models;

@@ -1,15 +1,16 @@
 //! The official `openai` Python SDK against the gateway: every recorded transcript,
 //! whole through `chat.completions.create` and streamed through the `.stream()`
-//! helper. The SDK lives in a venv that `ops/setup-llm-tests` installs (run here if
+//! helper, and the typed error each gateway failure raises. The SDK lives in a venv that `ops/setup-llm-tests` installs (run here if
 //! it is missing).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::json;
 
 use super::gateway::server;
+use super::server::TestServer;
 use super::transcripts::{all, expected};
 use super::upstream::Upstream;
 
@@ -39,6 +40,33 @@ fn the_openai_sdk_round_trips_every_transcript() {
         })
         .collect();
     let spec = json!({"base_url": format!("http://{}/v1", s.addr), "api_key": key, "cases": cases});
+    let stdout = run_sdk(&py, &spec);
+    assert!(stdout.contains(&format!("{} passed, 0 failed", cases.len() + 1)), "{stdout}");
+}
+
+/// Regression (issue 1/9, "the official openai Python SDK must get typed errors from the
+/// gateway"): `AuthenticationError` for a bad key, `NotFoundError` for an unknown model,
+/// `RateLimitError` once the key's burst is spent, and `APIStatusError` with the status
+/// for a wrong method and an oversized body, each with OpenAI's `type` and our code.
+#[test]
+fn the_openai_sdk_gets_typed_errors_from_the_gateway() {
+    const BURST: u64 = 4;
+    let py = python();
+    let up = Upstream::start();
+    let config = super::gateway::config(&up).replace(r#"default_plan = "library""#, r#"default_plan = "tight""#)
+        + &format!(
+            "[plans.tight]\nname = \"Tight\"\nprice = 0\nstored_chars = 10\nsearch = 1\nextract = 1\nresearch = 1\n\
+             rate_per_minute = 1\nburst = {BURST}\n[http]\nmax_body_bytes = 4096\n"
+        );
+    let s = TestServer::with_config(&config);
+    let (_, key) = s.signup("sdk-errors@x.org");
+    let spec = json!({"base_url": format!("http://{}/v1", s.addr), "api_key": key, "errors": {"burst": BURST}});
+    let stdout = run_sdk(&py, &spec);
+    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
+}
+
+/// Runs tests/llm/sdk.py on `spec`; its stdout, once it exited 0.
+fn run_sdk(py: &Path, spec: &serde_json::Value) -> String {
     let mut child = Command::new(py)
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/sdk.py"))
         .stdin(Stdio::piped())
@@ -50,5 +78,5 @@ fn the_openai_sdk_round_trips_every_transcript() {
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains(&format!("{} passed, 0 failed", cases.len() + 1)), "{stdout}");
+    stdout.into_owned()
 }

@@ -1,6 +1,7 @@
 //! OpenAI's error envelope, `{"error":{"message","type","param","code"}}`, for every
 //! error the gateway answers, so SDKs raise their typed errors. Provider failures add
-//! `provider_error` with the AI-Protocol class and standard code.
+//! `provider_error` with the AI-Protocol class and standard code. The `type` for a
+//! status is `http::surface::openai_type`'s, the one table every OpenAI-shaped error uses.
 
 use bytes::Bytes;
 use hyper::header::{HeaderValue, RETRY_AFTER};
@@ -8,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
+use crate::http::surface::openai_type;
 use crate::llm::LlmError;
 
 #[derive(Serialize)]
@@ -37,19 +39,8 @@ struct ProviderDetail<'a> {
     attempts: u32,
 }
 
-fn kind(code: Code) -> &'static str {
-    match code.status().as_u16() {
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        429 => "rate_limit_error",
-        400..=499 => "invalid_request_error",
-        _ => "api_error",
-    }
-}
-
 fn body(code: Code, message: &str, param: Option<&str>, detail: Option<ProviderDetail<'_>>) -> Bytes {
-    let body = Body { error: Inner { message, kind: kind(code), param, code: code.as_str(), provider_error: detail } };
+    let body = Body { error: Inner { message, kind: openai_type(code.status()), param, code: code.as_str(), provider_error: detail } };
     Bytes::from(serde_json::to_vec(&body).expect("errors serialize"))
 }
 
@@ -63,7 +54,7 @@ fn reply(code: Code, bytes: Bytes, retry_after: Option<u64>) -> Reply {
 
 /// A Quarry error in OpenAI's envelope.
 pub fn api(e: &ApiError) -> Reply {
-    reply(e.code, body(e.code, &e.message, None, None), e.retry_after)
+    reply(e.code, body(e.code, &e.message, e.field.as_deref(), None), e.retry_after)
 }
 
 /// A provider-layer error in OpenAI's envelope.
