@@ -76,19 +76,10 @@ pub struct Gold {
 /// Every live page of a snapshot, documents in indexing order, pages in order.
 pub fn pages(snap: &Snapshot) -> impl Iterator<Item = PageInfo<'_>> {
     snap.docs().flat_map(move |at| {
-        let doc = snap.doc(at);
-        let batch = snap.views[at.view].batch();
-        let (first, count) = (doc.first_page.to_native(), doc.pages.to_native());
-        (0..count).map(move |i| {
-            let p = &batch.pages[(first + i) as usize];
-            PageInfo {
-                citation: p.citation.to_native(),
-                doc_id: doc.id.as_str(),
-                title: doc.title.as_ref().map(|t| t.as_str()),
-                n: p.n.to_native(),
-                doc_pages: count,
-                text: p.text.as_str(),
-            }
+        let doc = snap.doc_view(at);
+        (0..doc.pages).filter_map(move |n| {
+            let p = snap.page_view(at, n)?;
+            Some(PageInfo { citation: p.citation, doc_id: doc.id, title: doc.title, n: p.n, doc_pages: doc.pages, text: p.text })
         })
     })
 }

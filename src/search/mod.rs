@@ -189,7 +189,7 @@ impl Service {
         let chars = {
             let snap = owned.snapshot();
             let at = snap.find(doc).ok_or_else(|| SearchError::DocumentNotFound(doc.to_owned()))?;
-            snap.doc(at).chars.to_native()
+            snap.doc_view(at).chars
         };
         let (coll, d) = (owned.coll.clone(), doc.to_owned());
         let done = self.ingest.run(move |_| coll.delete(&d)).await.map_err(|_| SearchError::WorkerGone)?;
