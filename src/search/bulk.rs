@@ -1,7 +1,8 @@
 //! What a surface that works in batches needs beyond one document or one search at a
 //! time (the retrieval plugin's `/upsert`, `/query`, `/delete`): a collection found or
-//! created by name, an add that replaces a document of the same id, a batch of searches
-//! metered as one spend, the documents a filter selects, and many deletes at once.
+//! created by name, a batch of searches metered as one spend, an upsert by an id kept
+//! in the metadata, the documents a filter or a metadata value selects, and many
+//! deletes at once.
 
 use std::cell::RefCell;
 
@@ -38,17 +39,41 @@ impl Service {
         }
     }
 
-    /// Adds `doc` under `id`, first deleting the live document of that id if there is
-    /// one (an upsert). The old document is gone before the new one is durable: a
-    /// crash in between leaves neither, never both.
-    pub async fn replace(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
-        if let Some(id) = &id {
-            match self.delete(owned, id).await {
-                Ok(()) | Err(SearchError::DocumentNotFound(_)) => {}
-                Err(e) => return Err(e),
+    /// Adds each document as a new one, then deletes the live documents whose metadata
+    /// `key` holds the value it came with: an upsert by a caller's own id kept in the
+    /// metadata. (The engine's ids cannot be reused: a tombstone is by id, so a
+    /// document added under an id deleted before the next merge would be born dead.)
+    /// The new versions are durable before the old ones go: a crash in between leaves
+    /// both, never neither. Old versions of a document whose add failed are kept.
+    pub async fn upsert_by(&self, caller: Caller<'_>, owned: &Owned, key: &str, docs: Vec<(String, NewDocument)>) -> Result<Vec<Added>, SearchError> {
+        let values: std::collections::HashSet<&str> = docs.iter().map(|(v, _)| v.as_str()).collect();
+        let old = self.by_field(owned, key, &values);
+        let values: Vec<String> = docs.iter().map(|(v, _)| v.clone()).collect();
+        let added = futures_util::future::join_all(docs.into_iter().map(|(_, doc)| self.add(caller, owned, doc, None))).await;
+        let replaced: std::collections::HashSet<&str> =
+            values.iter().zip(&added).filter(|(_, a)| a.is_ok()).map(|(v, _)| v.as_str()).collect();
+        let stale: Vec<String> = old.into_iter().filter(|(_, v)| replaced.contains(v.as_str())).map(|(id, _)| id).collect();
+        self.delete_many(owned, &stale).await?;
+        added.into_iter().collect()
+    }
+
+    /// The live documents whose metadata `key` holds one of `values` (a string), as
+    /// (document id, value).
+    pub fn by_field(&self, owned: &Owned, key: &str, values: &std::collections::HashSet<&str>) -> Vec<(String, String)> {
+        use quarry_index::segment::ArchivedFieldValue;
+        let snap = owned.snapshot();
+        let mut out = Vec::new();
+        for at in snap.docs() {
+            let d = snap.doc(at);
+            for f in d.fields.iter().filter(|f| f.key.as_str() == key) {
+                if let ArchivedFieldValue::Str(v) = &f.value {
+                    if values.contains(v.as_str()) {
+                        out.push((d.id.as_str().to_owned(), v.as_str().to_owned()));
+                    }
+                }
             }
         }
-        self.add(caller, owned, doc, id).await
+        out
     }
 
     /// Several searches, metered together: every mode settled first (an error spends

@@ -15,6 +15,7 @@ mod lifecycle;
 mod limits;
 mod models;
 mod network;
+mod plugin;
 mod quality;
 mod search;
 mod vendored;

@@ -4,6 +4,8 @@
 //! without its default collection yet has nothing to delete. Answers
 //! `{"success": true}` once the deletes are durable.
 
+use std::collections::HashSet;
+
 use hyper::StatusCode;
 use serde::Serialize;
 
@@ -27,13 +29,17 @@ pub async fn delete(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let search = &call.app.search;
     let ids = match what {
         Deletion::All => search.document_ids(&owned),
-        Deletion::Some { mut ids, filters } => {
+        Deletion::Some { ids, filters } => {
+            let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+            // A plugin document by its id; one added on AgentLex (no document_id) by its own.
+            let mut out: Vec<String> = search.by_field(&owned, input::DOCUMENT_ID, &wanted).into_iter().map(|(id, _)| id).collect();
+            out.extend(ids.iter().cloned());
             if let Some(f) = filters {
-                ids.extend(search.matching(&owned, &f));
+                out.extend(search.matching(&owned, &f));
             }
-            ids.sort_unstable();
-            ids.dedup();
-            ids
+            out.sort_unstable();
+            out.dedup();
+            out
         }
     };
     search.delete_many(&owned, &ids).await?;

@@ -4,8 +4,6 @@
 //! surface answers as a 422 whose `loc` walks to it.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
-
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -20,6 +18,9 @@ pub const MAX_QUERY_CHARS: usize = 4000;
 /// `top_k`'s range; 3 when absent, as the spec's default.
 pub const TOP_K: (i64, i64, usize) = (1, 100, 3);
 const MAX_ID_CHARS: usize = 512;
+/// The metadata key a plugin document's id is kept under: the engine gives each
+/// version of a document its own id, and the plugin's id is this field.
+pub const DOCUMENT_ID: &str = "document_id";
 
 /// `QueryRequest`.
 #[derive(Debug, Deserialize)]
@@ -183,18 +184,16 @@ pub fn search(q: &QueryIn, i: usize) -> Result<Request, ApiError> {
     Ok(req)
 }
 
-/// A `DocumentMetadataFilter` as the engine's filters: `document_id` picks the
-/// document, `start_date`/`end_date` bound the documents' dates (`created_at`), every
-/// other field must equal the stored metadata's (`keywords`: any one of them).
+/// A `DocumentMetadataFilter` as the engine's filters: `start_date`/`end_date` bound
+/// the documents' dates (`created_at`), every other field must equal the stored
+/// metadata's (`document_id` included; `keywords`: any one of them).
 pub fn filters(f: &FilterIn, at: &str) -> Result<Filters, ApiError> {
     let mut out = Filters::default();
-    if let Some(id) = &f.document_id {
-        out.documents = Some(HashSet::from([id.clone()]));
-    }
     if let Some(s) = f.source {
         out.metadata.push(("source".into(), vec![FieldValue::Str(s.as_str().into())]));
     }
     let equal = [
+        (DOCUMENT_ID, &f.document_id),
         ("source_id", &f.source_id),
         ("url", &f.url),
         ("author", &f.author),
@@ -257,16 +256,18 @@ pub fn deletion(r: DeleteRequest) -> Result<Deletion, ApiError> {
     Ok(Deletion::Some { ids, filters })
 }
 
-/// Document `i` of an upsert as the service takes it, with its id (`None`: one is
-/// generated; an empty id counts as none, as the plugin's `doc.id or uuid4()`).
-pub fn document(d: DocumentIn, i: usize) -> Result<(NewDocument, Option<String>), ApiError> {
+/// Document `i` of an upsert as the service takes it, with its id: the one given, or
+/// a new one when absent or empty (as the plugin's `doc.id or uuid4()`), kept in its
+/// metadata as `document_id`.
+pub fn document(d: DocumentIn, i: usize) -> Result<(String, NewDocument), ApiError> {
     let at = format!("documents[{i}]");
-    let id = d.id.filter(|id| !id.is_empty());
-    if id.as_ref().is_some_and(|id| id.chars().count() > MAX_ID_CHARS) {
+    let id = d.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("doc_{}", crate::auth::keys::random_base62(16)));
+    if id.chars().count() > MAX_ID_CHARS {
         return Err(invalid(Code::InvalidDocument, format!("{at}.id"), format!("{at}.id is longer than {MAX_ID_CHARS} characters.")));
     }
-    let metadata = metadata(d.metadata.unwrap_or_default(), &format!("{at}.metadata"))?;
-    Ok((text_document(&d.text, "text", metadata, &format!("{at}.text"))?, id))
+    let mut metadata = metadata(d.metadata.unwrap_or_default(), &format!("{at}.metadata"))?;
+    metadata.insert(DOCUMENT_ID.into(), Value::from(id.as_str()));
+    Ok((id, text_document(&d.text, "text", metadata, &format!("{at}.text"))?))
 }
 
 /// Text (plain or Markdown) as a document: pages split at form feeds and
@@ -283,8 +284,8 @@ pub fn text_document(text: &str, format: &'static str, metadata: Map<String, Val
 }
 
 /// `DocumentMetadata`: any keys, the spec's checked (`source` one of the enum, the
-/// others strings or null, `created_at` a date). `document_id` is the document's own
-/// id, which answers carry; a stored one would shadow it, so it is dropped.
+/// others strings or null, `created_at` a date). A `document_id` given here is
+/// dropped: the document's id takes that key.
 pub fn metadata(mut m: Map<String, Value>, at: &str) -> Result<Map<String, Value>, ApiError> {
     for key in ["source", "source_id", "url", "created_at", "author"] {
         match m.get(key) {
@@ -333,8 +334,8 @@ mod tests {
         let r = search(&q.queries[0], 0).unwrap();
         assert_eq!((r.k, r.passages, r.mode), (3, 1, Mode::Hybrid));
         let f = &r.filters;
-        assert_eq!(f.documents.as_ref().unwrap().len(), 1);
-        assert_eq!(f.metadata.len(), 2);
+        assert!(f.documents.is_none());
+        assert_eq!(f.metadata.len(), 3);
         let days = quarry_index::date::days_from_civil;
         assert_eq!(f.date, Some((days(2023, 1, 1), days(2023, 12, 31))));
         let q: QueryRequest = body(json!({"queries": [{"query": "a", "top_k": 0}]})).unwrap();

@@ -89,15 +89,20 @@ fn chunk(out: &mut Vec<u8>, v: &HitView<'_>) {
     j::value(o.field("score"), &v.hit.score);
 }
 
-/// The stored metadata object with `document_id` first. Stored metadata is compact
-/// JSON text of an object; one that holds the key `document_id` (a document added on
-/// AgentLex, say) is parsed and the key set, so it is never written twice.
+/// The stored metadata, which for a plugin document holds its `document_id` and is
+/// copied as the JSON text it is stored as; a document added on AgentLex has none
+/// (or one that is not a string) and gets its own id as `document_id`.
 fn metadata(out: &mut Vec<u8>, doc_id: &str, stored: &str) {
-    let plain = stored.starts_with('{') && stored.ends_with('}') && !stored.contains("\"document_id\"");
-    if !plain {
+    if stored.contains("\"document_id\"") {
         let mut m = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(stored).unwrap_or_default();
+        if m.get("document_id").is_some_and(serde_json::Value::is_string) {
+            return out.extend_from_slice(stored.as_bytes());
+        }
         m.insert("document_id".into(), doc_id.into());
         return j::value(out, &m);
+    }
+    if !(stored.starts_with('{') && stored.ends_with('}')) {
+        return j::value(out, &serde_json::json!({ "document_id": doc_id }));
     }
     out.extend_from_slice(b"{\"document_id\":");
     j::str(out, doc_id);
@@ -120,11 +125,13 @@ mod tests {
     }
 
     #[test]
-    fn metadata_carries_the_document_id_once() {
+    fn metadata_carries_the_plugins_document_id_or_the_engines() {
         assert_eq!(meta("d\"1", "{}"), json!({"document_id": "d\"1"}));
         assert_eq!(meta("d1", r#"{"author":"Ann","n":{"a":[1]}}"#), json!({"document_id": "d1", "author": "Ann", "n": {"a": [1]}}));
-        let shadowed = json!({"document_id": "other", "x": 1}).to_string();
-        assert_eq!(meta("d1", &shadowed), json!({"document_id": "d1", "x": 1}));
+        let plugin = json!({"document_id": "mine", "x": 1}).to_string();
+        assert_eq!(meta("doc_engine", &plugin), json!({"document_id": "mine", "x": 1}));
+        let nested = json!({"ref": {"document_id": "n"}}).to_string();
+        assert_eq!(meta("d1", &nested), json!({"document_id": "d1", "ref": {"document_id": "n"}}));
     }
 
     #[test]

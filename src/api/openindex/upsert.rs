@@ -1,6 +1,9 @@
 //! `POST /upsert` and `POST /upsert-file`: documents added to the namespace (the
-//! default collection is created by the first), each replacing a live document of
-//! the same id. A 200 means every document is durable and searchable.
+//! default collection is created by the first), each replacing the live document of
+//! the same id (its `metadata.document_id`; see [`input::DOCUMENT_ID`]). A 200 means
+//! every document is durable and searchable.
+
+use std::collections::HashMap;
 
 use hyper::StatusCode;
 use serde::Serialize;
@@ -36,34 +39,20 @@ pub async fn upsert_file(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let metadata = input::metadata(form.metadata, "metadata")?;
     let doc = input::text_document(&form.text, form.format, metadata, "file")?;
     let owned = super::find_or_create(&call, ns.as_deref()).await?;
-    let ids = add_all(&call, &owned, vec![(doc, None)]).await?;
+    let id = format!("doc_{}", crate::auth::keys::random_base62(16));
+    let mut doc = doc;
+    doc.metadata.insert(input::DOCUMENT_ID.into(), id.as_str().into());
+    let ids = add_all(&call, &owned, vec![(id, doc)]).await?;
     Ok(response::json(StatusCode::OK, &Ids { ids }))
 }
 
-/// Adds every document at once (their log records share syncs), in request order in
-/// the answer. A document whose id comes again later in the batch is not added: the
-/// later one replaces it, as if sent one after the other.
-async fn add_all(call: &Call<'_>, owned: &Owned, docs: Vec<(NewDocument, Option<String>)>) -> Result<Vec<String>, ApiError> {
-    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (i, (_, id)) in docs.iter().enumerate() {
-        if let Some(id) = id {
-            last.insert(id, i);
-        }
-    }
-    let keep: Vec<bool> = docs.iter().enumerate().map(|(i, (_, id))| id.as_deref().is_none_or(|id| last[id] == i)).collect();
-    drop(last);
-    let given: Vec<Option<String>> = docs.iter().map(|(_, id)| id.clone()).collect();
-    let search = &call.app.search;
-    let adds = docs.into_iter().zip(&keep).filter(|(_, k)| **k).map(|((doc, id), _)| search.replace(caller(call), owned, doc, id));
-    let added = futures_util::future::join_all(adds).await;
-    let mut added = added.into_iter();
-    let mut ids = Vec::with_capacity(given.len());
-    for (id, kept) in given.into_iter().zip(keep) {
-        match (kept, id) {
-            (true, _) => ids.push(added.next().expect("one per kept document")?.id),
-            (false, Some(id)) => ids.push(id),
-            (false, None) => unreachable!("documents without an id are always kept"),
-        }
-    }
+/// Upserts every document at once (their log records share syncs); the answer lists
+/// their ids in request order. A document whose id comes again later in the batch is
+/// not added: the later one replaces it, as if sent one after the other.
+async fn add_all(call: &Call<'_>, owned: &Owned, docs: Vec<(String, NewDocument)>) -> Result<Vec<String>, ApiError> {
+    let ids: Vec<String> = docs.iter().map(|(id, _)| id.clone()).collect();
+    let last: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    let kept: Vec<(String, NewDocument)> = docs.into_iter().enumerate().filter(|(i, (id, _))| last[id.as_str()] == *i).map(|(_, d)| d).collect();
+    call.app.search.upsert_by(caller(call), owned, input::DOCUMENT_ID, kept).await?;
     Ok(ids)
 }
