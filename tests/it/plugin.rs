@@ -248,8 +248,11 @@ fn plugin_errors_have_fastapis_shapes() {
     assert_eq!((r.status, r.json()["detail"].is_string()), (404, true), "{}", r.text());
 }
 
-/// A multipart/form-data upload of `parts` (name, optional (file name, type), content).
-fn upload(s: &TestServer, path: &str, key: &str, parts: &[(&str, Option<(&str, &str)>, &str)]) -> Response {
+/// A form part: name, (file name, type) for a file, content.
+type Part<'a> = (&'a str, Option<(&'a str, &'a str)>, &'a str);
+
+/// A multipart/form-data upload of `parts`.
+fn upload(s: &TestServer, path: &str, key: &str, parts: &[Part]) -> Response {
     let mut body = String::new();
     for (name, file, content) in parts {
         body.push_str("--b0undary\r\n");
@@ -278,7 +281,7 @@ fn upsert_file_takes_text_and_markdown_and_refuses_other_types_by_name() {
     let r = ok(upload(&s, "/upsert-file", &key, &[("file", Some(("guide.md", "text/markdown")), "# Sourdough\n\nFeed the starter twice a day."), ("metadata", None, r#"{"source": "file", "author": "Baker"}"#)]));
     let id = r["ids"][0].as_str().unwrap().to_owned();
     let r = query(&s, &key, json!({"queries": [{"query": "sourdough starter", "filter": {"source": "file", "author": "Baker"}}]}));
-    assert_eq!(docs(&r, 0), [id.clone()]);
+    assert_eq!(docs(&r, 0), vec![id.clone()]);
     assert_eq!(r["results"][0]["results"][0]["metadata"], json!({"document_id": id, "source": "file", "author": "Baker"}));
     ok(upload(&s, "/sub/upsert-file", &key, &[("file", Some(("notes.txt", "application/octet-stream")), "Rye flour ferments fast.")]));
     assert_eq!(ask(&s, &key, "rye", json!({})).len(), 1);

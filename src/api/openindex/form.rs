@@ -84,7 +84,10 @@ fn parse_metadata(text: Option<&str>) -> Result<Map<String, Value>, ApiError> {
 mod tests {
     use super::*;
 
-    fn body(parts: &[(&str, Option<(&str, &str)>, &str)]) -> Bytes {
+    /// A form part: name, (file name, type) for a file, content.
+    type Part<'a> = (&'a str, Option<(&'a str, &'a str)>, &'a str);
+
+    fn body(parts: &[Part]) -> Bytes {
         let mut b = String::new();
         for (name, file, content) in parts {
             b.push_str("--XyZ\r\n");
@@ -99,7 +102,7 @@ mod tests {
         Bytes::from(b)
     }
 
-    fn read_now(parts: &[(&str, Option<(&str, &str)>, &str)]) -> Result<Form, ApiError> {
+    fn read_now(parts: &[Part]) -> Result<Form, ApiError> {
         futures_lite::future::block_on(read(Some("multipart/form-data; boundary=XyZ"), body(parts)))
     }
 
