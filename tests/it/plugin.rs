@@ -128,7 +128,8 @@ fn re_upsert_replaces_and_the_default_collection_comes_with_the_first() {
     let (_, key) = s.signup("replace@example.com");
     assert_eq!(ask(&s, &key, "apples", json!({})), Vec::<String>::new(), "no default collection yet: empty, not an error");
     delete(&s, &key, json!({"delete_all": true}));
-    assert!(collections(&s, &key).is_empty(), "neither a query nor a delete creates it");
+    assert_eq!(upsert(&s, &key, json!({"documents": []})), Vec::<String>::new());
+    assert!(collections(&s, &key).is_empty(), "neither a query, a delete nor an empty upsert creates it");
     assert_eq!(upsert(&s, &key, json!({"documents": [{"id": "x", "text": "Apples grow on trees."}]})), ["x"]);
     let c = collections(&s, &key);
     assert_eq!((c.len(), c[0].0.as_str(), c[0].2), (1, "default", 1));

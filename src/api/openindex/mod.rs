@@ -7,6 +7,10 @@
 //! without one it is the account's collection named `default`, which the first upsert
 //! creates (a query or delete before then finds nothing and says so with empty
 //! answers). A namespace the caller does not own is 404, as on AgentLex.
+//!
+//! A plugin document's id is its `metadata.document_id`, not the engine's id: the
+//! engine gives each version its own id (its tombstones are by id, so an id cannot be
+//! reused), and an upsert adds the new version, then deletes the old.
 
 pub mod delete;
 pub mod form;

@@ -26,6 +26,9 @@ pub async fn upsert(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: UpsertRequest = call.json(Code::InvalidDocument).await.map_err(input::locate_missing)?;
     let ns = input::namespace(body.namespace.as_deref(), "namespace")?.map(str::to_owned);
     let docs = body.documents.into_iter().enumerate().map(|(i, d)| input::document(d, i)).collect::<Result<Vec<_>, _>>()?;
+    if docs.is_empty() {
+        return Ok(response::json(StatusCode::OK, &Ids { ids: Vec::new() }));
+    }
     let owned = super::find_or_create(&call, ns.as_deref()).await?;
     let ids = add_all(&call, &owned, docs).await?;
     Ok(response::json(StatusCode::OK, &Ids { ids }))
