@@ -3,6 +3,7 @@
 
 pub mod agentlex;
 pub mod openai;
+pub mod openindex;
 pub mod routes;
 
 pub use crate::http::call::Call;

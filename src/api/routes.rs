@@ -7,6 +7,7 @@ use hyper::Method;
 
 use super::agentlex::{account, collections, documents, evaluate, health, keys, search, signup};
 use super::openai;
+use super::openindex;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::call::Call;
@@ -73,6 +74,17 @@ pub fn table(config: &Config) -> Vec<Route> {
         // The OpenAI-compatible gateway.
         row(M::POST, "/v1/chat/completions", "chat_completions", call!(openai::chat::completions)),
         row(M::GET, "/v1/models", "models", call!(openai::models::list)),
+        // The retrieval plugin, at the root and under /sub (the seed spec's server URL).
+        row(M::POST, "/query", "plugin_query", call!(openindex::query::query)),
+        row(M::POST, "/upsert", "plugin_upsert", call!(openindex::upsert::upsert)),
+        row(M::POST, "/upsert-file", "plugin_upsert_file", call!(openindex::upsert::upsert_file)),
+        row(M::DELETE, "/delete", "plugin_delete", call!(openindex::delete::delete)),
+        row(M::POST, "/delete", "plugin_delete_post", call!(openindex::delete::delete)),
+        row(M::POST, "/sub/query", "plugin_sub_query", call!(openindex::query::query)),
+        row(M::POST, "/sub/upsert", "plugin_sub_upsert", call!(openindex::upsert::upsert)),
+        row(M::POST, "/sub/upsert-file", "plugin_sub_upsert_file", call!(openindex::upsert::upsert_file)),
+        row(M::DELETE, "/sub/delete", "plugin_sub_delete", call!(openindex::delete::delete)),
+        row(M::POST, "/sub/delete", "plugin_sub_delete_post", call!(openindex::delete::delete)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

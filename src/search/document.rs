@@ -48,9 +48,10 @@ impl NewDocument {
         }
     }
 
-    /// The days named by the metadata's date fields.
+    /// The days named by the metadata's date fields (`created_at` is the retrieval
+    /// plugin's, which its `start_date` and `end_date` filter on).
     pub fn dates(&self) -> Vec<i32> {
-        ["date", "encounter_date", "effective_date", "filed"]
+        ["date", "encounter_date", "effective_date", "filed", "created_at"]
             .iter()
             .filter_map(|k| self.metadata.get(*k)?.as_str())
             .filter_map(|s| quarry_index::date::parse_date(s).map(|r| r.from))

@@ -5,6 +5,7 @@
 //! search spends one of the month's searches, and the engine is asked only what the
 //! collection's embedder can answer.
 
+pub mod bulk;
 pub mod document;
 pub mod error;
 pub mod ingest;

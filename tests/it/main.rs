@@ -16,6 +16,7 @@ mod lifecycle;
 mod limits;
 mod models;
 mod network;
+mod plugin;
 mod quality;
 mod routes;
 mod search;

@@ -1,0 +1,142 @@
+//! What a surface that works in batches needs beyond one document or one search at a
+//! time (the retrieval plugin's `/upsert`, `/query`, `/delete`): a collection found or
+//! created by name, a batch of searches metered as one spend, an upsert by an id kept
+//! in the metadata, the documents a filter or a metadata value selects, and many
+//! deletes at once.
+
+use std::cell::RefCell;
+
+use quarry_index::embed::Embedder;
+use quarry_index::search::{Allowed, Filters};
+
+use super::{query, Added, Caller, NewDocument, Owned, Request, SearchError, Searched, Service};
+use crate::store::{CollectionRecord, CollectionSettings};
+
+impl Service {
+    /// The account's collection named `name`, created (with this server's embedder)
+    /// when it has none. Two first calls racing on two shards may both create one:
+    /// the loser sees that an older one exists, removes its own (still empty) and
+    /// answers the older, so every caller settles on the same collection.
+    pub async fn named_or_created(&self, account_id: &str, name: &str) -> Result<Owned, SearchError> {
+        if let Some(found) = self.by_name(account_id, name)? {
+            return Ok(found);
+        }
+        let record = CollectionRecord {
+            id: format!("col_{}", crate::auth::keys::random_base62(16)),
+            account_id: account_id.to_owned(),
+            name: name.to_owned(),
+            embedder: self.embedder().to_owned(),
+            created_at: crate::clock::now_rfc3339(),
+            settings: CollectionSettings::default(),
+        };
+        let ours = self.create(record).await?;
+        match self.by_name(account_id, name)? {
+            Some(oldest) if oldest.id() != ours.id() => {
+                self.remove(ours).await?;
+                Ok(oldest)
+            }
+            _ => Ok(ours),
+        }
+    }
+
+    /// Adds each document as a new one, then deletes the live documents whose metadata
+    /// `key` holds the value it came with: an upsert by a caller's own id kept in the
+    /// metadata. (The engine's ids cannot be reused: a tombstone is by id, so a
+    /// document added under an id deleted before the next merge would be born dead.)
+    /// The new versions are durable before the old ones go: a crash in between leaves
+    /// both, never neither. Old versions of a document whose add failed are kept.
+    pub async fn upsert_by(&self, caller: Caller<'_>, owned: &Owned, key: &str, docs: Vec<(String, NewDocument)>) -> Result<Vec<Added>, SearchError> {
+        let values: std::collections::HashSet<&str> = docs.iter().map(|(v, _)| v.as_str()).collect();
+        let old = self.by_field(owned, key, &values);
+        let values: Vec<String> = docs.iter().map(|(v, _)| v.clone()).collect();
+        let added = futures_util::future::join_all(docs.into_iter().map(|(_, doc)| self.add(caller, owned, doc, None))).await;
+        let replaced: std::collections::HashSet<&str> =
+            values.iter().zip(&added).filter(|(_, a)| a.is_ok()).map(|(v, _)| v.as_str()).collect();
+        let stale: Vec<String> = old.into_iter().filter(|(_, v)| replaced.contains(v.as_str())).map(|(id, _)| id).collect();
+        self.delete_many(owned, &stale).await?;
+        added.into_iter().collect()
+    }
+
+    /// The live documents whose metadata `key` holds one of `values` (a string), as
+    /// (document id, value).
+    pub fn by_field(&self, owned: &Owned, key: &str, values: &std::collections::HashSet<&str>) -> Vec<(String, String)> {
+        use quarry_index::segment::ArchivedFieldValue;
+        let snap = owned.snapshot();
+        let mut out = Vec::new();
+        for at in snap.docs() {
+            let d = snap.doc(at);
+            for f in d.fields.iter().filter(|f| f.key.as_str() == key) {
+                if let ArchivedFieldValue::Str(v) = &f.value {
+                    if values.contains(v.as_str()) {
+                        out.push((d.id.as_str().to_owned(), v.as_str().to_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Several searches, metered together: every mode settled first (an error spends
+    /// nothing), then one search per request spent at once (429 when the month's
+    /// allowance cannot cover them all), then each run in order; searches not run
+    /// because one failed are given back.
+    pub fn search_batch(
+        &self,
+        embedders: &RefCell<Vec<Embedder>>,
+        caller: Caller<'_>,
+        batch: &[(&Owned, &Request)],
+    ) -> Result<Vec<Searched>, SearchError> {
+        let modes = batch.iter().map(|(o, r)| query::mode_for(self, &o.record, r)).collect::<Result<Vec<_>, _>>()?;
+        let n = batch.len() as u64;
+        if n > 0 {
+            self.spend_search(caller, n)?;
+        }
+        let mut out = Vec::with_capacity(batch.len());
+        for ((owned, req), mode) in batch.iter().zip(modes) {
+            match query::run(self, embedders, &owned.coll, req, mode) {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    self.refund_searches(caller, n - out.len() as u64);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The ids of the live documents `filters` selects: a document is selected when
+    /// one of its pages passes them (dates may be on a page as well as the document).
+    pub fn matching(&self, owned: &Owned, filters: &Filters) -> Vec<String> {
+        let snap = owned.snapshot();
+        let allowed: Vec<Allowed> = snap.views.iter().zip(&snap.dead).map(|(v, d)| Allowed::new(v, d.clone(), filters)).collect();
+        snap.docs()
+            .filter(|at| {
+                let d = snap.doc(*at);
+                let first = d.first_page.to_native();
+                (first..first + d.pages.to_native()).any(|p| allowed[at.view].page(&snap.views[at.view], p))
+            })
+            .map(|at| snap.doc(at).id.as_str().to_owned())
+            .collect()
+    }
+
+    /// The ids of every live document of the collection.
+    pub fn document_ids(&self, owned: &Owned) -> Vec<String> {
+        let snap = owned.snapshot();
+        snap.docs().map(|at| snap.doc(at).id.as_str().to_owned()).collect()
+    }
+
+    /// Deletes each of `ids` that is live (the others are skipped), all at once so that
+    /// their log records share syncs; returns how many were deleted.
+    pub async fn delete_many(&self, owned: &Owned, ids: &[String]) -> Result<usize, SearchError> {
+        let done = futures_util::future::join_all(ids.iter().map(|id| self.delete(owned, id))).await;
+        let mut deleted = 0;
+        for r in done {
+            match r {
+                Ok(()) => deleted += 1,
+                Err(SearchError::DocumentNotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+}
