@@ -29,7 +29,7 @@ const MB: usize = 1 << 20;
 
 fn scifact_text(bytes: usize) -> Vec<String> {
     let path = quarry_bench::eval::eval_set("scifact").join("corpus.jsonl");
-    let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set QUARRY_EVAL_DIR to the directory holding scifact/)", path.display()));
+    let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set EVAL_DIR to the directory holding scifact/)", path.display()));
     let mut out = Vec::new();
     let mut total = 0;
     for line in corpus.lines() {

@@ -17,7 +17,7 @@ pub fn load(id: &str, precision: Precision) -> Model {
         .unwrap_or_else(|e| panic!("{e} (run ops/setup to install the models)"))
 }
 
-/// `n` passages of about `words` words from SciFact's corpus (in `$QUARRY_EVAL_DIR`, see
+/// `n` passages of about `words` words from SciFact's corpus (in `$EVAL_DIR`, see
 /// `quarry_bench::eval`), or generated prose when that is not there.
 pub fn passages(n: usize, words: usize) -> Vec<String> {
     let path = quarry_bench::eval::eval_set("scifact").join("corpus.jsonl");

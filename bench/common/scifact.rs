@@ -1,4 +1,4 @@
-//! A collection of SciFact abstracts (the full set, `scifact` in `$QUARRY_EVAL_DIR`; see
+//! A collection of SciFact abstracts (the full set, `scifact` in `$EVAL_DIR`; see
 //! `quarry_bench::eval`) built the way the server
 //! builds one: each document's JSON body parsed by the documents endpoint's own parser,
 //! chunked by `ingest::prepare`, added to a `Collection` (WAL, fsync, in-memory tail),
@@ -26,7 +26,7 @@ const TAGS: [&str; 5] = ["clinical", "genetics", "immunology", "oncology", "neur
 
 fn jsonl(name: &str) -> Vec<Value> {
     let path = quarry_bench::eval::eval_set("scifact").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set QUARRY_EVAL_DIR to the directory holding scifact/)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set EVAL_DIR to the directory holding scifact/)", path.display()));
     text.lines().map(|l| serde_json::from_str(l).expect("SciFact is JSON lines")).collect()
 }
 

@@ -26,7 +26,7 @@
 #   bench/load/run.sh [--embedder multilingual-e5-small|all-MiniLM-L6-v2] [--rounds 3]
 #                     [--duration 8s] [--port 4472] [--no-ceiling]
 #
-# SciFact is read from $QUARRY_EVAL_DIR/scifact (default: ../shared/eval, from the repository root).
+# SciFact is read from $EVAL_DIR/scifact (default: ../shared/eval, from the repository root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 embedder=multilingual-e5-small
@@ -47,7 +47,7 @@ done
 cargo build --release --locked -p quarry -p quarry-bench \
     --bin quarry --bin quarry-quality --bin quarry-load --bin embed-ceiling --bin hello-ceiling >&2
 rel=target/release
-scifact=${QUARRY_EVAL_DIR:-../shared/eval}/scifact
+scifact=${EVAL_DIR:-../shared/eval}/scifact
 data=target/bench-data/scifact-$embedder
 cpus=$(nproc)
 cpu_list=0-$((cpus - 1))

@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.path.join(ROOT, "target", "release", "quarry")
 PLAN = open(os.path.join(ROOT, "bench", "evaluation-plan.toml")).read()
 PAGES_PER_DOC = 4
-EVAL_DIR = os.environ.get("QUARRY_EVAL_DIR") or os.path.join(ROOT, "..", "shared", "eval")
+EVAL_DIR = os.environ.get("EVAL_DIR") or os.path.join(ROOT, "..", "shared", "eval")
 WORDS = [w.strip() for w in open(os.path.join(EVAL_DIR, "scifact", "corpus.jsonl")).read(400000).split() if w.isalpha()][:5000]
 
 

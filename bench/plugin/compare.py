@@ -2,7 +2,7 @@
 """Do the retrieval plugin's /query and AgentLex's hybrid search rank the same pages?
 
     python3 bench/plugin/compare.py --server http://127.0.0.1:4472 --key al_... \
-        --collection col_... --queries $QUARRY_EVAL_DIR/scifact/queries.jsonl [--k 10]
+        --collection col_... --queries $EVAL_DIR/scifact/queries.jsonl [--k 10]
 
 For every query of a BEIR queries file it asks both surfaces of one running server
 (AgentLex `POST /v1/collections/{id}/search` in hybrid mode with k, and the plugin's

@@ -6,7 +6,7 @@ asks. Prints one JSON object: nDCG@10, recall@50 and MRR@10 with the same defini
 as quarry-quality (bench/src/quality/metrics.rs: linear gain, every judged query counts,
 one with no positive judgement scores 0).
 
-    python bm25s_peer.py $QUARRY_EVAL_DIR/scifact [--split test]
+    python bm25s_peer.py $EVAL_DIR/scifact [--split test]
 """
 import argparse
 import json

@@ -8,7 +8,7 @@
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
-#                                              and NFCorpus keyword-only, from $QUARRY_EVAL_DIR,
+#                                              and NFCorpus keyword-only, from $EVAL_DIR,
 #                                              default ../shared/eval from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,7 +58,7 @@ for embedder in "${embedders[@]}"; do
         echo
     } > "$out"
     if [ ${#datasets[@]} -eq 0 ]; then
-        eval_dir=${QUARRY_EVAL_DIR:-../shared/eval}
+        eval_dir=${EVAL_DIR:-../shared/eval}
         runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
     else
         runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done

@@ -1,15 +1,15 @@
 //! Where benches and harnesses find the full evaluation sets (BEIR layout: SciFact,
 //! NFCorpus). They are too large and too restrictively licensed to live in the
-//! repository, so they are read from `$QUARRY_EVAL_DIR`, or by default from
+//! repository, so they are read from `$EVAL_DIR`, or by default from
 //! `shared/eval` in the directory that holds the checkout, where the team keeps them.
 //! Tests never come here: they read the subsets vendored in `tests/data`.
 
 use std::path::{Path, PathBuf};
 
 /// The variable naming the directory that holds the full sets.
-pub const EVAL_DIR_VAR: &str = "QUARRY_EVAL_DIR";
+pub const EVAL_DIR_VAR: &str = "EVAL_DIR";
 
-/// `$QUARRY_EVAL_DIR` when set and not empty, else `shared/eval` beside the checkout.
+/// `$EVAL_DIR` when set and not empty, else `shared/eval` beside the checkout.
 pub fn eval_dir() -> PathBuf {
     match std::env::var_os(EVAL_DIR_VAR) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),

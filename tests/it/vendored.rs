@@ -12,7 +12,7 @@ const TEST_SOURCES: &[&str] = &["tests", "src", "index/src", "index/tests", "ben
 const OUTSIDE: &[&str] = &["../shared", "/shared/"];
 
 /// Text that reaches the full evaluation sets; only the harness binaries may.
-const FULL_SETS: &[&str] = &["QUARRY_EVAL_DIR", "eval_set(", "eval_dir("];
+const FULL_SETS: &[&str] = &["EVAL_DIR", "eval_set(", "eval_dir("];
 
 /// Files allowed to name the full sets: where their location is decided, and the
 /// harness binaries that take it as a default.

@@ -3,8 +3,8 @@
 //! and print nDCG@10, recall@k and MRR@10 beside the published references, as Markdown.
 //!
 //! ```text
-//! quarry-quality --server http://127.0.0.1:7700 --key al_... --dataset $QUARRY_EVAL_DIR/scifact
-//! quarry-quality --server http://127.0.0.1:7700 --dataset $QUARRY_EVAL_DIR/scifact --subset 1000 \
+//! quarry-quality --server http://127.0.0.1:7700 --key al_... --dataset $EVAL_DIR/scifact
+//! quarry-quality --server http://127.0.0.1:7700 --dataset $EVAL_DIR/scifact --subset 1000 \
 //!     --modes keyword,hybrid --concurrency 8 --batch 100 --out results.md
 //! ```
 

@@ -21,7 +21,7 @@ struct Args {
     model: String,
     #[arg(long, default_value = "models")]
     models_dir: PathBuf,
-    /// BEIR-layout directory (default: `scifact` in `$QUARRY_EVAL_DIR`, else in
+    /// BEIR-layout directory (default: `scifact` in `$EVAL_DIR`, else in
     /// `shared/eval` beside the checkout).
     #[arg(long, default_value_os_t = quarry_bench::eval::eval_set("scifact"))]
     dataset: PathBuf,
