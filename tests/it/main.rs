@@ -16,5 +16,6 @@ mod limits;
 mod models;
 mod network;
 mod quality;
+mod schema;
 mod search;
 mod vendored;
