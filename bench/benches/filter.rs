@@ -24,7 +24,7 @@ const DOCS: usize = 2_000;
 
 fn filters(mut body: Value) -> Filters {
     body["query"] = json!("ALDH1 expression and breast cancer prognosis");
-    let parsed = input::parse(&body).unwrap_or_else(|e| panic!("{body}: {}", e.message));
+    let parsed = input::parse(body.to_string().as_bytes()).unwrap_or_else(|e| panic!("{body}: {}", e.message));
     assert!(parsed.request.filters.restricts(), "{body}");
     parsed.request.filters
 }

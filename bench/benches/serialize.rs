@@ -27,7 +27,7 @@ const QUERIES: usize = 50;
 
 /// What `query::run` hands the handler for `claim`, in keyword mode.
 fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched) {
-    let parsed_in = input::parse(&json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2})).expect("a valid request");
+    let parsed_in = input::parse(json!({"query": claim, "mode": "keyword", "k": 10, "passages": 2}).to_string().as_bytes()).expect("a valid request");
     let req = &parsed_in.request;
     let parsed = text::parse(&req.query);
     let q = Query {

@@ -47,19 +47,36 @@ pub async fn read(headers: &HeaderMap, body: Incoming, limits: BodyLimits) -> Re
 }
 
 /// Parses a JSON object into `T`. Syntax errors are `invalid_json` with the line and
-/// column; a value of the wrong type or a missing field is `field_code`, naming the field.
+/// column; a value of the wrong type or a missing field is `field_code`, naming the field;
+/// a [`refuse`]d value has its own message after the field's path (and its own code, for
+/// [`refuse_as`]).
 pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::new(Code::InvalidJson, "The request body is empty; send a JSON object."));
     }
-    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    if !object {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first != Some(b'{') {
         // Checked up front: serde would also take a struct from an array.
         return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
             Err(e) => Err(syntax(&e)),
-            Ok(_) => Err(ApiError::new(Code::InvalidJson, "The body must be a JSON object.")),
+            Ok(_) => {
+                let kind = match first {
+                    Some(b'[') => "an array",
+                    Some(b'"') => "a string",
+                    Some(b't' | b'f') => "a boolean",
+                    Some(b'n') => "null",
+                    _ => "a number",
+                };
+                Err(ApiError::new(Code::InvalidJson, format!("The body must be a JSON object, not {kind}.")))
+            }
         };
     }
+    json_any(bytes, field_code)
+}
+
+/// As [`json`], for a body that may be any JSON value (a document may be a bare
+/// string): `T` says which it takes.
+pub fn json_any<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, ApiError> {
     // The plain parse first: tracking the path to every value costs on each request,
     // and it is only needed to name the field of an error. Parsing is deterministic, so
     // the second, tracked parse meets the same error.
@@ -74,10 +91,49 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8], field_code: Code) -> Result<T, Ap
         use serde_json::error::Category;
         match inner.classify() {
             Category::Syntax | Category::Eof | Category::Io => syntax(&inner),
-            Category::Data if path == "." => ApiError::new(field_code, strip_position(&inner)),
-            Category::Data => ApiError::new(field_code, format!("{path}: {}", strip_position(&inner))).at(path),
+            Category::Data => data(&path, &strip_position(&inner), field_code),
         }
     })
+}
+
+/// Separates a refusal's code from its message.
+const MARK: char = '\u{1f}';
+
+/// A value refused by a field's own check, in the body's field code. `message` follows
+/// the field's path: "must be an integer from 1 to 50." at `k` reads "k must be an
+/// integer from 1 to 50."; one that starts with `.`, `[` or `:` is joined to the path
+/// without a space (".text is required." at `pages[0]`), and at the top level the
+/// message stands alone.
+pub fn refuse<E: serde::de::Error>(message: impl std::fmt::Display) -> E {
+    E::custom(format_args!("{MARK}{MARK}{message}"))
+}
+
+/// As [`refuse`], with a code of its own.
+pub fn refuse_as<E: serde::de::Error>(code: Code, message: impl std::fmt::Display) -> E {
+    E::custom(format_args!("{MARK}{}{MARK}{message}", code.as_str()))
+}
+
+/// A data error at `path` ("." is the top level) as the client reads it.
+fn data(path: &str, text: &str, field_code: Code) -> ApiError {
+    let Some((code, message)) = text.strip_prefix(MARK).and_then(|t| t.split_once(MARK)) else {
+        return match path {
+            "." => ApiError::new(field_code, text),
+            _ => ApiError::new(field_code, format!("{path}: {text}")).at(path.to_owned()),
+        };
+    };
+    let code = Code::ALL.iter().copied().find(|c| c.as_str() == code).unwrap_or(field_code);
+    let joined = match path {
+        "." => message.trim_start_matches('.').to_owned(),
+        _ if message.starts_with(['.', '[', ':']) => format!("{path}{message}"),
+        _ => format!("{path} {message}"),
+    };
+    let starts_with_field = path != "." || message.starts_with('.');
+    let field = starts_with_field.then(|| joined.split([' ', ':']).next().unwrap_or_default().to_owned());
+    let e = ApiError::new(code, joined);
+    match field {
+        Some(f) if !f.is_empty() => e.at(f),
+        _ => e,
+    }
 }
 
 /// The body as any JSON value (some bodies may be a bare string); a syntax error is

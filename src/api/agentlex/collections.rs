@@ -2,10 +2,9 @@
 
 use hyper::StatusCode;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::super::Call;
-use super::input::{self, settings};
+use super::input::settings;
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 use crate::search::Owned;
@@ -57,10 +56,9 @@ pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
 }
 
 pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
-    let body: Value = call.json_value().await?;
-    let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
-    let name = settings::name(obj.get("name"), true)?.expect("required");
-    let (settings, warnings) = settings::merge(&CollectionSettings::default(), obj.get("settings"))?;
+    let mut body = settings::parse(&call.bytes().await?)?;
+    let name = body.name(true)?.expect("required");
+    let (settings, warnings) = body.merge(&CollectionSettings::default());
     let record = CollectionRecord {
         id: format!("col_{}", crate::ids::random_base62(16)),
         account_id: call.principal().account_id.clone(),
@@ -80,12 +78,11 @@ pub async fn get(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
 
 pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let mut owned = call.app.search.owned(&call.principal().account_id, &id)?;
-    let body: Value = call.json_value().await?;
-    let obj = body.as_object().ok_or_else(|| input::err(crate::error::Code::InvalidJson, "The body must be a JSON object."))?;
-    if let Some(name) = settings::name(obj.get("name"), false)? {
+    let mut body = settings::parse(&call.bytes().await?)?;
+    if let Some(name) = body.name(false)? {
         owned.record.name = name;
     }
-    let (settings, warnings) = settings::merge(&owned.record.settings, obj.get("settings"))?;
+    let (settings, warnings) = body.merge(&owned.record.settings);
     owned.record.settings = settings;
     call.app.search.update(&owned).await?;
     Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(owned) }))

@@ -31,8 +31,7 @@ struct Identifiers {
 pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     call.app.search.check_embedder(&owned.record)?;
-    let body = call.json_value().await?;
-    let doc = document::parse(&body)?;
+    let doc = document::parse(&call.bytes().await?)?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;
     let meta = serde_json::json!({ "kind": added.chunker });
     Ok(response::json(StatusCode::CREATED, &Created { added, meta, identifiers: Identifiers::default() }))

@@ -14,8 +14,7 @@ use crate::search::SearchError;
 
 pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
-    let body = call.json_value().await?;
-    let req = input::parse(&body)?;
+    let req = input::parse(&call.bytes().await?)?;
     let prepared = evaluate::prepare(call.app, &owned.record, &owned.coll, &req).await;
     let searches = prepared.searches();
     let who = caller(&call);

@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use hyper::StatusCode;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::super::Call;
 use super::caller;
@@ -93,8 +92,7 @@ fn mode_str(m: Mode) -> &'static str {
 pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let started = Instant::now();
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
-    let body: Value = call.json_value().await?;
-    let req = input::parse(&body)?;
+    let req = input::parse(&call.bytes().await?)?;
     let s = call.app.search.search(call.embedders, caller(&call), &owned, &req.request).map_err(|e| match e {
         SearchError::Searches { allowance, plan, .. } => {
             ApiError::new(Code::AllowanceExceeded, format!("This month's {allowance} searches of the {plan} plan are spent."))

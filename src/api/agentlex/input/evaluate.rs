@@ -1,139 +1,194 @@
 //! `EvaluateRequest`: the questions with their relevant items and gains, `k`, the
 //! variants and `expand`. Every bad field is a 400 `invalid_questions` naming it
-//! (`questions[3].relevant[0].page`); a question's search fields go through the search
-//! endpoint's own checks, so an evaluation accepts exactly what a search would.
+//! (`questions[3].relevant[0].page`); a question's search fields are the search
+//! endpoint's own types, so an evaluation accepts exactly what a search would.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
-use super::{err, kind, search};
+use serde::de::{Deserializer, IgnoredAny};
+use serde::Deserialize;
+
+use super::field::{present, refuse, Int, Item, Leaf, List, Obj, Shape};
+use super::search::{self, ExpandIn, FiltersIn, Passages, Query, Scope, SearchIn, Strings};
+use crate::error::{ApiError, Code};
 use crate::evaluate::gold::{RelevantItem, Wanted};
 use crate::evaluate::{Question, Request, Variant, MAX_QUESTIONS};
-use crate::error::{ApiError, Code};
-
-/// The fields of a question a search takes as they are.
-const SEARCH_FIELDS: [&str; 5] = ["query", "kinds", "documents", "filters", "passages"];
+use crate::search::Expand;
+use quarry_index::search::Mode;
 
 fn bad(msg: impl Into<String>) -> ApiError {
-    err(Code::InvalidQuestions, msg)
+    ApiError::new(Code::InvalidQuestions, msg)
 }
 
-pub fn parse(body: &Value) -> Result<Request, ApiError> {
-    let Value::Object(o) = body else {
-        return Err(err(Code::InvalidJson, format!("The body must be a JSON object, not {}.", kind(body))));
-    };
-    let k = match o.get("k") {
-        None => 10,
-        Some(v) if super::whole(v).is_some_and(|n| (1..=50).contains(&n)) => super::whole(v).unwrap_or(10) as usize,
-        Some(_) => return Err(bad("k must be an integer from 1 to 50.")),
-    };
-    let expand = match o.get("expand") {
-        None => Value::Bool(true),
-        Some(v @ Value::Bool(_)) => v.clone(),
-        Some(v) if v.as_str() == Some("llm") => v.clone(),
-        Some(_) => return Err(bad("expand must be true, false or \"llm\".")),
-    };
-    let mut notes = Vec::new();
-    let variants = variants(o.get("variants"), &mut notes)?;
-    let questions = match o.get("questions") {
-        None => return Err(bad("questions is required.")),
-        Some(Value::Array(a)) if a.is_empty() => return Err(bad("questions must hold at least one question.")),
-        Some(Value::Array(a)) if a.len() > MAX_QUESTIONS => {
-            return Err(bad(format!("questions holds {} questions; at most {MAX_QUESTIONS} per call.", a.len())))
+#[derive(Deserialize)]
+struct Body {
+    #[serde(default, deserialize_with = "present")]
+    k: Option<Int<1, 50>>,
+    #[serde(default, deserialize_with = "present")]
+    expand: Option<ExpandIn>,
+    #[serde(default, deserialize_with = "present")]
+    variants: Option<List<VariantName>>,
+    #[serde(default, deserialize_with = "present")]
+    questions: Option<List<Obj<QuestionIn>>>,
+}
+
+#[derive(Deserialize)]
+struct QuestionIn {
+    #[serde(default, deserialize_with = "present")]
+    query: Option<Query>,
+    kinds: Option<Strings>,
+    documents: Option<Strings>,
+    filters: Option<Obj<FiltersIn>>,
+    #[serde(default, deserialize_with = "present")]
+    passages: Option<Passages>,
+    #[serde(default, deserialize_with = "present")]
+    relevant: Option<List<Obj<RelevantIn>>>,
+    gains: Option<List<Gain>>,
+}
+
+impl Shape for QuestionIn {}
+
+/// A relevant item as given; a field the spec does not name is ignored, with a note
+/// (the schema is open).
+#[derive(Deserialize)]
+struct RelevantIn {
+    citation: Option<ItemText>,
+    document: Option<ItemText>,
+    text: Option<ItemText>,
+    page: Option<PageIndex>,
+    #[serde(flatten)]
+    other: BTreeMap<String, IgnoredAny>,
+}
+
+impl Shape for RelevantIn {}
+
+struct VariantName(String);
+
+impl Item for VariantName {
+    const LIST: &'static str = "an array of strings";
+}
+
+impl<'de> Deserialize<'de> for VariantName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) => Ok(VariantName(s)),
+            other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
         }
-        Some(Value::Array(a)) => a.iter().enumerate().map(|(i, q)| question(i, q, k, &expand, &mut notes)).collect::<Result<Vec<_>, _>>()?,
-        Some(other) => return Err(bad(format!("questions must be an array, not {}.", kind(other)))),
+    }
+}
+
+/// A gain: a number above 0.
+struct Gain(f64);
+
+impl Item for Gain {
+    const LIST: &'static str = "an array of numbers";
+}
+
+impl<'de> Deserialize<'de> for Gain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)?.as_f64() {
+            Some(g) if g.is_finite() && g > 0.0 => Ok(Gain(g)),
+            _ => Err(refuse("must be a number above 0.")),
+        }
+    }
+}
+
+/// `citation`, `document`, `text`: a non-empty string (null is absent).
+struct ItemText(String);
+
+impl<'de> Deserialize<'de> for ItemText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) if s.trim().is_empty() => Err(refuse("must not be empty.")),
+            Leaf::Str(s) => Ok(ItemText(s)),
+            other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
+        }
+    }
+}
+
+/// `page`: a page index within the document (0-based).
+struct PageIndex(u32);
+
+impl<'de> Deserialize<'de> for PageIndex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)?.whole() {
+            Some(n) if n <= u64::from(u32::MAX) => Ok(PageIndex(n as u32)),
+            _ => Err(refuse("must be a page index from 0.")),
+        }
+    }
+}
+
+pub fn parse(bytes: &[u8]) -> Result<Request, ApiError> {
+    let body: Body = crate::http::body::json(bytes, Code::InvalidQuestions).map_err(|e| match e.code {
+        // The search fields' own codes (invalid_filter, query_too_long) are
+        // invalid_questions here: every bad field of an evaluation is.
+        Code::InvalidJson => e,
+        _ => ApiError { code: Code::InvalidQuestions, ..e },
+    })?;
+    let k = Int::or(body.k, 10);
+    let expand = body.expand.map_or(Expand::On, |e| e.0);
+    let mut notes = Vec::new();
+    let variants = variants(body.variants, &mut notes);
+    let questions = match body.questions {
+        None => return Err(bad("questions is required.")),
+        Some(List(q)) if q.is_empty() => return Err(bad("questions must hold at least one question.")),
+        Some(List(q)) if q.len() > MAX_QUESTIONS => {
+            return Err(bad(format!("questions holds {} questions; at most {MAX_QUESTIONS} per call.", q.len())))
+        }
+        Some(List(q)) => q.into_iter().enumerate().map(|(i, Obj(q))| question(i, q, k, expand, &mut notes)).collect::<Result<Vec<_>, _>>()?,
     };
     Ok(Request { questions, k, variants, notes })
 }
 
 /// Known names in order, each once; unknown names become notes.
-fn variants(v: Option<&Value>, notes: &mut Vec<String>) -> Result<Vec<Variant>, ApiError> {
-    let names = match v {
-        None => return Ok(Variant::ALL.to_vec()),
-        Some(Value::Array(a)) => a,
-        Some(other) => return Err(bad(format!("variants must be an array of strings, not {}.", kind(other)))),
-    };
+fn variants(names: Option<List<VariantName>>, notes: &mut Vec<String>) -> Vec<Variant> {
+    let Some(List(names)) = names else { return Variant::ALL.to_vec() };
     let mut out = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let name = name.as_str().ok_or_else(|| bad(format!("variants[{i}] must be a string, not {}.", kind(name))))?;
-        match Variant::parse(name) {
+    for VariantName(name) in names {
+        match Variant::parse(&name) {
             Some(v) if !out.contains(&v) => out.push(v),
             Some(_) => {}
             None => notes.push(format!("Unknown variant \"{name}\" skipped; the variants are keyword, semantic, hybrid and hybrid+rerank.")),
         }
     }
-    Ok(out)
+    out
 }
 
-fn question(i: usize, q: &Value, k: usize, expand: &Value, notes: &mut Vec<String>) -> Result<Question, ApiError> {
-    let Value::Object(o) = q else {
-        return Err(bad(format!("questions[{i}] must be an object, not {}.", kind(q))));
-    };
-    let items = match o.get("relevant") {
-        None => return Err(bad(format!("questions[{i}].relevant is required."))),
-        Some(Value::Array(a)) => a.iter().enumerate().map(|(j, item)| relevant(i, j, item, notes)).collect::<Result<Vec<_>, _>>()?,
-        Some(other) => return Err(bad(format!("questions[{i}].relevant must be an array, not {}.", kind(other)))),
-    };
-    let gains = gains(i, o.get("gains"), items.len())?;
-    Ok(Question { search: search_input(i, o, k, expand)?, wanted: Wanted { items, gains } })
-}
-
-/// The question as a search request, checked by the search endpoint's parser; its
-/// messages start with the field's name, which gets the question's path in front.
-fn search_input(i: usize, o: &Map<String, Value>, k: usize, expand: &Value) -> Result<crate::search::Request, ApiError> {
-    let mut s = Map::new();
-    for f in SEARCH_FIELDS {
-        if let Some(v) = o.get(f) {
-            s.insert(f.into(), v.clone());
+fn question(i: usize, q: QuestionIn, k: usize, expand: Expand, notes: &mut Vec<String>) -> Result<Question, ApiError> {
+    let Some(List(given)) = q.relevant else { return Err(bad(format!("questions[{i}].relevant is required."))) };
+    let items = given.into_iter().enumerate().map(|(j, Obj(item))| relevant(i, j, item, notes)).collect::<Result<Vec<_>, _>>()?;
+    let gains = match q.gains {
+        None => vec![1.0; items.len()],
+        Some(List(g)) if g.len() != items.len() => {
+            return Err(bad(format!("questions[{i}].gains holds {} numbers for {} relevant items; give one per item.", g.len(), items.len())))
         }
-    }
-    s.insert("k".into(), k.into());
-    s.insert("expand".into(), expand.clone());
-    s.insert("rerank".into(), false.into());
-    search::parse(&Value::Object(s)).map(|s| s.request).map_err(|e| bad(format!("questions[{i}].{}", e.message)))
-}
-
-fn gains(i: usize, v: Option<&Value>, items: usize) -> Result<Vec<f64>, ApiError> {
-    let given = match v {
-        None | Some(Value::Null) => return Ok(vec![1.0; items]),
-        Some(Value::Array(a)) => a,
-        Some(other) => return Err(bad(format!("questions[{i}].gains must be an array of numbers, not {}.", kind(other)))),
+        Some(List(g)) => g.into_iter().map(|g| g.0).collect(),
     };
-    if given.len() != items {
-        return Err(bad(format!("questions[{i}].gains holds {} numbers for {items} relevant items; give one per item.", given.len())));
-    }
-    given
-        .iter()
-        .enumerate()
-        .map(|(j, g)| g.as_f64().filter(|g| g.is_finite() && *g > 0.0).ok_or_else(|| bad(format!("questions[{i}].gains[{j}] must be a number above 0."))))
-        .collect()
+    let Some(query) = q.query else { return Err(bad(format!("questions[{i}].query is required."))) };
+    let request = crate::search::Request {
+        query: query.0,
+        k,
+        mode: Mode::Hybrid,
+        passages: Int::or(q.passages, 2),
+        filters: Default::default(),
+        expand,
+        rerank: false,
+        warnings: Vec::new(),
+    };
+    let mut s = SearchIn { request, domain: None, echo: search::Echo::default() };
+    Scope { documents: q.documents, kinds: q.kinds, filters: q.filters.map(|f| f.0) }.apply(&mut s);
+    Ok(Question { search: s.request, wanted: Wanted { items, gains } })
 }
 
 /// One relevant item: a citation, a document (with a page), or a text (scoped by a
 /// document and page). A citation wins over the other fields.
-/// A field the spec does not name is ignored, with a note (the schema is open).
-fn relevant(i: usize, j: usize, v: &Value, notes: &mut Vec<String>) -> Result<RelevantItem, ApiError> {
+fn relevant(i: usize, j: usize, item: RelevantIn, notes: &mut Vec<String>) -> Result<RelevantItem, ApiError> {
     let at = format!("questions[{i}].relevant[{j}]");
-    let Value::Object(o) = v else {
-        return Err(bad(format!("{at} must be an object, not {}.", kind(v))));
-    };
-    for f in o.keys().filter(|f| !["citation", "document", "page", "text"].contains(&f.as_str())) {
+    for f in item.other.keys() {
         notes.push(format!("{at}.{f} is not a field and was ignored; the fields are citation, document, page and text."));
     }
-    let text_field = |f: &str| -> Result<Option<String>, ApiError> {
-        match o.get(f) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => Err(bad(format!("{at}.{f} must not be empty."))),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(bad(format!("{at}.{f} must be a string, not {}.", kind(other)))),
-        }
-    };
-    let (citation, document, text) = (text_field("citation")?, text_field("document")?, text_field("text")?);
-    let page = match o.get("page") {
-        None | Some(Value::Null) => None,
-        Some(v) if super::whole(v).is_some_and(|n| n <= u64::from(u32::MAX)) => super::whole(v).map(|n| n as u32),
-        Some(_) => return Err(bad(format!("{at}.page must be a page index from 0."))),
-    };
+    let (citation, document, text) = (item.citation.map(|c| c.0), item.document.map(|d| d.0), item.text.map(|t| t.0));
+    let page = item.page.map(|p| p.0);
     if page.is_some() && document.is_none() && citation.is_none() {
         return Err(bad(format!("{at}.page needs document: a page index is within one document.")));
     }
@@ -148,7 +203,11 @@ fn relevant(i: usize, j: usize, v: &Value, notes: &mut Vec<String>) -> Result<Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    fn parse(body: &Value) -> Result<Request, ApiError> {
+        super::parse(body.to_string().as_bytes())
+    }
 
     fn q(extra: Value) -> Value {
         let mut o = json!({"query": "audit", "relevant": [{"text": "one audit"}]});
@@ -234,6 +293,16 @@ mod tests {
         assert_eq!(r.k, 5);
         assert!(r.notes.iter().any(|n| n.contains("questions[0].relevant[0].pgae is not a field and was ignored")), "{:?}", r.notes);
         assert_eq!(r.questions[0].wanted.items, [RelevantItem::Page { document: "d".into(), page: Some(2) }]);
+    }
+
+    #[test]
+    fn search_fields_keep_their_rule_under_the_question_path() {
+        let e = parse(&json!({"questions": [q(json!({"relevant": [{"document": "d", "page": 1.5}]}))]})).unwrap_err();
+        assert_eq!(e.message, "questions[0].relevant[0].page must be a page index from 0.");
+        let e = parse(&json!({"questions": [q(json!({"query": "x".repeat(4001)}))]})).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidQuestions, "questions[0].query is 4001 characters; at most 4000."));
+        let e = parse(&json!({"questions": [q(json!({"filters": {"headings": ""}}))]})).unwrap_err();
+        assert_eq!((e.code, e.field.as_deref()), (Code::InvalidQuestions, Some("questions[0].filters.headings")));
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `SearchRequest`: the query, its knobs, and the filters (with the older top-level
-//! `documents` and `kinds` merged in).
+//! `documents` and `kinds` merged in), as typed fields whose checks say what each must be.
 
 use std::collections::HashSet;
 
+use serde::de::{Deserializer, MapAccess, SeqAccess};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{err, kind};
+use super::field::{accept, present, refuse, refuse_as, Accept, Int, Leaf, Obj, Shape};
 use crate::error::{ApiError, Code};
-use quarry_index::chunk::Kind;
 use crate::search::{Expand, Request};
+use quarry_index::chunk::Kind;
 use quarry_index::search::{Filters, Mode};
 use quarry_index::segment::FieldValue;
 
@@ -38,178 +40,315 @@ pub struct DateEcho {
 
 pub const MAX_QUERY_CHARS: usize = 4000;
 
-pub fn parse(body: &Value) -> Result<SearchIn, ApiError> {
-    let Value::Object(o) = body else {
-        return Err(err(Code::InvalidJson, format!("The body must be a JSON object, not {}.", kind(body))));
-    };
-    let query = match o.get("query") {
-        Some(Value::String(q)) if q.trim().is_empty() => return Err(err(Code::InvalidQuery, "query must not be empty.")),
-        Some(Value::String(q)) if q.chars().count() > MAX_QUERY_CHARS => {
-            return Err(err(Code::QueryTooLong, format!("query is {} characters; at most {MAX_QUERY_CHARS}.", q.chars().count())))
-        }
-        Some(Value::String(q)) => q.clone(),
-        Some(other) => return Err(err(Code::InvalidQuery, format!("query must be a string, not {}.", kind(other)))),
-        None => return Err(err(Code::InvalidQuery, "query is required.")),
-    };
-    let mode = match o.get("mode").map(|m| m.as_str()) {
-        None => Mode::Hybrid,
-        Some(Some("hybrid")) => Mode::Hybrid,
-        Some(Some("keyword")) => Mode::Keyword,
-        Some(Some("semantic")) => Mode::Semantic,
-        Some(_) => return Err(err(Code::InvalidQuery, "mode must be one of hybrid, keyword, semantic.")),
-    };
-    let expand = match o.get("expand") {
-        None => Expand::Default,
-        Some(Value::Bool(true)) => Expand::On,
-        Some(Value::Bool(false)) => Expand::Off,
-        Some(v) if v.as_str() == Some("llm") => Expand::Llm,
-        Some(_) => return Err(err(Code::InvalidQuery, "expand must be true, false or \"llm\".")),
-    };
-    let rerank = match o.get("rerank") {
-        None => true,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => return Err(err(Code::InvalidQuery, format!("rerank must be a boolean, not {}.", kind(other)))),
-    };
-    let domain = match o.get("domain") {
-        None => None,
-        Some(Value::String(d)) if ["medical", "legal", "general"].contains(&d.as_str()) => Some(d.clone()),
-        Some(_) => return Err(err(Code::InvalidDomain, "domain must be one of medical, legal, general.")),
-    };
+/// The body as sent. Public for the parse bench, which feeds it other parsers.
+#[doc(hidden)]
+#[derive(Deserialize)]
+pub struct Body {
+    #[serde(default, deserialize_with = "present")]
+    query: Option<Query>,
+    #[serde(default, deserialize_with = "present")]
+    mode: Option<ModeIn>,
+    #[serde(default, deserialize_with = "present")]
+    expand: Option<ExpandIn>,
+    #[serde(default, deserialize_with = "present")]
+    rerank: Option<Rerank>,
+    #[serde(default, deserialize_with = "present")]
+    domain: Option<Domain>,
+    #[serde(default, deserialize_with = "present")]
+    k: Option<Int<1, 50>>,
+    #[serde(default, deserialize_with = "present")]
+    passages: Option<Passages>,
+    documents: Option<Strings>,
+    kinds: Option<Strings>,
+    filters: Option<Obj<FiltersIn>>,
+}
+
+pub fn parse(bytes: &[u8]) -> Result<SearchIn, ApiError> {
+    build(crate::http::body::json(bytes, Code::InvalidQuery)?)
+}
+
+/// The checked search of a parsed body.
+#[doc(hidden)]
+pub fn build(b: Body) -> Result<SearchIn, ApiError> {
+    let query = b.query.ok_or_else(|| ApiError::new(Code::InvalidQuery, "query is required.").at("query"))?;
     let request = Request {
-        query,
-        k: int(o.get("k"), "k", 1, 50, 10)?,
-        mode,
-        passages: int(o.get("passages"), "passages", 1, 10, 2)?,
-        rerank,
-        expand,
+        query: query.0,
+        k: Int::or(b.k, 10),
+        mode: b.mode.map_or(Mode::Hybrid, |m| m.0),
+        passages: Int::or(b.passages, 2),
+        rerank: b.rerank.is_none_or(|r| r.0),
+        expand: b.expand.map_or(Expand::Default, |e| e.0),
         filters: Filters::default(),
         warnings: Vec::new(),
     };
-    let mut s = SearchIn { request, domain, echo: Echo::default() };
-    filters(o, &mut s)?;
+    let mut s = SearchIn { request, domain: b.domain.map(|d| d.0), echo: Echo::default() };
+    Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     Ok(s)
 }
 
-fn int(v: Option<&Value>, field: &str, min: u64, max: u64, default: usize) -> Result<usize, ApiError> {
-    match v {
-        None => Ok(default),
-        Some(v) if super::whole(v).is_some_and(|n| (min..=max).contains(&n)) => Ok(super::whole(v).unwrap_or(0) as usize),
-        Some(_) => Err(err(Code::InvalidQuery, format!("{field} must be an integer from {min} to {max}."))),
-    }
+/// The search fields an evaluation's question shares with a search.
+#[derive(Default)]
+pub struct Scope {
+    pub documents: Option<Strings>,
+    pub kinds: Option<Strings>,
+    pub filters: Option<FiltersIn>,
 }
 
-fn filters(o: &Map<String, Value>, s: &mut SearchIn) -> Result<(), ApiError> {
-    let f = match o.get("filters") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(f)) => f.clone(),
-        Some(other) => return Err(err(Code::InvalidFilter, format!("filters must be an object, not {}.", kind(other)))),
-    };
-    let mut docs: Vec<String> = Vec::new();
-    for (field, v) in [("documents", o.get("documents")), ("filters.documents", f.get("documents"))] {
-        docs.extend(strings(v, field)?);
-    }
-    let mut kinds = Vec::new();
-    for (field, v) in [("kinds", o.get("kinds")), ("filters.kinds", f.get("kinds"))] {
-        kinds.extend(strings(v, field)?);
-    }
-    let any_docs = o.get("documents").is_some() || f.get("documents").is_some();
-    if any_docs {
-        s.request.filters.documents = Some(docs.iter().cloned().collect::<HashSet<_>>());
-    }
-    docs.dedup();
-    s.echo.documents = docs;
-    for k in kinds {
-        match Kind::parse(&k) {
-            Some(kind) => {
-                s.request.filters.kinds |= 1 << kind as u32;
-                if !s.echo.kinds.contains(&k) {
-                    s.echo.kinds.push(k);
+impl Scope {
+    /// Merges the top-level `documents` and `kinds` with the filters' into `s`.
+    pub fn apply(self, s: &mut SearchIn) {
+        let f = self.filters.unwrap_or_default();
+        let any_docs = self.documents.is_some() || f.documents.is_some();
+        let mut docs: Vec<String> = self.documents.into_iter().chain(f.documents).flat_map(|d| d.0).collect();
+        if any_docs {
+            s.request.filters.documents = Some(docs.iter().cloned().collect::<HashSet<_>>());
+        }
+        docs.dedup();
+        s.echo.documents = docs;
+        for k in self.kinds.into_iter().chain(f.kinds).flat_map(|k| k.0) {
+            match Kind::parse(&k) {
+                Some(kind) => {
+                    s.request.filters.kinds |= 1 << kind as u32;
+                    if !s.echo.kinds.contains(&k) {
+                        s.echo.kinds.push(k);
+                    }
                 }
+                None => s.request.warnings.push(format!("Unknown kind \"{k}\" ignored.")),
             }
-            None => s.request.warnings.push(format!("Unknown kind \"{k}\" ignored.")),
         }
-    }
-    match f.get("metadata") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(m)) => {
-            for (key, v) in m {
-                s.request.filters.metadata.push((key.clone(), accepted(v, key)?));
-            }
-            s.echo.metadata = Some(m.clone());
+        if let Some(m) = f.metadata {
+            s.request.filters.metadata = m.accepted;
+            s.echo.metadata = Some(m.echo);
         }
-        Some(other) => return Err(err(Code::InvalidFilter, format!("filters.metadata must be an object, not {}.", kind(other)))),
-    }
-    match f.get("date") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(d)) => date(d, s)?,
-        Some(other) => return Err(err(Code::InvalidFilter, format!("filters.date must be an object, not {}.", kind(other)))),
-    }
-    match f.get("headings") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(h)) if !h.trim().is_empty() => {
+        if let Some(DateIn { range, echo }) = f.date.filter(|d| d.echo.from.is_some() || d.echo.to.is_some()) {
+            s.request.filters.date = Some(range);
+            s.echo.date = Some(echo);
+        }
+        if let Some(Headings(h)) = f.headings {
             s.request.filters.headings = Some(h.trim().to_lowercase());
-            s.echo.headings = Some(h.clone());
+            s.echo.headings = Some(h);
         }
-        Some(_) => return Err(err(Code::InvalidFilter, "filters.headings must be a non-empty string.")),
-    }
-    Ok(())
-}
-
-fn strings(v: Option<&Value>, field: &str) -> Result<Vec<String>, ApiError> {
-    match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| x.as_str().map(str::to_owned).ok_or_else(|| err(Code::InvalidFilter, format!("{field} must be an array of strings."))))
-            .collect(),
-        Some(other) => Err(err(Code::InvalidFilter, format!("{field} must be an array of strings, not {}.", kind(other)))),
     }
 }
 
-/// A metadata filter's accepted values: one scalar or a list of them.
-fn accepted(v: &Value, key: &str) -> Result<Vec<FieldValue>, ApiError> {
+/// `query`: a non-empty string of at most [`MAX_QUERY_CHARS`] characters.
+#[derive(Debug, Clone)]
+pub struct Query(pub String);
+
+impl<'de> Deserialize<'de> for Query {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(q) if q.trim().is_empty() => Err(refuse("must not be empty.")),
+            Leaf::Str(q) if q.chars().count() > MAX_QUERY_CHARS => {
+                Err(refuse_as(Code::QueryTooLong, format_args!("is {} characters; at most {MAX_QUERY_CHARS}.", q.chars().count())))
+            }
+            Leaf::Str(q) => Ok(Query(q)),
+            other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
+        }
+    }
+}
+
+/// `passages`: best passages per page.
+pub type Passages = Int<1, 10>;
+
+struct ModeIn(Mode);
+
+impl<'de> Deserialize<'de> for ModeIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(m) if m == "hybrid" => Ok(ModeIn(Mode::Hybrid)),
+            Leaf::Str(m) if m == "keyword" => Ok(ModeIn(Mode::Keyword)),
+            Leaf::Str(m) if m == "semantic" => Ok(ModeIn(Mode::Semantic)),
+            _ => Err(refuse("must be one of hybrid, keyword, semantic.")),
+        }
+    }
+}
+
+/// `expand`: true, false or "llm".
+#[derive(Debug, Clone, Copy)]
+pub struct ExpandIn(pub Expand);
+
+impl<'de> Deserialize<'de> for ExpandIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Bool(true) => Ok(ExpandIn(Expand::On)),
+            Leaf::Bool(false) => Ok(ExpandIn(Expand::Off)),
+            Leaf::Str(s) if s == "llm" => Ok(ExpandIn(Expand::Llm)),
+            _ => Err(refuse("must be true, false or \"llm\".")),
+        }
+    }
+}
+
+struct Rerank(bool);
+
+impl<'de> Deserialize<'de> for Rerank {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Bool(b) => Ok(Rerank(b)),
+            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
+        }
+    }
+}
+
+struct Domain(String);
+
+impl<'de> Deserialize<'de> for Domain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) if ["medical", "legal", "general"].contains(&s.as_str()) => Ok(Domain(s)),
+            _ => Err(refuse_as(Code::InvalidDomain, "must be one of medical, legal, general.")),
+        }
+    }
+}
+
+/// `documents`, `kinds`: an array of strings (null is absent).
+#[derive(Debug, Clone)]
+pub struct Strings(pub Vec<String>);
+
+impl<'de> Accept<'de> for Strings {
+    const WANT: &'static str = "an array of strings";
+    const CODE: Option<Code> = Some(Code::InvalidFilter);
+
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element::<Leaf>()? {
+            match item {
+                Leaf::Str(s) => out.push(s),
+                _ => return Err(refuse_as(Code::InvalidFilter, "must be an array of strings.")),
+            }
+        }
+        Ok(Strings(out))
+    }
+}
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        accept(d)
+    }
+}
+
+/// `filters`: every key optional, null the same as absent.
+#[derive(Default, Deserialize)]
+pub struct FiltersIn {
+    documents: Option<Strings>,
+    kinds: Option<Strings>,
+    metadata: Option<MetadataIn>,
+    date: Option<DateIn>,
+    headings: Option<Headings>,
+}
+
+impl Shape for FiltersIn {
+    const CODE: Option<Code> = Some(Code::InvalidFilter);
+}
+
+/// `filters.metadata`: per (dotted) key, one scalar or a list of them.
+struct MetadataIn {
+    accepted: Vec<(String, Vec<FieldValue>)>,
+    echo: Map<String, Value>,
+}
+
+impl<'de> Accept<'de> for MetadataIn {
+    const WANT: &'static str = "an object";
+    const CODE: Option<Code> = Some(Code::InvalidFilter);
+
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut m = MetadataIn { accepted: Vec::new(), echo: Map::new() };
+        while let Some(key) = map.next_key::<String>()? {
+            let v: Value = map.next_value()?;
+            let values = accepted(&v).map_err(|e| refuse_as(Code::InvalidFilter, format_args!(".{key} {e}")))?;
+            m.accepted.push((key.clone(), values));
+            m.echo.insert(key, v);
+        }
+        Ok(m)
+    }
+}
+
+impl<'de> Deserialize<'de> for MetadataIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        accept(d)
+    }
+}
+
+/// A metadata filter's accepted values: one scalar or a list of them; the refusal
+/// follows the key.
+fn accepted(v: &Value) -> Result<Vec<FieldValue>, String> {
     let one = |x: &Value| match x {
         Value::String(s) => Ok(FieldValue::Str(s.clone())),
         Value::Number(n) => Ok(FieldValue::Num(n.as_f64().unwrap_or(f64::NAN))),
         Value::Bool(b) => Ok(FieldValue::Bool(*b)),
         Value::Null => Ok(FieldValue::Null),
-        other => Err(err(
-            Code::InvalidFilter,
-            format!("filters.metadata.{key} must be a value or a list of values, not {}; use a dotted key to reach into objects.", kind(other)),
+        other => Err(format!(
+            "must be a value or a list of values, not {}; use a dotted key to reach into objects.",
+            if other.is_array() { "an array" } else { "an object" }
         )),
     };
     match v {
-        Value::Array(a) if a.is_empty() => Err(err(Code::InvalidFilter, format!("filters.metadata.{key} must list at least one value."))),
+        Value::Array(a) if a.is_empty() => Err("must list at least one value.".into()),
         Value::Array(a) => a.iter().map(one).collect(),
         x => Ok(vec![one(x)?]),
     }
 }
 
-fn date(d: &Map<String, Value>, s: &mut SearchIn) -> Result<(), ApiError> {
-    let mut range = (i32::MIN, i32::MAX);
-    let mut echo = DateEcho::default();
-    for (field, v) in d {
-        let text = v.as_str().ok_or_else(|| err(Code::InvalidFilter, format!("filters.date.{field} must be a string.")))?;
-        let r = quarry_index::date::parse_date(text).ok_or_else(|| {
-            err(
+/// `filters.date`: `from` and `to`, each in one of the forms filters accept.
+struct DateIn {
+    range: (i32, i32),
+    echo: DateEcho,
+}
+
+impl<'de> Accept<'de> for DateIn {
+    const WANT: &'static str = "an object";
+    const CODE: Option<Code> = Some(Code::InvalidFilter);
+
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut d = DateIn { range: (i32::MIN, i32::MAX), echo: DateEcho::default() };
+        while let Some(key) = map.next_key::<String>()? {
+            let DateText(text, r) = map.next_value()?;
+            match key.as_str() {
+                "from" => (d.range.0, d.echo.from) = (r.from, Some(text)),
+                "to" => (d.range.1, d.echo.to) = (r.to, Some(text)),
+                _ => return Err(refuse_as(Code::InvalidFilter, format_args!(".{key} is not a field; use from and to."))),
+            }
+        }
+        if d.range.0 > d.range.1 {
+            return Err(refuse_as(Code::InvalidFilter, ".from is after filters.date.to."));
+        }
+        Ok(d)
+    }
+}
+
+impl<'de> Deserialize<'de> for DateIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        accept(d)
+    }
+}
+
+struct DateText(String, quarry_index::date::DayRange);
+
+impl<'de> Deserialize<'de> for DateText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Leaf::Str(text) = Leaf::deserialize(d)? else {
+            return Err(refuse_as(Code::InvalidFilter, "must be a string."));
+        };
+        match quarry_index::date::parse_date(&text) {
+            Some(r) => Ok(DateText(text, r)),
+            None => Err(refuse_as(
                 Code::InvalidFilter,
-                format!("filters.date.{field}: \"{text}\" is not a date (use YYYY-MM-DD, 03/14/2024, 14 Mar 2024, March 14, 2024 or a year)."),
-            )
-        })?;
-        match field.as_str() {
-            "from" => (range.0, echo.from) = (r.from, Some(text.to_owned())),
-            "to" => (range.1, echo.to) = (r.to, Some(text.to_owned())),
-            _ => return Err(err(Code::InvalidFilter, format!("filters.date.{field} is not a field; use from and to."))),
+                format_args!(": \"{text}\" is not a date (use YYYY-MM-DD, 03/14/2024, 14 Mar 2024, March 14, 2024 or a year)."),
+            )),
         }
     }
-    if range.0 > range.1 {
-        return Err(err(Code::InvalidFilter, "filters.date.from is after filters.date.to."));
+}
+
+/// `filters.headings`: text a heading must contain.
+struct Headings(String);
+
+impl<'de> Deserialize<'de> for Headings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(h) if !h.trim().is_empty() => Ok(Headings(h)),
+            _ => Err(refuse_as(Code::InvalidFilter, "must be a non-empty string.")),
+        }
     }
-    if echo.from.is_some() || echo.to.is_some() {
-        s.request.filters.date = Some(range);
-        s.echo.date = Some(echo);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -217,9 +356,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn p(body: &Value) -> Result<SearchIn, ApiError> {
+        parse(body.to_string().as_bytes())
+    }
+
     #[test]
     fn defaults_and_shorthands_merge_into_filters() {
-        let s = parse(&json!({"query": "q", "documents": ["d1"], "kinds": ["table", "nonsense"], "filters": {"documents": ["d2"]}})).unwrap();
+        let s = p(&json!({"query": "q", "documents": ["d1"], "kinds": ["table", "nonsense"], "filters": {"documents": ["d2"]}})).unwrap();
         let r = &s.request;
         assert_eq!((r.k, r.passages, r.mode, r.rerank), (10, 2, Mode::Hybrid, true));
         assert_eq!(r.filters.documents.as_ref().map(|d| d.len()), Some(2));
@@ -229,7 +372,7 @@ mod tests {
 
     #[test]
     fn integer_valued_numbers_are_integers() {
-        let s = parse(&json!({"query": "q", "k": 3.0, "passages": 1e0})).unwrap();
+        let s = p(&json!({"query": "q", "k": 3.0, "passages": 1e0})).unwrap();
         assert_eq!((s.request.k, s.request.passages), (3, 1));
     }
 
@@ -257,15 +400,38 @@ mod tests {
             (json!({"query": "q", "filters": {"headings": 3}}), Code::InvalidFilter, "filters.headings"),
         ];
         for (body, code, needle) in cases {
-            let e = parse(&body).unwrap_err();
+            let e = p(&body).unwrap_err();
             assert_eq!(e.code, code, "{body}");
             assert!(e.message.contains(needle), "{body}: {}", e.message);
         }
     }
 
     #[test]
+    fn messages_read_path_then_rule_and_name_the_field() {
+        let e = p(&json!({"query": "q", "k": 51})).unwrap_err();
+        assert_eq!((e.message.as_str(), e.field.as_deref()), ("k must be an integer from 1 to 50.", Some("k")));
+        let e = p(&json!({"query": "q", "filters": {"date": {"from": "2024", "to": "2023"}}})).unwrap_err();
+        assert_eq!(e.message, "filters.date.from is after filters.date.to.");
+        let e = p(&json!({"query": "q", "filters": {"date": {"to": "soon"}}})).unwrap_err();
+        assert!(e.message.starts_with("filters.date.to: \"soon\" is not a date"), "{}", e.message);
+        let e = p(&json!({"query": "q", "filters": {"metadata": {"a": []}}})).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidFilter, "filters.metadata.a must list at least one value."));
+        assert_eq!(p(&json!([])).unwrap_err().message, "The body must be a JSON object, not an array.");
+    }
+
+    /// `documents: null` restricted the search to no document at all (the key was
+    /// present); null is absent, as for every other optional filter.
+    #[test]
+    fn null_documents_do_not_restrict() {
+        let s = p(&json!({"query": "q", "documents": null, "filters": {"documents": null}})).unwrap();
+        assert!(s.request.filters.documents.is_none());
+        let s = p(&json!({"query": "q", "documents": []})).unwrap();
+        assert_eq!(s.request.filters.documents.map(|d| d.len()), Some(0), "an empty list still restricts");
+    }
+
+    #[test]
     fn dates_take_the_spec_forms() {
-        let s = parse(&json!({"query": "q", "filters": {"date": {"from": "March 14, 2024", "to": "2024"}}})).unwrap();
+        let s = p(&json!({"query": "q", "filters": {"date": {"from": "March 14, 2024", "to": "2024"}}})).unwrap();
         let (from, to) = s.request.filters.date.unwrap();
         assert_eq!(from, quarry_index::date::days_from_civil(2024, 3, 14));
         assert_eq!(to, quarry_index::date::days_from_civil(2024, 12, 31));

@@ -1,93 +1,173 @@
 //! `Settings`, `CollectionCreate` and `CollectionPatch`.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
-use super::{err, kind};
+use serde::de::{Deserializer, IgnoredAny, MapAccess};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::field::{accept, patch, present, refuse, refuse_as, Accept, Leaf, Obj, Shape};
 use crate::error::{ApiError, Code};
 use crate::store::CollectionSettings;
 
 const DOMAINS: &[&str] = &["auto", "medical", "legal", "classical", "general"];
+const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary";
+
+/// The body of a create or a patch: a name and settings, each optional here (create
+/// asks for the name through [`CollectionIn::name`]). Other keys are ignored.
+#[derive(Deserialize)]
+pub struct CollectionIn {
+    #[serde(default, deserialize_with = "present")]
+    name: Option<Name>,
+    #[serde(default, deserialize_with = "present")]
+    settings: Option<Obj<SettingsIn>>,
+}
+
+pub fn parse(bytes: &[u8]) -> Result<CollectionIn, ApiError> {
+    crate::http::body::json(bytes, Code::InvalidSettings)
+}
+
+impl CollectionIn {
+    /// The name given; absent is refused when `required`.
+    pub fn name(&mut self, required: bool) -> Result<Option<String>, ApiError> {
+        match self.name.take() {
+            None if required => Err(ApiError::new(Code::InvalidName, "name is required.").at("name")),
+            name => Ok(name.map(|n| n.0)),
+        }
+    }
+
+    /// The settings over `base`: a key present replaces (null removes guidance or
+    /// glossary). The spec's `Settings` is open, so an unknown key is ignored with a
+    /// warning (the second value).
+    pub fn merge(&self, base: &CollectionSettings) -> (CollectionSettings, Vec<String>) {
+        let mut s = base.clone();
+        let Some(Obj(given)) = &self.settings else { return (s, Vec::new()) };
+        if given.mask_identifiers.is_some() {
+            s.mask_identifiers = false;
+        }
+        if given.redact_storage.is_some() {
+            s.redact_storage = false;
+        }
+        if let Some(SettingsDomain(d)) = &given.domain {
+            s.domain = d.clone();
+        }
+        if let Some(g) = &given.guidance {
+            s.guidance = g.as_ref().map(|g| g.0.clone());
+        }
+        if let Some(g) = &given.glossary {
+            s.glossary = g.as_ref().map(|g| g.0.clone());
+        }
+        let warnings = given.other.keys().map(|key| format!("settings.{key} is not a setting and was ignored; the settings are {KNOWN}.")).collect();
+        (s, warnings)
+    }
+}
 
 /// A name: a non-empty string of at most 120 characters.
-pub fn name(v: Option<&Value>, required: bool) -> Result<Option<String>, ApiError> {
-    match v {
-        None if required => Err(err(Code::InvalidName, "name is required.")),
-        None => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(err(Code::InvalidName, "name must not be empty.")),
-        Some(Value::String(s)) if s.chars().count() > 120 => Err(err(Code::InvalidName, "name must be at most 120 characters.")),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(err(Code::InvalidName, format!("name must be a string, not {}.", kind(other)))),
+struct Name(String);
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) if s.trim().is_empty() => Err(refuse_as(Code::InvalidName, "must not be empty.")),
+            Leaf::Str(s) if s.chars().count() > 120 => Err(refuse_as(Code::InvalidName, "must be at most 120 characters.")),
+            Leaf::Str(s) => Ok(Name(s)),
+            other => Err(refuse_as(Code::InvalidName, format_args!("must be a string, not {}.", other.kind()))),
+        }
     }
 }
 
-/// Applies the settings object `v` over `base`: a key present replaces (null removes
-/// guidance or glossary); a wrong type is refused, naming the key. The spec's
-/// `Settings` is open, so an unknown key is ignored with a warning (the second value).
-pub fn merge(base: &CollectionSettings, v: Option<&Value>) -> Result<(CollectionSettings, Vec<String>), ApiError> {
-    let mut s = base.clone();
-    let mut warnings = Vec::new();
-    let Some(v) = v else { return Ok((s, warnings)) };
-    let Value::Object(map) = v else {
-        return Err(err(Code::InvalidSettings, format!("settings must be an object, not {}.", kind(v))));
-    };
-    for (key, value) in map {
-        let bad = |m: &str| {
-            let sep = if m.starts_with('[') { "" } else { " " };
-            err(Code::InvalidSettings, format!("settings.{key}{sep}{m}"))
-        };
-        match key.as_str() {
-            "mask_identifiers" | "redact_storage" => {
-                let Value::Bool(b) = value else { return Err(bad(&format!("must be a boolean, not {}.", kind(value)))) };
-                if *b {
-                    return Err(bad("cannot be true yet: identifier masking is not available in this version, and a setting is never accepted and ignored."));
-                }
-                if key == "mask_identifiers" { s.mask_identifiers = false } else { s.redact_storage = false }
-            }
-            "domain" => match value.as_str() {
-                Some(d) if DOMAINS.contains(&d) => s.domain = d.to_owned(),
-                _ => return Err(bad(&format!("must be one of {}.", DOMAINS.join(", ")))),
-            },
-            "guidance" => match value {
-                Value::Null => s.guidance = None,
-                Value::String(g) if g.chars().count() <= 2000 => s.guidance = Some(g.clone()),
-                Value::String(_) => return Err(bad("must be at most 2000 characters.")),
-                other => return Err(bad(&format!("must be a string or null, not {}.", kind(other)))),
-            },
-            "glossary" => s.glossary = glossary(value).map_err(|m| bad(&m))?,
-            _ => {
-                let known = "mask_identifiers, redact_storage, domain, guidance, glossary";
-                warnings.push(format!("settings.{key} is not a setting and was ignored; the settings are {known}."));
-            }
-        }
-    }
-    Ok((s, warnings))
+#[derive(Deserialize)]
+struct SettingsIn {
+    #[serde(default, deserialize_with = "present")]
+    mask_identifiers: Option<Off>,
+    #[serde(default, deserialize_with = "present")]
+    redact_storage: Option<Off>,
+    #[serde(default, deserialize_with = "present")]
+    domain: Option<SettingsDomain>,
+    #[serde(default, deserialize_with = "patch")]
+    guidance: Option<Option<Guidance>>,
+    #[serde(default, deserialize_with = "patch")]
+    glossary: Option<Option<Glossary>>,
+    /// Keys that are not settings, for the warnings.
+    #[serde(flatten)]
+    other: BTreeMap<String, IgnoredAny>,
 }
 
-type Glossary = Option<std::collections::BTreeMap<String, Value>>;
+impl Shape for SettingsIn {}
 
-fn glossary(v: &Value) -> Result<Glossary, String> {
-    let map: &Map<String, Value> = match v {
-        Value::Null => return Ok(None),
-        Value::Object(m) => m,
-        other => return Err(format!("must be an object or null, not {}.", kind(other))),
-    };
-    if map.len() > 300 {
-        return Err(format!("holds {} entries; at most 300.", map.len()));
-    }
-    let short = |s: &Value| s.as_str().is_some_and(|s| s.chars().count() <= 120);
-    for (term, expansion) in map {
-        let ok = match expansion {
-            Value::String(_) => short(expansion),
-            Value::Array(a) => (1..=5).contains(&a.len()) && a.iter().all(short),
-            _ => false,
-        };
-        if !ok {
-            return Err(format!(
-                "[\"{term}\"] must be a string of at most 120 characters or a list of 1 to 5 such strings."
-            ));
+/// `mask_identifiers`, `redact_storage`: false only, until identifier masking exists.
+struct Off;
+
+impl<'de> Deserialize<'de> for Off {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Bool(false) => Ok(Off),
+            Leaf::Bool(true) => Err(refuse(
+                "cannot be true yet: identifier masking is not available in this version, and a setting is never accepted and ignored.",
+            )),
+            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
         }
     }
-    Ok(Some(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+}
+
+struct SettingsDomain(String);
+
+impl<'de> Deserialize<'de> for SettingsDomain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) if DOMAINS.contains(&s.as_str()) => Ok(SettingsDomain(s)),
+            _ => Err(refuse(format_args!("must be one of {}.", DOMAINS.join(", ")))),
+        }
+    }
+}
+
+struct Guidance(String);
+
+impl<'de> Deserialize<'de> for Guidance {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(g) if g.chars().count() <= 2000 => Ok(Guidance(g)),
+            Leaf::Str(_) => Err(refuse("must be at most 2000 characters.")),
+            other => Err(refuse(format_args!("must be a string or null, not {}.", other.kind()))),
+        }
+    }
+}
+
+/// At most 300 terms, each expanding to a string of at most 120 characters or a list of
+/// 1 to 5 of them.
+struct Glossary(BTreeMap<String, Value>);
+
+impl<'de> Accept<'de> for Glossary {
+    const WANT: &'static str = "an object or null";
+
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut out = BTreeMap::new();
+        let short = |s: &Value| s.as_str().is_some_and(|s| s.chars().count() <= 120);
+        while let Some(term) = map.next_key::<String>()? {
+            let expansion: Value = map.next_value()?;
+            let ok = match &expansion {
+                Value::String(_) => short(&expansion),
+                Value::Array(a) => (1..=5).contains(&a.len()) && a.iter().all(short),
+                _ => false,
+            };
+            if !ok {
+                return Err(refuse(format_args!(
+                    "[\"{term}\"] must be a string of at most 120 characters or a list of 1 to 5 such strings."
+                )));
+            }
+            out.insert(term, expansion);
+        }
+        if out.len() > 300 {
+            return Err(refuse(format_args!("holds {} entries; at most 300.", out.len())));
+        }
+        Ok(Glossary(out))
+    }
+}
+
+impl<'de> Deserialize<'de> for Glossary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        accept(d)
+    }
 }
 
 #[cfg(test)]
@@ -95,34 +175,51 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn merged(base: &CollectionSettings, body: Value) -> Result<(CollectionSettings, Vec<String>), ApiError> {
+        parse(body.to_string().as_bytes()).map(|c| c.merge(base))
+    }
+
+    fn name(body: Value, required: bool) -> Result<Option<String>, ApiError> {
+        parse(body.to_string().as_bytes())?.name(required)
+    }
+
     #[test]
     fn settings_merge_and_refuse_what_has_no_behaviour() {
         let base = CollectionSettings::default();
-        let (s, _) = merge(&base, Some(&json!({"domain": "legal", "glossary": {"SSA": "Software Services Agreement"}}))).unwrap();
+        let (s, _) = merged(&base, json!({"settings": {"domain": "legal", "glossary": {"SSA": "Software Services Agreement"}}})).unwrap();
         assert_eq!(s.domain, "legal");
         assert!(s.glossary.is_some());
-        let (s, _) = merge(&s, Some(&json!({"glossary": null, "guidance": "Cite the MSA first."}))).unwrap();
+        let (s, _) = merged(&s, json!({"settings": {"glossary": null, "guidance": "Cite the MSA first."}})).unwrap();
         assert_eq!((s.glossary, s.guidance.as_deref()), (None, Some("Cite the MSA first.")));
-        let e = merge(&base, Some(&json!({"mask_identifiers": true}))).unwrap_err();
+        let e = merged(&base, json!({"settings": {"mask_identifiers": true}})).unwrap_err();
         assert_eq!(e.code, Code::InvalidSettings);
-        assert!(e.message.starts_with("settings.mask_identifiers"), "{}", e.message);
-        assert!(merge(&base, Some(&json!({"redact_storage": false}))).is_ok());
+        assert!(e.message.starts_with("settings.mask_identifiers cannot be true yet"), "{}", e.message);
+        assert!(merged(&base, json!({"settings": {"redact_storage": false}})).is_ok());
         // The spec's Settings is open: an unknown key is ignored, with a warning naming it.
-        let (s, warnings) = merge(&base, Some(&json!({"colour": 1, "domain": "legal"}))).unwrap();
+        let (s, warnings) = merged(&base, json!({"settings": {"colour": 1, "domain": "legal"}})).unwrap();
         assert_eq!(s.domain, "legal");
         assert!(warnings.len() == 1 && warnings[0].contains("settings.colour"), "{warnings:?}");
-        let e = merge(&base, Some(&json!({"domain": "poetry"}))).unwrap_err();
-        assert!(e.message.contains("settings.domain"), "{}", e.message);
-        let e = merge(&base, Some(&json!({"glossary": {"A": ["", "b", "c", "d", "e", "f"]}}))).unwrap_err();
-        assert!(e.message.contains("settings.glossary[\"A\"]"), "{}", e.message);
-        assert_eq!(merge(&base, Some(&json!([]))).unwrap_err().code, Code::InvalidSettings);
+        let e = merged(&base, json!({"settings": {"domain": "poetry"}})).unwrap_err();
+        assert_eq!(e.message, "settings.domain must be one of auto, medical, legal, classical, general.");
+        let e = merged(&base, json!({"settings": {"glossary": {"A": ["", "b", "c", "d", "e", "f"]}}})).unwrap_err();
+        assert!(e.message.starts_with("settings.glossary[\"A\"] must be a string"), "{}", e.message);
+        let e = merged(&base, json!({"settings": {"guidance": 3}})).unwrap_err();
+        assert_eq!(e.message, "settings.guidance must be a string or null, not a number.");
+        let e = merged(&base, json!({"settings": []})).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidSettings, "settings must be an object, not an array."));
+        let many: serde_json::Map<String, Value> = (0..301).map(|i| (format!("t{i}"), json!("x"))).collect();
+        let e = merged(&base, json!({"settings": {"glossary": many}})).unwrap_err();
+        assert_eq!(e.message, "settings.glossary holds 301 entries; at most 300.");
     }
 
     #[test]
     fn names_are_checked() {
-        assert_eq!(name(None, true).unwrap_err().code, Code::InvalidName);
-        assert_eq!(name(Some(&json!("")), true).unwrap_err().code, Code::InvalidName);
-        assert_eq!(name(Some(&json!("x".repeat(121))), true).unwrap_err().code, Code::InvalidName);
-        assert_eq!(name(Some(&json!("Contracts")), true).unwrap(), Some("Contracts".into()));
+        assert_eq!(name(json!({}), true).unwrap_err().message, "name is required.");
+        assert_eq!(name(json!({}), false).unwrap(), None);
+        let e = name(json!({"name": ""}), true).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidName, "name must not be empty."));
+        assert_eq!(name(json!({"name": "x".repeat(121)}), true).unwrap_err().code, Code::InvalidName);
+        assert_eq!(name(json!({"name": null}), false).unwrap_err().message, "name must be a string, not null.");
+        assert_eq!(name(json!({"name": "Contracts"}), true).unwrap(), Some("Contracts".into()));
     }
 }
