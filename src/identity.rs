@@ -118,12 +118,7 @@ pub fn create_account(records: &Records, plans: &Plans, email: &str, plan: &str)
     let email = normalize_email(email)?;
     check_plan(plans, plan)?;
     let now = now_rfc3339();
-    let account = AccountRecord {
-        id: format!("acct_{}", keys::random_base62(16)),
-        email,
-        plan: plan.to_owned(),
-        created_at: now.clone(),
-    };
+    let account = AccountRecord { id: format!("acct_{}", keys::random_base62(16)), email, plan: plan.to_owned(), created_at: now.clone() };
     let mut shown = None;
     let record = records.create_account(&account, &mut next_key(&mut shown), &now)?;
     Ok(SignedUp { account, key: shown_for(shown, &record) })
@@ -148,9 +143,11 @@ pub fn list_keys(records: &Records, account_id: &str, paging: &Paging) -> Result
 fn page(all: Vec<KeyRecord>, paging: &Paging) -> Result<KeysPage, IdentityError> {
     let start = match &paging.after {
         None => 0,
-        Some(after) => 1 + all.iter().position(|k| &k.prefix == after).ok_or_else(|| {
-            IdentityError::InvalidPaging(format!("after: {after} is no key of this account; pass the next_after of the previous page."))
-        })?,
+        Some(after) => {
+            1 + all.iter().position(|k| &k.prefix == after).ok_or_else(|| {
+                IdentityError::InvalidPaging(format!("after: {after} is no key of this account; pass the next_after of the previous page."))
+            })?
+        }
     };
     let (total, active) = (all.len(), all.iter().filter(|k| k.revoked_at.is_none()).count());
     let end = (start + paging.limit).min(total);
@@ -164,20 +161,14 @@ pub fn revoke_key(app: &App, account_id: &str, prefix: &str, current: &str) -> R
     if prefix == current {
         return Err(IdentityError::CannotRevokeCurrent);
     }
-    let key = app
-        .records
-        .revoke_key(account_id, prefix, &now_rfc3339())?
-        .ok_or_else(|| IdentityError::KeyNotFound(prefix.to_owned()))?;
+    let key = app.records.revoke_key(account_id, prefix, &now_rfc3339())?.ok_or_else(|| IdentityError::KeyNotFound(prefix.to_owned()))?;
     app.bump_key_epoch();
     Ok(key)
 }
 
 /// `GET /v1/account`.
 pub fn account_view(app: &App, account_id: &str) -> Result<AccountView, IdentityError> {
-    let account = app
-        .records
-        .account(account_id)?
-        .ok_or_else(|| IdentityError::AccountNotFound(account_id.to_owned()))?;
+    let account = app.records.account(account_id)?.ok_or_else(|| IdentityError::AccountNotFound(account_id.to_owned()))?;
     let meters = app.meters.account(account_id)?;
     let keys = list_keys(&app.records, account_id, &Paging::first())?;
     Ok(AccountView { account, usage: meters.counts(), stored_chars: meters.stored_chars(), keys })
@@ -218,9 +209,7 @@ fn key_belongs_to(records: &Records, secret: &str, account_id: &str) -> bool {
     let Some(prefix) = keys::prefix_of(secret) else { return false };
     let Ok(Some(key)) = records.key(prefix) else { return false };
     let stored = keys::unhex32(&key.hash);
-    key.account_id == account_id
-        && key.revoked_at.is_none()
-        && stored.is_some_and(|s| keys::verify(&s, &keys::digest(secret)))
+    key.account_id == account_id && key.revoked_at.is_none() && stored.is_some_and(|s| keys::verify(&s, &keys::digest(secret)))
 }
 
 /// Trims and lower-cases an email and checks its shape: one `@`, a local part of at

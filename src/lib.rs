@@ -2,12 +2,12 @@
 //! ARCHITECTURE.md for the map.
 
 pub mod api;
-pub mod error;
 pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod error;
 pub mod evaluate;
 pub mod http;
 pub mod identity;

@@ -41,10 +41,7 @@ fn cases() -> Vec<(&'static str, Filters)> {
         ("date-range", filters(json!({"filters": {"date": {"from": "2000-01-01", "to": "2004-12-31"}}}))),
         ("documents-50", filters(json!({"documents": ids}))),
         ("headings", filters(json!({"filters": {"headings": "Results"}}))),
-        (
-            "metadata+date",
-            filters(json!({"filters": {"metadata": {"journal.name": ["Nature", "Cell"]}, "date": {"from": "1995", "to": "2010"}}})),
-        ),
+        ("metadata+date", filters(json!({"filters": {"metadata": {"journal.name": ["Nature", "Cell"]}, "date": {"from": "1995", "to": "2010"}}}))),
     ]
 }
 

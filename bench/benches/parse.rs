@@ -36,7 +36,8 @@ const MB: usize = 1 << 20;
 
 fn scifact_text(bytes: usize) -> Vec<String> {
     let path = quarry_bench::eval::eval_set("scifact").join("corpus.jsonl");
-    let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set EVAL_DIR to the directory holding scifact/)", path.display()));
+    let corpus =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (set EVAL_DIR to the directory holding scifact/)", path.display()));
     let mut out = Vec::new();
     let mut total = 0;
     for line in corpus.lines() {
@@ -98,9 +99,7 @@ fn parsing(c: &mut Criterion) {
     let small = search_body();
     assert_eq!(with_serde_json(&small), with_simd_json(&small));
     g.throughput(Throughput::Bytes(small.len() as u64));
-    g.bench_function(BenchmarkId::new("search-request", "serde_json"), |b| {
-        b.iter(|| search::parse(black_box(&small)).expect("valid"))
-    });
+    g.bench_function(BenchmarkId::new("search-request", "serde_json"), |b| b.iter(|| search::parse(black_box(&small)).expect("valid")));
     g.bench_function(BenchmarkId::new("search-request", "simd-json"), |b| {
         b.iter(|| {
             let mut copy = black_box(&small).to_vec();
@@ -116,9 +115,7 @@ fn parsing(c: &mut Criterion) {
     for (name, body) in document_bodies() {
         assert_eq!(with_serde_json(&body), with_simd_json(&body), "{name}: both parsers give the same value");
         g.throughput(Throughput::Bytes(body.len() as u64));
-        g.bench_function(BenchmarkId::new(name, "serde_json"), |b| {
-            b.iter(|| document::parse(black_box(&body)).expect("valid"))
-        });
+        g.bench_function(BenchmarkId::new(name, "serde_json"), |b| b.iter(|| document::parse(black_box(&body)).expect("valid")));
         g.bench_function(BenchmarkId::new(name, "simd-json"), |b| {
             b.iter(|| {
                 let mut copy = black_box(&body).to_vec();

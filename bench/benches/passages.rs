@@ -48,11 +48,7 @@ fn cases(corpus: &scifact::Corpus) -> Vec<Case> {
             let scored = view.bm25.scored(&results.terms, &stats, 200, None::<fn(u64) -> bool>).expect("search");
             let mut chunk_scores = ChunkScores::new(1);
             chunk_scores.set(0, scored);
-            Case {
-                pages: results.hits.iter().map(|h| (h.view, h.page)).collect(),
-                chunk_scores,
-                terms: results.terms,
-            }
+            Case { pages: results.hits.iter().map(|h| (h.view, h.page)).collect(), chunk_scores, terms: results.terms }
         })
         .filter(|c| !c.pages.is_empty())
         .collect()

@@ -21,7 +21,9 @@ use quarry::llm::stream::Decoder;
 /// The gateway bench's upstream body.
 fn bench_body() -> Vec<u8> {
     let chunk = |delta: &str, finish: &str| {
-        format!(r#"data: {{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#) + "\n\n"
+        format!(
+            r#"data: {{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
+        ) + "\n\n"
     };
     let mut body = chunk(r#"{"role":"assistant","content":""}"#, "null");
     for w in ["Hello", "!", " How", " can", " I", " help", " you", " today", "?"] {

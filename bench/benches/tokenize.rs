@@ -38,9 +38,7 @@ fn analyse(c: &mut Criterion) {
     let mut g = c.benchmark_group("analyse");
     let bytes: usize = english.iter().map(String::len).sum();
     g.throughput(Throughput::Bytes(bytes as u64));
-    g.bench_function("english-32x100w", |b| {
-        b.iter(|| english.iter().map(|p| text::terms(black_box(p)).len()).sum::<usize>())
-    });
+    g.bench_function("english-32x100w", |b| b.iter(|| english.iter().map(|p| text::terms(black_box(p)).len()).sum::<usize>()));
     for (name, arabic) in [("arabic-plain", ARABIC), ("arabic-vocalised", ARABIC_VOCALISED)] {
         g.throughput(Throughput::Bytes(arabic.len() as u64));
         g.bench_function(name, |b| b.iter(|| text::terms(black_box(arabic))));

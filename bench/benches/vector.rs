@@ -29,9 +29,7 @@ fn dot_kernel(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("dispatched", quarry_index::vector::dot::kernel_name()), |bench| {
         bench.iter(|| dot(black_box(&a), black_box(&b)))
     });
-    g.bench_function("plain-loop", |bench| {
-        bench.iter(|| black_box(&a).iter().zip(black_box(&b)).map(|(x, y)| x * y).sum::<f32>())
-    });
+    g.bench_function("plain-loop", |bench| bench.iter(|| black_box(&a).iter().zip(black_box(&b)).map(|(x, y)| x * y).sum::<f32>()));
     g.finish();
 }
 
@@ -57,12 +55,8 @@ fn search(c: &mut Criterion) {
             // 10% admitted goes to the scan of admitted rows; 50% widens the graph's candidates.
             for (name, every) in [("allow10%", 10), ("allow50%", 2)] {
                 let allow = move |id: u32| id % every == 1;
-                g.bench_function(BenchmarkId::new(format!("exact-{name}"), n), |b| {
-                    b.iter(|| exact_top_k(&rows, DIMS, next(), K, &allow))
-                });
-                g.bench_function(BenchmarkId::new(format!("hnsw-{name}"), n), |b| {
-                    b.iter(|| graph.search(&rows, next(), K, &allow))
-                });
+                g.bench_function(BenchmarkId::new(format!("exact-{name}"), n), |b| b.iter(|| exact_top_k(&rows, DIMS, next(), K, &allow)));
+                g.bench_function(BenchmarkId::new(format!("hnsw-{name}"), n), |b| b.iter(|| graph.search(&rows, next(), K, &allow)));
             }
         }
     }

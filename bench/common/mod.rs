@@ -35,9 +35,7 @@ pub fn passages(n: usize, words: usize) -> Vec<String> {
     if from_corpus.len() == n {
         return from_corpus;
     }
-    (0..n)
-        .map(|i| (0..words).map(|w| ["cell", "protein", "study", "patients", "risk", "gene"][(i + w) % 6]).collect::<Vec<_>>().join(" "))
-        .collect()
+    (0..n).map(|i| (0..words).map(|w| ["cell", "protein", "study", "patients", "risk", "gene"][(i + w) % 6]).collect::<Vec<_>>().join(" ")).collect()
 }
 
 pub const QUERIES: [&str; 4] = [

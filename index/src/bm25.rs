@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use tantivy::collector::{FilterCollector, TopDocs};
 use rustc_hash::FxHashMap as HashMap;
+use tantivy::collector::{FilterCollector, TopDocs};
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings, TermInfo};
@@ -36,9 +36,7 @@ struct Fields {
 
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
-    let indexing = TextFieldIndexing::default()
-        .set_tokenizer(crate::text::ANALYZER)
-        .set_index_option(IndexRecordOption::WithFreqs);
+    let indexing = TextFieldIndexing::default().set_tokenizer(crate::text::ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
     let opts = TextOptions::default().set_indexing_options(indexing);
     let text = b.add_text_field("text", opts);
     let chunk = b.add_u64_field("chunk", FAST | INDEXED);
@@ -218,8 +216,7 @@ impl DiskIndex {
         let chunk_columns: Vec<tantivy::columnar::Column<u64>> =
             searcher.segment_readers().iter().map(|r| r.fast_fields().u64("chunk")).collect::<Result<_, _>>().map_err(fail)?;
         let identity = is_identity(&searcher, &chunk_columns);
-        let text_index: Vec<_> =
-            searcher.segment_readers().iter().map(|r| r.inverted_index(fields.text)).collect::<Result<_, _>>().map_err(fail)?;
+        let text_index: Vec<_> = searcher.segment_readers().iter().map(|r| r.inverted_index(fields.text)).collect::<Result<_, _>>().map_err(fail)?;
         let num_docs = searcher.num_docs();
         let num_tokens = text_index.iter().map(|i| i.total_num_tokens()).sum();
         let fieldnorms = match searcher.segment_readers().first() {
@@ -379,9 +376,7 @@ impl DiskIndex {
                 let collector = FilterCollector::new("chunk".to_owned(), allow, top_docs);
                 self.searcher.search_with_statistics_provider(query, &collector, stats)?
             }
-            None if !wand => {
-                self.searcher.search_with_statistics_provider(query, &Exhaustive(top_docs), stats)?
-            }
+            None if !wand => self.searcher.search_with_statistics_provider(query, &Exhaustive(top_docs), stats)?,
             None => self.searcher.search_with_statistics_provider(query, &top_docs, stats)?,
         };
         let mut out = Vec::with_capacity(top.len());
@@ -525,13 +520,7 @@ impl MemoryIndex {
 
     /// The best `limit` chunks by the same sum of per-term BM25 scores a tantivy
     /// `BooleanQuery` of `Should` term queries gives.
-    fn search(
-        &self,
-        terms: &[String],
-        stats: &Stats,
-        limit: usize,
-        allow: impl Fn(u64) -> bool,
-    ) -> tantivy::Result<Vec<(u32, f32)>> {
+    fn search(&self, terms: &[String], stats: &Stats, limit: usize, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<(u32, f32)>> {
         let mut top: Vec<(u32, f32)> = self.matches(terms, stats, allow)?.into_iter().map(|s| (s.chunk, s.score)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(limit);
@@ -592,14 +581,7 @@ pub struct Stats {
 
 impl Stats {
     pub fn of(views: &[&Bm25], terms: &[String]) -> tantivy::Result<Stats> {
-        let mut s = Stats {
-            docs: 0,
-            tokens: [0; FIELDS],
-            df: Default::default(),
-            terms: terms.to_vec(),
-            entries: Vec::new(),
-            text_df: Vec::new(),
-        };
+        let mut s = Stats { docs: 0, tokens: [0; FIELDS], df: Default::default(), terms: terms.to_vec(), entries: Vec::new(), text_df: Vec::new() };
         for v in views {
             match v {
                 Bm25::Disk(d) => {
@@ -723,8 +705,7 @@ mod tests {
     /// its indexed text holds.
     #[test]
     fn every_match_is_the_whole_ranked_list_in_chunk_order() {
-        let texts: Vec<String> =
-            (0..1500).map(|i| format!("w{}x w{}x w{}x filler{}", i % 7, i % 13, i % 101, i % 3)).collect();
+        let texts: Vec<String> = (0..1500).map(|i| format!("w{}x w{}x w{}x filler{}", i % 7, i % 13, i % 101, i % 3)).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let batch = crate::collection::tests::doc("d", &refs);
         let view = BatchView::from_bytes(archive(&batch), Path::new("mem")).unwrap();
@@ -811,11 +792,14 @@ mod tests {
     /// depend on whether it has been flushed yet.
     #[test]
     fn memory_scores_equal_tantivy_scores() {
-        let mut batch = crate::collection::tests::doc("d", &[
-            "The quick brown fox jumps over the lazy dog near the river bank.",
-            "Foxes are quick; a brown dog sleeps. Rivers flow past banks of clay and stone.",
-            "Nothing relevant here at all, only filler words about weather and tea.",
-        ]);
+        let mut batch = crate::collection::tests::doc(
+            "d",
+            &[
+                "The quick brown fox jumps over the lazy dog near the river bank.",
+                "Foxes are quick; a brown dog sleeps. Rivers flow past banks of clay and stone.",
+                "Nothing relevant here at all, only filler words about weather and tea.",
+            ],
+        );
         batch.docs[0].title = Some("Fox and dog stories".into());
         let bytes = archive(&batch);
         let view = BatchView::from_bytes(bytes, Path::new("mem")).unwrap();

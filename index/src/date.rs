@@ -12,20 +12,7 @@ pub struct DayRange {
     pub to: i32,
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
+const MONTHS: [&str; 12] = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (negative before 1970).
 ///
@@ -62,17 +49,11 @@ fn day(y: i32, m: u32, d: u32) -> Option<i32> {
 
 fn month_range(y: i32, m: u32) -> Option<DayRange> {
     let from = day(y, m, 1)?;
-    Some(DayRange {
-        from,
-        to: from + days_in_month(y, m) as i32 - 1,
-    })
+    Some(DayRange { from, to: from + days_in_month(y, m) as i32 - 1 })
 }
 
 fn year_range(y: i32) -> DayRange {
-    DayRange {
-        from: days_from_civil(y, 1, 1),
-        to: days_from_civil(y, 12, 31),
-    }
+    DayRange { from: days_from_civil(y, 1, 1), to: days_from_civil(y, 12, 31) }
 }
 
 /// Parses a whole string as a date or a partial date.
@@ -131,13 +112,7 @@ fn written_day_at(text: &str, tokens: &[Token], words: &[&str], i: usize) -> Opt
 /// The tokens re-based to start at the first one, for checking the gaps between them.
 fn shift(tokens: &[Token]) -> Vec<Token> {
     let base = tokens[0].start;
-    tokens
-        .iter()
-        .map(|t| Token {
-            start: t.start - base,
-            end: t.end - base,
-        })
-        .collect()
+    tokens.iter().map(|t| Token { start: t.start - base, end: t.end - base }).collect()
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -162,10 +137,7 @@ fn tokenize(s: &str) -> Vec<Token> {
         }
     }
     if let Some(st) = start {
-        out.push(Token {
-            start: st,
-            end: s.len(),
-        });
+        out.push(Token { start: st, end: s.len() });
     }
     out
 }
@@ -184,8 +156,7 @@ fn gaps_are_separators(s: &str, tokens: &[Token]) -> bool {
 }
 
 fn is_separator(gap: &str) -> bool {
-    gap.chars()
-        .all(|c| c.is_whitespace() || c == ',' || c == '.')
+    gap.chars().all(|c| c.is_whitespace() || c == ',' || c == '.')
 }
 
 fn single_token(w: &str) -> Option<DayRange> {
@@ -251,9 +222,7 @@ fn day_of_month(w: &str) -> Option<u32> {
     let suffix = &w[digits.len()..].to_ascii_lowercase();
     let ok_suffix = matches!(suffix.as_str(), "" | "st" | "nd" | "rd" | "th");
     let ok_digits = (1..=2).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
-    (ok_suffix && ok_digits)
-        .then(|| digits.parse().ok())
-        .flatten()
+    (ok_suffix && ok_digits).then(|| digits.parse().ok()).flatten()
 }
 
 /// A month's full English name or an abbreviation of at least three letters (`Sept`).
@@ -262,9 +231,7 @@ fn month(w: &str) -> Option<u32> {
         return None;
     }
     let w = w.to_ascii_lowercase();
-    let index = MONTHS
-        .iter()
-        .position(|name| name.starts_with(w.as_str()))?;
+    let index = MONTHS.iter().position(|name| name.starts_with(w.as_str()))?;
     Some(index as u32 + 1)
 }
 
@@ -289,9 +256,7 @@ fn is_rfc3339_time(t: &str) -> bool {
 
 /// `HH:MM` after the sign of a UTC offset.
 fn is_utc_offset(o: &[u8]) -> bool {
-    let digits = [0, 1, 3, 4]
-        .iter()
-        .all(|&i| o.get(i).is_some_and(u8::is_ascii_digit));
+    let digits = [0, 1, 3, 4].iter().all(|&i| o.get(i).is_some_and(u8::is_ascii_digit));
     o.len() == 5 && o[2] == b':' && digits
 }
 
@@ -310,14 +275,8 @@ mod tests {
         assert_eq!(days_from_civil(1969, 12, 31), -1);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
         assert_eq!(days_from_civil(2024, 3, 14), 19_796);
-        assert_eq!(
-            days_from_civil(1900, 3, 1) - days_from_civil(1900, 2, 28),
-            1
-        );
-        assert_eq!(
-            days_from_civil(2000, 3, 1) - days_from_civil(2000, 2, 28),
-            2
-        );
+        assert_eq!(days_from_civil(1900, 3, 1) - days_from_civil(1900, 2, 28), 1);
+        assert_eq!(days_from_civil(2000, 3, 1) - days_from_civil(2000, 2, 28), 2);
     }
 
     #[test]
@@ -343,19 +302,13 @@ mod tests {
 
     #[test]
     fn parses_months_and_years_as_ranges() {
-        let march = DayRange {
-            from: days_from_civil(2024, 3, 1),
-            to: days_from_civil(2024, 3, 31),
-        };
+        let march = DayRange { from: days_from_civil(2024, 3, 1), to: days_from_civil(2024, 3, 31) };
         assert_eq!(parse_date("2024-03"), Some(march));
         assert_eq!(parse_date("March 2024"), Some(march));
         let feb = parse_date("Feb 2024").unwrap();
         assert_eq!(feb.to - feb.from, 28);
         let year = parse_date("2024").unwrap();
-        assert_eq!(
-            (year.from, year.to - year.from),
-            (days_from_civil(2024, 1, 1), 365)
-        );
+        assert_eq!((year.from, year.to - year.from), (days_from_civil(2024, 1, 1), 365));
     }
 
     #[test]
@@ -392,10 +345,7 @@ mod tests {
     fn finds_day_dates_in_prose_but_not_bare_years() {
         let text = "Seen on 2024-03-14 and again March 15, 2024 (follow-up 16 Mar 2024); \
                     next visit 04/01/2024. Born in 1980, in May 2001.";
-        let want: Vec<i32> = [(2024, 3, 14), (2024, 3, 15), (2024, 3, 16), (2024, 4, 1)]
-            .iter()
-            .map(|&(y, m, d)| days_from_civil(y, m, d))
-            .collect();
+        let want: Vec<i32> = [(2024, 3, 14), (2024, 3, 15), (2024, 3, 16), (2024, 4, 1)].iter().map(|&(y, m, d)| days_from_civil(y, m, d)).collect();
         assert_eq!(find_dates(text), want);
         assert!(find_dates("in 2024 and 2024-02-30 and page 12/2024").is_empty());
     }

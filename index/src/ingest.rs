@@ -89,10 +89,7 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
 /// What the embedder reads for each page: the title, then the page text.
 pub fn embedding_inputs(b: &Batch) -> Vec<String> {
     let title = b.docs.first().and_then(|d| d.title.as_deref()).unwrap_or("");
-    b.pages
-        .iter()
-        .map(|p| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) })
-        .collect()
+    b.pages.iter().map(|p| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) }).collect()
 }
 
 pub fn attach_vectors(b: &mut Batch, dims: usize, data: Vec<f32>) {

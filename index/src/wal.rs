@@ -131,11 +131,7 @@ impl Wal {
             (cur.file.clone(), cur.path.clone())
         };
         let target = self.written.load(Ordering::Acquire);
-        let result = if self.failpoint == Failpoint::FailSync {
-            Err(std::io::Error::other("injected fdatasync failure"))
-        } else {
-            file.sync_data()
-        };
+        let result = if self.failpoint == Failpoint::FailSync { Err(std::io::Error::other("injected fdatasync failure")) } else { file.sync_data() };
         if let Err(source) = result {
             self.failed.store(true, Ordering::Release);
             return Err(WalError::Io { op: "fdatasync", path, source });
@@ -169,7 +165,11 @@ impl Wal {
 fn open_file(dir: &Path, seq: u64) -> Result<Current, WalError> {
     let path = dir.join(file_name(seq));
     let file = OpenOptions::new().create(true).append(true).open(&path).map_err(io("open", &path))?;
-    crate::segment::sync_dir(dir).map_err(|e| WalError::Io { op: "fsync directory", path: dir.to_owned(), source: std::io::Error::other(e.to_string()) })?;
+    crate::segment::sync_dir(dir).map_err(|e| WalError::Io {
+        op: "fsync directory",
+        path: dir.to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     Ok(Current { file: Arc::new(file), seq, path })
 }
 

@@ -42,7 +42,8 @@ fn compat_v1_collections_open_with_the_documents_the_server_listed() {
 
         // The recorded keyword searches without filters, run on the engine directly.
         let prefix = if name == "keyword" { "keyword-only keyword: " } else { "library keyword: " };
-        let searches: Vec<&Value> = expected["answers"].as_array().unwrap().iter().filter(|a| a["name"].as_str().unwrap().starts_with(prefix)).collect();
+        let searches: Vec<&Value> =
+            expected["answers"].as_array().unwrap().iter().filter(|a| a["name"].as_str().unwrap().starts_with(prefix)).collect();
         assert!(!searches.is_empty(), "{name}");
         for a in searches {
             let body = &a["body"];

@@ -35,8 +35,7 @@ fn model(id: &str, precision: Precision) -> &'static Model {
         let mut v = Vec::new();
         for id in [E5, MINILM] {
             for p in [Precision::Int8, Precision::Fp32] {
-                let m = Model::load(&models_dir(), &runtime_lib(), id, p)
-                    .unwrap_or_else(|e| panic!("{e} (run ops/setup to install the models)"));
+                let m = Model::load(&models_dir(), &runtime_lib(), id, p).unwrap_or_else(|e| panic!("{e} (run ops/setup to install the models)"));
                 v.push((id.to_owned(), p, m));
             }
         }
@@ -161,9 +160,8 @@ fn long_texts_are_truncated_at_the_models_limit() {
 #[test]
 fn the_reranker_slot_scores_like_the_numpy_forward_pass() {
     let out = tempfile_dir();
-    let cache = std::env::var("QUARRY_CACHE").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/quarry")
-    });
+    let cache =
+        std::env::var("QUARRY_CACHE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/quarry"));
     let status = std::process::Command::new(cache.join("venv/bin/python"))
         .arg(models_dir().join("standin_reranker.py"))
         .arg(&out)
@@ -172,8 +170,8 @@ fn the_reranker_slot_scores_like_the_numpy_forward_pass() {
     assert!(status.success());
     let expected: Value = serde_json::from_str(&std::fs::read_to_string(out.join("expected.json")).unwrap()).unwrap();
     let items = expected["items"].as_array().unwrap();
-    let mut r = Reranker::load(&runtime_lib(), &out.join("standin-reranker.onnx"), &models_dir().join("all-MiniLM-L6-v2.tokenizer.json"), 256, 0)
-        .unwrap();
+    let mut r =
+        Reranker::load(&runtime_lib(), &out.join("standin-reranker.onnx"), &models_dir().join("all-MiniLM-L6-v2.tokenizer.json"), 256, 0).unwrap();
     // One query at a time, several passages per call (a padded batch).
     for query in ["how do vaccines work", "capital of france"] {
         let mine: Vec<&Value> = items.iter().filter(|i| i["query"] == query).collect();
@@ -192,4 +190,3 @@ fn tempfile_dir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
-

@@ -85,13 +85,7 @@ impl ShardAuth {
         }
         let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
         let rate = self.app.plan(&account.plan).rate;
-        Ok(Principal {
-            bucket: self.app.buckets.get(prefix, rate),
-            account_id: account.id,
-            prefix: key.prefix,
-            plan: account.plan,
-            hash: stored,
-        })
+        Ok(Principal { bucket: self.app.buckets.get(prefix, rate), account_id: account.id, prefix: key.prefix, plan: account.plan, hash: stored })
     }
 }
 

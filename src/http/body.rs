@@ -37,10 +37,9 @@ pub async fn read(headers: &HeaderMap, body: Incoming, limits: BodyLimits) -> Re
     };
     match futures_lite::future::or(async { collect.await.map_err(Some) }, timeout).await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(None) => Err(ApiError::new(
-            Code::BodyTimeout,
-            format!("The request body did not arrive within {}.", humantime::format_duration(limits.timeout)),
-        )),
+        Err(None) => {
+            Err(ApiError::new(Code::BodyTimeout, format!("The request body did not arrive within {}.", humantime::format_duration(limits.timeout))))
+        }
         Err(Some(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(limits.max_bytes)),
         Err(Some(e)) => Err(ApiError::new(Code::InvalidJson, format!("The request body could not be read: {e}"))),
     }
@@ -143,10 +142,7 @@ pub fn value(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
 }
 
 fn syntax(e: &serde_json::Error) -> ApiError {
-    ApiError::new(
-        Code::InvalidJson,
-        format!("The body is not valid JSON: {} at line {} column {}.", strip_position(e), e.line(), e.column()),
-    )
+    ApiError::new(Code::InvalidJson, format!("The body is not valid JSON: {} at line {} column {}.", strip_position(e), e.line(), e.column()))
 }
 
 /// serde_json's message without its trailing " at line L column C".

@@ -13,9 +13,8 @@ pub type Reply = Response<ReplyBody>;
 /// A whole body, or one that streams (server-sent events); dropping a streamed
 /// body (the client went away) drops its source.
 pub type ReplyBody = http_body_util::Either<Full<Bytes>, Streamed>;
-pub type Streamed = http_body_util::StreamBody<
-    std::pin::Pin<Box<dyn futures_lite::Stream<Item = Result<hyper::body::Frame<Bytes>, std::convert::Infallible>>>>,
->;
+pub type Streamed =
+    http_body_util::StreamBody<std::pin::Pin<Box<dyn futures_lite::Stream<Item = Result<hyper::body::Frame<Bytes>, std::convert::Infallible>>>>>;
 
 pub static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 pub static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");

@@ -20,15 +20,15 @@ use hyper::service::service_fn;
 
 use super::body::BodyLimits;
 use super::conn::{Close, Connections, TICK};
-use super::router::Router;
-use crate::error::{ApiError, Code};
-use crate::metrics::ShardMetrics;
 use super::handler::handle;
 use super::protocol_error::ServedIo;
-use crate::net::io::GlommioIo;
+use super::router::Router;
 use crate::app::App;
 use crate::auth::ShardAuth;
 use crate::config::HttpConfig;
+use crate::error::{ApiError, Code};
+use crate::metrics::ShardMetrics;
+use crate::net::io::GlommioIo;
 
 /// hyper's built-in request header limit.
 const HYPER_MAX_HEADERS: usize = 100;

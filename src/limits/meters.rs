@@ -47,11 +47,7 @@ impl std::fmt::Display for Exceeded {
         if self.what == "stored_chars" {
             return write!(f, "This plan stores at most {} characters; delete documents or move to a larger plan.", self.allowance);
         }
-        write!(
-            f,
-            "This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.",
-            self.what, self.allowance
-        )
+        write!(f, "This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.", self.what, self.allowance)
     }
 }
 
@@ -152,12 +148,7 @@ impl AccountMeters {
 
     pub fn counts(&self) -> MonthCounts {
         let c = |m: Meter| self.counts[m.index()].load(Ordering::Acquire);
-        MonthCounts {
-            search: c(Meter::Search),
-            extract: c(Meter::Extract),
-            research: c(Meter::Research),
-            pages_indexed: c(Meter::PagesIndexed),
-        }
+        MonthCounts { search: c(Meter::Search), extract: c(Meter::Extract), research: c(Meter::Research), pages_indexed: c(Meter::PagesIndexed) }
     }
 
     pub fn stored_chars(&self) -> u64 {
@@ -185,9 +176,7 @@ impl Meters {
             None => {
                 let (counts, stored) = self.records.meters(account_id, &month)?;
                 let mut map = self.accounts.write().unwrap_or_else(|p| p.into_inner());
-                map.entry(account_id.to_owned())
-                    .or_insert_with(|| Arc::new(AccountMeters::new(month.clone(), counts, stored)))
-                    .clone()
+                map.entry(account_id.to_owned()).or_insert_with(|| Arc::new(AccountMeters::new(month.clone(), counts, stored))).clone()
             }
         };
         meters.roll(&month);

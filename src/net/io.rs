@@ -14,7 +14,6 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
 use hyper::rt::{Read, ReadBufCursor, Write};
 
-
 /// What a connection's traffic marks as active.
 pub trait Activity {
     /// Bytes were received.

@@ -50,8 +50,7 @@ impl Service {
         let old = self.by_field(owned, key, &values);
         let values: Vec<String> = docs.iter().map(|(v, _)| v.clone()).collect();
         let added = futures_util::future::join_all(docs.into_iter().map(|(_, doc)| self.add(caller, owned, doc, None))).await;
-        let replaced: std::collections::HashSet<&str> =
-            values.iter().zip(&added).filter(|(_, a)| a.is_ok()).map(|(v, _)| v.as_str()).collect();
+        let replaced: std::collections::HashSet<&str> = values.iter().zip(&added).filter(|(_, a)| a.is_ok()).map(|(v, _)| v.as_str()).collect();
         let stale: Vec<String> = old.into_iter().filter(|(_, v)| replaced.contains(v.as_str())).map(|(id, _)| id).collect();
         self.delete_many(owned, &stale).await?;
         added.into_iter().collect()

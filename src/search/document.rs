@@ -70,4 +70,3 @@ fn flatten(key: &str, v: &Value, out: &mut Vec<Field>) {
         Value::Null => push(out, FieldValue::Null),
     }
 }
-

@@ -31,10 +31,7 @@ impl IngestPool {
         for i in 0..threads.max(1) {
             let embedder = model.map(|m| m.embedder()).transpose()?;
             let rx = rx.clone();
-            thread::Builder::new()
-                .name(format!("ingest-{i}"))
-                .spawn(move || work(Worker { embedder }, &rx))
-                .expect("spawning an ingest thread");
+            thread::Builder::new().name(format!("ingest-{i}")).spawn(move || work(Worker { embedder }, &rx)).expect("spawning an ingest thread");
         }
         Ok(IngestPool { tx })
     }

@@ -98,12 +98,7 @@ mod tests {
     #[test]
     fn glommio_rings_are_created_with_coop_taskrun() {
         let (coop, refused) = super::coop_taskrun_rings();
-        glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
-            .io_memory(64 << 10)
-            .spawn(|| async {})
-            .unwrap()
-            .join()
-            .unwrap();
+        glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound).io_memory(64 << 10).spawn(|| async {}).unwrap().join().unwrap();
         let (coop_after, refused_after) = super::coop_taskrun_rings();
         let wrapped = (coop_after - coop) + (refused_after - refused);
         assert!(wrapped >= 3, "glommio's rings did not go through the wrap: {wrapped} of 3");

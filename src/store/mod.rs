@@ -13,15 +13,12 @@ mod records;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use redb::{
-    Database, MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable, ReadableTable,
-    TableDefinition,
-};
+use redb::{Database, MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use error::StoreError;
 use error::Op;
+pub use error::StoreError;
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 
 /// The schema this build writes. A store with a higher number is refused.
@@ -73,9 +70,7 @@ impl Records {
             let mut meta = txn.open_table(META).op("open meta")?;
             let found = meta.get("schema_version").op("read schema version")?.map(|v| v.value());
             match found {
-                Some(v) if v > SCHEMA_VERSION => {
-                    return Err(StoreError::Version { path: self.path.clone(), found: v, expected: SCHEMA_VERSION })
-                }
+                Some(v) if v > SCHEMA_VERSION => return Err(StoreError::Version { path: self.path.clone(), found: v, expected: SCHEMA_VERSION }),
                 Some(_) => {}
                 None => {
                     meta.insert("schema_version", SCHEMA_VERSION).op("write schema version")?;
@@ -96,12 +91,7 @@ impl Records {
     /// Creates an account and its first key in one transaction. `next_key` is asked
     /// again while its prefix is already taken. Fails with `Conflict` when the email
     /// already has an account.
-    pub fn create_account(
-        &self,
-        account: &AccountRecord,
-        next_key: &mut dyn FnMut() -> NewKey,
-        created_at: &str,
-    ) -> Result<KeyRecord, StoreError> {
+    pub fn create_account(&self, account: &AccountRecord, next_key: &mut dyn FnMut() -> NewKey, created_at: &str) -> Result<KeyRecord, StoreError> {
         let txn = self.db.begin_write().op("begin create account")?;
         let key = {
             let mut emails = txn.open_table(EMAILS).op("open emails")?;
@@ -323,13 +313,8 @@ fn insert_key(
             break candidate;
         }
     };
-    let record = KeyRecord {
-        prefix: new.prefix,
-        account_id: account_id.to_owned(),
-        hash: new.hash,
-        created_at: created_at.to_owned(),
-        revoked_at: None,
-    };
+    let record =
+        KeyRecord { prefix: new.prefix, account_id: account_id.to_owned(), hash: new.hash, created_at: created_at.to_owned(), revoked_at: None };
     keys.insert(record.prefix.as_str(), to_json(&record).as_slice()).op("insert key")?;
     let mut index = txn.open_multimap_table(ACCOUNT_KEYS).op("open account keys")?;
     index.insert(account_id, record.prefix.as_str()).op("index key")?;

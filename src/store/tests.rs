@@ -133,7 +133,8 @@ fn concurrent_key_adds_cannot_pass_the_cap() {
 fn stored_chars_are_reconciled_to_the_truth() {
     let dir = tempfile::tempdir().unwrap();
     let r = Records::open(dir.path()).unwrap();
-    let snap = |id: &str, stored_chars| MeterSnapshot { account_id: id.into(), month: "2026-11".into(), counts: MonthCounts::default(), stored_chars };
+    let snap =
+        |id: &str, stored_chars| MeterSnapshot { account_id: id.into(), month: "2026-11".into(), counts: MonthCounts::default(), stored_chars };
     r.save_meters(&[snap("acct_a", 177_003), snap("acct_b", 50), snap("acct_c", 9)]).unwrap();
     let truth: BTreeMap<String, u64> = [("acct_a".to_owned(), 168_620), ("acct_c".to_owned(), 9), ("acct_d".to_owned(), 4)].into();
     let changed = r.reconcile_stored_chars(&truth).unwrap();

@@ -58,7 +58,14 @@ struct Acked {
 }
 
 /// Adds documents from `threads` clients until `stop`; returns those acknowledged.
-fn add_until(addr: SocketAddr, key: &str, col: &str, round: usize, threads: usize, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<Vec<Acked>>> {
+fn add_until(
+    addr: SocketAddr,
+    key: &str,
+    col: &str,
+    round: usize,
+    threads: usize,
+    stop: Arc<AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Vec<Acked>>> {
     (0..threads)
         .map(|t| {
             let (key, path, stop) = (key.to_owned(), format!("/v1/collections/{col}/documents"), stop.clone());
@@ -168,14 +175,20 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
 
 #[test]
 fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
-    let mut s = TestServer::with(Options { config: "[index]\nflush_interval = \"1h\"\n[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\n".into(), ..Options::default() });
+    let mut s = TestServer::with(Options {
+        config: "[index]\nflush_interval = \"1h\"\n[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\n".into(),
+        ..Options::default()
+    });
     let (key, col) = setup(&s);
     let stop = Arc::new(AtomicBool::new(false));
-    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone()).into_iter().flat_map(|c| {
-        std::thread::sleep(Duration::from_millis(300));
-        stop.store(true, Ordering::Release);
-        c.join().unwrap()
-    }).collect();
+    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone())
+        .into_iter()
+        .flat_map(|c| {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::Release);
+            c.join().unwrap()
+        })
+        .collect();
     s.kill9();
     let wal_dir = s.data().join("collections").join(&col).join("wal");
     let newest = std::fs::read_dir(&wal_dir).unwrap().map(|e| e.unwrap().path()).max().unwrap();
@@ -212,4 +225,3 @@ fn a_failed_sync_answers_500_and_the_document_is_not_visible() {
     let r = s.request("POST", &format!("/v1/collections/{col}/search"), Some(&key), Some(&q));
     assert!(r.json()["results"].as_array().unwrap().is_empty());
 }
-

@@ -73,11 +73,8 @@ impl Conn {
             let mut parsed = httparse::Response::new(&mut headers);
             if let httparse::Status::Complete(head_len) = parsed.parse(&self.buf).expect("valid response head") {
                 let status = parsed.code.unwrap();
-                let headers: Vec<(String, String)> = parsed
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.to_ascii_lowercase(), String::from_utf8_lossy(h.value).into_owned()))
-                    .collect();
+                let headers: Vec<(String, String)> =
+                    parsed.headers.iter().map(|h| (h.name.to_ascii_lowercase(), String::from_utf8_lossy(h.value).into_owned())).collect();
                 let len: usize = headers.iter().find(|(k, _)| k == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
                 while self.buf.len() < head_len + len {
                     self.fill()?;

@@ -98,10 +98,15 @@ fn documents_are_added_listed_read_paged_and_deleted() {
     let s = TestServer::start();
     let (_, key) = s.signup("docs@example.com");
     let col = create_collection(&s, &key, "Books");
-    let created = add(&s, &key, &col, &json!({
-        "title": "Field notes", "author": "A. Naturalist", "metadata": {"shelf": {"row": 3}, "date": "2024-03-14"},
-        "text": "# Birds\n\nBirds have feathers.\n\n- robins\n- wrens\n\u{c}## Bees\n\nBees make honey in hives. ✓ naïve café"
-    }));
+    let created = add(
+        &s,
+        &key,
+        &col,
+        &json!({
+            "title": "Field notes", "author": "A. Naturalist", "metadata": {"shelf": {"row": 3}, "date": "2024-03-14"},
+            "text": "# Birds\n\nBirds have feathers.\n\n- robins\n- wrens\n\u{c}## Bees\n\nBees make honey in hives. ✓ naïve café"
+        }),
+    );
     assert_eq!((created["pages"].as_u64(), created["format"].as_str(), created["chunker"].as_str()), (Some(2), Some("markdown"), Some("prose")));
     let doc = created["id"].as_str().unwrap();
     let got = s.get(&format!("/v1/collections/{col}/documents/{doc}"), Some(&key)).json();

@@ -76,7 +76,8 @@ fn compat_v1_data_directory_opens_and_answers_the_same() {
 #[test]
 #[ignore = "writes a new fixture folder; run by hand for a new format version"]
 fn make_compat_fixture() {
-    let out = std::env::var("COMPAT_FIXTURE_OUT").expect("COMPAT_FIXTURE_OUT (not QUARRY_*: the server reads those) names the new folder, e.g. tests/data/compat/v2");
+    let out = std::env::var("COMPAT_FIXTURE_OUT")
+        .expect("COMPAT_FIXTURE_OUT (not QUARRY_*: the server reads those) names the new folder, e.g. tests/data/compat/v2");
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join(out);
     assert!(!out.exists(), "{} exists: a fixture is never regenerated in place; a new format gets a new folder", out.display());
 
@@ -266,58 +267,82 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Twelve small documents: titles, authors, metadata with dates and nested keys,
 /// Markdown pages with headings, lists and tables, printed pages with numbers.
 const CORPUS: &[fn() -> Value] = &[
-    || json!({
-        "title": "Field notes on birds", "author": "A. Naturalist",
-        "metadata": {"date": "2024-03-14", "topic": {"kind": "nature"}, "tags": ["birds", "field"]},
-        "text": "# Birds\n\nBirds have feathers and hollow bones, which keep them light in flight.\n\n- robins\n- wrens\n- swifts\n\u{c}## Migration\n\nMany birds fly south in autumn and return in spring, following the same routes each year."
-    }),
-    || json!({
-        "title": "Volcanoes", "metadata": {"date": "2023-06-01", "topic": {"kind": "earth"}},
-        "text": "A volcano erupts when magma rises through the crust. Lava flows can bury whole towns, and ash clouds ground aircraft for days."
-    }),
-    || json!({
-        "title": "Tea brewing guide", "author": "The Tea Room",
-        "metadata": {"date": "2022-11-30", "topic": {"kind": "food"}, "rating": 4.5},
-        "text": "# Brewing tea\n\nWater temperature matters more than the leaves.\n\n| Tea | Water | Minutes |\n|---|---|---|\n| Green | 80 °C | 2 |\n| Black | 95 °C | 4 |\n| Oolong | 90 °C | 3 |\n\nSteep green tea briefly in water below boiling."
-    }),
-    || json!({
-        "title": "Draft memo (withdrawn)", "metadata": {"date": "2021-01-05", "status": "draft"},
-        "text": "This withdrawn memo proposed cutting the travel budget by half. It was never adopted."
-    }),
-    || json!({
-        "title": "The history of paper", "author": "C. Historian",
-        "metadata": {"date": "1999", "topic": {"kind": "history"}},
-        "pages": [
-            {"number": "1", "volume": "I", "heading": "Origins", "text": "Paper was first made in China from mulberry bark and hemp, around the second century."},
-            {"number": "2", "volume": "I", "heading": "Spread", "text": "The craft of writing on paper spread along trade routes to Samarkand, Baghdad and later Europe."}
-        ]
-    }),
-    || json!({
-        "title": "Bees and pollination", "metadata": {"date": "2024-05-20", "topic": {"kind": "nature"}},
-        "text": "## Bees\n\nBees carry pollen from flower to flower while they gather nectar, which lets plants make seeds.\n\n1. scout\n2. forage\n3. return to the hive"
-    }),
-    || json!({
-        "title": "Ownership in Rust", "metadata": {"date": "2025-01-10", "topic": {"kind": "software"}},
-        "text": "# Ownership\n\nEvery value has one owner. When the owner goes out of scope the value is dropped.\n\n- moves transfer ownership\n- borrows lend it for a while"
-    }),
-    || json!({
-        "title": "Ocean tides", "metadata": {"date": "2020-08-08", "topic": {"kind": "earth"}},
-        "text": "--- page 1 ---\nTides rise and fall twice a day.\n--- page 2 ---\nThe Moon's gravity pulls the oceans into a bulge.\n--- page 3 ---\nSpring tides come when the Sun and Moon line up."
-    }),
-    || json!({
-        "title": "Cats", "metadata": {"date": "2023-05-01", "topic": {"kind": "nature"}},
-        "text": "Cats are small carnivorous mammals. A cat purrs when content and hunts mice at night."
-    }),
-    || json!({
-        "title": "Mountain weather", "metadata": {"date": "2024-12-01", "topic": {"kind": "earth"}},
-        "text": "# Mountain weather\n\nThe air cools as it rises.\n\n| Altitude | Temperature |\n|---|---|\n| 0 m | 15 °C |\n| 2000 m | 2 °C |\n\nStorms build quickly over high peaks in the afternoon."
-    }),
-    || json!({
-        "title": "Shopping list", "metadata": {"date": "2025-02-02"},
-        "text": "Milk, eggs, flour and a bag of green tea."
-    }),
-    || json!({
-        "title": "Glaciers", "author": "D. Geologist", "metadata": {"date": "2019-04-04", "topic": {"kind": "earth"}},
-        "text": "# Glaciers\n\nA glacier is a persistent body of dense ice that moves slowly downhill under its own weight, carving valleys as it goes."
-    }),
+    || {
+        json!({
+            "title": "Field notes on birds", "author": "A. Naturalist",
+            "metadata": {"date": "2024-03-14", "topic": {"kind": "nature"}, "tags": ["birds", "field"]},
+            "text": "# Birds\n\nBirds have feathers and hollow bones, which keep them light in flight.\n\n- robins\n- wrens\n- swifts\n\u{c}## Migration\n\nMany birds fly south in autumn and return in spring, following the same routes each year."
+        })
+    },
+    || {
+        json!({
+            "title": "Volcanoes", "metadata": {"date": "2023-06-01", "topic": {"kind": "earth"}},
+            "text": "A volcano erupts when magma rises through the crust. Lava flows can bury whole towns, and ash clouds ground aircraft for days."
+        })
+    },
+    || {
+        json!({
+            "title": "Tea brewing guide", "author": "The Tea Room",
+            "metadata": {"date": "2022-11-30", "topic": {"kind": "food"}, "rating": 4.5},
+            "text": "# Brewing tea\n\nWater temperature matters more than the leaves.\n\n| Tea | Water | Minutes |\n|---|---|---|\n| Green | 80 °C | 2 |\n| Black | 95 °C | 4 |\n| Oolong | 90 °C | 3 |\n\nSteep green tea briefly in water below boiling."
+        })
+    },
+    || {
+        json!({
+            "title": "Draft memo (withdrawn)", "metadata": {"date": "2021-01-05", "status": "draft"},
+            "text": "This withdrawn memo proposed cutting the travel budget by half. It was never adopted."
+        })
+    },
+    || {
+        json!({
+            "title": "The history of paper", "author": "C. Historian",
+            "metadata": {"date": "1999", "topic": {"kind": "history"}},
+            "pages": [
+                {"number": "1", "volume": "I", "heading": "Origins", "text": "Paper was first made in China from mulberry bark and hemp, around the second century."},
+                {"number": "2", "volume": "I", "heading": "Spread", "text": "The craft of writing on paper spread along trade routes to Samarkand, Baghdad and later Europe."}
+            ]
+        })
+    },
+    || {
+        json!({
+            "title": "Bees and pollination", "metadata": {"date": "2024-05-20", "topic": {"kind": "nature"}},
+            "text": "## Bees\n\nBees carry pollen from flower to flower while they gather nectar, which lets plants make seeds.\n\n1. scout\n2. forage\n3. return to the hive"
+        })
+    },
+    || {
+        json!({
+            "title": "Ownership in Rust", "metadata": {"date": "2025-01-10", "topic": {"kind": "software"}},
+            "text": "# Ownership\n\nEvery value has one owner. When the owner goes out of scope the value is dropped.\n\n- moves transfer ownership\n- borrows lend it for a while"
+        })
+    },
+    || {
+        json!({
+            "title": "Ocean tides", "metadata": {"date": "2020-08-08", "topic": {"kind": "earth"}},
+            "text": "--- page 1 ---\nTides rise and fall twice a day.\n--- page 2 ---\nThe Moon's gravity pulls the oceans into a bulge.\n--- page 3 ---\nSpring tides come when the Sun and Moon line up."
+        })
+    },
+    || {
+        json!({
+            "title": "Cats", "metadata": {"date": "2023-05-01", "topic": {"kind": "nature"}},
+            "text": "Cats are small carnivorous mammals. A cat purrs when content and hunts mice at night."
+        })
+    },
+    || {
+        json!({
+            "title": "Mountain weather", "metadata": {"date": "2024-12-01", "topic": {"kind": "earth"}},
+            "text": "# Mountain weather\n\nThe air cools as it rises.\n\n| Altitude | Temperature |\n|---|---|\n| 0 m | 15 °C |\n| 2000 m | 2 °C |\n\nStorms build quickly over high peaks in the afternoon."
+        })
+    },
+    || {
+        json!({
+            "title": "Shopping list", "metadata": {"date": "2025-02-02"},
+            "text": "Milk, eggs, flour and a bag of green tea."
+        })
+    },
+    || {
+        json!({
+            "title": "Glaciers", "author": "D. Geologist", "metadata": {"date": "2019-04-04", "topic": {"kind": "earth"}},
+            "text": "# Glaciers\n\nA glacier is a persistent body of dense ice that moves slowly downhill under its own weight, carving valleys as it goes."
+        })
+    },
 ];

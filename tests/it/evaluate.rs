@@ -53,9 +53,14 @@ fn every_kind_of_relevant_item_is_scored_in_every_variant() {
     let water = add(&s, &key, &col, &json!({"title": "Water law", "text": WATER}));
     assert_eq!(water["pages"], 3);
     add(&s, &key, &col, &json!({"title": "Audit rules", "text": "The contract permits one audit per year, with thirty days notice."}));
-    let volcano =
-        add(&s, &key, &col, &json!({"title": "Volcanoes", "text": "A volcano erupts when magma rises through the crust. Lava flows can bury whole towns."}));
-    let tea = add(&s, &key, &col, &json!({"title": "Tea", "text": "Green tea is brewed from unoxidised leaves. Steep it briefly in water below boiling."}));
+    let volcano = add(
+        &s,
+        &key,
+        &col,
+        &json!({"title": "Volcanoes", "text": "A volcano erupts when magma rises through the crust. Lava flows can bury whole towns."}),
+    );
+    let tea =
+        add(&s, &key, &col, &json!({"title": "Tea", "text": "Green tea is brewed from unoxidised leaves. Steep it briefly in water below boiling."}));
     let page = |doc: &Value, n: u32| {
         let id = doc["id"].as_str().unwrap();
         s.get(&format!("/v1/collections/{col}/documents/{id}/pages/{n}"), Some(&key)).json()["page"]["citation"].as_str().unwrap().to_owned()
@@ -91,7 +96,10 @@ fn every_kind_of_relevant_item_is_scored_in_every_variant() {
     for field in ["n", "k", "embedder", "reranker", "variants", "perQuestion", "notes"] {
         assert!(r.get(field).is_some(), "{field}: {r}");
     }
-    assert_eq!((r["n"].as_u64(), r["k"].as_u64(), r["embedder"].as_str(), r["reranker"].clone()), (Some(5), Some(5), Some("all-MiniLM-L6-v2"), Value::Null));
+    assert_eq!(
+        (r["n"].as_u64(), r["k"].as_u64(), r["embedder"].as_str(), r["reranker"].clone()),
+        (Some(5), Some(5), Some("all-MiniLM-L6-v2"), Value::Null)
+    );
     assert_eq!(r["variants"].as_object().unwrap().len(), 3, "{r}");
     assert!(has_note(&r, "hybrid+rerank skipped: no reranker"), "{r}");
     // The unresolvable items are notes, and the question without any is not counted.

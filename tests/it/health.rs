@@ -57,9 +57,8 @@ fn metrics_count_requests_by_route_and_status() {
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/plain"));
     let text = r.text();
-    let count = |needle: &str| -> u64 {
-        text.lines().filter(|l| l.starts_with(needle)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum()
-    };
+    let count =
+        |needle: &str| -> u64 { text.lines().filter(|l| l.starts_with(needle)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum() };
     assert_eq!(count("quarry_http_requests_total{route=\"health\",status=\"200\"}"), 3, "{text}");
     assert_eq!(count("quarry_http_requests_total{route=\"account\",status=\"401\"}"), 1);
     assert_eq!(count("quarry_http_request_duration_seconds_count{route=\"health\"}"), 3);
@@ -84,7 +83,11 @@ fn metrics_time_every_route_and_gauge_the_index() {
     }
     let text = s.get("/metrics", None).text();
     let value = |needle: &str| -> f64 {
-        text.lines().find(|l| l.starts_with(needle)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no {needle} in {text}"))
+        text.lines()
+            .find(|l| l.starts_with(needle))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {needle} in {text}"))
     };
     for route in ["health", "plans", "metrics"] {
         assert!(value(&format!("quarry_http_request_duration_seconds_sum{{route=\"{route}\"}}")) > 0.0, "{route} was not timed: {text}");

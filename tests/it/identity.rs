@@ -264,7 +264,10 @@ fn signup_from(s: &TestServer, source: std::net::Ipv4Addr, email: &str) -> (u16,
         std::net::TcpStream::from_raw_fd(fd)
     };
     let body = format!("{{\"email\":\"{email}\"}}");
-    let req = format!("POST /v1/signup HTTP/1.1\r\nhost: q\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+    let req = format!(
+        "POST /v1/signup HTTP/1.1\r\nhost: q\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
     stream.write_all(req.as_bytes()).unwrap();
     let mut text = String::new();
     stream.read_to_string(&mut text).unwrap();

@@ -58,11 +58,7 @@ fn after_kill_9_and_restart_every_account_and_key_is_there() {
 #[test]
 fn a_second_server_on_the_same_data_directory_is_refused() {
     let s = TestServer::start();
-    let out = Command::new(bin())
-        .args(["serve", "--listen", "127.0.0.1:0", "--shards", "1", "--data"])
-        .arg(s.data())
-        .output()
-        .unwrap();
+    let out = Command::new(bin()).args(["serve", "--listen", "127.0.0.1:0", "--shards", "1", "--data"]).arg(s.data()).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in use by another process"), "{err}");

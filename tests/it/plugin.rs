@@ -138,7 +138,11 @@ fn re_upsert_replaces_and_the_default_collection_comes_with_the_first() {
     assert_eq!(ask(&s, &key, "bananas", json!({})), ["x"]);
     assert_eq!(collections(&s, &key)[0].2, 1, "replaced, not added");
     // Ids are generated when absent (or empty); the same id twice in a batch: the later wins.
-    let ids = upsert(&s, &key, json!({"documents": [{"text": "Cherries are red."}, {"id": "", "text": "Dates are sweet."}, {"id": "y", "text": "Elderberries."}, {"id": "y", "text": "Figs."}]}));
+    let ids = upsert(
+        &s,
+        &key,
+        json!({"documents": [{"text": "Cherries are red."}, {"id": "", "text": "Dates are sweet."}, {"id": "y", "text": "Elderberries."}, {"id": "y", "text": "Figs."}]}),
+    );
     assert_eq!((ids.len(), ids[2].as_str(), ids[3].as_str()), (4, "y", "y"));
     assert!(ids[0].starts_with("doc_") && ids[1].starts_with("doc_") && ids[0] != ids[1], "{ids:?}");
     assert_eq!(ask(&s, &key, "figs", json!({})), ["y"]);
@@ -223,12 +227,27 @@ fn plugin_errors_have_fastapis_shapes() {
         ("POST", "/query", json!({"queries": [{"query": "a", "top_k": 0}]}), json!(["body", "queries", 0, "top_k"])),
         ("POST", "/query", json!({"queries": [{"query": " "}]}), json!(["body", "queries", 0, "query"])),
         ("POST", "/query", json!({"queries": [{"query": "a", "filter": {"source": "fax"}}]}), json!(["body", "queries", 0, "filter", "source"])),
-        ("POST", "/query", json!({"queries": [{"query": "a", "filter": {"start_date": "someday"}}]}), json!(["body", "queries", 0, "filter", "start_date"])),
+        (
+            "POST",
+            "/query",
+            json!({"queries": [{"query": "a", "filter": {"start_date": "someday"}}]}),
+            json!(["body", "queries", 0, "filter", "start_date"]),
+        ),
         ("POST", "/query", json!({"queries": [{"query": "a", "filter": {"author": 7}}]}), json!(["body", "queries", 0, "filter", "author"])),
         ("POST", "/query", json!({"namespace": "", "queries": [{"query": "a"}]}), json!(["body", "namespace"])),
         ("POST", "/upsert", json!({"documents": [{"id": "a"}]}), json!(["body", "documents", 0, "text"])),
-        ("POST", "/upsert", json!({"documents": [{"text": "a", "metadata": {"source": "fax"}}]}), json!(["body", "documents", 0, "metadata", "source"])),
-        ("POST", "/upsert", json!({"documents": [{"text": "a", "metadata": {"created_at": "yesterday"}}]}), json!(["body", "documents", 0, "metadata", "created_at"])),
+        (
+            "POST",
+            "/upsert",
+            json!({"documents": [{"text": "a", "metadata": {"source": "fax"}}]}),
+            json!(["body", "documents", 0, "metadata", "source"]),
+        ),
+        (
+            "POST",
+            "/upsert",
+            json!({"documents": [{"text": "a", "metadata": {"created_at": "yesterday"}}]}),
+            json!(["body", "documents", 0, "metadata", "created_at"]),
+        ),
         ("POST", "/upsert", json!({"documents": [{"text": "ok"}, {"text": ""}]}), json!(["body", "documents", 1, "text"])),
         ("DELETE", "/delete", json!({}), json!(["body"])),
         ("DELETE", "/delete", json!({"ids": "a"}), json!(["body", "ids"])),
@@ -279,7 +298,15 @@ fn upload(s: &TestServer, path: &str, key: &str, parts: &[Part]) -> Response {
 fn upsert_file_takes_text_and_markdown_and_refuses_other_types_by_name() {
     let s = keyword_server();
     let (_, key) = s.signup("files@example.com");
-    let r = ok(upload(&s, "/upsert-file", &key, &[("file", Some(("guide.md", "text/markdown")), "# Sourdough\n\nFeed the starter twice a day."), ("metadata", None, r#"{"source": "file", "author": "Baker"}"#)]));
+    let r = ok(upload(
+        &s,
+        "/upsert-file",
+        &key,
+        &[
+            ("file", Some(("guide.md", "text/markdown")), "# Sourdough\n\nFeed the starter twice a day."),
+            ("metadata", None, r#"{"source": "file", "author": "Baker"}"#),
+        ],
+    ));
     let id = r["ids"][0].as_str().unwrap().to_owned();
     let r = query(&s, &key, json!({"queries": [{"query": "sourdough starter", "filter": {"source": "file", "author": "Baker"}}]}));
     assert_eq!(docs(&r, 0), vec![id.clone()]);
@@ -292,7 +319,8 @@ fn upsert_file_takes_text_and_markdown_and_refuses_other_types_by_name() {
     assert!(r.json()["detail"][0]["msg"].as_str().unwrap().contains("application/pdf"), "{}", r.text());
     let (loc, _) = invalid(&upload(&s, "/upsert-file", &key, &[("metadata", None, "{}")]));
     assert_eq!(loc, json!(["body", "file"]));
-    let (loc, _) = invalid(&upload(&s, "/upsert-file", &key, &[("file", Some(("a.txt", "text/plain")), "x"), ("metadata", None, r#"{"source": 5}"#)]));
+    let (loc, _) =
+        invalid(&upload(&s, "/upsert-file", &key, &[("file", Some(("a.txt", "text/plain")), "x"), ("metadata", None, r#"{"source": 5}"#)]));
     assert_eq!(loc, json!(["body", "metadata", "source"]));
     let (loc, _) = invalid(&send(&s, "POST", "/upsert-file", &key, &json!({"file": "x"})));
     assert_eq!(loc, json!(["body", "file"]));
@@ -302,7 +330,13 @@ fn upsert_file_takes_text_and_markdown_and_refuses_other_types_by_name() {
 fn sub_routes_answer_as_the_root_ones() {
     let s = keyword_server();
     let (_, key) = s.signup("sub@example.com");
-    ok(send(&s, "POST", "/sub/upsert", &key, &json!({"documents": [{"id": "a", "text": "Granite is an igneous rock."}, {"id": "b", "text": "Basalt is a volcanic rock."}]})));
+    ok(send(
+        &s,
+        "POST",
+        "/sub/upsert",
+        &key,
+        &json!({"documents": [{"id": "a", "text": "Granite is an igneous rock."}, {"id": "b", "text": "Basalt is a volcanic rock."}]}),
+    ));
     let body = json!({"queries": [{"query": "igneous rock", "top_k": 2}, {"query": "volcanic"}]});
     let root = query(&s, &key, body.clone());
     assert_eq!(ok(send(&s, "POST", "/sub/query", &key, &body)), root);
@@ -413,20 +447,19 @@ fn langchains_chatgpt_plugin_retriever_reads_the_plugin() {
     let Some(py) = venv_python() else { return };
     let s = keyword_server();
     let (_, key) = s.signup("langchain@example.com");
-    upsert(&s, &key, json!({"documents": [
-        {"id": "tea-1", "text": "Green tea is steeped briefly below boiling.", "metadata": {"source": "file", "source_id": "handbook.md", "author": "Ann"}},
-        {"id": "tea-2", "text": "Black tea is steeped in boiling water.", "metadata": {"source": "web", "url": "https://example.com/tea", "author": "Bo"}},
-        {"id": "tea-3", "text": "Oolong tea sits between green and black tea.", "metadata": {"source": "file", "author": "Ann"}},
-        {"id": "tea-4", "text": "Herbal tea is not tea at all.", "metadata": {"source": "chat", "author": "Cy"}},
-    ]}));
+    upsert(
+        &s,
+        &key,
+        json!({"documents": [
+            {"id": "tea-1", "text": "Green tea is steeped briefly below boiling.", "metadata": {"source": "file", "source_id": "handbook.md", "author": "Ann"}},
+            {"id": "tea-2", "text": "Black tea is steeped in boiling water.", "metadata": {"source": "web", "url": "https://example.com/tea", "author": "Bo"}},
+            {"id": "tea-3", "text": "Oolong tea sits between green and black tea.", "metadata": {"source": "file", "author": "Ann"}},
+            {"id": "tea-4", "text": "Herbal tea is not tea at all.", "metadata": {"source": "chat", "author": "Cy"}},
+        ]}),
+    );
     let spec = json!({"base": format!("http://{}", s.addr), "key": key});
-    let mut child = Command::new(py)
-        .arg(repo("tests/plugin_langchain.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        Command::new(py).arg(repo("tests/plugin_langchain.py")).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(spec.to_string().as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

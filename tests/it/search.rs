@@ -28,7 +28,12 @@ fn corpus(s: &TestServer) -> (String, String) {
     let (_, key) = s.signup("search@example.com");
     let col = create_collection(s, &key, "animals");
     for (title, date, text) in CORPUS {
-        add(s, &key, &col, &json!({"title": title, "text": text, "metadata": {"date": date, "topic": {"kind": if title.starts_with("Cat") || *title == "Dogs" { "pets" } else { "other" }}}}));
+        add(
+            s,
+            &key,
+            &col,
+            &json!({"title": title, "text": text, "metadata": {"date": date, "topic": {"kind": if title.starts_with("Cat") || *title == "Dogs" { "pets" } else { "other" }}}}),
+        );
     }
     (key, col)
 }
@@ -83,7 +88,12 @@ fn phrases_filters_and_warnings_behave_as_the_spec_says() {
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand was asked and is answered false: {r}");
     assert_eq!(r["expand"], false);
-    let r = search(&s, &key, &col, json!({"query": "animals", "mode": "semantic", "filters": {"metadata": {"topic.kind": "pets"}, "date": {"from": "2023", "to": "March 1, 2024"}}}));
+    let r = search(
+        &s,
+        &key,
+        &col,
+        json!({"query": "animals", "mode": "semantic", "filters": {"metadata": {"topic.kind": "pets"}, "date": {"from": "2023", "to": "March 1, 2024"}}}),
+    );
     let mut got = docs_of(&r);
     got.sort();
     assert_eq!(got, ["Cats", "Dogs"], "{r}");

@@ -15,11 +15,7 @@ use clap::Parser;
 use may_minihttp::{HttpServer, HttpService, Request, Response};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "hello-ceiling",
-    version,
-    about = "may_minihttp hello-world: the HTTP ceiling reference"
-)]
+#[command(name = "hello-ceiling", version, about = "may_minihttp hello-world: the HTTP ceiling reference")]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8081")]
@@ -48,22 +44,13 @@ impl HttpService for Hello {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    may::config()
-        .set_workers(args.workers)
-        .set_worker_pin(args.may_pin);
+    may::config().set_workers(args.workers).set_worker_pin(args.may_pin);
     let body: &'static str = match args.body_bytes {
         Some(n) => "x".repeat(n).leak(),
         None => "Hello, World!",
     };
-    let server = HttpServer(Hello(body))
-        .start(args.listen)
-        .with_context(|| format!("listening on {}", args.listen))?;
-    eprintln!(
-        "hello-ceiling: listening on http://{} with {} worker(s)",
-        args.listen, args.workers
-    );
-    server
-        .join()
-        .map_err(|_| anyhow::anyhow!("the server coroutine panicked"))?;
+    let server = HttpServer(Hello(body)).start(args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    eprintln!("hello-ceiling: listening on http://{} with {} worker(s)", args.listen, args.workers);
+    server.join().map_err(|_| anyhow::anyhow!("the server coroutine panicked"))?;
     Ok(())
 }

@@ -29,11 +29,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::service::service_fn;
 use hyper::{HeaderMap, Request, Response, StatusCode};
-use quarry::net::io::{GlommioIo, Untracked};
 use quarry::llm::manifest::{Catalog, Manifest};
 use quarry::llm::retry::RetryPolicy;
 use quarry::llm::transport::{Call, Transport};
 use quarry::llm::TlsRoots;
+use quarry::net::io::{GlommioIo, Untracked};
 
 #[derive(Parser, Debug)]
 #[command(name = "proxy-floor", version, about = "Quarry's HTTP stack as a plain reverse proxy: the gateway's floor")]

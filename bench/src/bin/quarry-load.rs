@@ -16,11 +16,7 @@ use quarry_bench::load::duration::parse_duration;
 use quarry_bench::load::{self, CpuList, LoadConfig, Report, RequestSpec, Scenario, Target};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "quarry-load",
-    version,
-    about = "Closed-loop HTTP/1.1 load generator for loopback servers"
-)]
+#[command(name = "quarry-load", version, about = "Closed-loop HTTP/1.1 load generator for loopback servers")]
 struct Args {
     /// Target: http://127.0.0.1:PORT/path (loopback only: 127.0.0.0/8 or ::1).
     url: String,
@@ -71,9 +67,7 @@ struct Args {
 
 fn parse_header(text: &str) -> Result<(String, String), String> {
     match text.split_once(':') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_string(), value.trim().to_string()))
-        }
+        Some((name, value)) if !name.trim().is_empty() => Ok((name.trim().to_string(), value.trim().to_string())),
         _ => Err(format!("{text:?}: expected \"Name: value\"")),
     }
 }
@@ -114,25 +108,14 @@ fn run(args: Args) -> Result<ExitCode> {
 
 fn scenario(args: &Args, target: &Target) -> Result<Scenario> {
     if let Some(path) = &args.requests {
-        return Ok(Scenario::from_jsonl(
-            path,
-            target.host_header(),
-            &args.headers,
-        )?);
+        return Ok(Scenario::from_jsonl(path, target.host_header(), &args.headers)?);
     }
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => Some(text.clone().into_bytes()),
-        (None, Some(path)) => Some(
-            std::fs::read(path).with_context(|| format!("reading body file {}", path.display()))?,
-        ),
+        (None, Some(path)) => Some(std::fs::read(path).with_context(|| format!("reading body file {}", path.display()))?),
         (None, None) => None,
     };
-    let spec = RequestSpec {
-        method: args.method.clone(),
-        path: target.path().to_string(),
-        headers: args.headers.clone(),
-        body,
-    };
+    let spec = RequestSpec { method: args.method.clone(), path: target.path().to_string(), headers: args.headers.clone(), body };
     Ok(Scenario::single(&spec, target.host_header()))
 }
 

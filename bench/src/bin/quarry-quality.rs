@@ -20,11 +20,7 @@ use quarry_bench::quality::client::{Client, Mode, MAX_QUESTIONS};
 use quarry_bench::quality::run::{self, RunOptions, DEFAULT_BATCH, MAX_K};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "quarry-quality",
-    version,
-    about = "nDCG@10, recall and MRR@10 of Quarry's search through its HTTP API on a BEIR-layout data set"
-)]
+#[command(name = "quarry-quality", version, about = "nDCG@10, recall and MRR@10 of Quarry's search through its HTTP API on a BEIR-layout data set")]
 struct Args {
     /// The server: http://HOST:PORT (plain HTTP).
     #[arg(long)]
@@ -76,36 +72,22 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     let data = load(&args)?;
     let client = authenticate(Client::new(&args.server)?, args.key.clone())?;
-    let options = RunOptions {
-        concurrency: args.concurrency.max(1),
-        search_k: args.k,
-        batch: args.batch,
-        expand: false,
-        progress: Some(progress),
-    };
+    let options = RunOptions { concurrency: args.concurrency.max(1), search_k: args.k, batch: args.batch, expand: false, progress: Some(progress) };
     eprintln!(
         "quarry-quality: indexing {} documents of {} into {}, then evaluating {} queries × {}",
         data.corpus.len(),
         data.name,
         args.server,
         data.queries.len(),
-        args.modes
-            .iter()
-            .map(|m| m.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
+        args.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",")
     );
     let name = collection_name(&data.name, args.subset);
     let indexed = run::index(&client, &data, &name, &options)?;
     let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
     report.subset = args.subset;
     for path in &args.peer {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        report.peers.push(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a peer's scores", path.display()))?,
-        );
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        report.peers.push(serde_json::from_str(&text).with_context(|| format!("{}: not a peer's scores", path.display()))?);
     }
     let markdown = report.markdown();
     print!("{markdown}");
@@ -126,8 +108,7 @@ fn load(args: &Args) -> Result<Dataset> {
             "{}: no judged query to run (split {:?}{})",
             args.dataset.display(),
             args.split,
-            args.subset
-                .map_or(String::new(), |n| format!(", subset {n}"))
+            args.subset.map_or(String::new(), |n| format!(", subset {n}"))
         );
     }
     Ok(data)
@@ -156,9 +137,7 @@ fn random_hex() -> Result<String> {
 }
 
 fn collection_name(dataset: &str, subset: Option<usize>) -> String {
-    let seconds = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let seconds = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let size = subset.map_or("full".to_string(), |n| format!("{n} docs"));
     format!("quality {dataset} {size} {seconds}")
 }
@@ -175,9 +154,6 @@ fn progress(phase: &str, done: usize, total: usize) {
     let filled = (done * WIDTH).checked_div(total).unwrap_or(WIDTH);
     let bar = format!("{}{}", "#".repeat(filled), ".".repeat(WIDTH - filled));
     let end = if done >= total { "\n" } else { "" };
-    let _ = write!(
-        err,
-        "\rquarry-quality: {phase:<9} [{bar}] {done}/{total}{end}"
-    );
+    let _ = write!(err, "\rquarry-quality: {phase:<9} [{bar}] {done}/{total}{end}");
     let _ = err.flush();
 }

@@ -78,12 +78,8 @@ pub async fn run(state: Rc<ThreadState>, conn: usize, slot: usize) {
 async fn connect(state: &ThreadState) -> Option<AsyncFd<TcpStream>> {
     let plan = &state.plan;
     while Instant::now() < plan.end {
-        let attempt =
-            tokio::time::timeout(plan.timeout, tokio::net::TcpStream::connect(plan.addr)).await;
-        let stream = attempt
-            .map_err(io::Error::from)
-            .and_then(|r| r)
-            .and_then(into_async_fd);
+        let attempt = tokio::time::timeout(plan.timeout, tokio::net::TcpStream::connect(plan.addr)).await;
+        let stream = attempt.map_err(io::Error::from).and_then(|r| r).and_then(into_async_fd);
         match stream {
             Ok(sock) => return Some(sock),
             Err(_) => {
@@ -104,13 +100,7 @@ fn into_async_fd(stream: tokio::net::TcpStream) -> io::Result<AsyncFd<TcpStream>
 
 /// The closed loop on one open connection; returns when the connection must be replaced
 /// (the server closed it or asked to, or it failed).
-async fn serve(
-    state: &ThreadState,
-    slot: usize,
-    sock: &AsyncFd<TcpStream>,
-    cursor: &mut usize,
-    buf: &mut ReadBuf,
-) {
+async fn serve(state: &ThreadState, slot: usize, sock: &AsyncFd<TcpStream>, cursor: &mut usize, buf: &mut ReadBuf) {
     let plan = &state.plan;
     let mut parser = ResponseParser::default();
     loop {
@@ -135,12 +125,7 @@ async fn serve(
             Ok(response) => {
                 let latency = done - sent;
                 if measured {
-                    stats.record(
-                        latency,
-                        response.status,
-                        response.read,
-                        request.bytes.len() as u64,
-                    );
+                    stats.record(latency, response.status, response.read, request.bytes.len() as u64);
                     stats.errors.timeout += u64::from(latency > plan.timeout);
                 }
                 if !response.keep_alive {
@@ -186,11 +171,7 @@ enum ReadFailure {
     Protocol,
 }
 
-async fn read_response(
-    sock: &AsyncFd<TcpStream>,
-    parser: &mut ResponseParser,
-    buf: &mut ReadBuf,
-) -> Result<Response, ReadFailure> {
+async fn read_response(sock: &AsyncFd<TcpStream>, parser: &mut ResponseParser, buf: &mut ReadBuf) -> Result<Response, ReadFailure> {
     if !buf.filled().is_empty() {
         if let Some(done) = parse(parser, buf, 0)? {
             return Ok(done);
@@ -222,41 +203,22 @@ async fn read_response(
 }
 
 /// Feeds the buffered bytes to the parser; `Some` once the response is complete.
-fn parse(
-    parser: &mut ResponseParser,
-    buf: &mut ReadBuf,
-    read: u64,
-) -> Result<Option<Response>, ReadFailure> {
-    match parser
-        .advance(buf.filled())
-        .map_err(|_| ReadFailure::Protocol)?
-    {
+fn parse(parser: &mut ResponseParser, buf: &mut ReadBuf, read: u64) -> Result<Option<Response>, ReadFailure> {
+    match parser.advance(buf.filled()).map_err(|_| ReadFailure::Protocol)? {
         Progress::NeedMore { consumed } => {
             buf.consume(consumed);
             Ok(None)
         }
-        Progress::Complete {
-            consumed,
-            status,
-            keep_alive,
-        } => {
+        Progress::Complete { consumed, status, keep_alive } => {
             buf.consume(consumed);
-            Ok(Some(Response {
-                status,
-                keep_alive,
-                read,
-            }))
+            Ok(Some(Response { status, keep_alive, read }))
         }
     }
 }
 
 fn eof(parser: &mut ResponseParser, read: u64) -> Result<Response, ReadFailure> {
     match parser.finish_on_eof() {
-        Ok(Progress::Complete { status, .. }) => Ok(Response {
-            status,
-            keep_alive: false,
-            read,
-        }),
+        Ok(Progress::Complete { status, .. }) => Ok(Response { status, keep_alive: false, read }),
         // Closed before the response began: the server dropped the connection.
         _ if parser.at_start() && read == 0 => Err(ReadFailure::Io),
         _ => Err(ReadFailure::Protocol),

@@ -8,13 +8,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if text == "0" {
         return Ok(Duration::ZERO);
     }
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a duration like 10s, 500ms or 2m"))?;
+    let value: f64 = number.parse().map_err(|_| format!("{text:?}: expected a duration like 10s, 500ms or 2m"))?;
     let seconds = match unit {
         "ms" => value / 1e3,
         "s" => value,

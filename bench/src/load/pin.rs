@@ -13,9 +13,7 @@ pub struct CpuList(Vec<usize>);
 
 impl CpuList {
     pub fn parse(given: &str) -> Result<CpuList, CpuListError> {
-        let error = || CpuListError {
-            given: given.to_string(),
-        };
+        let error = || CpuListError { given: given.to_string() };
         let mut cpus = Vec::new();
         for part in given.split(',') {
             let (low, high) = part.split_once('-').unwrap_or((part, part));
@@ -49,10 +47,7 @@ mod tests {
         assert_eq!(CpuList::parse("1").unwrap().cpus(), [1]);
         assert_eq!(CpuList::parse("0-2,5").unwrap().cpus(), [0, 1, 2, 5]);
         let list = CpuList::parse("0,1").unwrap();
-        assert_eq!(
-            (list.for_thread(0), list.for_thread(1), list.for_thread(2)),
-            (0, 1, 0)
-        );
+        assert_eq!((list.for_thread(0), list.for_thread(1), list.for_thread(2)), (0, 1, 0));
     }
 
     #[test]
@@ -64,8 +59,6 @@ mod tests {
 
     #[test]
     fn pins_this_thread_to_cpu_0() {
-        std::thread::spawn(|| pin_current_thread(0).unwrap())
-            .join()
-            .unwrap();
+        std::thread::spawn(|| pin_current_thread(0).unwrap()).join().unwrap();
     }
 }

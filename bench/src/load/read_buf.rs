@@ -22,11 +22,7 @@ impl Default for ReadBuf {
 
 impl ReadBuf {
     pub fn new() -> ReadBuf {
-        ReadBuf {
-            data: vec![0; INITIAL],
-            start: 0,
-            end: 0,
-        }
+        ReadBuf { data: vec![0; INITIAL], start: 0, end: 0 }
     }
 
     pub fn filled(&self) -> &[u8] {

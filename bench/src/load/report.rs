@@ -59,11 +59,7 @@ impl Report {
             threads: shape.threads,
             seconds,
             requests,
-            rps: if seconds > 0.0 {
-                requests as f64 / seconds
-            } else {
-                0.0
-            },
+            rps: if seconds > 0.0 { requests as f64 / seconds } else { 0.0 },
             latency: latency_of(stats),
             non_2xx: stats.non_2xx(),
             status_classes: stats.status_classes,
@@ -143,14 +139,7 @@ impl Report {
 fn latency_of(stats: &Stats) -> Latency {
     let h = &stats.latency_ns;
     if h.is_empty() {
-        return Latency {
-            p50_ns: 0,
-            p90_ns: 0,
-            p99_ns: 0,
-            p999_ns: 0,
-            max_ns: 0,
-            mean_ns: 0.0,
-        };
+        return Latency { p50_ns: 0, p90_ns: 0, p99_ns: 0, p999_ns: 0, max_ns: 0, mean_ns: 0.0 };
     }
     Latency {
         p50_ns: h.value_at_quantile(0.50),

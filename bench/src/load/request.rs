@@ -25,12 +25,7 @@ pub struct PreparedRequest {
 
 impl RequestSpec {
     pub fn get(path: &str) -> RequestSpec {
-        RequestSpec {
-            method: default_method(),
-            path: path.to_string(),
-            headers: Vec::new(),
-            body: None,
-        }
+        RequestSpec { method: default_method(), path: path.to_string(), headers: Vec::new(), body: None }
     }
 
     /// Serializes the request. `Host` and `Content-Length` are added unless the spec already
@@ -53,16 +48,11 @@ impl RequestSpec {
         if let Some(body) = &self.body {
             out.extend_from_slice(body);
         }
-        PreparedRequest {
-            bytes: out,
-            expects_body: !self.method.eq_ignore_ascii_case("HEAD"),
-        }
+        PreparedRequest { bytes: out, expects_body: !self.method.eq_ignore_ascii_case("HEAD") }
     }
 
     pub fn has_header(&self, name: &str) -> bool {
-        self.headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        self.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
     }
 }
 
@@ -80,10 +70,7 @@ mod tests {
     #[test]
     fn get_gets_host_and_no_length() {
         let p = RequestSpec::get("/v1/health").prepare("127.0.0.1:80");
-        assert_eq!(
-            p.bytes,
-            b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n"
-        );
+        assert_eq!(p.bytes, b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n");
         assert!(p.expects_body);
     }
 
@@ -92,25 +79,16 @@ mod tests {
         let spec = RequestSpec {
             method: "POST".into(),
             path: "/v1/search".into(),
-            headers: vec![
-                ("Authorization".into(), "Bearer k".into()),
-                ("host".into(), "q".into()),
-            ],
+            headers: vec![("Authorization".into(), "Bearer k".into()), ("host".into(), "q".into())],
             body: Some(b"{}".to_vec()),
         };
         let text = String::from_utf8(spec.prepare("ignored").bytes).unwrap();
-        assert_eq!(
-            text,
-            "POST /v1/search HTTP/1.1\r\nAuthorization: Bearer k\r\nhost: q\r\nContent-Length: 2\r\n\r\n{}"
-        );
+        assert_eq!(text, "POST /v1/search HTTP/1.1\r\nAuthorization: Bearer k\r\nhost: q\r\nContent-Length: 2\r\n\r\n{}");
     }
 
     #[test]
     fn head_expects_no_body() {
-        let spec = RequestSpec {
-            method: "HEAD".into(),
-            ..RequestSpec::get("/")
-        };
+        let spec = RequestSpec { method: "HEAD".into(), ..RequestSpec::get("/") };
         assert!(!spec.prepare("h").expects_body);
     }
 }

@@ -14,11 +14,7 @@ pub enum Progress {
     /// The parser used `consumed` bytes from the front of the input and needs more.
     NeedMore { consumed: usize },
     /// A response ended after `consumed` bytes; the parser is ready for the next one.
-    Complete {
-        consumed: usize,
-        status: u16,
-        keep_alive: bool,
-    },
+    Complete { consumed: usize, status: u16, keep_alive: bool },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,12 +72,7 @@ impl Default for ResponseParser {
 impl ResponseParser {
     /// `expects_body` is false when the request was `HEAD`.
     pub fn new(expects_body: bool) -> ResponseParser {
-        ResponseParser {
-            state: State::Head,
-            expects_body,
-            status: 0,
-            keep_alive: true,
-        }
+        ResponseParser { state: State::Head, expects_body, status: 0, keep_alive: true }
     }
 
     /// Starts over for the response to the next request.
@@ -110,11 +101,7 @@ impl ResponseParser {
             };
             match step {
                 Step::Continue(used) => pos += used,
-                Step::More(used) => {
-                    return Ok(Progress::NeedMore {
-                        consumed: pos + used,
-                    })
-                }
+                Step::More(used) => return Ok(Progress::NeedMore { consumed: pos + used }),
                 Step::Done(used) => return Ok(self.complete(pos + used)),
             }
         }
@@ -130,11 +117,7 @@ impl ResponseParser {
     }
 
     fn complete(&mut self, consumed: usize) -> Progress {
-        let done = Progress::Complete {
-            consumed,
-            status: self.status,
-            keep_alive: self.keep_alive,
-        };
+        let done = Progress::Complete { consumed, status: self.status, keep_alive: self.keep_alive };
         self.reset(self.expects_body);
         done
     }
@@ -147,11 +130,7 @@ impl ResponseParser {
         self.keep_alive = head.keep_alive;
         self.state = if (100..200).contains(&head.status) && head.status != 101 {
             State::Head // an interim response; the real one follows
-        } else if !self.expects_body
-            || head.status == 204
-            || head.status == 304
-            || head.status == 101
-        {
+        } else if !self.expects_body || head.status == 204 || head.status == 304 || head.status == 101 {
             return Ok(Step::Done(len));
         } else if head.chunked {
             State::ChunkSize
@@ -169,9 +148,7 @@ impl ResponseParser {
         if take == remaining {
             return Step::Done(take as usize);
         }
-        self.state = State::Fixed {
-            remaining: remaining - take,
-        };
+        self.state = State::Fixed { remaining: remaining - take };
         Step::More(take as usize)
     }
 
@@ -180,23 +157,13 @@ impl ResponseParser {
             return Ok(Step::More(0));
         };
         let size = parse_chunk_size(line)?;
-        self.state = if size == 0 {
-            State::Trailers
-        } else {
-            State::ChunkData { remaining: size }
-        };
+        self.state = if size == 0 { State::Trailers } else { State::ChunkData { remaining: size } };
         Ok(Step::Continue(len))
     }
 
     fn chunk_data(&mut self, buf: &[u8], remaining: u64) -> Step {
         let take = remaining.min(buf.len() as u64);
-        self.state = if take == remaining {
-            State::ChunkDataEnd
-        } else {
-            State::ChunkData {
-                remaining: remaining - take,
-            }
-        };
+        self.state = if take == remaining { State::ChunkDataEnd } else { State::ChunkData { remaining: remaining - take } };
         if take == remaining {
             Step::Continue(take as usize)
         } else {
@@ -236,10 +203,7 @@ enum Step {
 /// The next line without its `\r\n` (or bare `\n`), and the bytes it took.
 fn next_line(buf: &[u8]) -> Result<Option<(&[u8], usize)>, ParseError> {
     match buf.iter().position(|&b| b == b'\n') {
-        Some(nl) => Ok(Some((
-            buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]),
-            nl + 1,
-        ))),
+        Some(nl) => Ok(Some((buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]), nl + 1))),
         None if buf.len() > MAX_HEAD => Err(ParseError::TooLong),
         None => Ok(None),
     }
@@ -251,12 +215,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, ParseError> {
         return Ok(None);
     };
     let (status, http10) = parse_status_line(status_line)?;
-    let mut head = Head {
-        status,
-        keep_alive: !http10,
-        content_length: None,
-        chunked: false,
-    };
+    let mut head = Head { status, keep_alive: !http10, content_length: None, chunked: false };
     loop {
         if pos > MAX_HEAD {
             return Err(ParseError::TooLong);
@@ -289,10 +248,7 @@ fn parse_status_line(line: &[u8]) -> Result<(u16, bool), ParseError> {
 }
 
 fn apply_header(head: &mut Head, line: &[u8], http10: bool) -> Result<(), ParseError> {
-    let colon = line
-        .iter()
-        .position(|&b| b == b':')
-        .ok_or(ParseError::HeaderLine)?;
+    let colon = line.iter().position(|&b| b == b':').ok_or(ParseError::HeaderLine)?;
     let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
     if name.eq_ignore_ascii_case(b"content-length") {
         head.content_length = Some(parse_decimal(value).ok_or(ParseError::ContentLength)?);
@@ -309,17 +265,11 @@ fn apply_header(head: &mut Head, line: &[u8], http10: bool) -> Result<(), ParseE
 }
 
 fn last_token(value: &[u8]) -> &[u8] {
-    value
-        .rsplit(|&b| b == b',')
-        .next()
-        .unwrap_or(value)
-        .trim_ascii()
+    value.rsplit(|&b| b == b',').next().unwrap_or(value).trim_ascii()
 }
 
 fn has_token(value: &[u8], token: &[u8]) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+    value.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 fn parse_decimal(digits: &[u8]) -> Option<u64> {
@@ -334,19 +284,13 @@ fn parse_decimal(digits: &[u8]) -> Option<u64> {
 
 /// A chunk-size line: hex digits, optionally followed by `;extensions`.
 fn parse_chunk_size(line: &[u8]) -> Result<u64, ParseError> {
-    let hex = line
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or(line)
-        .trim_ascii();
+    let hex = line.split(|&b| b == b';').next().unwrap_or(line).trim_ascii();
     if hex.is_empty() {
         return Err(ParseError::ChunkSize);
     }
     hex.iter().try_fold(0u64, |n, &d| {
         let digit = (d as char).to_digit(16).ok_or(ParseError::ChunkSize)? as u64;
-        n.checked_mul(16)
-            .and_then(|n| n.checked_add(digit))
-            .ok_or(ParseError::ChunkSize)
+        n.checked_mul(16).and_then(|n| n.checked_add(digit)).ok_or(ParseError::ChunkSize)
     })
 }
 

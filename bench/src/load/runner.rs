@@ -85,34 +85,17 @@ pub fn run(config: LoadConfig) -> Result<Report, RunError> {
     for (thread, handle) in handles.into_iter().enumerate() {
         total.merge(&handle.join().map_err(|_| RunError::Panicked { thread })??);
     }
-    let shape = RunShape {
-        label: config.label,
-        target: config.target.to_string(),
-        connections: config.connections,
-        threads,
-        window: config.duration,
-    };
+    let shape =
+        RunShape { label: config.label, target: config.target.to_string(), connections: config.connections, threads, window: config.duration };
     Ok(Report::new(shape, &total))
 }
 
-fn client_thread(
-    plan: Arc<Plan>,
-    thread: usize,
-    cpu: Option<usize>,
-    conns: Vec<usize>,
-) -> Result<Stats, RunError> {
+fn client_thread(plan: Arc<Plan>, thread: usize, cpu: Option<usize>, conns: Vec<usize>) -> Result<Stats, RunError> {
     if let Some(cpu) = cpu {
-        pin_current_thread(cpu).map_err(|source| RunError::Pin {
-            thread,
-            cpu,
-            source,
-        })?;
+        pin_current_thread(cpu).map_err(|source| RunError::Pin { thread, cpu, source })?;
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|source| RunError::Thread { thread, source })?;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().map_err(|source| RunError::Thread { thread, source })?;
     let state = Rc::new(ThreadState {
         plan: Arc::clone(&plan),
         stats: RefCell::new(Stats::new()),
@@ -134,9 +117,5 @@ fn client_thread(
 /// Requests still unanswered at the end that had already waited longer than the timeout.
 fn stalled_requests(state: &ThreadState, end: Instant, timeout: Duration) -> u64 {
     let stalled = |sent: Instant| end.saturating_duration_since(sent) > timeout;
-    state
-        .in_flight
-        .iter()
-        .filter(|slot| slot.get().is_some_and(stalled))
-        .count() as u64
+    state.in_flight.iter().filter(|slot| slot.get().is_some_and(stalled)).count() as u64
 }

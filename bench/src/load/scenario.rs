@@ -36,18 +36,12 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn single(spec: &RequestSpec, host: &str) -> Scenario {
-        Scenario {
-            requests: vec![spec.prepare(host)],
-        }
+        Scenario { requests: vec![spec.prepare(host)] }
     }
 
     /// A scenario built in code (e.g. search queries from an evaluation set); `None` if empty.
-    pub fn from_specs<'a>(
-        specs: impl IntoIterator<Item = &'a RequestSpec>,
-        host: &str,
-    ) -> Option<Scenario> {
-        let requests: Vec<PreparedRequest> =
-            specs.into_iter().map(|spec| spec.prepare(host)).collect();
+    pub fn from_specs<'a>(specs: impl IntoIterator<Item = &'a RequestSpec>, host: &str) -> Option<Scenario> {
+        let requests: Vec<PreparedRequest> = specs.into_iter().map(|spec| spec.prepare(host)).collect();
         (!requests.is_empty()).then_some(Scenario { requests })
     }
 
@@ -55,27 +49,11 @@ impl Scenario {
     /// only `path` is required, `headers` is an object or a list of `[name, value]` pairs, and
     /// `body` is a string sent as is or any other JSON value sent compactly as
     /// `application/json`. `extra_headers` (e.g. from `-H`) are added to every request.
-    pub fn from_jsonl(
-        path: &Path,
-        host: &str,
-        extra_headers: &[(String, String)],
-    ) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            path: path.into(),
-            source,
-        })?;
+    pub fn from_jsonl(path: &Path, host: &str, extra_headers: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: path.into(), source })?;
         let mut requests = Vec::new();
-        for (i, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let parsed: Line =
-                serde_json::from_str(line).map_err(|source| ScenarioError::Line {
-                    path: path.into(),
-                    line: i + 1,
-                    source,
-                })?;
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let parsed: Line = serde_json::from_str(line).map_err(|source| ScenarioError::Line { path: path.into(), line: i + 1, source })?;
             let mut spec = parsed.into_spec();
             add_missing_headers(&mut spec, extra_headers);
             requests.push(spec.prepare(host));
@@ -150,21 +128,13 @@ impl Line {
         let body = self.body.map(|body| match body {
             Body::Text(text) => text.into_bytes(),
             Body::Json(value) => {
-                if !headers
-                    .iter()
-                    .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-                {
+                if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
                     headers.push(("Content-Type".into(), "application/json".into()));
                 }
                 serde_json::to_vec(&value).expect("a JSON value always serializes")
             }
         });
-        RequestSpec {
-            method: self.method,
-            path: self.path,
-            headers,
-            body,
-        }
+        RequestSpec { method: self.method, path: self.path, headers, body }
     }
 }
 
@@ -181,11 +151,9 @@ mod tests {
         pub struct TempFile(pub std::path::PathBuf);
         impl TempFile {
             pub fn with(text: &str) -> TempFile {
-                static NEXT: std::sync::atomic::AtomicUsize =
-                    std::sync::atomic::AtomicUsize::new(0);
+                static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
                 let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let path = std::env::temp_dir()
-                    .join(format!("quarry-load-{}-{n}.jsonl", std::process::id()));
+                let path = std::env::temp_dir().join(format!("quarry-load-{}-{n}.jsonl", std::process::id()));
                 std::fs::write(&path, text).unwrap();
                 TempFile(path)
             }
@@ -208,36 +176,20 @@ mod tests {
         ));
         let s = Scenario::from_jsonl(&file.0, "h:1", &[("X-Run".into(), "7".into())]).unwrap();
         assert_eq!(s.len(), 3);
-        assert_eq!(
-            s.get(0).bytes,
-            b"GET /v1/health HTTP/1.1\r\nHost: h:1\r\nX-Run: 7\r\n\r\n"
-        );
+        assert_eq!(s.get(0).bytes, b"GET /v1/health HTTP/1.1\r\nHost: h:1\r\nX-Run: 7\r\n\r\n");
         let search = String::from_utf8(s.get(1).bytes.clone()).unwrap();
-        assert!(
-            search.starts_with("POST /v1/search HTTP/1.1\r\n"),
-            "{search}"
-        );
+        assert!(search.starts_with("POST /v1/search HTTP/1.1\r\n"), "{search}");
         assert!(search.contains("Authorization: Bearer k\r\n"), "{search}");
-        assert!(
-            search.contains("Content-Type: application/json\r\n"),
-            "{search}"
-        );
-        assert!(
-            search.ends_with("Content-Length: 12\r\n\r\n{\"q\":\"rust\"}"),
-            "{search}"
-        );
-        assert!(String::from_utf8(s.get(2).bytes.clone())
-            .unwrap()
-            .ends_with("X-A: 1\r\nX-Run: 7\r\nContent-Length: 3\r\n\r\nraw"));
+        assert!(search.contains("Content-Type: application/json\r\n"), "{search}");
+        assert!(search.ends_with("Content-Length: 12\r\n\r\n{\"q\":\"rust\"}"), "{search}");
+        assert!(String::from_utf8(s.get(2).bytes.clone()).unwrap().ends_with("X-A: 1\r\nX-Run: 7\r\nContent-Length: 3\r\n\r\nraw"));
         assert_eq!(s.get(3), s.get(0), "the list cycles");
     }
 
     #[test]
     fn bad_line_names_file_and_line() {
         let file = scenario_file("{\"path\":\"/\"}\n{\"paht\":\"/\"}\n");
-        let err = Scenario::from_jsonl(&file.0, "h", &[])
-            .unwrap_err()
-            .to_string();
+        let err = Scenario::from_jsonl(&file.0, "h", &[]).unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains(&file.0.display().to_string()), "{err}");
     }
@@ -245,10 +197,7 @@ mod tests {
     #[test]
     fn empty_file_is_refused() {
         let file = scenario_file("\n \n");
-        assert!(matches!(
-            Scenario::from_jsonl(&file.0, "h", &[]),
-            Err(ScenarioError::Empty { .. })
-        ));
+        assert!(matches!(Scenario::from_jsonl(&file.0, "h", &[]), Err(ScenarioError::Empty { .. })));
     }
 
     #[test]
@@ -263,9 +212,7 @@ mod tests {
     #[test]
     fn connections_start_spread_out() {
         let spec = RequestSpec::get("/");
-        let s = Scenario {
-            requests: vec![spec.prepare("h"); 10],
-        };
+        let s = Scenario { requests: vec![spec.prepare("h"); 10] };
         let starts: Vec<usize> = (0..4).map(|c| s.start_for(c, 4)).collect();
         assert_eq!(starts, [0, 2, 5, 7]);
     }

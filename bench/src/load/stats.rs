@@ -56,8 +56,7 @@ impl Default for Stats {
 impl Stats {
     pub fn new() -> Stats {
         Stats {
-            latency_ns: Histogram::new_with_bounds(1, LATENCY_MAX_NS, 3)
-                .expect("static histogram bounds are valid"),
+            latency_ns: Histogram::new_with_bounds(1, LATENCY_MAX_NS, 3).expect("static histogram bounds are valid"),
             status_classes: [0; 6],
             errors: SocketErrors::default(),
             bytes_read: 0,
@@ -68,8 +67,7 @@ impl Stats {
 
     /// Counts one completed response.
     pub fn record(&mut self, latency: Duration, status: u16, read: u64, written: u64) {
-        self.latency_ns
-            .saturating_record(latency.as_nanos().min(u64::MAX as u128) as u64);
+        self.latency_ns.saturating_record(latency.as_nanos().min(u64::MAX as u128) as u64);
         self.status_classes[status_class(status)] += 1;
         self.bytes_read += read;
         self.bytes_written += written;
@@ -84,9 +82,7 @@ impl Stats {
     }
 
     pub fn merge(&mut self, other: &Stats) {
-        self.latency_ns
-            .add(&other.latency_ns)
-            .expect("histograms share bounds");
+        self.latency_ns.add(&other.latency_ns).expect("histograms share bounds");
         for (mine, theirs) in self.status_classes.iter_mut().zip(other.status_classes) {
             *mine += theirs;
         }

@@ -9,10 +9,7 @@ use tokio::io::unix::AsyncFd;
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("CPU {cpu} is out of range"),
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is out of range")));
     }
     // SAFETY: cpu_set_t is a plain bitmask for which all-zero is the valid empty set; CPU_SET
     // writes inside it because `cpu < CPU_SETSIZE` (checked above); sched_setaffinity reads

@@ -44,11 +44,7 @@ impl Target {
         };
         let authority = with_default_port(given, authority)?;
         let addr = resolve_loopback(given, &authority)?;
-        Ok(Target {
-            addr,
-            host_header: authority,
-            path: path.to_string(),
-        })
+        Ok(Target { addr, host_header: authority, path: path.to_string() })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -73,17 +69,13 @@ impl std::fmt::Display for Target {
 fn strip_scheme(given: &str) -> Result<&str, TargetError> {
     match given.split_once("://") {
         Some(("http", rest)) => Ok(rest),
-        Some(_) => Err(TargetError::Scheme {
-            given: given.to_string(),
-        }),
+        Some(_) => Err(TargetError::Scheme { given: given.to_string() }),
         None => Ok(given),
     }
 }
 
 fn with_default_port(given: &str, authority: &str) -> Result<String, TargetError> {
-    let malformed = || TargetError::Malformed {
-        given: given.to_string(),
-    };
+    let malformed = || TargetError::Malformed { given: given.to_string() };
     if authority.is_empty() {
         return Err(malformed());
     }
@@ -101,34 +93,18 @@ fn with_default_port(given: &str, authority: &str) -> Result<String, TargetError
 }
 
 fn resolve_loopback(given: &str, authority: &str) -> Result<SocketAddr, TargetError> {
-    let addrs: Vec<SocketAddr> = authority
-        .to_socket_addrs()
-        .map_err(|source| TargetError::Resolve {
-            given: given.to_string(),
-            source,
-        })?
-        .collect();
+    let addrs: Vec<SocketAddr> = authority.to_socket_addrs().map_err(|source| TargetError::Resolve { given: given.to_string(), source })?.collect();
     if let Some(bad) = addrs.iter().find(|a| !is_loopback(a.ip())) {
-        return Err(TargetError::NotLoopback {
-            given: given.to_string(),
-            addr: bad.ip(),
-        });
+        return Err(TargetError::NotLoopback { given: given.to_string(), addr: bad.ip() });
     }
-    addrs
-        .into_iter()
-        .next()
-        .ok_or_else(|| TargetError::Malformed {
-            given: given.to_string(),
-        })
+    addrs.into_iter().next().ok_or_else(|| TargetError::Malformed { given: given.to_string() })
 }
 
 /// 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8.
 pub fn is_loopback(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
     }
 }
 
@@ -154,31 +130,17 @@ mod tests {
 
     #[test]
     fn refuses_non_loopback_targets() {
-        for given in [
-            "http://10.0.0.1:80/",
-            "192.168.1.2:8080",
-            "http://[2001:db8::1]:80/",
-            "0.0.0.0:80",
-        ] {
+        for given in ["http://10.0.0.1:80/", "192.168.1.2:8080", "http://[2001:db8::1]:80/", "0.0.0.0:80"] {
             let err = Target::parse(given).unwrap_err();
-            assert!(
-                matches!(err, TargetError::NotLoopback { .. }),
-                "{given}: {err}"
-            );
+            assert!(matches!(err, TargetError::NotLoopback { .. }), "{given}: {err}");
             assert!(err.to_string().contains("only drives loopback"), "{err}");
         }
     }
 
     #[test]
     fn refuses_other_schemes_and_missing_port() {
-        assert!(matches!(
-            Target::parse("https://127.0.0.1:443/"),
-            Err(TargetError::Scheme { .. })
-        ));
-        assert!(matches!(
-            Target::parse("127.0.0.1"),
-            Err(TargetError::Malformed { .. })
-        ));
+        assert!(matches!(Target::parse("https://127.0.0.1:443/"), Err(TargetError::Scheme { .. })));
+        assert!(matches!(Target::parse("127.0.0.1"), Err(TargetError::Malformed { .. })));
     }
 
     #[test]

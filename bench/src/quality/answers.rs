@@ -54,75 +54,36 @@ pub enum AnswerError {
         "asked {asked} questions and got n = {n} with {entries} per-question entries; notes: {}",
         .notes.join(" | ")
     )]
-    Count {
-        asked: usize,
-        n: usize,
-        entries: usize,
-        notes: Vec<String>,
-    },
+    Count { asked: usize, n: usize, entries: usize, notes: Vec<String> },
     #[error("asked k = {asked}, answered k = {answered}")]
     K { asked: usize, answered: usize },
     #[error(
         "per-question entry {index} is {found_variant} {found:?}, expected {expected_variant} \
          {expected:?} (query {query_id})"
     )]
-    Order {
-        index: usize,
-        query_id: String,
-        expected: String,
-        expected_variant: &'static str,
-        found: String,
-        found_variant: String,
-    },
+    Order { index: usize, query_id: String, expected: String, expected_variant: &'static str, found: String, found_variant: String },
     #[error("query {query_id}: hit on {item:?} at rank {rank} ({citation}): {reason}")]
-    Hit {
-        query_id: String,
-        item: String,
-        rank: usize,
-        citation: String,
-        reason: &'static str,
-    },
+    Hit { query_id: String, item: String, rank: usize, citation: String, reason: &'static str },
     #[error(
         "query {query_id}: the server's nDCG@{k} is {server}, the harness's from the same hits and \
          the gains it sent is {harness:.6}: the server judged other gold than the harness meant"
     )]
-    Disagree {
-        query_id: String,
-        k: usize,
-        server: f64,
-        harness: f64,
-    },
+    Disagree { query_id: String, k: usize, server: f64, harness: f64 },
 }
 
 /// Checks `response` against the `batch` it answers (asked in `mode` at `k`) and reads it.
-pub fn read(
-    batch: &[Question],
-    mode: Mode,
-    k: usize,
-    response: EvaluateResponse,
-) -> Result<Read, AnswerError> {
-    let (gold_notes, notes): (Vec<String>, Vec<String>) = response
-        .notes
-        .into_iter()
-        .partition(|n| n.starts_with("questions["));
+pub fn read(batch: &[Question], mode: Mode, k: usize, response: EvaluateResponse) -> Result<Read, AnswerError> {
+    let (gold_notes, notes): (Vec<String>, Vec<String>) = response.notes.into_iter().partition(|n| n.starts_with("questions["));
     if !gold_notes.is_empty() {
         let notes = gold_notes.iter().map(|n| name_query(n, batch)).collect();
         return Err(AnswerError::Unresolved { notes });
     }
     let entries = response.per_question.len();
     if response.n != batch.len() || entries != batch.len() {
-        return Err(AnswerError::Count {
-            asked: batch.len(),
-            n: response.n,
-            entries,
-            notes,
-        });
+        return Err(AnswerError::Count { asked: batch.len(), n: response.n, entries, notes });
     }
     if response.k != k {
-        return Err(AnswerError::K {
-            asked: k,
-            answered: response.k,
-        });
+        return Err(AnswerError::K { asked: k, answered: response.k });
     }
     let answers = batch
         .iter()
@@ -136,12 +97,7 @@ pub fn read(
     Ok(Read { answers, notes })
 }
 
-fn check_order(
-    index: usize,
-    question: &Question,
-    mode: Mode,
-    entry: &PerQuestion,
-) -> Result<(), AnswerError> {
+fn check_order(index: usize, question: &Question, mode: Mode, entry: &PerQuestion) -> Result<(), AnswerError> {
     if entry.query == question.text && entry.variant == mode.as_str() {
         return Ok(());
     }
@@ -157,11 +113,7 @@ fn check_order(
 
 /// The ranked list with each hit's corpus id at its rank, checked against the server's nDCG.
 fn answer(question: &Question, entry: &PerQuestion, k: usize) -> Result<Answer, AnswerError> {
-    let mut ranked: Vec<String> = entry
-        .ranked
-        .iter()
-        .map(|citation| format!("(page {citation}, not asked about)"))
-        .collect();
+    let mut ranked: Vec<String> = entry.ranked.iter().map(|citation| format!("(page {citation}, not asked about)")).collect();
     for hit in &entry.hits {
         let bad = |reason| AnswerError::Hit {
             query_id: question.query_id.clone(),
@@ -170,11 +122,7 @@ fn answer(question: &Question, entry: &PerQuestion, k: usize) -> Result<Answer, 
             citation: hit.citation.clone(),
             reason,
         };
-        let relevant = question
-            .relevant
-            .iter()
-            .find(|r| r.server_id == hit.item)
-            .ok_or_else(|| bad("not a document the harness named"))?;
+        let relevant = question.relevant.iter().find(|r| r.server_id == hit.item).ok_or_else(|| bad("not a document the harness named"))?;
         if hit.rank == 0 || entry.ranked.get(hit.rank - 1) != Some(&hit.citation) {
             return Err(bad("the ranked list has another citation there"));
         }
@@ -183,32 +131,17 @@ fn answer(question: &Question, entry: &PerQuestion, k: usize) -> Result<Answer, 
         }
         ranked[hit.rank - 1] = relevant.corpus_id.clone();
     }
-    let sent = question
-        .relevant
-        .iter()
-        .map(|r| (r.corpus_id.clone(), r.gain))
-        .collect();
+    let sent = question.relevant.iter().map(|r| (r.corpus_id.clone(), r.gain)).collect();
     let harness = ndcg_at_k(&ranked, &sent, k);
     if (harness - entry.ndcg).abs() > NDCG_TOLERANCE {
-        return Err(AnswerError::Disagree {
-            query_id: question.query_id.clone(),
-            k,
-            server: entry.ndcg,
-            harness,
-        });
+        return Err(AnswerError::Disagree { query_id: question.query_id.clone(), k, server: entry.ndcg, harness });
     }
-    Ok(Answer {
-        ranked,
-        latency_ms: entry.latency_ms,
-    })
+    Ok(Answer { ranked, latency_ms: entry.latency_ms })
 }
 
 /// `questions[3].relevant[0] (doc_7): …` → `query 42: questions[3].relevant[0] (doc_7): …`.
 fn name_query(note: &str, batch: &[Question]) -> String {
-    let index = note
-        .strip_prefix("questions[")
-        .and_then(|rest| rest.split(']').next())
-        .and_then(|i| i.parse::<usize>().ok());
+    let index = note.strip_prefix("questions[").and_then(|rest| rest.split(']').next()).and_then(|i| i.parse::<usize>().ok());
     match index.and_then(|i| batch.get(i)) {
         Some(q) => format!("query {}: {note}", q.query_id),
         None => note.to_string(),
@@ -227,14 +160,7 @@ mod tests {
         Question {
             query_id: "q7".into(),
             text: "what".into(),
-            relevant: relevant
-                .iter()
-                .map(|&(corpus, server, gain)| Relevant {
-                    corpus_id: corpus.into(),
-                    server_id: server.into(),
-                    gain,
-                })
-                .collect(),
+            relevant: relevant.iter().map(|&(corpus, server, gain)| Relevant { corpus_id: corpus.into(), server_id: server.into(), gain }).collect(),
         }
     }
 
@@ -253,22 +179,13 @@ mod tests {
             hits: hits
                 .iter()
                 .filter(|&&(_, rank)| rank <= k)
-                .map(|&(item, rank)| EvalHit {
-                    item: item.into(),
-                    rank,
-                    citation: citation(rank),
-                })
+                .map(|&(item, rank)| EvalHit { item: item.into(), rank, citation: citation(rank) })
                 .collect(),
         }
     }
 
     fn response(entries: Vec<PerQuestion>, notes: &[&str], k: usize) -> EvaluateResponse {
-        EvaluateResponse {
-            n: entries.len(),
-            k,
-            per_question: entries,
-            notes: notes.iter().map(|n| n.to_string()).collect(),
-        }
+        EvaluateResponse { n: entries.len(), k, per_question: entries, notes: notes.iter().map(|n| n.to_string()).collect() }
     }
 
     fn judged(pairs: &[(&str, i32)]) -> HashMap<String, i32> {
@@ -292,11 +209,7 @@ mod tests {
     #[test]
     fn hits_land_at_their_ranks_as_corpus_ids() {
         let q = question(RELEVANT);
-        let r = response(
-            vec![entry(30, HITS, NDCG_AT_50, 50)],
-            &["Search warning: w"],
-            50,
-        );
+        let r = response(vec![entry(30, HITS, NDCG_AT_50, 50)], &["Search warning: w"], 50);
         let read = read(&[q], Mode::Hybrid, 50, r).unwrap();
         assert_eq!(read.notes, ["Search warning: w"]);
         let ranked = &read.answers[0].ranked;
@@ -314,11 +227,7 @@ mod tests {
         let judged = judged(&[("c1", 2), ("c2", 1), ("c3", 1), ("c4", 0)]);
         let at = |k, ndcg| {
             let r = response(vec![entry(30, HITS, ndcg, k)], &[], k);
-            read(std::slice::from_ref(&q), Mode::Hybrid, k, r)
-                .unwrap()
-                .answers[0]
-                .ranked
-                .clone()
+            read(std::slice::from_ref(&q), Mode::Hybrid, k, r).unwrap().answers[0].ranked.clone()
         };
         let (deep, shallow) = (at(50, NDCG_AT_50), at(10, NDCG_AT_10));
         assert_eq!(shallow.len(), 10);
@@ -363,23 +272,12 @@ mod tests {
     fn a_hit_the_harness_did_not_ask_for_or_off_its_rank_is_refused() {
         let q = question(RELEVANT);
         let stranger = entry(30, &[("s9", 3)], 0.0, 50);
-        let err = read(
-            std::slice::from_ref(&q),
-            Mode::Hybrid,
-            50,
-            response(vec![stranger], &[], 50),
-        );
-        assert!(
-            matches!(err, Err(AnswerError::Hit { rank: 3, .. })),
-            "{err:?}"
-        );
+        let err = read(std::slice::from_ref(&q), Mode::Hybrid, 50, response(vec![stranger], &[], 50));
+        assert!(matches!(err, Err(AnswerError::Hit { rank: 3, .. })), "{err:?}");
         let mut moved = entry(30, HITS, NDCG_AT_50, 50);
         moved.hits[0].rank = 4;
         let err = read(&[q], Mode::Hybrid, 50, response(vec![moved], &[], 50));
-        assert!(
-            matches!(err, Err(AnswerError::Hit { rank: 4, .. })),
-            "{err:?}"
-        );
+        assert!(matches!(err, Err(AnswerError::Hit { rank: 4, .. })), "{err:?}");
     }
 
     #[test]

@@ -43,17 +43,9 @@ pub struct Dataset {
 #[derive(Debug, thiserror::Error)]
 pub enum BeirError {
     #[error("{op} {path}: {source}")]
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { op: &'static str, path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: {reason}")]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
+    Parse { path: PathBuf, line: usize, reason: String },
 }
 
 impl Dataset {
@@ -62,33 +54,15 @@ impl Dataset {
         let corpus = load_corpus(&dir.join("corpus.jsonl"))?;
         let queries = load_queries(&dir.join("queries.jsonl"))?;
         let qrels = load_qrels(&dir.join("qrels").join(format!("{split}.tsv")))?;
-        let queries = queries
-            .into_iter()
-            .filter(|q| qrels.contains_key(&q.id))
-            .collect();
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| dir.display().to_string());
-        Ok(Dataset {
-            name,
-            split: split.to_string(),
-            corpus,
-            queries,
-            qrels,
-        })
+        let queries = queries.into_iter().filter(|q| qrels.contains_key(&q.id)).collect();
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
+        Ok(Dataset { name, split: split.to_string(), corpus, queries, qrels })
     }
 
     /// This data set cut down by [`subset`].
     pub fn subset(&self, n_docs: usize) -> Dataset {
         let (corpus, queries, qrels) = subset(&self.corpus, &self.queries, &self.qrels, n_docs);
-        Dataset {
-            name: self.name.clone(),
-            split: self.split.clone(),
-            corpus,
-            queries,
-            qrels,
-        }
+        Dataset { name: self.name.clone(), split: self.split.clone(), corpus, queries, qrels }
     }
 }
 
@@ -109,11 +83,7 @@ pub fn load_qrels(path: &Path) -> Result<Qrels, BeirError> {
         if line.trim().is_empty() || (index == 0 && line.starts_with("query-id")) {
             continue;
         }
-        let (query, doc, score) = parse_qrel(&line).map_err(|reason| BeirError::Parse {
-            path: path.to_path_buf(),
-            line: index + 1,
-            reason,
-        })?;
+        let (query, doc, score) = parse_qrel(&line).map_err(|reason| BeirError::Parse { path: path.to_path_buf(), line: index + 1, reason })?;
         qrels.entry(query).or_default().insert(doc, score);
     }
     Ok(qrels)
@@ -122,10 +92,7 @@ pub fn load_qrels(path: &Path) -> Result<Qrels, BeirError> {
 fn parse_qrel(line: &str) -> Result<(String, String, i32), String> {
     let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
     let [query, doc, score] = fields[..] else {
-        return Err(format!(
-            "expected 3 tab-separated fields, found {}",
-            fields.len()
-        ));
+        return Err(format!("expected 3 tab-separated fields, found {}", fields.len()));
     };
     let score = score.parse().map_err(|e| format!("score {score:?}: {e}"))?;
     Ok((query.to_string(), doc.to_string(), score))
@@ -135,53 +102,17 @@ fn parse_qrel(line: &str) -> Result<(String, String, i32), String> {
 /// to some judged query, in file order, up to `n_docs`; then the non-relevant documents in file
 /// order until there are `n_docs`. The corpus keeps file order. Only the queries whose relevant
 /// documents are all in the subset remain, with their judgements.
-pub fn subset(
-    corpus: &[Doc],
-    queries: &[Query],
-    qrels: &Qrels,
-    n_docs: usize,
-) -> (Vec<Doc>, Vec<Query>, Qrels) {
-    let relevant: HashSet<&str> = qrels
-        .values()
-        .flat_map(|judged| {
-            judged
-                .iter()
-                .filter(|(_, &s)| s > 0)
-                .map(|(d, _)| d.as_str())
-        })
-        .collect();
+pub fn subset(corpus: &[Doc], queries: &[Query], qrels: &Qrels, n_docs: usize) -> (Vec<Doc>, Vec<Query>, Qrels) {
+    let relevant: HashSet<&str> = qrels.values().flat_map(|judged| judged.iter().filter(|(_, &s)| s > 0).map(|(d, _)| d.as_str())).collect();
     let is_relevant = |doc: &&Doc| relevant.contains(doc.id.as_str());
-    let mut keep: HashSet<&str> = corpus
-        .iter()
-        .filter(is_relevant)
-        .take(n_docs)
-        .map(|d| d.id.as_str())
-        .collect();
+    let mut keep: HashSet<&str> = corpus.iter().filter(is_relevant).take(n_docs).map(|d| d.id.as_str()).collect();
     let fill = n_docs.saturating_sub(keep.len());
-    keep.extend(
-        corpus
-            .iter()
-            .filter(|d| !is_relevant(d))
-            .take(fill)
-            .map(|d| d.id.as_str()),
-    );
-    let docs: Vec<Doc> = corpus
-        .iter()
-        .filter(|d| keep.contains(d.id.as_str()))
-        .cloned()
-        .collect();
-    let covered = |query: &Query| {
-        qrels.get(&query.id).is_some_and(|judged| {
-            judged
-                .iter()
-                .all(|(doc, &score)| score <= 0 || keep.contains(doc.as_str()))
-        })
-    };
+    keep.extend(corpus.iter().filter(|d| !is_relevant(d)).take(fill).map(|d| d.id.as_str()));
+    let docs: Vec<Doc> = corpus.iter().filter(|d| keep.contains(d.id.as_str())).cloned().collect();
+    let covered =
+        |query: &Query| qrels.get(&query.id).is_some_and(|judged| judged.iter().all(|(doc, &score)| score <= 0 || keep.contains(doc.as_str())));
     let kept: Vec<Query> = queries.iter().filter(|q| covered(q)).cloned().collect();
-    let kept_qrels = kept
-        .iter()
-        .filter_map(|q| qrels.get(&q.id).map(|j| (q.id.clone(), j.clone())))
-        .collect();
+    let kept_qrels = kept.iter().filter_map(|q| qrels.get(&q.id).map(|j| (q.id.clone(), j.clone()))).collect();
     (docs, kept, kept_qrels)
 }
 
@@ -192,11 +123,7 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, Bei
         if line.trim().is_empty() {
             continue;
         }
-        let item = serde_json::from_str(&line).map_err(|e| BeirError::Parse {
-            path: path.to_path_buf(),
-            line: index + 1,
-            reason: e.to_string(),
-        })?;
+        let item = serde_json::from_str(&line).map_err(|e| BeirError::Parse { path: path.to_path_buf(), line: index + 1, reason: e.to_string() })?;
         items.push(item);
     }
     Ok(items)
@@ -208,11 +135,7 @@ fn lines(path: &Path) -> Result<std::io::Lines<BufReader<File>>, BeirError> {
 }
 
 fn io_error(op: &'static str, path: &Path, source: std::io::Error) -> BeirError {
-    BeirError::Io {
-        op,
-        path: path.to_path_buf(),
-        source,
-    }
+    BeirError::Io { op, path: path.to_path_buf(), source }
 }
 
 #[cfg(test)]
@@ -220,18 +143,11 @@ mod tests {
     use super::*;
 
     fn doc(id: &str) -> Doc {
-        Doc {
-            id: id.into(),
-            title: String::new(),
-            text: format!("text of {id}"),
-        }
+        Doc { id: id.into(), title: String::new(), text: format!("text of {id}") }
     }
 
     fn query(id: &str) -> Query {
-        Query {
-            id: id.into(),
-            text: format!("query {id}"),
-        }
+        Query { id: id.into(), text: format!("query {id}") }
     }
 
     fn qrels(rows: &[(&str, &str, i32)]) -> Qrels {
@@ -251,13 +167,7 @@ mod tests {
         let corpus: Vec<Doc> = ["a", "b", "c", "d", "e", "f"].map(doc).to_vec();
         let queries = vec![query("q1"), query("q2"), query("q3")];
         // q1 needs c and e; q2 needs f; q3 judges b not relevant only, and needs d.
-        let judged = qrels(&[
-            ("q1", "c", 1),
-            ("q1", "e", 2),
-            ("q2", "f", 1),
-            ("q3", "b", 0),
-            ("q3", "d", 1),
-        ]);
+        let judged = qrels(&[("q1", "c", 1), ("q1", "e", 2), ("q2", "f", 1), ("q3", "b", 0), ("q3", "d", 1)]);
         // Relevant in file order: c, d, e, f. Four docs: exactly those.
         let (docs, kept, kept_qrels) = subset(&corpus, &queries, &judged, 4);
         assert_eq!(ids(&docs, |d| &d.id), ["c", "d", "e", "f"]);
@@ -281,18 +191,9 @@ mod tests {
     fn subset_is_deterministic() {
         let corpus: Vec<Doc> = (0..50).map(|i| doc(&i.to_string())).collect();
         let queries: Vec<Query> = (0..10).map(|i| query(&format!("q{i}"))).collect();
-        let rows: Vec<(String, String, i32)> = (0..10)
-            .flat_map(|i| {
-                [
-                    (format!("q{i}"), (i * 5).to_string(), 1),
-                    (format!("q{i}"), (i * 5 + 3).to_string(), 1),
-                ]
-            })
-            .collect();
-        let rows: Vec<(&str, &str, i32)> = rows
-            .iter()
-            .map(|(q, d, s)| (q.as_str(), d.as_str(), *s))
-            .collect();
+        let rows: Vec<(String, String, i32)> =
+            (0..10).flat_map(|i| [(format!("q{i}"), (i * 5).to_string(), 1), (format!("q{i}"), (i * 5 + 3).to_string(), 1)]).collect();
+        let rows: Vec<(&str, &str, i32)> = rows.iter().map(|(q, d, s)| (q.as_str(), d.as_str(), *s)).collect();
         let judged = qrels(&rows);
         let first = subset(&corpus, &queries, &judged, 13);
         for _ in 0..5 {
@@ -305,11 +206,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("quarry-quality-beir-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let good = dir.join("good.tsv");
-        std::fs::write(
-            &good,
-            "query-id\tcorpus-id\tscore\n1\t10\t1\n1\t11\t2\n2\t10\t0\n",
-        )
-        .unwrap();
+        std::fs::write(&good, "query-id\tcorpus-id\tscore\n1\t10\t1\n1\t11\t2\n2\t10\t0\n").unwrap();
         let judged = load_qrels(&good).unwrap();
         assert_eq!(judged["1"]["11"], 2);
         assert_eq!(judged["2"]["10"], 0);

@@ -17,28 +17,13 @@ pub enum ClientError {
     #[error("server URL {url:?}: {reason}")]
     Url { url: String, reason: &'static str },
     #[error("{endpoint}: {source}")]
-    Transport {
-        endpoint: String,
-        source: Box<ureq::Error>,
-    },
+    Transport { endpoint: String, source: Box<ureq::Error> },
     #[error("{endpoint}: HTTP {status}: {body}")]
-    Status {
-        endpoint: String,
-        status: u16,
-        body: String,
-    },
+    Status { endpoint: String, status: u16, body: String },
     #[error("{endpoint}: HTTP 429 rate_limited for {waited:?}, giving up: {body}")]
-    RateLimited {
-        endpoint: String,
-        waited: Duration,
-        body: String,
-    },
+    RateLimited { endpoint: String, waited: Duration, body: String },
     #[error("{endpoint}: unexpected response body ({reason}): {body}")]
-    Decode {
-        endpoint: String,
-        reason: String,
-        body: String,
-    },
+    Decode { endpoint: String, reason: String, body: String },
 }
 
 /// The search modes, as `POST /v1/collections/{id}/evaluate` names its variants.
@@ -217,20 +202,12 @@ impl Client {
     /// `base` is `http://HOST:PORT` (a trailing slash or path is refused: the API lives at `/v1`).
     pub fn new(base: &str) -> Result<Client, ClientError> {
         let base = base.trim_end_matches('/');
-        let url_error = |reason| ClientError::Url {
-            url: base.to_string(),
-            reason,
-        };
-        let rest = base
-            .strip_prefix("http://")
-            .ok_or_else(|| url_error("expected http://HOST:PORT (plain HTTP)"))?;
+        let url_error = |reason| ClientError::Url { url: base.to_string(), reason };
+        let rest = base.strip_prefix("http://").ok_or_else(|| url_error("expected http://HOST:PORT (plain HTTP)"))?;
         if rest.is_empty() || rest.contains('/') {
             return Err(url_error("expected http://HOST:PORT with no path"));
         }
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(300)))
-            .build();
+        let config = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(300))).build();
         Ok(Client {
             agent: ureq::Agent::new_with_config(config),
             base: base.to_string(),
@@ -280,76 +257,42 @@ impl Client {
         self.call("POST", "/v1/collections", Some(body), 201)
     }
 
-    pub fn add_document(
-        &self,
-        collection: &str,
-        doc: &NewDocument<'_>,
-    ) -> Result<DocumentCreated, ClientError> {
+    pub fn add_document(&self, collection: &str, doc: &NewDocument<'_>) -> Result<DocumentCreated, ClientError> {
         let path = format!("/v1/collections/{collection}/documents");
         self.call("POST", &path, Some(json_body(doc)), 201)
     }
 
-    pub fn evaluate(
-        &self,
-        collection: &str,
-        request: &EvaluateRequest<'_>,
-    ) -> Result<EvaluateResponse, ClientError> {
+    pub fn evaluate(&self, collection: &str, request: &EvaluateRequest<'_>) -> Result<EvaluateResponse, ClientError> {
         let path = format!("/v1/collections/{collection}/evaluate");
         self.call("POST", &path, Some(json_body(request)), 200)
     }
 
     /// `body` present means POST, absent means GET.
-    fn call<T: serde::de::DeserializeOwned>(
-        &self,
-        method: &'static str,
-        path: &str,
-        body: Option<Vec<u8>>,
-        expected: u16,
-    ) -> Result<T, ClientError> {
+    fn call<T: serde::de::DeserializeOwned>(&self, method: &'static str, path: &str, body: Option<Vec<u8>>, expected: u16) -> Result<T, ClientError> {
         let endpoint = format!("{method} {path}");
         let started = Instant::now();
         loop {
             let reply = self.send_once(path, body.as_deref(), &endpoint)?;
             if reply.status == expected {
-                return serde_json::from_str(&reply.body).map_err(|e| ClientError::Decode {
-                    endpoint,
-                    reason: e.to_string(),
-                    body: reply.body,
-                });
+                return serde_json::from_str(&reply.body).map_err(|e| ClientError::Decode { endpoint, reason: e.to_string(), body: reply.body });
             }
             let Some(wait) = reply.rate_limit_wait() else {
-                return Err(ClientError::Status {
-                    endpoint,
-                    status: reply.status,
-                    body: reply.body,
-                });
+                return Err(ClientError::Status { endpoint, status: reply.status, body: reply.body });
             };
             if started.elapsed() + wait > self.max_rate_wait {
-                return Err(ClientError::RateLimited {
-                    endpoint,
-                    waited: started.elapsed(),
-                    body: reply.body,
-                });
+                return Err(ClientError::RateLimited { endpoint, waited: started.elapsed(), body: reply.body });
             }
             self.rate_limited.fetch_add(1, Ordering::Relaxed);
             thread::sleep(wait);
         }
     }
 
-    fn send_once(
-        &self,
-        path: &str,
-        body: Option<&[u8]>,
-        endpoint: &str,
-    ) -> Result<Reply, ClientError> {
+    fn send_once(&self, path: &str, body: Option<&[u8]>, endpoint: &str) -> Result<Reply, ClientError> {
         let url = format!("{}{path}", self.base);
         let auth = self.key.as_ref().map(|key| format!("Bearer {key}"));
         let result = match body {
             Some(bytes) => {
-                let mut request = self
-                    .agent
-                    .post(&url)
-                    .header("content-type", "application/json");
+                let mut request = self.agent.post(&url).header("content-type", "application/json");
                 if let Some(auth) = &auth {
                     request = request.header("authorization", auth);
                 }
@@ -363,22 +306,11 @@ impl Client {
                 request.call()
             }
         };
-        let transport = |source| ClientError::Transport {
-            endpoint: endpoint.to_string(),
-            source: Box::new(source),
-        };
+        let transport = |source| ClientError::Transport { endpoint: endpoint.to_string(), source: Box::new(source) };
         let mut response = result.map_err(transport)?;
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
         let body = response.body_mut().read_to_string().map_err(transport)?;
-        Ok(Reply {
-            status: response.status().as_u16(),
-            retry_after,
-            body,
-        })
+        Ok(Reply { status: response.status().as_u16(), retry_after, body })
     }
 }
 
@@ -442,11 +374,7 @@ mod tests {
         assert_eq!("semantic".parse::<Mode>(), Ok(Mode::Semantic));
         assert!("bm25".parse::<Mode>().is_err());
         let request = EvaluateRequest {
-            questions: vec![EvalQuestion {
-                query: "q",
-                relevant: vec![RelevantDocument { document: "doc_1" }],
-                gains: vec![2.0],
-            }],
+            questions: vec![EvalQuestion { query: "q", relevant: vec![RelevantDocument { document: "doc_1" }], gains: vec![2.0] }],
             k: 50,
             variants: vec![Mode::Hybrid],
             expand: false,

@@ -43,8 +43,7 @@ impl State {
     /// The server id of the document added with `text`.
     pub fn id_of(&self, text: &str) -> String {
         let doc = self.docs.iter().find(|d| d.text == text);
-        doc.map(|d| d.id.clone())
-            .expect("a document with this text")
+        doc.map(|d| d.id.clone()).expect("a document with this text")
     }
 }
 
@@ -121,12 +120,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Some(Request {
-        method,
-        path,
-        auth,
-        body,
-    })
+    Some(Request { method, path, auth, body })
 }
 
 fn error(status: u16, code: &str) -> (u16, String, Value) {
@@ -152,16 +146,8 @@ fn route(request: &Request, state: &Mutex<State>) -> (u16, String, Value) {
                     "api_key": KEY, "note": "Store this key now." }),
         ),
         _ if !authed => error(401, "invalid_key"),
-        ("GET", "/v1/account") => (
-            200,
-            String::new(),
-            json!({ "id": "acct_1", "email": "x@y.z", "plan": "scribe", "usage": {} }),
-        ),
-        ("POST", "/v1/collections") => (
-            201,
-            String::new(),
-            json!({ "id": COLLECTION, "name": request.body["name"], "embedder": "fake-embedder" }),
-        ),
+        ("GET", "/v1/account") => (200, String::new(), json!({ "id": "acct_1", "email": "x@y.z", "plan": "scribe", "usage": {} })),
+        ("POST", "/v1/collections") => (201, String::new(), json!({ "id": COLLECTION, "name": request.body["name"], "embedder": "fake-embedder" })),
         ("POST", path) if path == documents => add(request, state),
         ("POST", path) if path == evaluate => evaluate_batch(&request.body, state),
         _ => error(404, "not_found"),
@@ -175,10 +161,7 @@ fn add(request: &Request, state: &Mutex<State>) -> (u16, String, Value) {
         let (status, _, body) = error(429, "rate_limited");
         return (status, "retry-after: 0\r\n".into(), body);
     }
-    let text = request.body["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let text = request.body["text"].as_str().unwrap_or_default().to_string();
     if text.contains("REJECT") {
         return error(400, "invalid_document");
     }
@@ -186,11 +169,7 @@ fn add(request: &Request, state: &Mutex<State>) -> (u16, String, Value) {
     let pages = text.split('\u{c}').count() as u32;
     let citations = (state.pages..state.pages + pages).collect();
     state.pages += pages;
-    state.docs.push(Doc {
-        id: id.clone(),
-        text: text.clone(),
-        citations,
-    });
+    state.docs.push(Doc { id: id.clone(), text: text.clone(), citations });
     let body = json!({ "id": id, "pages": pages, "chunks": 3, "chars": text.len(),
                        "chunker": "prose", "embedder": "fake-embedder", "format": "text",
                        "meta": {}, "identifiers": { "total": 0, "counts": {} } });
@@ -210,9 +189,7 @@ fn evaluate_batch(body: &Value, state: &Mutex<State>) -> (u16, String, Value) {
     for (i, question) in questions.iter().enumerate() {
         let gold = resolve(i, question, &state, &mut notes);
         if gold.is_empty() {
-            notes.push(format!(
-                "questions[{i}] has no relevant item that names a page here; it is not counted in n."
-            ));
+            notes.push(format!("questions[{i}] has no relevant item that names a page here; it is not counted in n."));
             continue;
         }
         n += 1;
@@ -221,13 +198,7 @@ fn evaluate_batch(body: &Value, state: &Mutex<State>) -> (u16, String, Value) {
             notes.push("Search warning: the fake was asked to warn.".into());
         }
         for variant in &variants {
-            per_question.push(entry(
-                query,
-                variant,
-                &gold,
-                &rank(query, variant, k, &state),
-                k,
-            ));
+            per_question.push(entry(query, variant, &gold, &rank(query, variant, k, &state), k));
         }
     }
     let body = json!({ "n": n, "k": k, "embedder": "fake-embedder", "reranker": null,
@@ -236,12 +207,7 @@ fn evaluate_batch(body: &Value, state: &Mutex<State>) -> (u16, String, Value) {
 }
 
 /// The question's gold as (label, citation, gain); a note for each item that names no page.
-fn resolve(
-    i: usize,
-    question: &Value,
-    state: &State,
-    notes: &mut Vec<String>,
-) -> Vec<(String, u32, f64)> {
+fn resolve(i: usize, question: &Value, state: &State, notes: &mut Vec<String>) -> Vec<(String, u32, f64)> {
     let items = question["relevant"].as_array().cloned().unwrap_or_default();
     let mut gold = Vec::new();
     for (j, item) in items.iter().enumerate() {
@@ -249,13 +215,9 @@ fn resolve(
         let gain = question["gains"][j].as_f64().unwrap_or(1.0);
         match state.docs.iter().find(|d| d.id == id) {
             Some(doc) if doc.citations.len() == 1 => gold.push((id.to_string(), doc.citations[0], gain)),
-            Some(doc) => notes.push(format!(
-                "questions[{i}].relevant[{j}] ({id}): the document has {} pages; say which with page (from 0).",
-                doc.citations.len()
-            )),
-            None => notes.push(format!(
-                "questions[{i}].relevant[{j}] ({id}): no document has this id or title."
-            )),
+            Some(doc) => notes
+                .push(format!("questions[{i}].relevant[{j}] ({id}): the document has {} pages; say which with page (from 0).", doc.citations.len())),
+            None => notes.push(format!("questions[{i}].relevant[{j}] ({id}): no document has this id or title.")),
         }
     }
     gold
@@ -269,10 +231,7 @@ fn rank(query: &str, variant: &str, k: usize, state: &State) -> Vec<u32> {
         .iter()
         .map(|doc| {
             let words: Vec<&str> = doc.text.split_whitespace().collect();
-            let hits = query
-                .split_whitespace()
-                .filter(|w| words.contains(w))
-                .count();
+            let hits = query.split_whitespace().filter(|w| words.contains(w)).count();
             (hits, doc)
         })
         .filter(|(hits, _)| *hits > 0)
@@ -281,37 +240,18 @@ fn rank(query: &str, variant: &str, k: usize, state: &State) -> Vec<u32> {
     if variant == "semantic" {
         scored.reverse();
     }
-    let pages = scored
-        .iter()
-        .flat_map(|(_, doc)| doc.citations.iter().copied());
+    let pages = scored.iter().flat_map(|(_, doc)| doc.citations.iter().copied());
     pages.take(k).collect()
 }
 
-fn entry(
-    query: &str,
-    variant: &str,
-    gold: &[(String, u32, f64)],
-    ranked: &[u32],
-    k: usize,
-) -> Value {
-    let hits: Vec<(usize, &(String, u32, f64))> = ranked
-        .iter()
-        .enumerate()
-        .filter_map(|(i, page)| gold.iter().find(|g| g.1 == *page).map(|g| (i + 1, g)))
-        .collect();
-    let dcg = |gains: &mut dyn Iterator<Item = (usize, f64)>| -> f64 {
-        gains
-            .map(|(rank, gain)| gain / ((rank + 1) as f64).log2())
-            .sum()
-    };
+fn entry(query: &str, variant: &str, gold: &[(String, u32, f64)], ranked: &[u32], k: usize) -> Value {
+    let hits: Vec<(usize, &(String, u32, f64))> =
+        ranked.iter().enumerate().filter_map(|(i, page)| gold.iter().find(|g| g.1 == *page).map(|g| (i + 1, g))).collect();
+    let dcg = |gains: &mut dyn Iterator<Item = (usize, f64)>| -> f64 { gains.map(|(rank, gain)| gain / ((rank + 1) as f64).log2()).sum() };
     let actual = dcg(&mut hits.iter().map(|(rank, g)| (*rank, g.2)));
     let mut ideal: Vec<f64> = gold.iter().map(|g| g.2).collect();
     ideal.sort_by(|a, b| b.total_cmp(a));
-    let ideal = dcg(&mut ideal
-        .into_iter()
-        .take(k)
-        .enumerate()
-        .map(|(i, g)| (i + 1, g)));
+    let ideal = dcg(&mut ideal.into_iter().take(k).enumerate().map(|(i, g)| (i + 1, g)));
     let latency = match variant {
         "keyword" => 1.5,
         "semantic" => 2.5,

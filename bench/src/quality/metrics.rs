@@ -16,11 +16,7 @@ use super::beir::Qrels;
 pub fn ndcg_at_k(ranked: &[String], rels: &HashMap<String, i32>, k: usize) -> f64 {
     let gain = |doc: &String| rels.get(doc).copied().unwrap_or(0).max(0) as f64;
     let actual = dcg(ranked.iter().take(k).map(gain));
-    let mut ideal: Vec<f64> = rels
-        .values()
-        .filter(|&&r| r > 0)
-        .map(|&r| r as f64)
-        .collect();
+    let mut ideal: Vec<f64> = rels.values().filter(|&&r| r > 0).map(|&r| r as f64).collect();
     ideal.sort_by(|a, b| b.total_cmp(a));
     let ideal = dcg(ideal.into_iter().take(k));
     if ideal > 0.0 {
@@ -36,22 +32,14 @@ pub fn recall_at_k(ranked: &[String], rels: &HashMap<String, i32>, k: usize) -> 
     if relevant == 0 {
         return 0.0;
     }
-    let found = ranked
-        .iter()
-        .take(k)
-        .filter(|doc| rels.get(*doc).is_some_and(|&r| r > 0))
-        .count();
+    let found = ranked.iter().take(k).filter(|doc| rels.get(*doc).is_some_and(|&r| r > 0)).count();
     found as f64 / relevant as f64
 }
 
 /// Reciprocal rank within the first k: 1/rank of the first positively judged document, 0 when
 /// none is in the first k (trec_eval's `recip_rank` cut at k, as BEIR reports MRR@k).
 pub fn mrr_at_k(ranked: &[String], rels: &HashMap<String, i32>, k: usize) -> f64 {
-    ranked
-        .iter()
-        .take(k)
-        .position(|doc| rels.get(doc).is_some_and(|&r| r > 0))
-        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+    ranked.iter().take(k).position(|doc| rels.get(doc).is_some_and(|&r| r > 0)).map_or(0.0, |i| 1.0 / (i + 1) as f64)
 }
 
 /// The mean of `metric` over every judged query, with a missing run counting as an empty list.
@@ -61,10 +49,7 @@ pub fn mean_over_queries(
     qrels: &Qrels,
     metric: impl Fn(&[String], &HashMap<String, i32>) -> f64,
 ) -> (f64, usize) {
-    let scores: Vec<f64> = qrels
-        .iter()
-        .map(|(query, rels)| metric(runs.get(query).map_or(&[][..], |r| &r[..]), rels))
-        .collect();
+    let scores: Vec<f64> = qrels.iter().map(|(query, rels)| metric(runs.get(query).map_or(&[][..], |r| &r[..]), rels)).collect();
     (mean(&scores), scores.len())
 }
 
@@ -76,10 +61,7 @@ pub fn mean(values: &[f64]) -> f64 {
 }
 
 fn dcg(gains: impl Iterator<Item = f64>) -> f64 {
-    gains
-        .enumerate()
-        .map(|(i, gain)| gain / ((i + 2) as f64).log2())
-        .sum()
+    gains.enumerate().map(|(i, gain)| gain / ((i + 2) as f64).log2()).sum()
 }
 
 #[cfg(test)]
@@ -104,11 +86,7 @@ mod tests {
         // DCG = 1/log2(3) + 1/log2(5) = 0.63093 + 0.43068 = 1.06161
         // IDCG = 1/log2(2) + 1/log2(3) = 1 + 0.63093 = 1.63093
         // nDCG = 1.06161 / 1.63093 = 0.65092
-        let got = ndcg_at_k(
-            &ranked(&["x", "a", "y", "b"]),
-            &rels(&[("a", 1), ("b", 1)]),
-            10,
-        );
+        let got = ndcg_at_k(&ranked(&["x", "a", "y", "b"]), &rels(&[("a", 1), ("b", 1)]), 10);
         assert!(close(got, 0.65092), "{got}");
     }
 
@@ -150,11 +128,7 @@ mod tests {
         let mut qrels = Qrels::new();
         qrels.insert("q1".into(), rels(&[("a", 1)]));
         qrels.insert("q2".into(), rels(&[("b", 0)]));
-        let runs: HashMap<String, Vec<String>> = [
-            ("q1".to_string(), ranked(&["a"])),
-            ("q2".to_string(), ranked(&["b"])),
-        ]
-        .into();
+        let runs: HashMap<String, Vec<String>> = [("q1".to_string(), ranked(&["a"])), ("q2".to_string(), ranked(&["b"]))].into();
         let (got, n) = mean_over_queries(&runs, &qrels, |r, j| ndcg_at_k(r, j, 10));
         assert_eq!(n, 2);
         assert!(close(got, 0.5), "{got}");

@@ -4,11 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
-pub fn parallel_map<I, T, E>(
-    items: &[I],
-    threads: usize,
-    job: impl Fn(&I) -> Result<T, E> + Sync,
-) -> Result<Vec<T>, E>
+pub fn parallel_map<I, T, E>(items: &[I], threads: usize, job: impl Fn(&I) -> Result<T, E> + Sync) -> Result<Vec<T>, E>
 where
     I: Sync,
     T: Send,
@@ -34,10 +30,7 @@ where
     let threads = threads.clamp(1, items.len().max(1));
     let outcomes: Vec<_> = thread::scope(|scope| {
         let handles: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a worker thread panicked"))
-            .collect()
+        handles.into_iter().map(|h| h.join().expect("a worker thread panicked")).collect()
     });
     let mut done = Vec::with_capacity(items.len());
     for outcome in outcomes {
@@ -58,8 +51,6 @@ mod tests {
         assert_eq!(doubled, items.iter().map(|i| i * 2).collect::<Vec<_>>());
         let failed = parallel_map(&items, 4, |&i| if i == 37 { Err(i) } else { Ok(i) });
         assert_eq!(failed, Err(37));
-        assert!(parallel_map(&[] as &[u32], 4, |&i| Ok::<_, ()>(i))
-            .unwrap()
-            .is_empty());
+        assert!(parallel_map(&[] as &[u32], 4, |&i| Ok::<_, ()>(i)).unwrap().is_empty());
     }
 }

@@ -34,21 +34,13 @@ pub struct Relevant {
 /// The questions of `data`'s judged queries that have a positively judged document in `run`'s
 /// collection, in query order.
 pub fn questions(data: &Dataset, run: &QualityRun) -> Vec<Question> {
-    let server_ids: HashMap<&str, &str> = run
-        .doc_ids
-        .iter()
-        .map(|(server, corpus)| (corpus.as_str(), server.as_str()))
-        .collect();
+    let server_ids: HashMap<&str, &str> = run.doc_ids.iter().map(|(server, corpus)| (corpus.as_str(), server.as_str())).collect();
     data.queries
         .iter()
         .filter_map(|query| {
             let judged = data.qrels.get(&query.id)?;
             let relevant = relevant(judged, &server_ids);
-            (!relevant.is_empty()).then(|| Question {
-                query_id: query.id.clone(),
-                text: query.text.clone(),
-                relevant,
-            })
+            (!relevant.is_empty()).then(|| Question { query_id: query.id.clone(), text: query.text.clone(), relevant })
         })
         .collect()
 }
@@ -60,11 +52,7 @@ fn relevant(judged: &HashMap<String, i32>, server_ids: &HashMap<&str, &str>) -> 
         .iter()
         .filter(|(_, &gain)| gain > 0)
         .filter_map(|(doc, &gain)| {
-            server_ids.get(doc.as_str()).map(|server| Relevant {
-                corpus_id: doc.clone(),
-                server_id: server.to_string(),
-                gain,
-            })
+            server_ids.get(doc.as_str()).map(|server| Relevant { corpus_id: doc.clone(), server_id: server.to_string(), gain })
         })
         .collect();
     relevant.sort_by(|a, b| a.corpus_id.cmp(&b.corpus_id));
@@ -77,22 +65,11 @@ pub fn request(batch: &[Question], mode: Mode, k: usize, expand: bool) -> Evalua
         .iter()
         .map(|q| EvalQuestion {
             query: &q.text,
-            relevant: q
-                .relevant
-                .iter()
-                .map(|r| RelevantDocument {
-                    document: &r.server_id,
-                })
-                .collect(),
+            relevant: q.relevant.iter().map(|r| RelevantDocument { document: &r.server_id }).collect(),
             gains: q.relevant.iter().map(|r| f64::from(r.gain)).collect(),
         })
         .collect();
-    EvaluateRequest {
-        questions,
-        k,
-        variants: vec![mode],
-        expand,
-    }
+    EvaluateRequest { questions, k, variants: vec![mode], expand }
 }
 
 #[cfg(test)]
@@ -104,10 +81,7 @@ mod tests {
     fn run(pairs: &[(&str, &str)]) -> QualityRun {
         QualityRun {
             collection: "col".into(),
-            doc_ids: pairs
-                .iter()
-                .map(|&(server, corpus)| (server.to_string(), corpus.to_string()))
-                .collect(),
+            doc_ids: pairs.iter().map(|&(server, corpus)| (server.to_string(), corpus.to_string())).collect(),
             multi_page: Vec::new(),
             ingest: IngestStats::default(),
         }
@@ -123,13 +97,7 @@ mod tests {
             name: "t".into(),
             split: "test".into(),
             corpus: Vec::new(),
-            queries: judged
-                .iter()
-                .map(|&(q, _)| Query {
-                    id: q.into(),
-                    text: format!("text of {q}"),
-                })
-                .collect(),
+            queries: judged.iter().map(|&(q, _)| Query { id: q.into(), text: format!("text of {q}") }).collect(),
             qrels,
         }
     }

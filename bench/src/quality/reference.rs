@@ -13,15 +13,8 @@ const fn r(system: &'static str, ndcg_at_10: f64) -> Reference {
     Reference { system, ndcg_at_10 }
 }
 
-const SCIFACT_KEYWORD: &[Reference] = &[
-    r("BM25 Anserini", 0.6789),
-    r("bm25s", 0.6791),
-    r("tantivy en_stem", 0.6843),
-];
-const SCIFACT_SEMANTIC: &[Reference] = &[
-    r("all-MiniLM-L6-v2", 0.6451),
-    r("multilingual-e5-small", 0.6759),
-];
+const SCIFACT_KEYWORD: &[Reference] = &[r("BM25 Anserini", 0.6789), r("bm25s", 0.6791), r("tantivy en_stem", 0.6843)];
+const SCIFACT_SEMANTIC: &[Reference] = &[r("all-MiniLM-L6-v2", 0.6451), r("multilingual-e5-small", 0.6759)];
 const SCIFACT_HYBRID: &[Reference] = &[r("RRF bm25s + MiniLM", 0.7154)];
 const NFCORPUS_KEYWORD: &[Reference] = &[r("bm25s", 0.3345), r("tantivy en_stem", 0.3301)];
 

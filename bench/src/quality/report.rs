@@ -89,7 +89,12 @@ impl Report {
         }
         if let (Some(peer), Some(keyword)) = (self.peers.first(), self.modes.iter().find(|m| m.mode == Mode::Keyword)) {
             if peer.ndcg_at_10 > 0.0 {
-                let _ = writeln!(out, "\nkeyword nDCG@10 / {} = {:.3}", peer.system.split(' ').next().unwrap_or("peer"), keyword.ndcg_at_10 / peer.ndcg_at_10);
+                let _ = writeln!(
+                    out,
+                    "\nkeyword nDCG@10 / {} = {:.3}",
+                    peer.system.split(' ').next().unwrap_or("peer"),
+                    keyword.ndcg_at_10 / peer.ndcg_at_10
+                );
             }
         }
         if self.unasked > 0 {
@@ -111,10 +116,7 @@ impl Report {
 
     fn scope_line(&self) -> String {
         match self.subset {
-            None => format!(
-                "Whole corpus: {} documents, {} judged queries.",
-                self.docs, self.queries
-            ),
+            None => format!("Whole corpus: {} documents, {} judged queries.", self.docs, self.queries),
             Some(n) => format!(
                 "Fixed subset of {n} documents (those relevant to a query first, then the \
                  others, in file order): {} documents, {} judged queries whose relevant \
@@ -151,18 +153,9 @@ impl Report {
     }
 
     fn row(&self, m: &ModeReport) -> String {
-        let refs: Vec<String> = references(&self.dataset, m.mode)
-            .iter()
-            .map(|r| format!("{} {:.4}", r.system, r.ndcg_at_10))
-            .collect();
-        let refs = if refs.is_empty() {
-            "—".to_string()
-        } else {
-            refs.join(" · ")
-        };
-        let ms = m
-            .median_latency_ms
-            .map_or("—".to_string(), |ms| format!("{ms:.1}"));
+        let refs: Vec<String> = references(&self.dataset, m.mode).iter().map(|r| format!("{} {:.4}", r.system, r.ndcg_at_10)).collect();
+        let refs = if refs.is_empty() { "—".to_string() } else { refs.join(" · ") };
+        let ms = m.median_latency_ms.map_or("—".to_string(), |ms| format!("{ms:.1}"));
         format!(
             "| {} | {:.4} | @{} {:.4} | {:.4} | {refs} | {} | {} | {ms} |\n",
             m.mode, m.ndcg_at_10, m.recall_k, m.recall, m.mrr_at_10, m.queries, m.empty
@@ -184,14 +177,7 @@ mod tests {
             queries: 300,
             unasked: 2,
             subset: None,
-            ingest: IngestStats {
-                docs: 5183,
-                pages: 5183,
-                chunks: 9000,
-                chars: 7_000_000,
-                elapsed: Duration::from_secs(100),
-                concurrency: 4,
-            },
+            ingest: IngestStats { docs: 5183, pages: 5183, chunks: 9000, chars: 7_000_000, elapsed: Duration::from_secs(100), concurrency: 4 },
             modes: vec![ModeReport {
                 mode: Mode::Keyword,
                 ndcg_at_10: 0.67891,
@@ -202,25 +188,13 @@ mod tests {
                 empty: 0,
                 median_latency_ms: Some(3.25),
             }],
-            peers: vec![Peer {
-                system: "bm25s 0.3.16 (k1 1.2)".into(),
-                ndcg_at_10: 0.6791,
-                recall_at_50: 0.8869,
-                mrr_at_10: 0.6431,
-                queries: 300,
-            }],
-            server: ServerInfo {
-                embedder: Some("multilingual-e5-small".into()),
-                plan: Some("library".into()),
-            },
+            peers: vec![Peer { system: "bm25s 0.3.16 (k1 1.2)".into(), ndcg_at_10: 0.6791, recall_at_50: 0.8869, mrr_at_10: 0.6431, queries: 300 }],
+            server: ServerInfo { embedder: Some("multilingual-e5-small".into()), plan: Some("library".into()) },
             rate_limited: 0,
             notes: vec!["keyword: Search warning: w".into()],
         };
         let md = report.markdown();
-        assert!(
-            md.contains("| keyword | 0.6789 | @50 0.9000 | 0.6000 | BM25 Anserini 0.6789 · bm25s 0.6791"),
-            "{md}"
-        );
+        assert!(md.contains("| keyword | 0.6789 | @50 0.9000 | 0.6000 | BM25 Anserini 0.6789 · bm25s 0.6791"), "{md}");
         assert!(md.contains("| peer, same run: bm25s 0.3.16 (k1 1.2) | 0.6791 | @50 0.8869 | 0.6431 |"), "{md}");
         assert!(md.contains("keyword nDCG@10 / bm25s = 1.000"), "{md}");
         assert!(md.contains("51.8 docs/s"), "{md}");
@@ -228,9 +202,6 @@ mod tests {
         assert!(md.contains("`multilingual-e5-small`"), "{md}");
         assert!(md.contains("| 300 | 0 | 3.2 |"), "{md}");
         assert!(md.contains("2 of the 300 judged queries"), "{md}");
-        assert!(
-            md.contains("evaluate`):\n\n- keyword: Search warning: w\n"),
-            "{md}"
-        );
+        assert!(md.contains("evaluate`):\n\n- keyword: Search warning: w\n"), "{md}");
     }
 }

@@ -42,13 +42,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions {
-            concurrency: 4,
-            search_k: MAX_K,
-            batch: DEFAULT_BATCH,
-            expand: false,
-            progress: None,
-        }
+        RunOptions { concurrency: 4, search_k: MAX_K, batch: DEFAULT_BATCH, expand: false, progress: None }
     }
 }
 
@@ -57,37 +51,19 @@ pub enum RunError {
     #[error("indexing corpus document {doc}: {source}")]
     Index { doc: String, source: ClientError },
     #[error("{mode} evaluation of the batch from query {first_query}: {source}")]
-    Evaluate {
-        mode: Mode,
-        first_query: String,
-        source: ClientError,
-    },
+    Evaluate { mode: Mode, first_query: String, source: ClientError },
     #[error("{mode} evaluation of the batch from query {first_query}: {source}")]
-    Answer {
-        mode: Mode,
-        first_query: String,
-        source: Box<AnswerError>,
-    },
+    Answer { mode: Mode, first_query: String, source: Box<AnswerError> },
     #[error("creating the evaluation collection: {0}")]
     Collection(ClientError),
-    #[error(
-        "the server gave document id {server_id} to both corpus documents {first} and {second}"
-    )]
-    DuplicateId {
-        server_id: String,
-        first: String,
-        second: String,
-    },
+    #[error("the server gave document id {server_id} to both corpus documents {first} and {second}")]
+    DuplicateId { server_id: String, first: String, second: String },
     #[error(
         "corpus document {doc} became {pages} pages on the server ({more} more documents did too): \
          its text holds page breaks (form feeds or `--- page N ---` lines). Evaluate ranks pages, \
          so the document-level figures BEIR defines cannot be read from it"
     )]
-    MultiPage {
-        doc: String,
-        pages: u64,
-        more: usize,
-    },
+    MultiPage { doc: String, pages: u64, more: usize },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -119,39 +95,19 @@ pub struct QualityRun {
 
 /// Creates `collection_name` and adds every corpus document (title when not empty, text), up to
 /// `options.concurrency` at a time.
-pub fn index(
-    client: &Client,
-    data: &Dataset,
-    collection_name: &str,
-    options: &RunOptions,
-) -> Result<QualityRun, RunError> {
-    let collection = client
-        .create_collection(collection_name)
-        .map_err(RunError::Collection)?;
+pub fn index(client: &Client, data: &Dataset, collection_name: &str, options: &RunOptions) -> Result<QualityRun, RunError> {
+    let collection = client.create_collection(collection_name).map_err(RunError::Collection)?;
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let total = data.corpus.len();
     let created = parallel_map(&data.corpus, options.concurrency, |doc| {
         let title = Some(doc.title.as_str()).filter(|t| !t.trim().is_empty());
-        let input = NewDocument {
-            title,
-            text: &doc.text,
-        };
-        let created = client
-            .add_document(&collection.id, &input)
-            .map_err(|source| RunError::Index {
-                doc: doc.id.clone(),
-                source,
-            })?;
+        let input = NewDocument { title, text: &doc.text };
+        let created = client.add_document(&collection.id, &input).map_err(|source| RunError::Index { doc: doc.id.clone(), source })?;
         advance(options, "index", &done, 1, total, 100);
         Ok(created)
     })?;
-    let mut ingest = IngestStats {
-        docs: created.len(),
-        elapsed: started.elapsed(),
-        concurrency: options.concurrency,
-        ..IngestStats::default()
-    };
+    let mut ingest = IngestStats { docs: created.len(), elapsed: started.elapsed(), concurrency: options.concurrency, ..IngestStats::default() };
     let mut doc_ids = HashMap::with_capacity(created.len());
     let mut multi_page = Vec::new();
     for (doc, created) in data.corpus.iter().zip(created) {
@@ -162,43 +118,21 @@ pub fn index(
         ingest.chunks += created.chunks;
         ingest.chars += created.chars;
         if let Some(first) = doc_ids.insert(created.id.clone(), doc.id.clone()) {
-            return Err(RunError::DuplicateId {
-                server_id: created.id,
-                first,
-                second: doc.id.clone(),
-            });
+            return Err(RunError::DuplicateId { server_id: created.id, first, second: doc.id.clone() });
         }
     }
-    Ok(QualityRun {
-        collection: collection.id,
-        doc_ids,
-        multi_page,
-        ingest,
-    })
+    Ok(QualityRun { collection: collection.id, doc_ids, multi_page, ingest })
 }
 
 /// Evaluates every judged query of `data` in each mode and scores the ranked document lists as
 /// BEIR does, over every judged query.
-pub fn evaluate(
-    client: &Client,
-    run: &QualityRun,
-    data: &Dataset,
-    modes: &[Mode],
-    options: &RunOptions,
-) -> Result<Report, RunError> {
+pub fn evaluate(client: &Client, run: &QualityRun, data: &Dataset, modes: &[Mode], options: &RunOptions) -> Result<Report, RunError> {
     if let Some((doc, pages)) = run.multi_page.first() {
-        return Err(RunError::MultiPage {
-            doc: doc.clone(),
-            pages: *pages,
-            more: run.multi_page.len() - 1,
-        });
+        return Err(RunError::MultiPage { doc: doc.clone(), pages: *pages, more: run.multi_page.len() - 1 });
     }
     let questions = questions::questions(data, run);
     let mut notes = Vec::new();
-    let modes = modes
-        .iter()
-        .map(|&mode| evaluate_mode(client, run, data, &questions, mode, options, &mut notes))
-        .collect::<Result<Vec<_>, _>>()?;
+    let modes = modes.iter().map(|&mode| evaluate_mode(client, run, data, &questions, mode, options, &mut notes)).collect::<Result<Vec<_>, _>>()?;
     Ok(Report {
         dataset: data.name.clone(),
         split: data.split.clone(),
@@ -236,34 +170,18 @@ fn evaluate_mode(
     notes: &mut Vec<String>,
 ) -> Result<ModeReport, RunError> {
     let done = AtomicUsize::new(0);
-    let batches: Vec<&[Question]> = questions
-        .chunks(options.batch.clamp(1, MAX_QUESTIONS))
-        .collect();
+    let batches: Vec<&[Question]> = questions.chunks(options.batch.clamp(1, MAX_QUESTIONS)).collect();
     let read = parallel_map(&batches, options.concurrency, |batch| {
         let first_query = batch[0].query_id.clone();
         let request = questions::request(batch, mode, options.search_k, options.expand);
-        let response = client
-            .evaluate(&run.collection, &request)
-            .map_err(|source| RunError::Evaluate {
-                mode,
-                first_query: first_query.clone(),
-                source,
-            })?;
-        let read = answers::read(batch, mode, options.search_k, response).map_err(|source| {
-            RunError::Answer {
-                mode,
-                first_query,
-                source: Box::new(source),
-            }
+        let response =
+            client.evaluate(&run.collection, &request).map_err(|source| RunError::Evaluate { mode, first_query: first_query.clone(), source })?;
+        let read = answers::read(batch, mode, options.search_k, response).map_err(|source| RunError::Answer {
+            mode,
+            first_query,
+            source: Box::new(source),
         })?;
-        advance(
-            options,
-            mode.as_str(),
-            &done,
-            batch.len(),
-            questions.len(),
-            1,
-        );
+        advance(options, mode.as_str(), &done, batch.len(), questions.len(), 1);
         Ok(read)
     })?;
     let mut runs = HashMap::with_capacity(questions.len());
@@ -290,24 +208,12 @@ fn evaluate_mode(
     let recall_k = options.search_k;
     let (recall, _) = mean_over_queries(&runs, &qrels, |r, j| recall_at_k(r, j, recall_k));
     let (mrr_at_10, _) = mean_over_queries(&runs, &qrels, |r, j| mrr_at_k(r, j, 10));
-    Ok(ModeReport {
-        mode,
-        ndcg_at_10,
-        mrr_at_10,
-        recall,
-        recall_k,
-        queries,
-        empty,
-        median_latency_ms: median(&mut latency_ms),
-    })
+    Ok(ModeReport { mode, ndcg_at_10, mrr_at_10, recall, recall_k, queries, empty, median_latency_ms: median(&mut latency_ms) })
 }
 
 /// The judgements of the queries being run: the means are over these.
 fn judged_queries(data: &Dataset) -> super::beir::Qrels {
-    data.queries
-        .iter()
-        .filter_map(|q| data.qrels.get(&q.id).map(|j| (q.id.clone(), j.clone())))
-        .collect()
+    data.queries.iter().filter_map(|q| data.qrels.get(&q.id).map(|j| (q.id.clone(), j.clone()))).collect()
 }
 
 /// The embedder from `GET /v1/health` and the plan from `GET /v1/account`; what failed reads
@@ -324,23 +230,12 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 0 {
-        (values[mid - 1] + values[mid]) / 2.0
-    } else {
-        values[mid]
-    })
+    Some(if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] })
 }
 
 /// Counts `by` more of `total` done and reports progress each time the count passes a multiple
 /// of `every`, and at the end.
-fn advance(
-    options: &RunOptions,
-    phase: &str,
-    done: &AtomicUsize,
-    by: usize,
-    total: usize,
-    every: usize,
-) {
+fn advance(options: &RunOptions, phase: &str, done: &AtomicUsize, by: usize, total: usize, every: usize) {
     let before = done.fetch_add(by, Ordering::Relaxed);
     let after = before + by;
     if let Some(progress) = options.progress {

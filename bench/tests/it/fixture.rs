@@ -62,11 +62,7 @@ fn serve(mut stream: TcpStream, framing: Framing, body_bytes: &AtomicU64) {
         }
         buf.drain(..head_len + content_length);
         body_bytes.fetch_add(content_length as u64, Ordering::Relaxed);
-        let status = if path == "/missing" {
-            "404 Not Found"
-        } else {
-            "200 OK"
-        };
+        let status = if path == "/missing" { "404 Not Found" } else { "200 OK" };
         if respond(&mut stream, framing, status).is_err() || matches!(framing, Framing::CloseEach) {
             return;
         }
@@ -78,29 +74,16 @@ fn parse_request(buf: &[u8]) -> Option<(usize, usize, String)> {
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
     let head = std::str::from_utf8(&buf[..end]).unwrap();
     let path = head.split(' ').nth(1).unwrap().to_string();
-    let length = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap())
-        })
-        .unwrap_or(0);
+    let length = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())).unwrap_or(0);
     Some((end, length, path))
 }
 
 fn respond(stream: &mut TcpStream, framing: Framing, status: &str) -> std::io::Result<()> {
     match framing {
-        Framing::ContentLength => write!(
-            stream,
-            "HTTP/1.1 {status}\r\nContent-Length: 13\r\n\r\nHello, World!"
-        ),
+        Framing::ContentLength => write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 13\r\n\r\nHello, World!"),
         Framing::CloseEach => write!(stream, "HTTP/1.0 {status}\r\nContent-Length: 2\r\n\r\nok"),
         Framing::Chunked => {
-            write!(
-                stream,
-                "HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n\r\n7\r\nHello, "
-            )?;
+            write!(stream, "HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n\r\n7\r\nHello, ")?;
             stream.flush()?;
             write!(stream, "\r\n6\r\nWorld!\r\n0\r\n\r\n")
         }

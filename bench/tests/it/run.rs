@@ -10,9 +10,7 @@ use crate::fixture::{Framing, TestServer};
 
 fn config(url: &str, scenario: Option<Scenario>) -> LoadConfig {
     let target = Target::parse(url).unwrap();
-    let scenario = scenario.unwrap_or_else(|| {
-        Scenario::single(&RequestSpec::get(target.path()), target.host_header())
-    });
+    let scenario = scenario.unwrap_or_else(|| Scenario::single(&RequestSpec::get(target.path()), target.host_header()));
     LoadConfig {
         label: "test".into(),
         target,
@@ -55,11 +53,7 @@ fn http10_server_closing_each_connection() {
     let server = TestServer::start(Framing::CloseEach);
     let report = run(config(&server.url("/"), None)).unwrap();
     assert_clean(&report);
-    assert!(
-        report.reconnects >= report.requests - 4,
-        "{}",
-        report.human_line()
-    );
+    assert!(report.reconnects >= report.requests - 4, "{}", report.human_line());
 }
 
 #[test]
@@ -75,11 +69,7 @@ fn jsonl_scenario_sends_bodies() {
     let server = TestServer::start(Framing::ContentLength);
     let path = std::env::temp_dir().join(format!("quarry-load-it-{}.jsonl", std::process::id()));
     let mut file = std::fs::File::create(&path).unwrap();
-    writeln!(
-        file,
-        r#"{{"method":"POST","path":"/v1/search","body":{{"q":"a"}}}}"#
-    )
-    .unwrap();
+    writeln!(file, r#"{{"method":"POST","path":"/v1/search","body":{{"q":"a"}}}}"#).unwrap();
     writeln!(file, r#"{{"path":"/missing"}}"#).unwrap();
     drop(file);
     let scenario = Scenario::from_jsonl(&path, &server.addr.to_string(), &[]).unwrap();
@@ -87,21 +77,13 @@ fn jsonl_scenario_sends_bodies() {
     let report = run(config(&server.url("/"), Some(scenario))).unwrap();
     assert!(report.requests > 10);
     let ratio = report.non_2xx as f64 / report.requests as f64;
-    assert!(
-        (0.3..0.7).contains(&ratio),
-        "half the requests go to /missing: {}",
-        report.human_line()
-    );
+    assert!((0.3..0.7).contains(&ratio), "half the requests go to /missing: {}", report.human_line());
     assert!(server.body_bytes.load(Ordering::Relaxed) >= 9 * (report.requests / 3));
 }
 
 #[test]
 fn server_down_counts_connect_errors() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut cfg = config(&format!("http://127.0.0.1:{port}/"), None);
     cfg.warmup = Duration::ZERO;
     let report = run(cfg).unwrap();

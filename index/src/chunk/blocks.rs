@@ -115,11 +115,7 @@ fn is_pipe_row(line: &str) -> bool {
 /// `|---|:--:|` or `--- | ---`: the row under a pipe table's header.
 fn is_delimiter_row(line: &str) -> bool {
     let line = line.trim();
-    line.contains('|')
-        && line.contains('-')
-        && line
-            .chars()
-            .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+    line.contains('|') && line.contains('-') && line.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
 }
 
 /// Tabs between a line's first and last non-whitespace characters.
@@ -156,23 +152,11 @@ impl Run<'_> {
     /// The block starting at line `i` and the line after it.
     fn block_at(&self, i: usize) -> (Block, usize) {
         if let Some(text) = atx_heading(self.line(i)) {
-            return (
-                Block::Heading {
-                    range: self.range(i, i + 1),
-                    text,
-                },
-                i + 1,
-            );
+            return (Block::Heading { range: self.range(i, i + 1), text }, i + 1);
         }
         if self.is_setext_heading(i) {
             let text = self.line(i).trim().to_string();
-            return (
-                Block::Heading {
-                    range: self.range(i, i + 2),
-                    text,
-                },
-                i + 2,
-            );
+            return (Block::Heading { range: self.range(i, i + 2), text }, i + 2);
         }
         let n_rows = self.table_rows(i);
         if n_rows >= 2 {
@@ -182,21 +166,13 @@ impl Run<'_> {
         if is_list_item(self.line(i)) {
             return self.list_at(i);
         }
-        let end =
-            (i + 1..self.lines.len()).find(|&j| self.starts_block(j) || is_list_item(self.line(j)));
+        let end = (i + 1..self.lines.len()).find(|&j| self.starts_block(j) || is_list_item(self.line(j)));
         let end = end.unwrap_or(self.lines.len());
-        (
-            Block::Paragraph {
-                range: self.range(i, end),
-            },
-            end,
-        )
+        (Block::Paragraph { range: self.range(i, end) }, end)
     }
 
     fn list_at(&self, i: usize) -> (Block, usize) {
-        let end = (i + 1..self.lines.len())
-            .find(|&j| self.starts_block(j))
-            .unwrap_or(self.lines.len());
+        let end = (i + 1..self.lines.len()).find(|&j| self.starts_block(j)).unwrap_or(self.lines.len());
         let mut starts: Vec<usize> = (i..end).filter(|&j| is_list_item(self.line(j))).collect();
         starts.push(end);
         let items = starts.windows(2).map(|w| self.range(w[0], w[1])).collect();
@@ -250,28 +226,17 @@ mod tests {
 
     #[test]
     fn finds_headings_of_both_styles() {
-        assert_eq!(
-            first_heading("intro\n\n## Dosage ##\ntext"),
-            Some("Dosage".into())
-        );
-        assert_eq!(
-            first_heading("Results\r\n=======\r\nbody"),
-            Some("Results".into())
-        );
+        assert_eq!(first_heading("intro\n\n## Dosage ##\ntext"), Some("Dosage".into()));
+        assert_eq!(first_heading("Results\r\n=======\r\nbody"), Some("Results".into()));
         assert_eq!(first_heading("#hashtag\n####### seven"), None);
-        assert_eq!(
-            kinds("# A\ntext\nmore\n\nSub\n---\nbody"),
-            ["heading", "paragraph", "heading", "paragraph"]
-        );
+        assert_eq!(kinds("# A\ntext\nmore\n\nSub\n---\nbody"), ["heading", "paragraph", "heading", "paragraph"]);
     }
 
     #[test]
     fn finds_lists_and_their_items() {
         let text = "Take:\n- one\n  still one\n* two\n\n1. first\n2) second\na) third\n• fourth";
         assert_eq!(kinds(text), ["paragraph", "list", "list"]);
-        let Block::List { items } = &blocks(text)[1] else {
-            panic!()
-        };
+        let Block::List { items } = &blocks(text)[1] else { panic!() };
         let items: Vec<&str> = items.iter().map(|&(s, e)| &text[s..e]).collect();
         assert_eq!(items, ["- one\n  still one", "* two"]);
         assert_eq!(kinds("-not a list\n1.5 mg"), ["paragraph"]);
@@ -280,13 +245,8 @@ mod tests {
     #[test]
     fn finds_pipe_and_tab_tables() {
         let text = "Lab results\n| test | value |\n|---|---|\n| Hb | 13 |\nafter\n\na\tb\tc\n1\t2\t3\n\nx\ty\n";
-        assert_eq!(
-            kinds(text),
-            ["paragraph", "table", "paragraph", "table", "paragraph"]
-        );
-        let Block::Table { rows } = &blocks(text)[1] else {
-            panic!()
-        };
+        assert_eq!(kinds(text), ["paragraph", "table", "paragraph", "table", "paragraph"]);
+        let Block::Table { rows } = &blocks(text)[1] else { panic!() };
         assert_eq!(rows.len(), 3);
         assert_eq!(kinds("name | dose\n--- | ---\naspirin | 81 mg"), ["table"]);
     }

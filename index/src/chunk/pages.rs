@@ -42,11 +42,7 @@ fn push_form_fed(text: &str, mut number: Option<String>, pages: &mut Vec<PageTex
         let part = part.trim_end();
         if !part.trim_start().is_empty() {
             let (text, heading, number) = (part.to_string(), first_heading(part), number.take());
-            pages.push(PageText {
-                text,
-                number,
-                heading,
-            });
+            pages.push(PageText { text, number, heading });
         }
     }
 }
@@ -56,9 +52,7 @@ fn page_marker(line: &str) -> Option<&str> {
     let inner = line.trim().strip_prefix("---")?.strip_suffix("---")?;
     let inner = inner.trim_matches('-').trim();
     let word = inner.get(..4).filter(|w| w.eq_ignore_ascii_case("page"))?;
-    let number = inner[word.len()..]
-        .strip_prefix(char::is_whitespace)?
-        .trim();
+    let number = inner[word.len()..].strip_prefix(char::is_whitespace)?.trim();
     let single_token = !number.is_empty() && !number.contains(char::is_whitespace);
     single_token.then_some(number)
 }
@@ -68,33 +62,20 @@ mod tests {
     use super::*;
 
     fn texts(pages: &[PageText]) -> Vec<(&str, Option<&str>)> {
-        pages
-            .iter()
-            .map(|p| (p.text.as_str(), p.number.as_deref()))
-            .collect()
+        pages.iter().map(|p| (p.text.as_str(), p.number.as_deref())).collect()
     }
 
     #[test]
     fn splits_at_form_feeds() {
         let pages = split_pages("one\n\x0Ctwo  \n\x0C \n\x0Cthree");
-        assert_eq!(
-            texts(&pages),
-            [("one", None), ("two", None), ("three", None)]
-        );
+        assert_eq!(texts(&pages), [("one", None), ("two", None), ("three", None)]);
     }
 
     #[test]
     fn splits_at_page_markers_and_keeps_their_numbers() {
         let text = "front matter\n--- page xii ---\n# Preface\nwords\r\n  ---PAGE   3a---  \r\nmore\n--- Page 4 ---\n";
         let pages = split_pages(text);
-        assert_eq!(
-            texts(&pages),
-            [
-                ("front matter", None),
-                ("# Preface\nwords", Some("xii")),
-                ("more", Some("3a"))
-            ]
-        );
+        assert_eq!(texts(&pages), [("front matter", None), ("# Preface\nwords", Some("xii")), ("more", Some("3a"))]);
         assert_eq!(pages[1].heading.as_deref(), Some("Preface"));
         assert_eq!(pages[0].heading, None);
     }
@@ -116,13 +97,7 @@ mod tests {
 
     #[test]
     fn ignores_lines_that_only_look_like_markers() {
-        for line in [
-            "--- page ---",
-            "--- pages 3 ---",
-            "--- page 3 4 ---",
-            "-- page 3 --",
-            "--- page3 ---",
-        ] {
+        for line in ["--- page ---", "--- pages 3 ---", "--- page 3 4 ---", "-- page 3 --", "--- page3 ---"] {
             let pages = split_pages(&format!("a\n{line}\nb"));
             assert_eq!(pages.len(), 1, "{line}");
         }

@@ -25,10 +25,7 @@ pub struct ChunkOptions {
 
 impl Default for ChunkOptions {
     fn default() -> Self {
-        ChunkOptions {
-            target_chars: 1000,
-            max_chars: 2000,
-        }
+        ChunkOptions { target_chars: 1000, max_chars: 2000 }
     }
 }
 
@@ -36,10 +33,7 @@ impl ChunkOptions {
     /// These options with `1 <= target_chars <= max_chars`, whatever was asked.
     fn sane(self) -> ChunkOptions {
         let max_chars = self.max_chars.max(1);
-        ChunkOptions {
-            target_chars: self.target_chars.clamp(1, max_chars),
-            max_chars,
-        }
+        ChunkOptions { target_chars: self.target_chars.clamp(1, max_chars), max_chars }
     }
 
     /// Lists and tables shorter than this are packed with the prose around them.
@@ -100,15 +94,7 @@ struct Units<'a> {
 impl<'a> Units<'a> {
     fn new(page: &'a str, opts: ChunkOptions) -> Self {
         let (out, headings) = (Vec::new(), Vec::new());
-        Units {
-            page,
-            opts,
-            out,
-            headings,
-            section: None,
-            pending_heading: None,
-            group: 0,
-        }
+        Units { page, opts, out, headings, section: None, pending_heading: None, group: 0 }
     }
 
     fn add(&mut self, block: Block) {
@@ -148,11 +134,7 @@ impl<'a> Units<'a> {
         if chars < self.opts.tiny() {
             return self.text(whole, kinds, self.opts.target_chars);
         }
-        let limit = if chars <= self.opts.max_chars {
-            self.opts.max_chars
-        } else {
-            self.opts.target_chars
-        };
+        let limit = if chars <= self.opts.max_chars { self.opts.max_chars } else { self.opts.target_chars };
         self.group += 1;
         for &part in parts {
             self.text(part, kinds, limit);
@@ -177,19 +159,13 @@ impl<'a> Units<'a> {
     /// `range` as fits beside the heading in `max_chars`.
     fn push_after_heading(&mut self, heading: Range, range: Range, kinds: Kinds, limit: usize) {
         let heading_chars = count(self.page, (heading.0, range.0));
-        let Some(room) = self
-            .opts
-            .max_chars
-            .checked_sub(heading_chars)
-            .filter(|r| *r > 0)
-        else {
+        let Some(room) = self.opts.max_chars.checked_sub(heading_chars).filter(|r| *r > 0) else {
             self.heading_alone(heading);
             return self.push(range, kinds, limit);
         };
         let pieces = split(self.page, range, room);
         let first = (heading.0, pieces[0].1);
-        self.out
-            .push(self.unit(first, kinds.with(Kind::Heading), limit));
+        self.out.push(self.unit(first, kinds.with(Kind::Heading), limit));
         if let Some(next) = pieces.get(1) {
             self.text((next.0, range.1), kinds, limit);
         }
@@ -198,21 +174,13 @@ impl<'a> Units<'a> {
     fn heading_alone(&mut self, heading: Range) {
         let kinds = Kinds::EMPTY.with(Kind::Heading);
         for piece in split(self.page, heading, self.opts.max_chars) {
-            self.out
-                .push(self.unit(piece, kinds, self.opts.target_chars));
+            self.out.push(self.unit(piece, kinds, self.opts.target_chars));
         }
     }
 
     fn unit(&self, range: Range, kinds: Kinds, limit: usize) -> Unit {
         let chars = count(self.page, range);
-        Unit {
-            range,
-            chars,
-            kinds,
-            group: self.group,
-            limit,
-            section: self.section,
-        }
+        Unit { range, chars, kinds, group: self.group, limit, section: self.section }
     }
 }
 
@@ -225,10 +193,7 @@ fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
     for level in [sentences, words] {
         let parts = level(page, range);
         if parts.len() > 1 {
-            return parts
-                .into_iter()
-                .flat_map(|p| split(page, p, limit))
-                .collect();
+            return parts.into_iter().flat_map(|p| split(page, p, limit)).collect();
         }
     }
     slices(page, range, limit)
@@ -246,9 +211,7 @@ fn sentences(page: &str, (start, end): Range) -> Vec<Range> {
             continue;
         }
         let mut to = at + c.len_utf8();
-        while let Some((at, c)) =
-            chars.next_if(|&(_, c)| matches!(c, '"' | '\'' | ')' | ']' | '”' | '’' | '»'))
-        {
+        while let Some((at, c)) = chars.next_if(|&(_, c)| matches!(c, '"' | '\'' | ')' | ']' | '”' | '’' | '»')) {
             to = at + c.len_utf8();
         }
         if chars.peek().is_some_and(|&(_, c)| c.is_whitespace()) {
@@ -280,15 +243,10 @@ fn words(page: &str, (start, end): Range) -> Vec<Range> {
 
 /// `range` cut every `limit` chars (for a word longer than a chunk).
 fn slices(page: &str, (start, end): Range, limit: usize) -> Vec<Range> {
-    let cuts = page[start..end]
-        .char_indices()
-        .map(|(at, _)| start + at)
-        .step_by(limit);
+    let cuts = page[start..end].char_indices().map(|(at, _)| start + at).step_by(limit);
     let mut cuts: Vec<usize> = cuts.collect();
     cuts.push(end);
-    cuts.windows(2)
-        .filter_map(|w| trim(page, (w[0], w[1])))
-        .collect()
+    cuts.windows(2).filter_map(|w| trim(page, (w[0], w[1]))).collect()
 }
 
 /// Joins each unit to the chunk before it when they share a group and the joined span

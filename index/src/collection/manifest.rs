@@ -38,8 +38,7 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(CollectionError::Io { op: "read", path, source }),
         };
-        let m: Manifest = serde_json::from_slice(&bytes)
-            .map_err(|e| CollectionError::Corrupt { path: path.clone(), reason: e.to_string() })?;
+        let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| CollectionError::Corrupt { path: path.clone(), reason: e.to_string() })?;
         if m.format != crate::FORMAT_VERSION {
             let reason = format!("format version {}, this build reads {}", m.format, crate::FORMAT_VERSION);
             return Err(CollectionError::Corrupt { path, reason });

@@ -358,10 +358,13 @@ impl Collection {
             }
         }
         let mut m = w.manifest.clone();
-        m.segments = views.iter().filter_map(|v| match v.source {
-            Source::Segment(s) => Some(s),
-            Source::Memory { .. } => None,
-        }).collect();
+        m.segments = views
+            .iter()
+            .filter_map(|v| match v.source {
+                Source::Segment(s) => Some(s),
+                Source::Memory { .. } => None,
+            })
+            .collect();
         let mem_from = views.iter().filter_map(|v| match v.source {
             Source::Memory { wal_seq } => Some(wal_seq),
             Source::Segment(_) => None,

@@ -31,9 +31,11 @@ pub struct Counts {
 
 impl Snapshot {
     pub fn find(&self, id: &str) -> Option<DocAt> {
-        self.views.iter().enumerate().rev().find_map(|(v, view)| {
-            view.doc(id).filter(|&d| !self.dead[v].contains(d)).map(|doc| DocAt { view: v, doc })
-        })
+        self.views
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(v, view)| view.doc(id).filter(|&d| !self.dead[v].contains(d)).map(|doc| DocAt { view: v, doc }))
     }
 
     pub fn doc(&self, at: DocAt) -> &ArchivedDocRec {

@@ -128,7 +128,8 @@ fn a_corrupt_segment_refuses_to_load_naming_the_file() {
     c.add(doc("d1", &["text"])).unwrap();
     c.flush().unwrap();
     drop(c);
-    let seg = fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "seg")).unwrap();
+    let seg =
+        fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "seg")).unwrap();
     let bytes = fs::read(&seg).unwrap();
     fs::write(&seg, &bytes[..bytes.len() / 2]).unwrap();
     let e = Collection::open("col_c", dir.path(), Options::default()).err().expect("refused");
@@ -162,4 +163,3 @@ fn concurrent_adds_are_all_visible() {
     let (c, _) = Collection::open("col_d", dir.path(), Options::default()).unwrap();
     assert_eq!(c.snapshot().counts().documents, 60);
 }
-

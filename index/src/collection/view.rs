@@ -8,8 +8,8 @@ use std::sync::Arc;
 use arc_swap::ArcSwapOption;
 
 use crate::bm25::Bm25;
-use crate::vector::HnswIndex;
 use crate::segment::{ArchivedBatch, BatchView};
+use crate::vector::HnswIndex;
 
 use super::CollectionError;
 
@@ -194,9 +194,7 @@ impl View {
     }
 
     pub fn doc(&self, id: &str) -> Option<u32> {
-        let docs = self.docs.get_or_init(|| {
-            self.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect()
-        });
+        let docs = self.docs.get_or_init(|| self.batch().docs.iter().enumerate().map(|(i, d)| (d.id.as_str().to_owned(), i as u32)).collect());
         docs.get(id).copied()
     }
 

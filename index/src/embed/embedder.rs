@@ -115,8 +115,7 @@ impl Embedder {
 
     fn embed_with_prefix(&mut self, texts: &[&str], prefix: &str) -> Result<Embeddings, EmbedError> {
         let dims = self.spec.dims;
-        let ids: Vec<Vec<u32>> =
-            texts.iter().map(|t| self.encoder.encode(&format!("{prefix}{t}"))).collect::<Result<_, _>>()?;
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.encoder.encode(&format!("{prefix}{t}"))).collect::<Result<_, _>>()?;
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
         let mut data = vec![0f32; texts.len() * dims];

@@ -21,13 +21,7 @@ pub struct Reranker {
 
 impl Reranker {
     /// Loads an operator's cross-encoder. `runtime_lib` as for the embedder.
-    pub fn load(
-        runtime_lib: &Path,
-        onnx: &Path,
-        tokenizer: &Path,
-        max_tokens: usize,
-        pad_id: u32,
-    ) -> Result<Reranker, EmbedError> {
+    pub fn load(runtime_lib: &Path, onnx: &Path, tokenizer: &Path, max_tokens: usize, pad_id: u32) -> Result<Reranker, EmbedError> {
         let env = super::runtime::init(runtime_lib)?;
         let encoder = std::sync::Arc::new(TextEncoder::load(tokenizer, max_tokens, pad_id)?);
         let session = session(env, onnx)?;

@@ -15,10 +15,9 @@ pub fn init(path: &Path) -> Result<&'static ort::environment::Environment, Embed
     let result = LOADED.get_or_init(|| load(path));
     match result {
         Ok((loaded, env)) if loaded == path => Ok(env),
-        Ok((loaded, _)) => Err(EmbedError::Runtime {
-            path: path.to_owned(),
-            reason: format!("ONNX Runtime is already loaded from {}", loaded.display()),
-        }),
+        Ok((loaded, _)) => {
+            Err(EmbedError::Runtime { path: path.to_owned(), reason: format!("ONNX Runtime is already loaded from {}", loaded.display()) })
+        }
         Err(reason) => Err(EmbedError::Runtime { path: path.to_owned(), reason: reason.clone() }),
     }
 }

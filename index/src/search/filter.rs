@@ -71,9 +71,9 @@ fn doc_passes(doc: &ArchivedDocRec, f: &Filters) -> bool {
     if f.documents.as_ref().is_some_and(|ids| !ids.contains(doc.id.as_str())) {
         return false;
     }
-    f.metadata.iter().all(|(key, accepted)| {
-        doc.fields.iter().any(|field| field.key.as_str() == key && accepted.iter().any(|a| value_eq(&field.value, a)))
-    })
+    f.metadata
+        .iter()
+        .all(|(key, accepted)| doc.fields.iter().any(|field| field.key.as_str() == key && accepted.iter().any(|a| value_eq(&field.value, a))))
 }
 
 fn page_passes(view: &View, doc: &ArchivedDocRec, page: &ArchivedPageRec, f: &Filters) -> bool {

@@ -101,8 +101,7 @@ fn ms(since: Instant) -> f64 {
 pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let started = Instant::now();
     let mut out = Results { terms: dedup(text::terms(&q.text)), ..Results::default() };
-    let allowed: Vec<Arc<Allowed>> =
-        snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
+    let allowed: Vec<Arc<Allowed>> = snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
     let mut chunk_scores = ChunkScores::new(snap.views.len());
     let t = Instant::now();
     let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, &out.terms, q.depth, &mut chunk_scores) } else { Vec::new() };

@@ -117,7 +117,6 @@ fn a_twin_past_the_cut_still_folds_into_its_page() {
     assert_eq!(r.considered, 3, "pages in the fused list before the cut");
 }
 
-
 #[test]
 fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,7 +144,8 @@ fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen()
     assert!(c.snapshot().views[0].graph().is_none(), "graphs load in the background, not at open");
     assert_eq!(c.attach_graphs().unwrap(), 1);
     assert_eq!(found(&c, &q), scanned);
-    let files: Vec<String> = std::fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let files: Vec<String> =
+        std::fs::read_dir(dir.path().join("segments")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(files.iter().any(|f| f.contains("hnsw")), "{files:?}");
 }
 
@@ -208,16 +208,16 @@ fn chunked(id: &str, title: &str, pages: &[&[&str]]) -> crate::segment::Batch {
 fn matched_terms_are_the_chunk_texts_own() {
     let dir = tempfile::tempdir().unwrap();
     let (c, _) = Collection::open("col_m", dir.path(), Options::default()).unwrap();
-    let flushed = chunked("flushed", "Cats and purring", &[
-        &["Cats purr when content.", "Dogs bark at the mail.", "Nothing to see here."],
-        &["A page of otters swimming.", "Purring otters, oddly."],
-    ]);
+    let flushed = chunked(
+        "flushed",
+        "Cats and purring",
+        &[&["Cats purr when content.", "Dogs bark at the mail.", "Nothing to see here."], &["A page of otters swimming.", "Purring otters, oddly."]],
+    );
     let tail = chunked("tail", "Barking dogs", &[&["The dogs were barking all night.", "Cats ignored them."], &["Quiet weather today."]]);
     // Titles that hold a term twice (then term frequencies cannot tell whether the
     // chunk holds it too), one of them with a Kelvin sign, read by the slower analysis.
-    let twice = |id: &str| {
-        chunked(id, "Dogs, dogs and a cat", &[&["Dogs again here.", "Only birds.", "cats and cats", "A cat."], &["A dog", "Nothing"]])
-    };
+    let twice =
+        |id: &str| chunked(id, "Dogs, dogs and a cat", &[&["Dogs again here.", "Only birds.", "cats and cats", "A cat."], &["A dog", "Nothing"]]);
     let kelvin = chunked("kelvin", "\u{212A}ennel and kennel dogs", &[&["Kennel cough.", "Dogs only.", "Birds."]]);
     c.add(flushed).unwrap();
     c.add(twice("twice-flushed")).unwrap();
@@ -234,8 +234,7 @@ fn matched_terms_are_the_chunk_texts_own() {
         let r = search(&snap, &q);
         assert!(!r.hits.is_empty(), "{text:?}");
         // Every page, found or not, as the search path's passage selection sees it.
-        let allowed: Vec<Arc<Allowed>> =
-            snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
+        let allowed: Vec<Arc<Allowed>> = snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
         let mut scores = ChunkScores::new(snap.views.len());
         keyword(&snap, &allowed, &r.terms, q.depth, &mut scores);
         let held = text::Held::new(&r.terms);

@@ -8,7 +8,9 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use format::{ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedPageRec, ArchivedFieldValue, Batch, ChunkRec, DocRec, Field, FieldValue, PageRec};
+pub use format::{
+    ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedFieldValue, ArchivedPageRec, Batch, ChunkRec, DocRec, Field, FieldValue, PageRec,
+};
 pub use view::BatchView;
 
 #[derive(Debug, thiserror::Error)]
@@ -43,9 +45,7 @@ pub fn write(path: &Path, batch: &Batch) -> Result<(), SegmentError> {
 
 /// Makes a rename or a new file in `dir` durable.
 pub fn sync_dir(dir: &Path) -> Result<(), SegmentError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|source| SegmentError::Io { op: "fsync directory", path: dir.to_owned(), source })
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|source| SegmentError::Io { op: "fsync directory", path: dir.to_owned(), source })
 }
 
 #[cfg(test)]

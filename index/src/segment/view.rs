@@ -133,9 +133,7 @@ fn check_crc(archive: &[u8], crc: u32) -> Result<(), String> {
 /// the two run at once on two threads. A checksum mismatch is reported first either way:
 /// it says more than whatever the validation trips on in damaged bytes.
 pub(super) fn check_archive(archive: &[u8], crc: u32, side_by_side: bool) -> Result<(), String> {
-    let validate = || {
-        rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map(|_| ()).map_err(|e| format!("invalid archive: {e}"))
-    };
+    let validate = || rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map(|_| ()).map_err(|e| format!("invalid archive: {e}"));
     let (checksum, valid) = if side_by_side {
         std::thread::scope(|s| {
             let checksum = s.spawn(|| check_crc(archive, crc));

@@ -75,9 +75,7 @@ impl<T: Tokenizer> Tokenizer for ArabicNormalizerTokenizer<T> {
     type TokenStream<'a> = ArabicNormalizerStream<T::TokenStream<'a>>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        ArabicNormalizerStream {
-            tail: self.inner.token_stream(text),
-        }
+        ArabicNormalizerStream { tail: self.inner.token_stream(text) }
     }
 }
 

@@ -16,12 +16,7 @@ use super::{fold_arabic, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
 fn head(s: &str) -> String {
-    s.chars()
-        .flat_map(char::to_lowercase)
-        .filter_map(fold_arabic)
-        .map(|c| if c == 'y' { 'i' } else { c })
-        .take(2)
-        .collect()
+    s.chars().flat_map(char::to_lowercase).filter_map(fold_arabic).map(|c| if c == 'y' { 'i' } else { c }).take(2).collect()
 }
 
 /// The terms of `wanted` (already analysed) that `text` holds, in `wanted`'s order.
@@ -40,12 +35,10 @@ pub struct Held {
 
 impl Held {
     pub fn new(wanted: &[String]) -> Held {
-        let finders = wanted.iter().all(|w| w.is_ascii()).then(|| {
-            wanted
-                .iter()
-                .map(|w| prefixes(w).iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
-                .collect()
-        });
+        let finders = wanted
+            .iter()
+            .all(|w| w.is_ascii())
+            .then(|| wanted.iter().map(|w| prefixes(w).iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect()).collect());
         Held { wanted: wanted.to_vec(), finders }
     }
 

@@ -46,10 +46,7 @@ mod tests {
 
     #[test]
     fn reduces_text_to_words() {
-        assert_eq!(
-            normalize_for_match("  Hello,   WORLD!! (tax-payer)\r\n"),
-            "hello world tax payer"
-        );
+        assert_eq!(normalize_for_match("  Hello,   WORLD!! (tax-payer)\r\n"), "hello world tax payer");
         assert_eq!(normalize_for_match("قالَ: «أَحْمَدُ»"), "قال احمد");
         assert_eq!(normalize_for_match("ـــ...!"), "");
     }

@@ -68,35 +68,21 @@ const LIST_OPENINGS: &[&str] = &[
     "kinds of",
     "examples of",
 ];
-const WH_WORDS: &[&str] = &[
-    "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
-];
+const WH_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
 const AUXILIARIES: &[&str] = &[
-    "is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "should", "would",
-    "will", "shall", "may", "might", "must", "has", "have", "had", "isn", "aren", "wasn", "weren",
-    "don", "doesn", "didn", "won", "shouldn", "couldn", "wouldn",
+    "is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "has", "have",
+    "had", "isn", "aren", "wasn", "weren", "don", "doesn", "didn", "won", "shouldn", "couldn", "wouldn",
 ];
 const ASKING_VERBS: &[&str] = &["explain", "describe", "tell"];
 /// Normalised by [`normalize_for_match`] (أين → اين).
-const ARABIC_QUESTION_WORDS: &[&str] =
-    &["ما", "ماذا", "من", "متي", "اين", "لماذا", "كيف", "هل", "كم"];
-const CONNECTORS: &[&str] = &[
-    "of", "the", "and", "for", "in", "on", "de", "la", "von", "van", "&",
-];
+const ARABIC_QUESTION_WORDS: &[&str] = &["ما", "ماذا", "من", "متي", "اين", "لماذا", "كيف", "هل", "كم"];
+const CONNECTORS: &[&str] = &["of", "the", "and", "for", "in", "on", "de", "la", "von", "van", "&"];
 
 pub fn parse(q: &str) -> ParsedQuery {
     let phrases = phrases(q);
     let text = collapse_whitespace(&q.replace(is_quote, " "));
-    let intent = if phrases.is_empty() {
-        intent(&text)
-    } else {
-        Intent::Phrase
-    };
-    ParsedQuery {
-        text,
-        phrases,
-        intent,
-    }
+    let intent = if phrases.is_empty() { intent(&text) } else { Intent::Phrase };
+    ParsedQuery { text, phrases, intent }
 }
 
 fn is_quote(c: char) -> bool {
@@ -107,18 +93,8 @@ fn is_quote(c: char) -> bool {
 /// no partner opens nothing. Phrases with no words are dropped.
 fn phrases(q: &str) -> Vec<String> {
     let parts: Vec<&str> = q.split(is_quote).collect();
-    let closed = if parts.len() % 2 == 0 {
-        parts.len() - 1
-    } else {
-        parts.len()
-    };
-    parts[..closed]
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .filter(|p| !normalize_for_match(p).is_empty())
-        .map(|p| collapse_whitespace(p))
-        .collect()
+    let closed = if parts.len() % 2 == 0 { parts.len() - 1 } else { parts.len() };
+    parts[..closed].iter().skip(1).step_by(2).filter(|p| !normalize_for_match(p).is_empty()).map(|p| collapse_whitespace(p)).collect()
 }
 
 fn collapse_whitespace(s: &str) -> String {
@@ -141,10 +117,7 @@ fn intent(text: &str) -> Intent {
 
 /// The first word, lowercased, normalised, and cut at an apostrophe (`what's` → `what`).
 fn first_word(words: &[&str]) -> String {
-    let first = words
-        .first()
-        .map(|w| normalize_for_match(w))
-        .unwrap_or_default();
+    let first = words.first().map(|w| normalize_for_match(w)).unwrap_or_default();
     let first = first.split(' ').next().unwrap_or_default();
     first.to_string()
 }
@@ -152,11 +125,7 @@ fn first_word(words: &[&str]) -> String {
 fn is_list(lower: &str, words: &[&str]) -> bool {
     let first = first_word(words);
     let top_n = first == "top" && words.get(1).is_some_and(|w| w.parse::<u32>().is_ok());
-    LIST_FIRST_WORDS.contains(&first.as_str())
-        || top_n
-        || LIST_OPENINGS
-            .iter()
-            .any(|o| lower.starts_with(o) && lower[o.len()..].starts_with(' '))
+    LIST_FIRST_WORDS.contains(&first.as_str()) || top_n || LIST_OPENINGS.iter().any(|o| lower.starts_with(o) && lower[o.len()..].starts_with(' '))
 }
 
 fn is_question(text: &str, words: &[&str]) -> bool {
@@ -173,13 +142,8 @@ fn is_entity(words: &[&str]) -> bool {
     if !(1..=4).contains(&words.len()) {
         return false;
     }
-    let content: Vec<&&str> = words
-        .iter()
-        .filter(|w| !CONNECTORS.contains(&w.to_lowercase().as_str()))
-        .collect();
-    let capitalised = content
-        .iter()
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase));
+    let content: Vec<&&str> = words.iter().filter(|w| !CONNECTORS.contains(&w.to_lowercase().as_str())).collect();
+    let capitalised = content.iter().filter(|w| w.chars().next().is_some_and(char::is_uppercase));
     2 * capitalised.count() > content.len() || words.iter().any(|w| is_code(w))
 }
 

@@ -28,11 +28,7 @@ pub fn simhash(text: &str) -> u64 {
             *vote += if h >> bit & 1 == 1 { 1 } else { -1 };
         }
     }
-    votes
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| **v > 0)
-        .fold(0, |acc, (bit, _)| acc | 1 << bit)
+    votes.iter().enumerate().filter(|(_, v)| **v > 0).fold(0, |acc, (bit, _)| acc | 1 << bit)
 }
 
 pub fn near_duplicate(a: u64, b: u64) -> bool {
@@ -61,39 +57,24 @@ mod tests {
     /// A long pseudo-random page from a fixed vocabulary, the same on every run.
     fn page(seed: u64, words: usize) -> Vec<String> {
         let vocab = [
-            "patient", "dose", "river", "court", "verse", "clause", "table", "heart", "blood",
-            "order", "value", "north", "green", "paper", "light", "stone", "music", "tribe",
-            "grain", "water", "trade", "house", "field", "sugar", "glass", "metal",
+            "patient", "dose", "river", "court", "verse", "clause", "table", "heart", "blood", "order", "value", "north", "green", "paper", "light",
+            "stone", "music", "tribe", "grain", "water", "trade", "house", "field", "sugar", "glass", "metal",
         ];
-        (0..words as u64)
-            .map(|i| {
-                format!(
-                    "{}{}",
-                    vocab[(mix(seed ^ i) % vocab.len() as u64) as usize],
-                    i % 7
-                )
-            })
-            .collect()
+        (0..words as u64).map(|i| format!("{}{}", vocab[(mix(seed ^ i) % vocab.len() as u64) as usize], i % 7)).collect()
     }
 
     #[test]
     fn same_text_same_fingerprint() {
         let text = page(1, 400).join(" ");
         assert_eq!(simhash(&text), simhash(&text));
-        assert_eq!(
-            simhash(&text),
-            simhash(&text.to_uppercase().replace(' ', " ,  "))
-        );
+        assert_eq!(simhash(&text), simhash(&text.to_uppercase().replace(' ', " ,  ")));
         assert_eq!(simhash(""), 0);
     }
 
     #[test]
     fn fingerprint_is_stable_across_runs() {
         // Pinned: a change here invalidates fingerprints stored in existing segments.
-        assert_eq!(
-            simhash("the quick brown fox jumps"),
-            simhash("The quick, brown fox jumps!")
-        );
+        assert_eq!(simhash("the quick brown fox jumps"), simhash("The quick, brown fox jumps!"));
         assert_eq!(shingle_hash(&["a", "b", "c"]), 11_975_249_830_915_598_084);
     }
 
@@ -107,10 +88,6 @@ mod tests {
         let (a, b) = (simhash(&words.join(" ")), simhash(&edited.join(" ")));
         assert!(near_duplicate(a, b), "{} bits apart", (a ^ b).count_ones());
         let other = simhash(&page(8, 2000).join(" "));
-        assert!(
-            !near_duplicate(a, other),
-            "{} bits apart",
-            (a ^ other).count_ones()
-        );
+        assert!(!near_duplicate(a, other), "{} bits apart", (a ^ other).count_ones());
     }
 }

@@ -26,11 +26,7 @@ impl Tokenizer for QuarryTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> QuarryTokenStream<'a> {
         self.token.reset();
-        QuarryTokenStream {
-            text,
-            cursor: 0,
-            token: &mut self.token,
-        }
+        QuarryTokenStream { text, cursor: 0, token: &mut self.token }
     }
 }
 
@@ -43,9 +39,7 @@ impl QuarryTokenStream<'_> {
     fn next_run(&self) -> Option<(usize, usize)> {
         let rest = &self.text[self.cursor..];
         let start = self.cursor + rest.find(is_word_char)?;
-        let len = self.text[start..]
-            .find(|c| !is_word_char(c))
-            .unwrap_or(self.text.len() - start);
+        let len = self.text[start..].find(|c| !is_word_char(c)).unwrap_or(self.text.len() - start);
         Some((start, start + len))
     }
 }
@@ -55,9 +49,7 @@ impl TokenStream for QuarryTokenStream<'_> {
         self.token.text.clear();
         while let Some((start, end)) = self.next_run() {
             self.cursor = end;
-            let letters = self.text[start..end]
-                .chars()
-                .filter(|&c| !is_arabic_mark(c));
+            let letters = self.text[start..end].chars().filter(|&c| !is_arabic_mark(c));
             self.token.text.extend(letters);
             if !self.token.text.is_empty() {
                 self.token.offset_from = start;
@@ -95,16 +87,8 @@ mod tests {
     #[test]
     fn splits_on_punctuation_like_simple_tokenizer() {
         let got = tokens("Hello, happy tax-payer!");
-        let want = [
-            ("Hello", 0, 5, 0),
-            ("happy", 7, 12, 1),
-            ("tax", 13, 16, 2),
-            ("payer", 17, 22, 3),
-        ];
-        let want: Vec<_> = want
-            .iter()
-            .map(|&(s, a, b, p)| (s.to_string(), a, b, p))
-            .collect();
+        let want = [("Hello", 0, 5, 0), ("happy", 7, 12, 1), ("tax", 13, 16, 2), ("payer", 17, 22, 3)];
+        let want: Vec<_> = want.iter().map(|&(s, a, b, p)| (s.to_string(), a, b, p)).collect();
         assert_eq!(got, want);
     }
 

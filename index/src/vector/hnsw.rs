@@ -93,8 +93,7 @@ impl HnswIndex {
             scaled.clear();
             scaled.extend_from_slice(chunk);
             scaled.chunks_exact_mut(dims).for_each(scale_for_graph);
-            let items: Vec<(&[f32], usize)> =
-                scaled.chunks_exact(dims).enumerate().map(|(i, row)| (row, batch * INSERT_BATCH + i)).collect();
+            let items: Vec<(&[f32], usize)> = scaled.chunks_exact(dims).enumerate().map(|(i, row)| (row, batch * INSERT_BATCH + i)).collect();
             graph.parallel_insert_slice(&items);
         }
         HnswIndex::ready(graph, dims, params.ef_search)
@@ -153,14 +152,7 @@ impl HnswIndex {
         hits
     }
 
-    fn rescored_candidates(
-        &self,
-        rows: &[f32],
-        query: &[f32],
-        k: usize,
-        want: usize,
-        allow: &dyn Fn(u32) -> bool,
-    ) -> Vec<Hit> {
+    fn rescored_candidates(&self, rows: &[f32], query: &[f32], k: usize, want: usize, allow: &dyn Fn(u32) -> bool) -> Vec<Hit> {
         let mut graph_query = query.to_vec();
         scale_for_graph(&mut graph_query);
         let candidates = self.graph.search(&graph_query, want, want.max(self.ef_search));
@@ -179,13 +171,9 @@ impl HnswIndex {
         let dumped = catch_unwind(AssertUnwindSafe(|| self.graph.file_dump(dir, &tmp)));
         match dumped {
             Ok(Ok(name)) if name == tmp => {}
-            Ok(Ok(name)) => {
-                return Err(io::Error::other(format!("dump hnsw {}: wrote {name} instead", dir.join(&tmp).display())))
-            }
+            Ok(Ok(name)) => return Err(io::Error::other(format!("dump hnsw {}: wrote {name} instead", dir.join(&tmp).display()))),
             Ok(Err(e)) => return Err(io::Error::other(format!("dump hnsw {}: {e}", dir.join(&tmp).display()))),
-            Err(_) => {
-                return Err(io::Error::other(format!("dump hnsw {}: hnsw_rs panicked", dir.join(&tmp).display())))
-            }
+            Err(_) => return Err(io::Error::other(format!("dump hnsw {}: hnsw_rs panicked", dir.join(&tmp).display()))),
         }
         for suffix in ["hnsw.data", "hnsw.graph"] {
             let (from, to) = (dir.join(format!("{tmp}.{suffix}")), dir.join(format!("{basename}.{suffix}")));

@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 
-use super::*;
 use super::sample::{Clusters, Rng};
+use super::*;
 
 /// Mean share of the exact top-10 ids that `found` returns.
 pub(crate) fn recall_at_10(rows: &[f32], dims: usize, queries: &[f32], found: impl Fn(&[f32]) -> Vec<Hit>) -> f64 {
@@ -119,12 +119,7 @@ fn small_graph_recall_at_10() {
     assert!(recall >= 0.98, "recall@10 {recall}");
 }
 
-fn recall_at_10_filtered(
-    rows: &[f32],
-    queries: &[f32],
-    allow: &dyn Fn(u32) -> bool,
-    found: impl Fn(&[f32]) -> Vec<Hit>,
-) -> f64 {
+fn recall_at_10_filtered(rows: &[f32], queries: &[f32], allow: &dyn Fn(u32) -> bool, found: impl Fn(&[f32]) -> Vec<Hit>) -> f64 {
     let mut sum = 0.0;
     for q in queries.chunks_exact(DIMS) {
         let truth: Vec<u32> = exact_top_k(rows, DIMS, q, 10, allow).iter().map(|h| h.id).collect();
@@ -208,9 +203,7 @@ fn tune_hnsw_params() {
     }
     eprintln!("rows {rows_n}: exact {:.1} us/query", t.elapsed().as_secs_f64() * 1e6 / nq as f64);
     // TUNE_GRID="16:100,24:200" picks (M, ef_construction) pairs; TUNE_EF="64,128" the widths.
-    let list = |var: &str, default: &str| -> Vec<String> {
-        std::env::var(var).unwrap_or(default.into()).split(',').map(str::to_owned).collect()
-    };
+    let list = |var: &str, default: &str| -> Vec<String> { std::env::var(var).unwrap_or(default.into()).split(',').map(str::to_owned).collect() };
     let grid: Vec<(usize, usize)> = list("TUNE_GRID", "12:100,16:100,16:200,24:200,32:200")
         .iter()
         .map(|p| p.split_once(':').map(|(m, e)| (m.parse().unwrap(), e.parse().unwrap())).unwrap())
@@ -218,11 +211,7 @@ fn tune_hnsw_params() {
     let efs: Vec<usize> = list("TUNE_EF", "40,64,100,160").iter().map(|e| e.parse().unwrap()).collect();
     for (m, efc) in grid {
         let t = Instant::now();
-        let mut graph = HnswIndex::build_with(
-            &rows,
-            DIMS,
-            HnswParams { max_nb_connection: m, ef_construction: efc, ef_search: 40 },
-        );
+        let mut graph = HnswIndex::build_with(&rows, DIMS, HnswParams { max_nb_connection: m, ef_construction: efc, ef_search: 40 });
         let build = t.elapsed().as_secs_f64();
         for &ef in &efs {
             graph.set_ef_search(ef);

@@ -52,7 +52,11 @@ impl Ord for Worst {
 #[inline]
 pub(crate) fn total_order_bits(score: f32) -> u32 {
     let bits = score.to_bits();
-    if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 }
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
 }
 
 /// The order of results: score descending (-0.0 equal to 0.0, NaN last), then id ascending.

@@ -5,9 +5,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::super::Call;
+use super::caller;
 use super::collections::Deleted;
 use super::input::document;
-use super::caller;
 use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 use crate::search::{Added, SearchError};

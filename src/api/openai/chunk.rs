@@ -263,7 +263,10 @@ mod tests {
                     let choice = || Choice { index: 0, delta: d.clone(), finish_reason: finish };
                     let mut written = Vec::new();
                     head.event(&mut written, Some(choice()), None);
-                    assert_eq!(String::from_utf8(written).unwrap(), String::from_utf8(serde_event(id, 1_764_000_000, model, Some(choice()), None)).unwrap());
+                    assert_eq!(
+                        String::from_utf8(written).unwrap(),
+                        String::from_utf8(serde_event(id, 1_764_000_000, model, Some(choice()), None)).unwrap()
+                    );
                 }
             }
             let usage = || WireUsage::from(&crate::llm::Usage { input: 9, output: 12, cached: 4, cache_write: 1, reasoning: 2 });

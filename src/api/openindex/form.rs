@@ -23,9 +23,9 @@ fn bad(field: &'static str, msg: impl Into<String>) -> ApiError {
 }
 
 pub async fn read(content_type: Option<&str>, body: Bytes) -> Result<Form, ApiError> {
-    let boundary = content_type
-        .and_then(|ct| multer::parse_boundary(ct).ok())
-        .ok_or_else(|| bad("file", format!("Send the file as multipart/form-data with a file part, not as {}.", content_type.unwrap_or("a body without a type"))))?;
+    let boundary = content_type.and_then(|ct| multer::parse_boundary(ct).ok()).ok_or_else(|| {
+        bad("file", format!("Send the file as multipart/form-data with a file part, not as {}.", content_type.unwrap_or("a body without a type")))
+    })?;
     let stream = futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
     let mut parts = multer::Multipart::new(stream, boundary);
     let broken = |e: multer::Error| bad("file", format!("The multipart body could not be read: {e}."));
@@ -35,7 +35,8 @@ pub async fn read(content_type: Option<&str>, body: Bytes) -> Result<Form, ApiEr
             Some("file") => {
                 let kind = format(part.content_type().map(|m| m.essence_str().to_owned()), part.file_name())?;
                 let bytes = part.bytes().await.map_err(broken)?;
-                let text = String::from_utf8(bytes.to_vec()).map_err(|e| bad("file", format!("The file is not UTF-8 text (byte {}).", e.utf8_error().valid_up_to())))?;
+                let text = String::from_utf8(bytes.to_vec())
+                    .map_err(|e| bad("file", format!("The file is not UTF-8 text (byte {}).", e.utf8_error().valid_up_to())))?;
                 file = Some((text, kind));
             }
             Some("metadata") => metadata = Some(part.text().await.map_err(broken)?),
@@ -92,7 +93,9 @@ mod tests {
         for (name, file, content) in parts {
             b.push_str("--XyZ\r\n");
             match file {
-                Some((fname, ct)) => b.push_str(&format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{fname}\"\r\nContent-Type: {ct}\r\n\r\n")),
+                Some((fname, ct)) => {
+                    b.push_str(&format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{fname}\"\r\nContent-Type: {ct}\r\n\r\n"))
+                }
                 None => b.push_str(&format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n")),
             }
             b.push_str(content);
@@ -120,7 +123,10 @@ mod tests {
         let e = read_now(&[("file", Some(("a.docx", "application/octet-stream")), "x")]).unwrap_err();
         assert!(e.message.contains("a.docx"), "{}", e.message);
         assert_eq!(read_now(&[("metadata", None, "{}")]).unwrap_err().field.as_deref(), Some("file"));
-        assert_eq!(read_now(&[("file", Some(("a.txt", "text/plain")), "x"), ("metadata", None, "[1]")]).unwrap_err().field.as_deref(), Some("metadata"));
+        assert_eq!(
+            read_now(&[("file", Some(("a.txt", "text/plain")), "x"), ("metadata", None, "[1]")]).unwrap_err().field.as_deref(),
+            Some("metadata")
+        );
         let e = futures_lite::future::block_on(read(Some("application/json"), Bytes::from_static(b"{}"))).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("file"));
     }

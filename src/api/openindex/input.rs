@@ -3,9 +3,9 @@
 //! the service's types. Every error names its field as a path, which the plugin's
 //! surface answers as a 422 whose `loc` walks to it.
 
-use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use crate::error::{ApiError, Code};
 use crate::search::{NewDocument, Request};
@@ -128,7 +128,10 @@ pub struct DeleteRequest {
 pub enum Deletion {
     All,
     /// The union of these ids and what the filter selects.
-    Some { ids: Vec<String>, filters: Option<Filters> },
+    Some {
+        ids: Vec<String>,
+        filters: Option<Filters>,
+    },
 }
 
 fn invalid(code: Code, field: impl Into<Cow<'static, str>>, msg: impl Into<String>) -> ApiError {
@@ -233,7 +236,8 @@ fn day(text: &str, field: &str) -> Result<quarry_index::date::DayRange, ApiError
 
 /// Whether a filter names any field: an empty one would select everything.
 pub fn names_anything(f: &FilterIn) -> bool {
-    let strings = [&f.document_id, &f.source_id, &f.url, &f.author, &f.start_date, &f.end_date, &f.collection_id, &f.user_id, &f.language, &f.time_period];
+    let strings =
+        [&f.document_id, &f.source_id, &f.url, &f.author, &f.start_date, &f.end_date, &f.collection_id, &f.user_id, &f.language, &f.time_period];
     f.source.is_some() || f.keywords.is_some() || strings.iter().any(|s| s.is_some())
 }
 
@@ -295,12 +299,20 @@ pub fn metadata(mut m: Map<String, Value>, at: &str) -> Result<Map<String, Value
     }
     if let Some(Value::String(s)) = m.get("source") {
         if !["email", "web", "file", "chat"].contains(&s.as_str()) {
-            return Err(invalid(Code::InvalidDocument, format!("{at}.source"), format!("{at}.source must be one of email, web, file, chat, not \"{s}\".")));
+            return Err(invalid(
+                Code::InvalidDocument,
+                format!("{at}.source"),
+                format!("{at}.source must be one of email, web, file, chat, not \"{s}\"."),
+            ));
         }
     }
     if let Some(Value::String(s)) = m.get("created_at") {
         if quarry_index::date::parse_date(s).is_none() {
-            return Err(invalid(Code::InvalidDocument, format!("{at}.created_at"), format!("{at}.created_at: \"{s}\" is not a date (use YYYY-MM-DD or an RFC 3339 timestamp).")));
+            return Err(invalid(
+                Code::InvalidDocument,
+                format!("{at}.created_at"),
+                format!("{at}.created_at: \"{s}\" is not a date (use YYYY-MM-DD or an RFC 3339 timestamp)."),
+            ));
         }
     }
     m.remove("document_id");
@@ -356,7 +368,8 @@ mod tests {
 
     #[test]
     fn metadata_keeps_every_key_and_checks_the_known_ones() {
-        let m = metadata(json!({"source": "email", "created_at": "2023-03-14", "team": "x", "document_id": "y"}).as_object().unwrap().clone(), "m").unwrap();
+        let m = metadata(json!({"source": "email", "created_at": "2023-03-14", "team": "x", "document_id": "y"}).as_object().unwrap().clone(), "m")
+            .unwrap();
         assert_eq!(m.len(), 3);
         assert_eq!(metadata(json!({"source": "fax"}).as_object().unwrap().clone(), "m").unwrap_err().field.as_deref(), Some("m.source"));
         assert_eq!(metadata(json!({"created_at": "soon"}).as_object().unwrap().clone(), "m").unwrap_err().field.as_deref(), Some("m.created_at"));

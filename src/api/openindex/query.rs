@@ -36,8 +36,7 @@ pub async fn query(mut call: Call<'_>) -> Result<Reply, ApiError> {
         };
         plan.push((found[at].1.is_some().then_some(at), req));
     }
-    let batch: Vec<(&Owned, &Request)> =
-        plan.iter().filter_map(|(at, req)| at.map(|at| (found[at].1.as_ref().expect("found"), req))).collect();
+    let batch: Vec<(&Owned, &Request)> = plan.iter().filter_map(|(at, req)| at.map(|at| (found[at].1.as_ref().expect("found"), req))).collect();
     let searched = call.app.search.search_batch(call.embedders, caller(&call), &batch)?;
     let mut answers = searched.iter();
     let per_query: Vec<Option<&Searched>> = plan.iter().map(|(at, _)| at.and_then(|_| answers.next())).collect();

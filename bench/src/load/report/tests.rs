@@ -13,23 +13,15 @@ fn thousand_requests() -> Stats {
 }
 
 fn report() -> Report {
-    let shape = RunShape {
-        label: "hello".into(),
-        target: "http://127.0.0.1:8080/".into(),
-        connections: 64,
-        threads: 1,
-        window: Duration::from_secs(2),
-    };
+    let shape =
+        RunShape { label: "hello".into(), target: "http://127.0.0.1:8080/".into(), connections: 64, threads: 1, window: Duration::from_secs(2) };
     Report::new(shape, &thousand_requests())
 }
 
 /// hdrhistogram at 3 significant digits: within 0.1% of the exact value.
 fn assert_close(got_ns: u64, want_us: u64) {
     let want = want_us as f64 * 1e3;
-    assert!(
-        (got_ns as f64 - want).abs() <= want * 0.001,
-        "got {got_ns} ns, want {want_us} µs"
-    );
+    assert!((got_ns as f64 - want).abs() <= want * 0.001, "got {got_ns} ns, want {want_us} µs");
 }
 
 #[test]
@@ -40,11 +32,7 @@ fn percentiles_of_a_known_distribution() {
     assert_close(r.latency.p99_ns, 990);
     assert_close(r.latency.p999_ns, 999);
     assert_close(r.latency.max_ns, 1000);
-    assert!(
-        (r.latency.mean_ns - 500_500.0).abs() < 1_000.0,
-        "{}",
-        r.latency.mean_ns
-    );
+    assert!((r.latency.mean_ns - 500_500.0).abs() < 1_000.0, "{}", r.latency.mean_ns);
 }
 
 #[test]
@@ -60,18 +48,9 @@ fn counts_and_rates() {
 #[test]
 fn human_line_reads_well() {
     let line = report().human_line();
-    assert!(
-        line.starts_with("hello: 500 req/s | latency p50 500.2µs p90 "),
-        "{line}"
-    );
-    assert!(
-        line.contains("1,000 requests in 2.00s, 10 non-2xx, 3 socket errors (connect 1, read 2,"),
-        "{line}"
-    );
-    assert!(
-        line.contains("read 100.0 KB (50.0 KB/s), written 40.0 KB"),
-        "{line}"
-    );
+    assert!(line.starts_with("hello: 500 req/s | latency p50 500.2µs p90 "), "{line}");
+    assert!(line.contains("1,000 requests in 2.00s, 10 non-2xx, 3 socket errors (connect 1, read 2,"), "{line}");
+    assert!(line.contains("read 100.0 KB (50.0 KB/s), written 40.0 KB"), "{line}");
 }
 
 #[test]
@@ -79,10 +58,7 @@ fn markdown_row_matches_header_columns() {
     let row = report().markdown_row();
     let header = Report::markdown_header().lines().next().unwrap();
     assert_eq!(row.matches('|').count(), header.matches('|').count());
-    assert!(
-        row.starts_with("| hello | 64 | 1 | 500 | 0.500 | 0.900 | 0.990 | 1.000 | 10 | 3 | 0.1 |"),
-        "{row}"
-    );
+    assert!(row.starts_with("| hello | 64 | 1 | 500 | 0.500 | 0.900 | 0.990 | 1.000 | 10 | 3 | 0.1 |"), "{row}");
 }
 
 #[test]
@@ -97,18 +73,10 @@ fn json_has_the_fields_scripts_read() {
 
 #[test]
 fn empty_run_reports_zeros() {
-    let shape = RunShape {
-        label: "none".into(),
-        target: "t".into(),
-        connections: 1,
-        threads: 1,
-        window: Duration::ZERO,
-    };
+    let shape = RunShape { label: "none".into(), target: "t".into(), connections: 1, threads: 1, window: Duration::ZERO };
     let r = Report::new(shape, &Stats::new());
     assert_eq!((r.rps, r.latency.p99_ns, r.requests), (0.0, 0, 0));
-    assert!(r
-        .human_line()
-        .starts_with("none: 0 req/s | latency p50 0ns"));
+    assert!(r.human_line().starts_with("none: 0 req/s | latency p50 0ns"));
 }
 
 #[test]

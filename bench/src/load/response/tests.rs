@@ -15,11 +15,7 @@ fn drive(parser: &mut ResponseParser, reads: &[&[u8]]) -> Vec<(u16, bool, usize)
                     buf.drain(..consumed);
                     break;
                 }
-                Progress::Complete {
-                    consumed,
-                    status,
-                    keep_alive,
-                } => {
+                Progress::Complete { consumed, status, keep_alive } => {
                     done.push((status, keep_alive, taken + consumed));
                     taken = 0;
                     buf.drain(..consumed);
@@ -55,31 +51,16 @@ fn content_length_byte_by_byte() {
 fn content_length_body_is_consumed_as_it_arrives() {
     let mut p = ResponseParser::default();
     let head_len = HELLO.len() - 13;
-    assert_eq!(
-        p.advance(&HELLO[..head_len + 5]),
-        Ok(Progress::NeedMore {
-            consumed: head_len + 5
-        })
-    );
+    assert_eq!(p.advance(&HELLO[..head_len + 5]), Ok(Progress::NeedMore { consumed: head_len + 5 }));
     assert!(!p.at_start());
-    assert_eq!(
-        p.advance(&HELLO[head_len + 5..]),
-        Ok(Progress::Complete {
-            consumed: 8,
-            status: 200,
-            keep_alive: true
-        })
-    );
+    assert_eq!(p.advance(&HELLO[head_len + 5..]), Ok(Progress::Complete { consumed: 8, status: 200, keep_alive: true }));
     assert!(p.at_start());
 }
 
 #[test]
 fn incomplete_head_consumes_nothing() {
     let mut p = ResponseParser::default();
-    assert_eq!(
-        p.advance(&HELLO[..20]),
-        Ok(Progress::NeedMore { consumed: 0 })
-    );
+    assert_eq!(p.advance(&HELLO[..20]), Ok(Progress::NeedMore { consumed: 0 }));
     assert!(p.at_start());
 }
 
@@ -96,10 +77,7 @@ fn chunked_at_every_split_point() {
         assert_eq!(got, [(200, true, CHUNKED.len())], "reads of {size} bytes");
     }
     for split in 1..CHUNKED.len() {
-        let got = drive(
-            &mut ResponseParser::default(),
-            &[&CHUNKED[..split], &CHUNKED[split..]],
-        );
+        let got = drive(&mut ResponseParser::default(), &[&CHUNKED[..split], &CHUNKED[split..]]);
         assert_eq!(got, [(200, true, CHUNKED.len())], "split at {split}");
     }
 }
@@ -111,23 +89,9 @@ fn pipelined_responses_in_one_read_leave_the_rest() {
     both.extend_from_slice(&HELLO[..10]);
     let mut p = ResponseParser::default();
     let first = p.advance(&both).unwrap();
-    assert_eq!(
-        first,
-        Progress::Complete {
-            consumed: HELLO.len(),
-            status: 200,
-            keep_alive: true
-        }
-    );
+    assert_eq!(first, Progress::Complete { consumed: HELLO.len(), status: 200, keep_alive: true });
     let second = p.advance(&both[HELLO.len()..]).unwrap();
-    assert_eq!(
-        second,
-        Progress::Complete {
-            consumed: CHUNKED.len(),
-            status: 200,
-            keep_alive: true
-        }
-    );
+    assert_eq!(second, Progress::Complete { consumed: CHUNKED.len(), status: 200, keep_alive: true });
     let third = p.advance(&both[HELLO.len() + CHUNKED.len()..]).unwrap();
     assert_eq!(third, Progress::NeedMore { consumed: 0 });
 }
@@ -142,92 +106,45 @@ fn pipelined_responses_across_odd_reads() {
     for size in [1, 2, 3, 7, 50, 64, 1000] {
         let got = drive(&mut ResponseParser::default(), &reads_of(&stream, size));
         let lens: Vec<usize> = got.iter().map(|r| r.2).collect();
-        assert_eq!(
-            lens,
-            [HELLO.len(), CHUNKED.len()].repeat(3),
-            "reads of {size}"
-        );
+        assert_eq!(lens, [HELLO.len(), CHUNKED.len()].repeat(3), "reads of {size}");
     }
 }
 
 #[test]
 fn status_codes_and_connection_semantics() {
     let cases: &[(&[u8], u16, bool)] = &[
-        (
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
-            404,
-            true,
-        ),
-        (
-            b"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx",
-            503,
-            false,
-        ),
-        (
-            b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
-            200,
-            false,
-        ),
-        (
-            b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok",
-            200,
-            true,
-        ),
+        (b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 404, true),
+        (b"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", 503, false),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, false),
+        (b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", 200, true),
         (b"HTTP/1.1 204 No Content\r\n\r\n", 204, true),
-        (
-            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n",
-            304,
-            true,
-        ),
+        (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n", 304, true),
         (b"HTTP/1.1 200 OK\ncontent-length: 1\n\nx", 200, true),
     ];
     for (bytes, status, keep_alive) in cases {
         let got = drive(&mut ResponseParser::default(), &[bytes]);
-        assert_eq!(
-            got,
-            [(*status, *keep_alive, bytes.len())],
-            "{}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert_eq!(got, [(*status, *keep_alive, bytes.len())], "{}", String::from_utf8_lossy(bytes));
     }
 }
 
 #[test]
 fn interim_100_continue_is_skipped() {
     let bytes = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
-    assert_eq!(
-        drive(&mut ResponseParser::default(), &[bytes]),
-        [(201, true, bytes.len())]
-    );
+    assert_eq!(drive(&mut ResponseParser::default(), &[bytes]), [(201, true, bytes.len())]);
 }
 
 #[test]
 fn head_response_has_no_body() {
     let bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n";
-    assert_eq!(
-        drive(&mut ResponseParser::new(false), &[bytes]),
-        [(200, true, bytes.len())]
-    );
+    assert_eq!(drive(&mut ResponseParser::new(false), &[bytes]), [(200, true, bytes.len())]);
 }
 
 #[test]
 fn body_until_close_completes_on_eof() {
     let mut p = ResponseParser::default();
     let bytes = b"HTTP/1.0 200 OK\r\n\r\nstreamed body";
-    assert_eq!(
-        p.advance(bytes),
-        Ok(Progress::NeedMore {
-            consumed: bytes.len()
-        })
-    );
-    assert_eq!(
-        p.finish_on_eof(),
-        Ok(Progress::Complete {
-            consumed: 0,
-            status: 200,
-            keep_alive: false
-        })
-    );
+    assert_eq!(p.advance(bytes), Ok(Progress::NeedMore { consumed: bytes.len() }));
+    assert_eq!(p.finish_on_eof(), Ok(Progress::Complete { consumed: 0, status: 200, keep_alive: false }));
 }
 
 #[test]
@@ -242,26 +159,11 @@ fn malformed_input_is_an_error() {
     let cases: &[(&[u8], ParseError)] = &[
         (b"SSH-2.0-OpenSSH\r\n\r\n", ParseError::StatusLine),
         (b"HTTP/1.1 2x0 OK\r\n\r\n", ParseError::StatusLine),
-        (
-            b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
-            ParseError::HeaderLine,
-        ),
-        (
-            b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-            ParseError::ContentLength,
-        ),
-        (
-            b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
-            ParseError::ContentLength,
-        ),
-        (
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-            ParseError::ChunkSize,
-        ),
-        (
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxyz",
-            ParseError::ChunkEnd,
-        ),
+        (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", ParseError::HeaderLine),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", ParseError::ContentLength),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n", ParseError::ContentLength),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ParseError::ChunkSize),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxyz", ParseError::ChunkEnd),
     ];
     for (bytes, want) in cases {
         let got = ResponseParser::default().advance(bytes);
@@ -275,8 +177,5 @@ fn endless_head_is_refused() {
     while bytes.len() <= MAX_HEAD + 100 {
         bytes.extend_from_slice(b"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
     }
-    assert_eq!(
-        ResponseParser::default().advance(&bytes),
-        Err(ParseError::TooLong)
-    );
+    assert_eq!(ResponseParser::default().advance(&bytes), Err(ParseError::TooLong));
 }

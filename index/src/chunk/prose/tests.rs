@@ -1,13 +1,7 @@
 use super::*;
 
 fn chunk(page: &str, target: usize, max: usize) -> Vec<ChunkSpan> {
-    let chunks = chunk_prose(
-        page,
-        &ChunkOptions {
-            target_chars: target,
-            max_chars: max,
-        },
-    );
+    let chunks = chunk_prose(page, &ChunkOptions { target_chars: target, max_chars: max });
     check_invariants(page, &chunks, max);
     chunks
 }
@@ -30,26 +24,14 @@ fn check_invariants(page: &str, chunks: &[ChunkSpan], max: usize) {
         assert!(!s.is_empty(), "empty chunk in {page:?}");
         assert_eq!(s, s.trim(), "untrimmed chunk {s:?}");
         assert!((c.start, c.byte_start) >= prev_end, "overlap at {s:?}");
-        assert!(
-            c.start < c.end && c.end - c.start <= max as u32,
-            "{s:?} over {max}"
-        );
-        let by_chars: String = page
-            .chars()
-            .skip(c.start as usize)
-            .take((c.end - c.start) as usize)
-            .collect();
+        assert!(c.start < c.end && c.end - c.start <= max as u32, "{s:?} over {max}");
+        let by_chars: String = page.chars().skip(c.start as usize).take((c.end - c.start) as usize).collect();
         assert_eq!(s, by_chars, "char and byte offsets disagree");
-        covered[c.byte_start as usize..c.byte_end as usize]
-            .iter_mut()
-            .for_each(|b| *b = true);
+        covered[c.byte_start as usize..c.byte_end as usize].iter_mut().for_each(|b| *b = true);
         prev_end = (c.end, c.byte_end);
     }
     for (at, ch) in page.char_indices() {
-        assert!(
-            ch.is_whitespace() || covered[at],
-            "{ch:?} at {at} not covered in {page:?}"
-        );
+        assert!(ch.is_whitespace() || covered[at], "{ch:?} at {at} not covered in {page:?}");
     }
 }
 
@@ -70,13 +52,9 @@ fn packs_paragraphs_and_attaches_the_heading() {
 
 #[test]
 fn headings_start_sections() {
-    let page =
-        "Preamble text.\n\n# One\nFirst section.\n\nSecond\n------\n\nSecond section.\n\n## Last";
+    let page = "Preamble text.\n\n# One\nFirst section.\n\nSecond\n------\n\nSecond section.\n\n## Last";
     let chunks = chunk(page, 1000, 2000);
-    let got: Vec<(&str, Option<&str>)> = chunks
-        .iter()
-        .map(|c| (text(page, c), c.heading.as_deref()))
-        .collect();
+    let got: Vec<(&str, Option<&str>)> = chunks.iter().map(|c| (text(page, c), c.heading.as_deref())).collect();
     assert_eq!(
         got,
         [
@@ -94,11 +72,7 @@ fn splits_long_paragraphs_at_sentences() {
     let chunks = chunk(&page, 100, 200);
     assert!(chunks.len() > 5);
     for c in &chunks {
-        assert!(
-            text(&page, c).ends_with(['.', '?', '!']),
-            "{:?}",
-            text(&page, c)
-        );
+        assert!(text(&page, c).ends_with(['.', '?', '!']), "{:?}", text(&page, c));
     }
 }
 
@@ -114,28 +88,18 @@ fn splits_arabic_at_arabic_question_marks() {
 #[test]
 fn falls_back_to_whitespace_then_to_slices() {
     let page = "word ".repeat(100);
-    assert!(chunk(&page, 30, 50)
-        .iter()
-        .all(|c| text(&page, c).ends_with("word")));
+    assert!(chunk(&page, 30, 50).iter().all(|c| text(&page, c).ends_with("word")));
     let page = "x".repeat(120);
     let chunks = chunk(&page, 30, 50);
-    assert_eq!(
-        chunks.iter().map(|c| c.end - c.start).collect::<Vec<_>>(),
-        [50, 50, 20]
-    );
+    assert_eq!(chunks.iter().map(|c| c.end - c.start).collect::<Vec<_>>(), [50, 50, 20]);
 }
 
 #[test]
 fn tables_and_lists_get_their_own_chunks() {
-    let rows: String = (0..20)
-        .map(|i| format!("| drug {i} | {i}0 mg |\n"))
-        .collect();
+    let rows: String = (0..20).map(|i| format!("| drug {i} | {i}0 mg |\n")).collect();
     let page = format!("Intro paragraph.\n\n{rows}\nClosing paragraph.");
     let chunks = chunk(&page, 1000, 2000);
-    assert_eq!(
-        texts(&page, &chunks),
-        ["Intro paragraph.", rows.trim(), "Closing paragraph."]
-    );
+    assert_eq!(texts(&page, &chunks), ["Intro paragraph.", rows.trim(), "Closing paragraph."]);
     assert_eq!(chunks[1].kinds.names(), ["table"]);
 
     let page = "Bring:\n- water\n- a hat\n\nThen walk.";
@@ -146,9 +110,7 @@ fn tables_and_lists_get_their_own_chunks() {
 
 #[test]
 fn large_tables_split_at_rows() {
-    let rows: String = (0..40)
-        .map(|i| format!("name {i}\tvalue {i}\tunit\n"))
-        .collect();
+    let rows: String = (0..40).map(|i| format!("name {i}\tvalue {i}\tunit\n")).collect();
     let chunks = chunk(&rows, 100, 200);
     assert!(chunks.len() > 1);
     for c in &chunks {
@@ -240,13 +202,7 @@ fn invariants_hold_over_varied_pages() {
         let page = random_page(&mut rng);
         let max = 1 + rng.below(300);
         let target = 1 + rng.below(max + 50);
-        let chunks = chunk_prose(
-            &page,
-            &ChunkOptions {
-                target_chars: target,
-                max_chars: max,
-            },
-        );
+        let chunks = chunk_prose(&page, &ChunkOptions { target_chars: target, max_chars: max });
         let limit = max;
         std::panic::catch_unwind(|| check_invariants(&page, &chunks, limit))
             .unwrap_or_else(|_| panic!("case {case}: target {target}, max {max}, page {page:?}"));
@@ -257,10 +213,7 @@ fn invariants_hold_over_varied_pages() {
 fn invariants_hold_with_default_options_on_long_pages() {
     let mut rng = Rng(7);
     for _ in 0..50 {
-        let page: String = (0..8)
-            .map(|_| random_page(&mut rng))
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let page: String = (0..8).map(|_| random_page(&mut rng)).collect::<Vec<_>>().join("\n\n");
         let page = page + &"Long paragraph sentence number one. ".repeat(120);
         check_invariants(&page, &chunk_prose(&page, &ChunkOptions::default()), 2000);
     }

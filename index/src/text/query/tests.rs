@@ -55,14 +55,7 @@ fn recognises_questions() {
 
 #[test]
 fn recognises_entities() {
-    for q in [
-        "Barack Obama",
-        "Bank of America",
-        "Paris",
-        "ICD-10 E11.9",
-        "HbA1c",
-        "WHO",
-    ] {
+    for q in ["Barack Obama", "Bank of America", "Paris", "ICD-10 E11.9", "HbA1c", "WHO"] {
         assert_eq!(intent_of(q), "entity", "{q}");
     }
 }
@@ -77,24 +70,14 @@ fn everything_else_is_keyword() {
         "حكم صلاة الجماعة",
         "",
     ] {
-        let want = if q == "Will Smith" {
-            "entity"
-        } else {
-            "keyword"
-        };
+        let want = if q == "Will Smith" { "entity" } else { "keyword" };
         assert_eq!(intent_of(q), want, "{q}");
     }
 }
 
 #[test]
 fn intent_names_are_stable() {
-    let all = [
-        Intent::Phrase,
-        Intent::List,
-        Intent::Question,
-        Intent::Entity,
-        Intent::Keyword,
-    ];
+    let all = [Intent::Phrase, Intent::List, Intent::Question, Intent::Entity, Intent::Keyword];
     let names: Vec<&str> = all.iter().map(|i| i.as_str()).collect();
     assert_eq!(names, ["phrase", "list", "question", "entity", "keyword"]);
 }

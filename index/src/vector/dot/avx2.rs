@@ -32,8 +32,7 @@ unsafe fn dot_avx2_fma(a: &[f32], b: &[f32]) -> f32 {
         for (lane, acc) in acc.iter_mut().enumerate() {
             // SAFETY: `x` and `y` are exactly 32 floats long, so the 8 floats read at
             // offset `lane * 8` (lane < 4) are in bounds; loadu needs no alignment.
-            let (vx, vy) =
-                unsafe { (_mm256_loadu_ps(x.as_ptr().add(lane * 8)), _mm256_loadu_ps(y.as_ptr().add(lane * 8))) };
+            let (vx, vy) = unsafe { (_mm256_loadu_ps(x.as_ptr().add(lane * 8)), _mm256_loadu_ps(y.as_ptr().add(lane * 8))) };
             *acc = _mm256_fmadd_ps(vx, vy, *acc);
         }
     }

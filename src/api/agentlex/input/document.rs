@@ -79,9 +79,9 @@ impl<'de> Deserialize<'de> for Chunker {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Leaf::deserialize(d)? {
             Leaf::Str(name) if name == "prose" => Ok(Chunker),
-            Leaf::Str(name) if CHUNKERS.contains(&name.as_str()) => Err(refuse(format_args!(
-                ": the {name} chunker is not available in this version; use \"prose\" or leave chunker out."
-            ))),
+            Leaf::Str(name) if CHUNKERS.contains(&name.as_str()) => {
+                Err(refuse(format_args!(": the {name} chunker is not available in this version; use \"prose\" or leave chunker out.")))
+            }
             _ => Err(refuse(format_args!("must be one of {}.", CHUNKERS.join(", ")))),
         }
     }
@@ -269,9 +269,9 @@ pub fn build(body: Body) -> Result<DocumentIn, ApiError> {
                 other => Err(invalid(format!("{payload} must be an array, not {}.", other.kind()))),
             }
         }
-        (other, _) => Err(invalid(format!(
-            "The {other} format is not supported in this version; send the text as text (plain or Markdown) or as pages[]."
-        ))),
+        (other, _) => {
+            Err(invalid(format!("The {other} format is not supported in this version; send the text as text (plain or Markdown) or as pages[].")))
+        }
     }
 }
 

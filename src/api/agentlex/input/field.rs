@@ -12,8 +12,8 @@ use std::marker::PhantomData;
 use serde::de::{self, value::MapAccessDeserializer, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-pub use crate::http::body::{refuse, refuse_as};
 use crate::error::Code;
+pub use crate::http::body::{refuse, refuse_as};
 
 /// A JSON number as it was written: an integer, or not.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -102,9 +102,9 @@ impl<'de> Deserialize<'de> for Off {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Leaf::deserialize(d)? {
             Leaf::Bool(false) => Ok(Off),
-            Leaf::Bool(true) => Err(refuse(
-                "cannot be true yet: identifier masking is not available in this version, and a setting is never accepted and ignored.",
-            )),
+            Leaf::Bool(true) => {
+                Err(refuse("cannot be true yet: identifier masking is not available in this version, and a setting is never accepted and ignored."))
+            }
             other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
         }
     }
@@ -151,9 +151,7 @@ impl<'de> Accept<'de> for Glossary {
                 _ => false,
             };
             if !ok {
-                return Err(refuse(format_args!(
-                    "[\"{term}\"] must be a string of at most 120 characters or a list of 1 to 5 such strings."
-                )));
+                return Err(refuse(format_args!("[\"{term}\"] must be a string of at most 120 characters or a list of 1 to 5 such strings.")));
             }
             out.insert(term, expansion);
         }
