@@ -236,6 +236,31 @@ pub fn normalize_email(raw: &str) -> Result<String, IdentityError> {
     Ok(email)
 }
 
+impl crate::error::ErrorCode for IdentityError {
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            IdentityError::SignupRateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
+    fn code(&self) -> crate::error::Code {
+        use crate::error::Code;
+        match self {
+            IdentityError::InvalidEmail(_) => Code::InvalidEmail,
+            IdentityError::EmailTaken => Code::EmailTaken,
+            IdentityError::SignupClosed => Code::SignupClosed,
+            IdentityError::KeyNotFound(_) => Code::KeyNotFound,
+            IdentityError::CannotRevokeCurrent => Code::CannotRevokeCurrent,
+            IdentityError::UnknownPlan(..) | IdentityError::AccountNotFound(_) => Code::NotFound,
+            IdentityError::KeyLimitReached { .. } => Code::KeyLimitReached,
+            IdentityError::InvalidPaging(_) => Code::InvalidPaging,
+            IdentityError::SignupRateLimited { .. } => Code::RateLimited,
+            IdentityError::Store(_) => Code::Internal,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,30 +303,5 @@ mod tests {
             assert!(normalize_email(bad).is_err(), "{bad:?} accepted");
         }
         assert!(normalize_email(&format!("{}@b.org", "a".repeat(65))).is_err());
-    }
-}
-
-impl crate::error::ErrorCode for IdentityError {
-    fn retry_after(&self) -> Option<u64> {
-        match self {
-            IdentityError::SignupRateLimited { retry_after_secs } => Some(*retry_after_secs),
-            _ => None,
-        }
-    }
-
-    fn code(&self) -> crate::error::Code {
-        use crate::error::Code;
-        match self {
-            IdentityError::InvalidEmail(_) => Code::InvalidEmail,
-            IdentityError::EmailTaken => Code::EmailTaken,
-            IdentityError::SignupClosed => Code::SignupClosed,
-            IdentityError::KeyNotFound(_) => Code::KeyNotFound,
-            IdentityError::CannotRevokeCurrent => Code::CannotRevokeCurrent,
-            IdentityError::UnknownPlan(..) | IdentityError::AccountNotFound(_) => Code::NotFound,
-            IdentityError::KeyLimitReached { .. } => Code::KeyLimitReached,
-            IdentityError::InvalidPaging(_) => Code::InvalidPaging,
-            IdentityError::SignupRateLimited { .. } => Code::RateLimited,
-            IdentityError::Store(_) => Code::Internal,
-        }
     }
 }

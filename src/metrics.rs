@@ -67,6 +67,9 @@ impl ShardMetrics {
     }
 }
 
+/// A per-shard series: its name, its help text, and how to read it from a shard.
+type PerShard<'a> = (&'a str, &'a str, &'a dyn Fn(&ShardMetrics) -> u64);
+
 /// A gauge of the whole server (collections, documents, segments, WAL bytes).
 pub struct Gauge {
     pub name: &'static str,
@@ -109,7 +112,7 @@ pub fn render(shards: &[ShardMetrics], names: &[&str], gauges: &[Gauge]) -> Stri
         let _ = writeln!(out, "quarry_http_request_duration_seconds_sum{{route=\"{}\"}} {sum}", route_name(route));
         let _ = writeln!(out, "quarry_http_request_duration_seconds_count{{route=\"{}\"}} {count}", route_name(route));
     }
-    let per_shard: [(&str, &str, &dyn Fn(&ShardMetrics) -> u64); 3] = [
+    let per_shard: [PerShard; 3] = [
         ("quarry_open_connections", "Open client connections, per shard.", &|s| s.open_connections.load(Ordering::Relaxed)),
         ("quarry_in_flight_requests", "Requests being handled, per shard.", &|s| s.in_flight.load(Ordering::Relaxed)),
         ("quarry_refused_connections_total", "Connections refused at the per-shard cap.", &|s| s.refused_connections.load(Ordering::Relaxed)),

@@ -23,14 +23,6 @@ pub fn set_thp_disabled(disabled: bool) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn this_process_may_run_somewhere() {
-        assert!(!super::allowed_cpus().is_empty());
-    }
-}
-
 /// Moves the calling thread to SCHED_IDLE: it runs only when no normal thread wants
 /// the CPU. Logged and ignored when refused.
 pub fn set_idle_priority() {
@@ -40,5 +32,13 @@ pub fn set_idle_priority() {
     let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
     if rc != 0 {
         tracing::warn!(error = %std::io::Error::last_os_error(), "ingest threads could not move to SCHED_IDLE");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_process_may_run_somewhere() {
+        assert!(!super::allowed_cpus().is_empty());
     }
 }

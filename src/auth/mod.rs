@@ -97,20 +97,6 @@ pub fn bearer(authorization: Option<&[u8]>) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !key.is_empty()).then_some(key)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::bearer;
-
-    #[test]
-    fn bearer_takes_the_token() {
-        assert_eq!(bearer(Some(b"Bearer al_x")), Some("al_x"));
-        assert_eq!(bearer(Some(b"bearer   al_x ")), Some("al_x"));
-        assert_eq!(bearer(Some(b"Basic abc")), None);
-        assert_eq!(bearer(Some(b"Bearer ")), None);
-        assert_eq!(bearer(None), None);
-    }
-}
-
 impl crate::error::ErrorCode for AuthError {
     fn code(&self) -> crate::error::Code {
         use crate::error::Code;
@@ -127,5 +113,19 @@ impl crate::error::ErrorCode for AuthError {
             AuthError::Invalid => "That API key is not valid.".into(),
             AuthError::Store(e) => e.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer;
+
+    #[test]
+    fn bearer_takes_the_token() {
+        assert_eq!(bearer(Some(b"Bearer al_x")), Some("al_x"));
+        assert_eq!(bearer(Some(b"bearer   al_x ")), Some("al_x"));
+        assert_eq!(bearer(Some(b"Basic abc")), None);
+        assert_eq!(bearer(Some(b"Bearer ")), None);
+        assert_eq!(bearer(None), None);
     }
 }

@@ -182,6 +182,18 @@ impl Default for Connections {
     }
 }
 
+impl crate::net::io::Activity for Rc<ConnState> {
+    #[inline]
+    fn touch(&self) {
+        ConnState::touch(self)
+    }
+
+    #[inline]
+    fn sent(&self) {
+        ConnState::sent(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,17 +247,5 @@ mod tests {
         assert_eq!(b.close_requested(), Some(Close::Drain));
         drop(g);
         assert_eq!(conns.open(), 1);
-    }
-}
-
-impl crate::net::io::Activity for Rc<ConnState> {
-    #[inline]
-    fn touch(&self) {
-        ConnState::touch(self)
-    }
-
-    #[inline]
-    fn sent(&self) {
-        ConnState::sent(self)
     }
 }

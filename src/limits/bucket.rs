@@ -122,7 +122,7 @@ impl Bucket {
 }
 
 fn ceil_secs(nanos: u64) -> u64 {
-    Duration::from_nanos(nanos).as_secs() + u64::from(nanos % 1_000_000_000 != 0)
+    Duration::from_nanos(nanos).as_secs() + u64::from(!nanos.is_multiple_of(1_000_000_000))
 }
 
 /// Every key's bucket, shared by the shards. Looked up only when a shard's key cache

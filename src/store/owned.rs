@@ -143,7 +143,7 @@ impl Records {
 fn remove_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<bool, StoreError> {
     let mut table = txn.open_table(records::<R>()).op("open records")?;
     let current = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
-    if !current.is_some_and(|r| r.account_id() == account_id) {
+    if current.is_none_or(|r| r.account_id() != account_id) {
         return Ok(false);
     }
     table.remove(id).op("remove record")?;

@@ -89,7 +89,7 @@ fn keys_are_issued_listed_and_revoked() {
     assert!(r.header("x-ratelimit-limit").is_none(), "no rate headers on 401");
 
     let listed = s.get("/v1/keys", Some(&key)).json();
-    let revoked = listed["keys"].as_array().unwrap().iter().find(|k| k["prefix"] == &second[..10]).unwrap().clone();
+    let revoked = listed["keys"].as_array().unwrap().iter().find(|k| k["prefix"] == second[..10]).unwrap().clone();
     assert!(revoked["revoked_at"].is_string());
 }
 

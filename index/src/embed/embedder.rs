@@ -72,6 +72,8 @@ impl Model {
 }
 
 /// An ort session with one intra-op thread (the shard is the unit of parallelism).
+// The closures' error is ort's own builder error, large and not ours to shrink.
+#[allow(clippy::result_large_err)]
 pub(super) fn session(env: &ort::environment::Environment, path: &Path) -> Result<Session, EmbedError> {
     let err = |e: String| EmbedError::Model { path: path.to_owned(), reason: e };
     Session::builder(env)

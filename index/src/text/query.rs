@@ -93,7 +93,7 @@ fn is_quote(c: char) -> bool {
 /// no partner opens nothing. Phrases with no words are dropped.
 fn phrases(q: &str) -> Vec<String> {
     let parts: Vec<&str> = q.split(is_quote).collect();
-    let closed = if parts.len() % 2 == 0 { parts.len() - 1 } else { parts.len() };
+    let closed = if parts.len().is_multiple_of(2) { parts.len() - 1 } else { parts.len() };
     parts[..closed].iter().skip(1).step_by(2).filter(|p| !normalize_for_match(p).is_empty()).map(|p| collapse_whitespace(p)).collect()
 }
 

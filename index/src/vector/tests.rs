@@ -43,7 +43,7 @@ proptest! {
         let mut value = || if small_ints { (rng.next_u64() % 3) as f32 - 1.0 } else { rng.gaussian() };
         let rows: Vec<f32> = (0..n * dims).map(|_| value()).collect();
         let query: Vec<f32> = (0..dims).map(|_| value()).collect();
-        let allow = |id: u32| id % modulus == 0;
+        let allow = |id: u32| id.is_multiple_of(modulus);
         let got = exact_top_k(&rows, dims, &query, k, &allow);
         let want = naive_top_k(&rows, dims, &query, k, &allow);
         prop_assert_eq!(got.iter().map(|h| h.id).collect::<Vec<_>>(), want.iter().map(|h| h.id).collect::<Vec<_>>());
@@ -140,7 +140,7 @@ fn graph_recall_at_10_on_20k_clustered_rows() {
     eprintln!("recall@10 on 20k clustered rows: {recall:.4}");
     assert!(recall >= 0.98, "recall@10 {recall}");
     // 10k admitted rows: over HNSW_MIN_ROWS, so this is the graph with widened candidates.
-    let half = |id: u32| id % 2 == 0;
+    let half = |id: u32| id.is_multiple_of(2);
     let recall = recall_at_10_filtered(rows, queries, &half, |q| graph.search(rows, q, 10, &half));
     eprintln!("recall@10 on 20k clustered rows, half admitted: {recall:.4}");
     assert!(recall >= 0.98, "recall@10 with half the rows admitted {recall}");
@@ -151,7 +151,7 @@ fn both_paths_respect_the_filter() {
     let (rows, queries, _) = small_fixture();
     let (rows, q) = (&rows[..500 * DIMS], &queries[..DIMS]);
     let graph = HnswIndex::build(rows, DIMS);
-    let allow = |id: u32| id % 3 != 0;
+    let allow = |id: u32| !id.is_multiple_of(3);
     let exact = exact_top_k(rows, DIMS, q, 10, &allow);
     let approx = graph.search(rows, q, 10, &allow);
     assert!(exact.iter().chain(&approx).all(|h| allow(h.id)));
