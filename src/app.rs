@@ -84,14 +84,8 @@ impl App {
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
-        let search = crate::search::Service::new(
-            engine.clone(),
-            ingest,
-            records.clone(),
-            meters.clone(),
-            config.embedder.clone(),
-            config.index.clone(),
-        );
+        let search =
+            crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), config.embedder.clone(), config.index.clone());
         let health = Health {
             ok: true,
             version: VERSION,
@@ -196,8 +190,11 @@ fn leak(bytes: Vec<u8>) -> Bytes {
 fn load_model(config: &Config, id: &str) -> Result<Arc<Model>, OpenError> {
     let m = &config.models;
     let started = std::time::Instant::now();
-    let model = Model::load(&m.dir, &m.runtime_library, id, m.precision)
-        .map_err(|source| OpenError::Model { id: id.to_owned(), source, hint: where_models_are(m) })?;
+    let model = Model::load(&m.dir, &m.runtime_library, id, m.precision).map_err(|source| OpenError::Model {
+        id: id.to_owned(),
+        source,
+        hint: where_models_are(m),
+    })?;
     tracing::info!(model = id, precision = m.precision.as_str(), ms = started.elapsed().as_millis() as u64, "model loaded");
     Ok(Arc::new(model))
 }

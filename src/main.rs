@@ -26,8 +26,11 @@ fn load(common: &Common, flags: &Flags) -> Result<Config> {
     Config::load(common.config.as_deref(), std::env::vars(), flags).context("configuration")
 }
 
+/// What an `accounts` subcommand does with the store and the configuration.
+type AccountsRun<'a> = &'a dyn Fn(&Records, &Config) -> Result<()>;
+
 fn accounts(action: AccountsAction) -> Result<()> {
-    let (common, run): (&Common, &dyn Fn(&Records, &Config) -> Result<()>) = match &action {
+    let (common, run): (&Common, AccountsRun) = match &action {
         AccountsAction::Create { common, email, plan } => (common, &move |records, config| {
             let plan = plan.as_deref().unwrap_or(&config.auth.default_plan);
             let done = identity::create_account(records, &config.plans, email, plan)?;

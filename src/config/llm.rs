@@ -15,11 +15,7 @@ use crate::llm::{LlmConfig, ProviderConfig, TlsRoots};
 pub fn resolve(raw: RawLlm, env: &HashMap<String, String>) -> Result<LlmConfig, ConfigError> {
     let dir = (!raw.manifests_dir.is_empty()).then(|| Path::new(&raw.manifests_dir));
     let catalog = Catalog::load(dir).map_err(|e| invalid("llm.manifests_dir", &e.to_string()))?;
-    let providers = raw
-        .providers
-        .into_iter()
-        .map(|(id, p)| provider(&catalog, id, p, env))
-        .collect::<Result<Vec<_>, _>>()?;
+    let providers = raw.providers.into_iter().map(|(id, p)| provider(&catalog, id, p, env)).collect::<Result<Vec<_>, _>>()?;
     for (alias, target) in &raw.aliases {
         let known = target.split_once('/').is_some_and(|(p, m)| !m.is_empty() && providers.iter().any(|x| x.id == p));
         if !known {
@@ -44,14 +40,11 @@ pub fn resolve(raw: RawLlm, env: &HashMap<String, String>) -> Result<LlmConfig, 
 fn provider(catalog: &Catalog, id: String, p: RawProvider, env: &HashMap<String, String>) -> Result<ProviderConfig, ConfigError> {
     let key = |f: &str| format!("llm.providers.{id}.{f}");
     let manifest_id = if p.manifest.is_empty() { id.as_str() } else { p.manifest.as_str() };
-    let manifest = catalog
-        .get(manifest_id)
-        .ok_or_else(|| invalid(&key("manifest"), &format!("no provider manifest `{manifest_id}`")))?
-        .clone();
+    let manifest = catalog.get(manifest_id).ok_or_else(|| invalid(&key("manifest"), &format!("no provider manifest `{manifest_id}`")))?.clone();
     if id.contains('/') || id.is_empty() {
         return Err(invalid(&key("manifest"), "a provider id may not contain /"));
     }
-    if !p.base_url.is_empty() && !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
+    if !p.base_url.is_empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://") {
         return Err(invalid(&key("base_url"), "must be an http:// or https:// URL"));
     }
     let var = if p.token_env.is_empty() { manifest.token_env.clone() } else { Some(p.token_env.clone()) };

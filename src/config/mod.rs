@@ -172,11 +172,7 @@ impl Flags {
 impl Config {
     /// Resolves every layer. `env` is the process environment (passed in so tests
     /// can give their own).
-    pub fn load(
-        file: Option<&Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-        flags: &Flags,
-    ) -> Result<Config, ConfigError> {
+    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>, flags: &Flags) -> Result<Config, ConfigError> {
         let mut merged: Table = DEFAULTS_TOML.parse().expect("the compiled defaults are valid TOML");
         let known = merged.clone();
         if let Some(path) = file {
@@ -190,9 +186,8 @@ impl Config {
         check_known(&known, &env, &mut Vec::new(), &|key| format!("environment variable {}", env_name(key)))?;
         layers::merge(&mut merged, env);
         layers::merge(&mut merged, flags.table());
-        let raw: RawConfig = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
-            ConfigError::Invalid { key: e.path().to_string(), message: e.inner().to_string() }
-        })?;
+        let raw: RawConfig = serde_path_to_error::deserialize(Value::Table(merged))
+            .map_err(|e| ConfigError::Invalid { key: e.path().to_string(), message: e.inner().to_string() })?;
         resolve(raw, &vars)
     }
 
@@ -203,10 +198,8 @@ impl Config {
 }
 
 fn read_file(path: &Path) -> Result<Table, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-    text.parse::<Table>()
-        .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+    text.parse::<Table>().map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })
 }
 
 fn env_name(key: &str) -> String {
@@ -215,12 +208,7 @@ fn env_name(key: &str) -> String {
 
 /// Refuses any key of `layer` that the defaults do not have. Under `plans`, any plan
 /// id is allowed, and its keys must be the keys of a default plan.
-fn check_known(
-    known: &Table,
-    layer: &Table,
-    path: &mut Vec<String>,
-    origin: &dyn Fn(&str) -> String,
-) -> Result<(), ConfigError> {
+fn check_known(known: &Table, layer: &Table, path: &mut Vec<String>, origin: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
     for (key, value) in layer {
         path.push(key.clone());
         let template = match known.get(key) {
@@ -243,12 +231,7 @@ fn check_known(
 
 fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> Result<Config, ConfigError> {
     let listen = raw.listen.parse().map_err(|_| invalid("listen", "must be an address like 127.0.0.1:4400"))?;
-    let plans = Plans(
-        raw.plans
-            .into_iter()
-            .map(|(id, p)| resolve_plan(&id, p).map(|plan| (id, plan)))
-            .collect::<Result<_, _>>()?,
-    );
+    let plans = Plans(raw.plans.into_iter().map(|(id, p)| resolve_plan(&id, p).map(|plan| (id, plan))).collect::<Result<_, _>>()?);
     let auth = resolve_auth(raw.auth, &plans)?;
     let h = raw.http;
     let http = HttpConfig {
@@ -322,7 +305,7 @@ fn failpoint(text: &str) -> Result<quarry_index::wal::Failpoint, ConfigError> {
 }
 
 fn resolve_index(i: raw::RawIndex) -> Result<IndexConfig, ConfigError> {
-    if !(i.rrf_k > 0.0) {
+    if i.rrf_k.is_nan() || i.rrf_k <= 0.0 {
         return Err(invalid("index.rrf_k", "must be above 0"));
     }
     if !(i.keyword_weight >= 0.0 && i.semantic_weight >= 0.0) {

@@ -79,7 +79,11 @@ fn plans_cap_active_keys_and_signups_are_limited_per_address() {
     // A plan written before the cap existed loads with the default; "unlimited" lifts it.
     let mut f = tempfile::NamedTempFile::new().unwrap();
     writeln!(f, "[plans.pro]\nname=\"Pro\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1").unwrap();
-    writeln!(f, "[plans.open]\nname=\"Open\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1\nmax_keys=\"unlimited\"").unwrap();
+    writeln!(
+        f,
+        "[plans.open]\nname=\"Open\"\nprice=9\nstored_chars=1\nsearch=1\nextract=1\nresearch=1\nrate_per_minute=1\nburst=1\nmax_keys=\"unlimited\""
+    )
+    .unwrap();
     let c = Config::load(Some(f.path()), env(&[("QUARRY_AUTH__SIGNUP_PER_IP__BURST", "0")]), &Flags::default()).unwrap();
     assert_eq!(c.plans.get("pro").unwrap().max_keys, Some(DEFAULT_MAX_KEYS));
     assert_eq!(c.plans.get("open").unwrap().max_keys, None);

@@ -60,7 +60,7 @@ impl Classification {
     /// Classifies an HTTP error answer.
     pub fn classify(&self, status: u16, body: &[u8], retry_after: Option<Duration>) -> ProviderError {
         let envelope: Envelope = serde_json::from_slice(body).unwrap_or_default();
-        let mut e = self.from_envelope(envelope.error.unwrap_or_default(), Some(status));
+        let mut e = self.envelope_error(envelope.error.unwrap_or_default(), Some(status));
         if e.message.is_empty() {
             e.message = String::from_utf8_lossy(&body[..body.len().min(300)]).trim().to_owned();
         }
@@ -71,10 +71,10 @@ impl Classification {
     /// Classifies the `error` member of a stream's error event.
     pub fn classify_stream_error(&self, error: &Value) -> ProviderError {
         let body = ErrorBody::deserialize(error).unwrap_or_default();
-        self.from_envelope(body, None)
+        self.envelope_error(body, None)
     }
 
-    fn from_envelope(&self, body: ErrorBody, status: Option<u16>) -> ProviderError {
+    fn envelope_error(&self, body: ErrorBody, status: Option<u16>) -> ProviderError {
         let f = match body {
             ErrorBody::Object(mut f) => {
                 f.has_code = f.code.is_some();
@@ -94,24 +94,15 @@ impl Classification {
         // OpenAI's `type` is generic and its `code` may be null.
         let key = if f.has_code { code.as_deref() } else { f.kind.as_deref() };
         let class = self.class(status, key, f.status.as_deref(), &message);
-        ProviderError {
-            class,
-            status,
-            message,
-            raw_type: f.kind,
-            raw_code: code,
-            raw_status: f.status,
-            retry_after: retry_delay(&f.details),
-        }
+        ProviderError { class, status, message, raw_type: f.kind, raw_code: code, raw_status: f.status, retry_after: retry_delay(&f.details) }
     }
 
     fn class(&self, status: Option<u16>, code: Option<&str>, canonical: Option<&str>, message: &str) -> ErrorClass {
         let by_code = |k: Option<&str>| k.and_then(|k| self.by_error_code.get(k).copied());
         let by_canonical = canonical.and_then(|s| self.by_error_status.get(s).or_else(|| self.by_error_code.get(s)).copied());
         let lower = message.to_ascii_lowercase();
-        let by_message = || {
-            (status == Some(429)).then(|| self.by_message.iter().find(|(p, _)| lower.contains(p.as_str())).map(|(_, c)| *c)).flatten()
-        };
+        let by_message =
+            || (status == Some(429)).then(|| self.by_message.iter().find(|(p, _)| lower.contains(p.as_str())).map(|(_, c)| *c)).flatten();
         by_code(code)
             .or(by_canonical)
             .or_else(by_message)

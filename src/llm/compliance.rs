@@ -124,12 +124,7 @@ fn rules(map: &Value) -> EventMap {
         .map(|r| Rule {
             matches: Expr::parse(r["match"].as_str().unwrap()).unwrap(),
             kind: EventKind::parse(r["emit"].as_str().unwrap()).unwrap(),
-            fields: r["extract"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), FieldSource::parse(v.as_str().unwrap()).unwrap()))
-                .collect(),
+            fields: r["extract"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), FieldSource::parse(v.as_str().unwrap()).unwrap())).collect(),
         })
         .collect();
     EventMap { rules, ..EventMap::default() }
@@ -158,7 +153,10 @@ fn mapping(input: &Value, expected: &Value) -> Result<(), String> {
 
 fn accumulation(input: &Value, expected: &Value) -> Result<(), String> {
     let mut a = Assembler::new(ToolRelease::AsTheyStream);
-    let raw = super::stream::map::RawEvent { kind: EventKind::PartialToolCall, fields: vec![("tool_calls", std::borrow::Cow::Borrowed(&input["partial_chunks"]))] };
+    let raw = super::stream::map::RawEvent {
+        kind: EventKind::PartialToolCall,
+        fields: vec![("tool_calls", std::borrow::Cow::Borrowed(&input["partial_chunks"]))],
+    };
     for e in StreamEvent::from_raw(raw, &Default::default()) {
         a.apply(e);
     }
@@ -184,7 +182,8 @@ fn parameters(case: &Value, input: &Value, expected: &Value) -> Result<(), Strin
 }
 
 fn retry(input: &Value, expected: &Value) -> Result<(), String> {
-    let yaml = serde_norway::to_string(&json!({"id": "x1", "endpoint": {"base_url": "https://x.example"}, "retry_policy": input["retry_policy"]})).unwrap();
+    let yaml =
+        serde_norway::to_string(&json!({"id": "x1", "endpoint": {"base_url": "https://x.example"}, "retry_policy": input["retry_policy"]})).unwrap();
     let policy: RetryPolicy = Manifest::parse("retry case", &yaml).map_err(|e| e.to_string())?.retry;
     let class = ErrorClass::parse(input["error"]["error_name"].as_str().unwrap()).unwrap();
     check("error_code", class.code(), input["error"]["error_code"].as_str().unwrap())?;

@@ -67,10 +67,7 @@ impl ErrorClass {
 
     /// The spec's `default_retryable`.
     pub fn retryable(self) -> bool {
-        matches!(
-            self,
-            ErrorClass::RateLimited | ErrorClass::Timeout | ErrorClass::Conflict | ErrorClass::ServerError | ErrorClass::Overloaded
-        )
+        matches!(self, ErrorClass::RateLimited | ErrorClass::Timeout | ErrorClass::Conflict | ErrorClass::ServerError | ErrorClass::Overloaded)
     }
 
     /// The standard code (error-codes.yaml v2).
@@ -131,15 +128,7 @@ pub struct ProviderError {
 
 impl ProviderError {
     pub fn new(class: ErrorClass, message: impl Into<String>) -> ProviderError {
-        ProviderError {
-            class,
-            status: None,
-            message: message.into(),
-            raw_type: None,
-            raw_code: None,
-            raw_status: None,
-            retry_after: None,
-        }
+        ProviderError { class, status: None, message: message.into(), raw_type: None, raw_code: None, raw_status: None, retry_after: None }
     }
 }
 

@@ -7,6 +7,10 @@
 //! [`Completion`] or a [`ChatStream`] of deltas. Its futures are `!Send`: they run on a
 //! shard. Nothing here knows HTTP routes.
 
+// `LlmError` carries the provider's classified error inline: it is the cold path, and
+// boxing it would allocate on every failure for a smaller `Result` on the happy one.
+#![allow(clippy::result_large_err)]
+
 pub mod classify;
 pub mod config;
 pub mod error;
@@ -17,12 +21,12 @@ pub mod path;
 pub mod request;
 pub mod retry;
 pub mod secret;
+mod service;
 pub mod stream;
 pub mod termination;
 pub mod transport;
 pub mod usage;
 pub mod wire;
-mod service;
 
 pub use config::{LlmConfig, ProviderConfig, TlsRoots};
 pub use error::{ErrorClass, LlmError, ProviderError};

@@ -404,7 +404,14 @@ mod tests {
     #[test]
     fn find_is_the_first_of_all_that_passes() {
         let v = json!({"choices": [{"index": 0, "delta": {"content": null}}, {"index": 1, "delta": {"content": "b"}}, {"delta": {"content": "c"}}]});
-        for text in ["$.choices[*].delta.content", "$.choices[0].delta.content", "$.choices[?(@.index)].delta.content", "$.choices[*].index", "$.nope[*].x", "$.choices"] {
+        for text in [
+            "$.choices[*].delta.content",
+            "$.choices[0].delta.content",
+            "$.choices[?(@.index)].delta.content",
+            "$.choices[*].index",
+            "$.nope[*].x",
+            "$.choices",
+        ] {
             let p = Path::parse(text).unwrap();
             for keep in [&(|x: &Value| !x.is_null()) as &dyn Fn(&Value) -> bool, &|_: &Value| true, &|x: &Value| *x == json!("c")] {
                 let slow = p.all(&v).into_iter().map(|h| h.1).find(|x| keep(x));
@@ -479,9 +486,14 @@ mod shape_tests {
             s.add_presence(&Path::parse(p).unwrap());
         }
         s.add(&Path::parse("$.c.keep").unwrap());
-        let v = s.parse(r#"{"a":null,"b":{"deep":[1,{"x":2}]},"c":{"keep":[1],"drop":2},"d":[null],"e":"text","f":[{"x":null,"y":1},{"x":{"z":1}}],"g":1}"#).unwrap();
+        let v = s
+            .parse(
+                r#"{"a":null,"b":{"deep":[1,{"x":2}]},"c":{"keep":[1],"drop":2},"d":[null],"e":"text","f":[{"x":null,"y":1},{"x":{"z":1}}],"g":1}"#,
+            )
+            .unwrap();
         assert_eq!(v, json!({"a": null, "b": true, "c": {"keep": [1]}, "d": true, "e": true, "f": [{"x": null}, {"x": true}]}));
-        for (text, present) in [("$.a", false), ("$.b", true), ("$.c", true), ("$.e", true), ("$.f[*].x", true), ("$.g", false), ("$.f[0].x", false)] {
+        for (text, present) in [("$.a", false), ("$.b", true), ("$.c", true), ("$.e", true), ("$.f[*].x", true), ("$.g", false), ("$.f[0].x", false)]
+        {
             assert_eq!(Path::parse(text).unwrap().find(&v, &mut |x| !x.is_null()).is_some(), present, "{text}");
         }
     }

@@ -106,10 +106,8 @@ impl Llm {
     /// then the aliases.
     pub fn models(&self) -> Vec<ModelInfo> {
         let listed = self.providers.values().flat_map(|p| p.models.iter().map(|m| ModelInfo { id: format!("{}/{m}", p.id), provider: p.id.clone() }));
-        let aliases = self.aliases.iter().map(|(a, target)| ModelInfo {
-            id: a.clone(),
-            provider: target.split('/').next().unwrap_or_default().to_owned(),
-        });
+        let aliases =
+            self.aliases.iter().map(|(a, target)| ModelInfo { id: a.clone(), provider: target.split('/').next().unwrap_or_default().to_owned() });
         listed.chain(aliases).collect()
     }
 
@@ -248,10 +246,7 @@ fn headers(p: &Provider) -> Result<HeaderMap, &'static str> {
 }
 
 fn rate_limits(m: &Manifest, headers: &HeaderMap) -> Vec<(String, String)> {
-    m.rate_headers
-        .iter()
-        .filter_map(|(name, header)| Some((name.clone(), headers.get(header)?.to_str().ok()?.to_owned())))
-        .collect()
+    m.rate_headers.iter().filter_map(|(name, header)| Some((name.clone(), headers.get(header)?.to_str().ok()?.to_owned()))).collect()
 }
 
 /// The manifest maps the raw reason; a generation that ends in tool calls ends as
@@ -309,7 +304,10 @@ impl ChatStream {
                         Err(e) => self.fail(e.to_string()),
                     }
                     if !self.decoder.complete && self.failed.is_none() {
-                        self.failed = Some(LlmError::Stream { provider: self.provider.clone(), message: "the stream ended before the provider finished".into() });
+                        self.failed = Some(LlmError::Stream {
+                            provider: self.provider.clone(),
+                            message: "the stream ended before the provider finished".into(),
+                        });
                     }
                     self.end();
                 }

@@ -150,11 +150,17 @@ mod tests {
     #[test]
     fn three_shapes() {
         let mut u = Usage::default();
-        u.merge(UsageReport::parse(&json!({"prompt_tokens": 16, "completion_tokens": 363,
-            "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 7}})).unwrap());
+        u.merge(
+            UsageReport::parse(&json!({"prompt_tokens": 16, "completion_tokens": 363,
+            "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 7}}))
+            .unwrap(),
+        );
         assert_eq!(u, Usage { input: 16, output: 363, cached: 4, cache_write: 0, reasoning: 7 });
         let mut u = Usage::default();
-        u.merge(UsageReport::parse(&json!({"input_tokens": 12, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 5, "output_tokens": 1})).unwrap());
+        u.merge(
+            UsageReport::parse(&json!({"input_tokens": 12, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 5, "output_tokens": 1}))
+                .unwrap(),
+        );
         u.merge(UsageReport::parse(&json!({"output_tokens": 29})).unwrap());
         assert_eq!(u, Usage { input: 20, output: 29, cached: 3, cache_write: 5, reasoning: 0 });
         let mut u = Usage::default();

@@ -35,10 +35,8 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let shards = if config.shards == 0 { cpus.len().max(1) } else { config.shards };
     // HNSW graphs are built on rayon's global pool: its threads run at idle priority,
     // like every other background job, so searches keep their latency meanwhile.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("quarry-bg-{i}"))
-        .start_handler(|_| crate::sys::set_idle_priority())
-        .build_global();
+    let _ =
+        rayon::ThreadPoolBuilder::new().thread_name(|i| format!("quarry-bg-{i}")).start_handler(|_| crate::sys::set_idle_priority()).build_global();
     let router = crate::api::routes::router(&config);
     crate::http::surface::set_docs_base(&format!("http://{}", config.listen));
     let names = router.routes().iter().map(|r| r.name).collect();

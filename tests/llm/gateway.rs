@@ -67,10 +67,9 @@ fn health_models_aliases_and_credentials() {
     let r = post(s.addr, &key, &json!({"model": "fast", "messages": [{"role": "user", "content": "hi"}]}));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.header("x-upstream-requests-remaining"), Some("41"));
-    for (model, header, value) in [
-        ("oa/r~openai~chat~openai-text", "authorization", "Bearer sk-test-openai"),
-        ("an/r~anthropic~anthropic-text", "x-api-key", "sk-ant-test"),
-    ] {
+    for (model, header, value) in
+        [("oa/r~openai~chat~openai-text", "authorization", "Bearer sk-test-openai"), ("an/r~anthropic~anthropic-text", "x-api-key", "sk-ant-test")]
+    {
         post(s.addr, &key, &json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}));
         let bodies = up.state.bodies.lock().unwrap();
         let (_, _, headers) = bodies.iter().rev().find(|(_, b, _)| b["model"] == model.split('/').nth(1).unwrap()).unwrap();
@@ -110,7 +109,10 @@ fn requests_are_mapped_to_each_wire_format_and_bad_ones_refused() {
     drop(bodies);
 
     let r = post(s.addr, &key, &json!({"model": "oa/x", "temperature": 3, "messages": [{"role": "user", "content": "hi"}]}));
-    assert_eq!((r.status, r.json()["error"]["code"].as_str(), r.json()["error"]["param"].as_str()), (400, Some("invalid_request"), Some("temperature")));
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_str(), r.json()["error"]["param"].as_str()),
+        (400, Some("invalid_request"), Some("temperature"))
+    );
     let r = post(s.addr, &key, &json!({"model": "nope/x", "messages": [{"role": "user", "content": "hi"}]}));
     assert_eq!((r.status, r.json()["error"]["code"].as_str()), (404, Some("model_not_found")));
     let r = post(s.addr, &key, &json!({"messages": []}));

@@ -160,7 +160,8 @@ pub fn whole(family: &str, body: &Value) -> Expected {
         "anthropic" => {
             let blocks = body["content"].as_array().unwrap();
             let text = blocks.iter().filter(|b| b["type"] == "text").map(|b| b["text"].as_str().unwrap()).collect();
-            let calls: Vec<_> = blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| (b["name"].as_str().unwrap().to_owned(), b["input"].clone())).collect();
+            let calls: Vec<_> =
+                blocks.iter().filter(|b| b["type"] == "tool_use").map(|b| (b["name"].as_str().unwrap().to_owned(), b["input"].clone())).collect();
             Expected { finish: finish(body["stop_reason"].as_str().unwrap_or(""), !calls.is_empty()), text, calls }
         }
         "google" => google(std::slice::from_ref(body)),

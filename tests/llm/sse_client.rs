@@ -22,10 +22,7 @@ impl Reply {
 
     /// The `data:` payloads of an event-stream body.
     pub fn events(&self) -> Vec<String> {
-        String::from_utf8_lossy(&self.body)
-            .split("\n\n")
-            .filter_map(|e| e.strip_prefix("data: ").map(str::to_owned))
-            .collect()
+        String::from_utf8_lossy(&self.body).split("\n\n").filter_map(|e| e.strip_prefix("data: ").map(str::to_owned)).collect()
     }
 }
 

@@ -10,12 +10,8 @@ use super::sse_client::post;
 use super::upstream::{fixtures, Upstream};
 
 /// (family, provider instance, fixture dir) — the legacy completions API is not chat.
-const DIRS: &[(&str, &str, &str)] = &[
-    ("anthropic", "an", "anthropic"),
-    ("openai", "oa", "openai/chat"),
-    ("openai", "oa", "openai-compatible/chat"),
-    ("google", "ge", "google"),
-];
+const DIRS: &[(&str, &str, &str)] =
+    &[("anthropic", "an", "anthropic"), ("openai", "oa", "openai/chat"), ("openai", "oa", "openai-compatible/chat"), ("google", "ge", "google")];
 
 /// Recorded error bodies, not answers.
 const NOT_ANSWERS: &[&str] = &["google-429-retry-info", "reasoning-model-legacy-parameter-error"];
@@ -23,7 +19,8 @@ const NOT_ANSWERS: &[&str] = &["google-429-retry-info", "reasoning-model-legacy-
 pub fn all() -> Vec<(&'static str, &'static str, String, bool)> {
     let mut out = Vec::new();
     for (family, provider, dir) in DIRS {
-        let mut files: Vec<String> = std::fs::read_dir(fixtures().join(dir)).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut files: Vec<String> =
+            std::fs::read_dir(fixtures().join(dir)).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         files.sort();
         for f in files {
             let (name, stream) = if let Some(n) = f.strip_suffix(".chunks.txt") {

@@ -12,10 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// A request the upstream saw: its path, its JSON body and its headers.
+pub type Recorded = (String, serde_json::Value, Vec<(String, String)>);
+
 #[derive(Default)]
 pub struct State {
     pub calls: Mutex<HashMap<String, u32>>,
-    pub bodies: Mutex<Vec<(String, serde_json::Value, Vec<(String, String)>)>>,
+    pub bodies: Mutex<Vec<Recorded>>,
     pub hung_up: AtomicBool,
     /// Connections accepted.
     pub connections: AtomicUsize,
@@ -119,16 +122,27 @@ fn answer(out: &mut TcpStream, model: &str, stream: bool, n: u32, state: &State)
     }
     let oa_error = |msg: &str, kind: &str| format!(r#"{{"error":{{"message":"{msg}","type":"{kind}","code":null}}}}"#);
     match model.strip_prefix("f~").unwrap_or(model) {
-        "429-then-ok" if n == 1 => head(out, "429 Too Many Requests", "application/json", "retry-after: 1\r\n", oa_error("slow down", "rate_limit_exceeded").as_bytes()),
+        "429-then-ok" if n == 1 => {
+            head(out, "429 Too Many Requests", "application/json", "retry-after: 1\r\n", oa_error("slow down", "rate_limit_exceeded").as_bytes())
+        }
         "500-then-ok" if n <= 2 => head(out, "500 Internal Server Error", "application/json", "", oa_error("boom", "server_error").as_bytes()),
         "529-then-ok" if n == 1 => {
-            let body = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ai-protocol/compliance/fixtures/responses/error-responses/anthropic-529.json")).unwrap();
+            let body = std::fs::read(
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/data/ai-protocol/compliance/fixtures/responses/error-responses/anthropic-529.json"),
+            )
+            .unwrap();
             head(out, "529 Overloaded", "application/json", "", &body)
         }
         "429-then-ok" | "500-then-ok" | "529-then-ok" => replay(out, "openai/chat/openai-text", stream),
         "always-503" => head(out, "503 Service Unavailable", "application/json", "", oa_error("down", "server_error").as_bytes()),
         "bad-request" => head(out, "400 Bad Request", "application/json", "", oa_error("messages is empty", "invalid_request_error").as_bytes()),
-        "malformed-sse" => sse_head(out) && out.write_all(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {not json\n\n").is_ok() && false,
+        "malformed-sse" => {
+            // The malformed frame, then the connection is closed (never kept alive).
+            let _ =
+                sse_head(out) && out.write_all(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {not json\n\n").is_ok();
+            false
+        }
         "reset-mid-stream" => {
             sse_head(out);
             let _ = out.write_all(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n");

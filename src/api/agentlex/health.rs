@@ -4,8 +4,8 @@ use hyper::header::HeaderValue;
 use hyper::StatusCode;
 
 use crate::app::App;
-use crate::metrics;
 use crate::http::response::{self, Reply};
+use crate::metrics;
 
 pub fn health(app: &App) -> Reply {
     response::json_bytes(StatusCode::OK, app.health_json.clone())

@@ -17,13 +17,13 @@ use serde_json::Value;
 use super::classify::Classification;
 use super::error::ErrorClass;
 use super::expr::Expr;
-use super::retry::{Jitter, RetryPolicy};
 use super::path::Shape;
+use super::retry::{Jitter, RetryPolicy};
 use super::stream::map::{EventKind, EventMap, FieldSource, Rule};
 use super::stream::sse::SseConfig;
 use super::termination::Reason;
-pub use raw::RawParam;
 use raw::RawManifest;
+pub use raw::RawParam;
 
 /// The manifests the project ships, by file name.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -105,8 +105,7 @@ impl Manifest {
     pub fn parse(source_name: &str, text: &str) -> Result<Manifest, ManifestError> {
         let err = |field: &str, message: String| ManifestError { source_name: source_name.into(), field: field.into(), message };
         let value: Value = serde_norway::from_str(text).map_err(|e| err("(yaml)", e.to_string()))?;
-        let raw: RawManifest = serde_path_to_error::deserialize(&value)
-            .map_err(|e| err(&e.path().to_string(), e.inner().to_string()))?;
+        let raw: RawManifest = serde_path_to_error::deserialize(&value).map_err(|e| err(&e.path().to_string(), e.inner().to_string()))?;
         resolve(raw).map_err(|(field, message)| err(&field, message))
     }
 
@@ -130,10 +129,7 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
         return Err(fail("id", "must be 2-64 lowercase letters, digits, - or _"));
     }
     let endpoint = raw.endpoint.as_ref();
-    let base_url = endpoint
-        .and_then(|e| e.base_url.clone())
-        .or(raw.base_url.clone())
-        .ok_or_else(|| fail("endpoint.base_url", "is required"))?;
+    let base_url = endpoint.and_then(|e| e.base_url.clone()).or(raw.base_url.clone()).ok_or_else(|| fail("endpoint.base_url", "is required"))?;
     if !(base_url.starts_with("https://") || base_url.starts_with("http://")) {
         return Err(fail("endpoint.base_url", "must be an http:// or https:// URL"));
     }
@@ -179,12 +175,7 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
 }
 
 fn format(raw: &RawManifest) -> Result<PayloadFormat, Fail> {
-    let family = raw
-        .api_families
-        .as_ref()
-        .and_then(|f| f.pointer("/chat/request_format"))
-        .and_then(Value::as_str)
-        .map(|f| format!("{f}_style"));
+    let family = raw.api_families.as_ref().and_then(|f| f.pointer("/chat/request_format")).and_then(Value::as_str).map(|f| format!("{f}_style"));
     let name = raw.payload_format.clone().or(family).unwrap_or_else(|| "openai_style".into());
     match name.as_str() {
         "openai_style" => Ok(PayloadFormat::OpenAi),
@@ -236,18 +227,34 @@ fn auth(a: Option<&raw::RawAuth>, format: PayloadFormat) -> Result<Auth, Fail> {
 fn default_params(format: PayloadFormat) -> BTreeMap<String, String> {
     let pairs: &[(&str, &str)] = match format {
         PayloadFormat::OpenAi => &[
-            ("temperature", "temperature"), ("max_tokens", "max_tokens"), ("top_p", "top_p"), ("stop_sequences", "stop"),
-            ("seed", "seed"), ("tools", "tools"), ("tool_choice", "tool_choice"), ("frequency_penalty", "frequency_penalty"),
+            ("temperature", "temperature"),
+            ("max_tokens", "max_tokens"),
+            ("top_p", "top_p"),
+            ("stop_sequences", "stop"),
+            ("seed", "seed"),
+            ("tools", "tools"),
+            ("tool_choice", "tool_choice"),
+            ("frequency_penalty", "frequency_penalty"),
             ("presence_penalty", "presence_penalty"),
         ],
         PayloadFormat::Anthropic => &[
-            ("temperature", "temperature"), ("max_tokens", "max_tokens"), ("top_p", "top_p"), ("top_k", "top_k"),
-            ("stop_sequences", "stop_sequences"), ("tools", "tools"), ("tool_choice", "tool_choice"), ("system_message", "system"),
+            ("temperature", "temperature"),
+            ("max_tokens", "max_tokens"),
+            ("top_p", "top_p"),
+            ("top_k", "top_k"),
+            ("stop_sequences", "stop_sequences"),
+            ("tools", "tools"),
+            ("tool_choice", "tool_choice"),
+            ("system_message", "system"),
         ],
         PayloadFormat::Gemini => &[
-            ("temperature", "generationConfig.temperature"), ("max_tokens", "generationConfig.maxOutputTokens"),
-            ("top_p", "generationConfig.topP"), ("top_k", "generationConfig.topK"), ("stop_sequences", "generationConfig.stopSequences"),
-            ("tools", "tools"), ("tool_choice", "toolConfig"),
+            ("temperature", "generationConfig.temperature"),
+            ("max_tokens", "generationConfig.maxOutputTokens"),
+            ("top_p", "generationConfig.topP"),
+            ("top_k", "generationConfig.topK"),
+            ("stop_sequences", "generationConfig.stopSequences"),
+            ("tools", "tools"),
+            ("tool_choice", "toolConfig"),
         ],
     };
     pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
@@ -329,11 +336,7 @@ fn retry(r: Option<&raw::RawRetry>) -> Result<RetryPolicy, Fail> {
     if max < min {
         return Err(("retry_policy.max_delay_ms".into(), "is below min_delay_ms".into()));
     }
-    let on_class = r
-        .retry_on_error_code
-        .iter()
-        .map(|n| class(format!("retry_policy.retry_on_error_code.{n}"), n))
-        .collect::<Result<_, _>>()?;
+    let on_class = r.retry_on_error_code.iter().map(|n| class(format!("retry_policy.retry_on_error_code.{n}"), n)).collect::<Result<_, _>>()?;
     Ok(RetryPolicy {
         max_retries: if none { 0 } else { r.max_retries.unwrap_or(d.max_retries) },
         min_delay: min,

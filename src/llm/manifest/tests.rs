@@ -15,7 +15,10 @@ fn the_shipped_manifests_load() {
     assert_eq!(a.auth, Auth::Header { name: "x-api-key".into(), prefix: None });
     assert_eq!(a.format, PayloadFormat::Anthropic);
     let g = c.get("gemini").unwrap();
-    assert_eq!(g.chat_url(&g.base_url, "gemini-2.5-flash", true), "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+    assert_eq!(
+        g.chat_url(&g.base_url, "gemini-2.5-flash", true),
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
     assert_eq!(c.get("deepseek").unwrap().events.rules.len(), c.get("openai").unwrap().events.rules.len());
 }
 
@@ -39,7 +42,8 @@ fn a_bad_manifest_is_named_with_its_field() {
     let base = "id: x1\nendpoint:\n  base_url: https://a.example\n";
     let e = Manifest::parse("f.yaml", &format!("{base}retry_policy:\n  max_retries: lots\n")).unwrap_err();
     assert_eq!((e.source_name.as_str(), e.field.as_str()), ("f.yaml", "retry_policy.max_retries"));
-    let e = Manifest::parse("f.yaml", &format!("{base}streaming:\n  event_map:\n    - match: \"exists($.a\"\n      emit: PartialContentDelta\n")).unwrap_err();
+    let e = Manifest::parse("f.yaml", &format!("{base}streaming:\n  event_map:\n    - match: \"exists($.a\"\n      emit: PartialContentDelta\n"))
+        .unwrap_err();
     assert_eq!(e.field, "streaming.event_map[0].match");
     let e = Manifest::parse("f.yaml", &format!("{base}error_classification:\n  by_http_status:\n    \"400\": nonsense\n")).unwrap_err();
     assert_eq!(e.field, "error_classification.by_http_status.400");

@@ -29,7 +29,12 @@ pub enum Delta {
     Text(String),
     Reasoning(String),
     /// The first delta of a call carries its id and name; later ones add arguments.
-    ToolCall { index: usize, id: Option<String>, name: Option<String>, arguments: String },
+    ToolCall {
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,15 +94,7 @@ pub struct Assembler {
 
 impl Assembler {
     pub fn new(release: ToolRelease) -> Assembler {
-        Assembler {
-            release,
-            out: Output::default(),
-            calls: Vec::new(),
-            by_key: HashMap::new(),
-            emitted: 0,
-            stream_end_reason: None,
-            error: None,
-        }
+        Assembler { release, out: Output::default(), calls: Vec::new(), by_key: HashMap::new(), emitted: 0, stream_end_reason: None, error: None }
     }
 
     pub fn apply(&mut self, e: StreamEvent) -> Vec<Delta> {

@@ -41,9 +41,7 @@ impl StreamEvent {
         let one = match e.kind {
             EventKind::PartialContentDelta => text("content").map(StreamEvent::ContentDelta),
             EventKind::ThinkingDelta => text("thinking").map(StreamEvent::ThinkingDelta),
-            EventKind::ToolCallStarted => {
-                text("tool_name").map(|name| StreamEvent::ToolCallStarted { index, id: text("tool_call_id"), name })
-            }
+            EventKind::ToolCallStarted => text("tool_name").map(|name| StreamEvent::ToolCallStarted { index, id: text("tool_call_id"), name }),
             EventKind::PartialToolCall => return partial_tool_call(f, index),
             EventKind::ToolCallEnded => Some(StreamEvent::ToolCallEnded { index }),
             EventKind::Metadata => Some(StreamEvent::Metadata {

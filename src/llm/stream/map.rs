@@ -184,9 +184,7 @@ impl Rule {
 
     fn primary(&self) -> Option<usize> {
         let most = self.fields.iter().map(|(_, f)| f.fan_out()).max()?;
-        let named = self.kind.primary().iter().find_map(|want| {
-            self.fields.iter().position(|(name, f)| name == want && f.fan_out() == most)
-        });
+        let named = self.kind.primary().iter().find_map(|want| self.fields.iter().position(|(name, f)| name == want && f.fan_out() == most));
         named.or_else(|| self.fields.iter().position(|(_, f)| f.fan_out() == most))
     }
 }
@@ -198,11 +196,9 @@ fn value<'f>(f: &FieldSource, frame: &'f Value, at: &[usize]) -> Option<Cow<'f, 
         FieldSource::Literal(s) => Some(Cow::Owned(Value::String(s.clone()))),
         FieldSource::GenerateId => Some(Cow::Owned(Value::String(generate_id()))),
         FieldSource::Path(p) if at.is_empty() => p.find(frame, &mut |v| !v.is_null()).map(Cow::Borrowed),
-        FieldSource::Path(p) => p
-            .all(frame)
-            .into_iter()
-            .find(|(idx, v)| !v.is_null() && idx.iter().zip(at).all(|(a, b)| a == b))
-            .map(|(_, v)| Cow::Borrowed(v)),
+        FieldSource::Path(p) => {
+            p.all(frame).into_iter().find(|(idx, v)| !v.is_null() && idx.iter().zip(at).all(|(a, b)| a == b)).map(|(_, v)| Cow::Borrowed(v))
+        }
     }
 }
 
@@ -217,11 +213,7 @@ mod tests {
     use serde_json::json;
 
     fn rule(m: &str, kind: EventKind, fields: &[(&str, &str)]) -> Rule {
-        Rule {
-            matches: Expr::parse(m).unwrap(),
-            kind,
-            fields: fields.iter().map(|(n, p)| (n.to_string(), FieldSource::parse(p).unwrap())).collect(),
-        }
+        Rule { matches: Expr::parse(m).unwrap(), kind, fields: fields.iter().map(|(n, p)| (n.to_string(), FieldSource::parse(p).unwrap())).collect() }
     }
 
     #[test]
@@ -230,7 +222,11 @@ mod tests {
             rules: vec![rule(
                 "exists($.choices[*].delta.tool_calls[*].function.name)",
                 EventKind::ToolCallStarted,
-                &[("tool_call_id", "$.choices[*].delta.tool_calls[*].id"), ("tool_name", "$.choices[*].delta.tool_calls[*].function.name"), ("index", "$.choices[*].delta.tool_calls[*].index")],
+                &[
+                    ("tool_call_id", "$.choices[*].delta.tool_calls[*].id"),
+                    ("tool_name", "$.choices[*].delta.tool_calls[*].function.name"),
+                    ("index", "$.choices[*].delta.tool_calls[*].index"),
+                ],
             )],
             ..EventMap::default()
         };
@@ -240,8 +236,7 @@ mod tests {
         ]}}]});
         let events = map.apply(&frame);
         assert_eq!(events.len(), 1);
-        let fields: serde_json::Map<String, Value> =
-            events[0].fields.iter().map(|(n, v)| (n.to_string(), v.clone().into_owned())).collect();
+        let fields: serde_json::Map<String, Value> = events[0].fields.iter().map(|(n, v)| (n.to_string(), v.clone().into_owned())).collect();
         assert_eq!(fields, json!({"tool_call_id": "b", "tool_name": "two", "index": 1}).as_object().unwrap().clone());
     }
 }

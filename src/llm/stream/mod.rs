@@ -53,8 +53,7 @@ impl Decoder {
             match item {
                 SseItem::Done => self.complete = true,
                 SseItem::Data(data) => {
-                    let frame = self.manifest.frame_shape.parse(&data)
-                        .map_err(|e| SseError(format!("a data payload is not JSON ({e})")))?;
+                    let frame = self.manifest.frame_shape.parse(&data).map_err(|e| SseError(format!("a data payload is not JSON ({e})")))?;
                     out.extend(self.frame(&frame));
                 }
             }

@@ -40,7 +40,8 @@ impl Resolver {
             }
         }
         let name = host.to_owned();
-        let found = glommio::executor().spawn_blocking(move || (name.as_str(), 0).to_socket_addrs().map(|a| a.map(|a| a.ip()).collect::<Vec<_>>())).await;
+        let found =
+            glommio::executor().spawn_blocking(move || (name.as_str(), 0).to_socket_addrs().map(|a| a.map(|a| a.ip()).collect::<Vec<_>>())).await;
         let ips: Rc<[IpAddr]> = found.map_err(|e| io::Error::new(e.kind(), format!("resolving {host}: {e}")))?.into();
         if ips.is_empty() {
             return Err(io::Error::new(io::ErrorKind::NotFound, format!("resolving {host}: no address")));

@@ -38,8 +38,7 @@ pub fn encode(m: &Manifest, req: &ChatRequest) -> Result<Value, LlmError> {
         set(&mut body, place(m, "system_message").unwrap_or("systemInstruction"), json!({"parts": [{"text": s}]}));
     }
     if !req.tools.is_empty() {
-        let decls: Vec<Value> =
-            req.tools.iter().map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters})).collect();
+        let decls: Vec<Value> = req.tools.iter().map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters})).collect();
         set(&mut body, place(m, "tools").unwrap_or("tools"), json!([{"functionDeclarations": decls}]));
     }
     if let Some(c) = &req.tool_choice {

@@ -66,9 +66,7 @@ fn message(role: Role, blocks: &[Block]) -> Vec<Value> {
             Block::ToolUse { id, name, input } => {
                 calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}))
             }
-            Block::ToolResult { tool_use_id, content, .. } => {
-                out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}))
-            }
+            Block::ToolResult { tool_use_id, content, .. } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
         }
     }
     let role = match role {
