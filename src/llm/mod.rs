@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod expr;
 pub mod ids;
+pub mod local;
 pub mod manifest;
 pub mod path;
 pub mod request;
@@ -24,7 +25,7 @@ pub mod usage;
 pub mod wire;
 mod service;
 
-pub use config::{LlmConfig, ProviderConfig, TlsRoots};
+pub use config::{LlmConfig, LocalConfig, ProviderConfig, TlsRoots};
 pub use error::{ErrorClass, LlmError, ProviderError};
 pub use request::ChatRequest;
 pub use service::{ChatStream, Completion, Llm, ModelInfo};
