@@ -20,6 +20,7 @@ pub mod retry;
 pub mod secret;
 pub mod stream;
 pub mod termination;
+pub mod text_tools;
 pub mod transport;
 pub mod usage;
 pub mod wire;
