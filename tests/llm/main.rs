@@ -13,6 +13,7 @@ mod server;
 
 mod faults;
 mod gateway;
+mod local;
 mod reference;
 mod sdk;
 mod sse_client;
