@@ -67,12 +67,17 @@ impl TextForms {
     }
 
     /// Whether text starting with `t` (trimmed at the start) could still be a call.
+    /// After a form's opening, only JSON may follow: a code block in another language
+    /// (```` ```python ````) is released as it streams, not held to the end.
     fn may_become(&self, t: &str) -> bool {
-        t.is_empty()
-            || self.text_forms.iter().any(|f| {
-                let open = if f.open.is_empty() { "{" } else { f.open.as_str() };
-                open.starts_with(t) || t.starts_with(open) || (f.open.is_empty() && t.starts_with('['))
-            })
+        let json_may_follow = |rest: &str| {
+            let rest = rest.trim_start();
+            rest.is_empty() || rest.starts_with('{') || rest.starts_with('[')
+        };
+        self.text_forms.iter().any(|f| match t.strip_prefix(f.open.as_str()) {
+            Some(rest) => json_may_follow(rest),
+            None => f.open.starts_with(t),
+        })
     }
 }
 
@@ -229,7 +234,9 @@ mod tests {
         assert!(out.text.is_empty() && out.tool_calls.len() == 1);
 
         let mut h = Holder::new(&forms(), tools()).unwrap();
-        assert!(h.filter(vec![Delta::Text("```python\nprint(1)\n```".into())]).is_empty());
-        assert_eq!(h.finish(), vec![Delta::Text("```python\nprint(1)\n```".into())]);
+        assert!(h.filter(vec![Delta::Text("``".into())]).is_empty());
+        assert_eq!(h.filter(vec![Delta::Text("`python\n".into())]), vec![Delta::Text("```python\n".into())]);
+        assert_eq!(h.filter(vec![Delta::Text("print(1)".into())]), vec![Delta::Text("print(1)".into())]);
+        assert!(h.finish().is_empty());
     }
 }
