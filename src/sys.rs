@@ -23,26 +23,6 @@ pub fn set_thp_disabled(disabled: bool) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn this_process_may_run_somewhere() {
-        assert!(!super::allowed_cpus().is_empty());
-    }
-}
-
-/// Moves the calling thread to SCHED_IDLE: it runs only when no normal thread wants
-/// the CPU. Logged and ignored when refused.
-pub fn set_idle_priority() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: sched_setscheduler with pid 0 changes only the calling thread and reads
-    // `param`, a valid sched_param on our stack.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-    if rc != 0 {
-        tracing::warn!(error = %std::io::Error::last_os_error(), "ingest threads could not move to SCHED_IDLE");
-    }
-}
-
 /// Makes `cmd`'s child die with this thread (PR_SET_PDEATHSIG, SIGKILL: a `kill -9` of
 /// the server takes it along) and run at niceness `nice`. The signal follows the thread
 /// that spawned the child, so spawn from a thread that lives as long as the child should.
@@ -73,4 +53,24 @@ pub fn terminate(pid: u32) {
     let Ok(pid) = libc::pid_t::try_from(pid) else { return };
     // SAFETY: kill has no memory effects; `pid` is a child this process has not reaped.
     unsafe { libc::kill(pid, libc::SIGTERM) };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_process_may_run_somewhere() {
+        assert!(!super::allowed_cpus().is_empty());
+    }
+}
+
+/// Moves the calling thread to SCHED_IDLE: it runs only when no normal thread wants
+/// the CPU. Logged and ignored when refused.
+pub fn set_idle_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler with pid 0 changes only the calling thread and reads
+    // `param`, a valid sched_param on our stack.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if rc != 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "ingest threads could not move to SCHED_IDLE");
+    }
 }

@@ -83,10 +83,8 @@ impl Local {
 
     /// Starts the supervisor thread; it ends (stopping the model) once `stop` is set.
     pub fn start(self, stop: Arc<AtomicBool>) -> Supervisor {
-        let handle = thread::Builder::new()
-            .name("quarry-local-llm".into())
-            .spawn(move || self.supervise(&stop))
-            .expect("the local model's supervisor starts");
+        let handle =
+            thread::Builder::new().name("quarry-local-llm".into()).spawn(move || self.supervise(&stop)).expect("the local model's supervisor starts");
         Supervisor { handle }
     }
 
@@ -109,8 +107,11 @@ impl Local {
                     tracing::warn!(%status, ran_s = ran.as_secs(), retry_in_ms = backoff.as_millis() as u64, log = %self.log.display(),
                         "the local model exited; restarting it");
                 }
-                Outcome::TimedOut => tracing::warn!(after_s = ran.as_secs(), retry_in_ms = backoff.as_millis() as u64,
-                    "the local model did not become ready in llm.local.ready_timeout; restarting it"),
+                Outcome::TimedOut => tracing::warn!(
+                    after_s = ran.as_secs(),
+                    retry_in_ms = backoff.as_millis() as u64,
+                    "the local model did not become ready in llm.local.ready_timeout; restarting it"
+                ),
                 Outcome::NotStarted(e) => tracing::error!(error = %e, runtime = %self.config.runtime.display(),
                     retry_in_ms = backoff.as_millis() as u64, "the local model could not be started"),
             }

@@ -116,8 +116,13 @@ pub struct Holder {
 impl Holder {
     /// `None` unless the manifest declares forms and the request binds tools.
     pub fn new(forms: &TextForms, tools: Vec<String>) -> Option<Holder> {
-        (!forms.text_forms.is_empty() && !tools.is_empty())
-            .then(|| Holder { forms: forms.clone(), tools, held: String::new(), passing: false, calls: Vec::new() })
+        (!forms.text_forms.is_empty() && !tools.is_empty()).then(|| Holder {
+            forms: forms.clone(),
+            tools,
+            held: String::new(),
+            passing: false,
+            calls: Vec::new(),
+        })
     }
 
     pub fn filter(&mut self, deltas: Vec<Delta>) -> Vec<Delta> {

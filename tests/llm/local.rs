@@ -137,8 +137,7 @@ pub fn children(pid: u32) -> Vec<u32> {
 
 /// Whether `pid` is still a running (not zombie) process.
 pub fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
 }
 
 fn wait_for(what: &str, within: Duration, mut ok: impl FnMut() -> bool) {
@@ -223,7 +222,9 @@ fn kill_9_of_quarry_leaves_no_model_process() {
 
 #[test]
 fn with_the_local_model_disabled_or_missing_the_server_starts_without_it() {
-    for config in [fake_config("").replace("enabled = true", "enabled = false"), fake_config("").replace("fake_local.py\"\nname", "no-such-model.gguf\"\nname")] {
+    for config in
+        [fake_config("").replace("enabled = true", "enabled = false"), fake_config("").replace("fake_local.py\"\nname", "no-such-model.gguf\"\nname")]
+    {
         let s = LocalServer::start(&config, &[]);
         std::thread::sleep(Duration::from_millis(500));
         assert!(children(s.pid()).is_empty(), "{config}");
@@ -234,6 +235,9 @@ fn with_the_local_model_disabled_or_missing_the_server_starts_without_it() {
     }
 }
 
+/// A scripted answer, whether tools are bound, and the call it should become.
+type Case = (&'static str, bool, Option<(&'static str, Value)>);
+
 /// The manifest's text forms (providers/openai-compatible.yaml `tool_calls`) against
 /// scripted answers, whole and streamed.
 #[test]
@@ -243,7 +247,7 @@ fn tool_calls_written_as_text_reach_callers_as_tool_calls() {
     let key = s.signup("text-tools@x.org");
     let fenced = "SCRIPT:```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"city\": \"Paris\"\n  }\n}\n```";
     let tagged = "SCRIPT:<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"rust\"}}\n</tool_call>";
-    let cases: [(&str, bool, Option<(&str, Value)>); 6] = [
+    let cases: [Case; 6] = [
         (fenced, true, Some(("get_weather", json!({"city": "Paris"})))),
         (tagged, true, Some(("search", json!({"q": "rust"})))),
         ("SCRIPT:{\"name\": \"search\", \"arguments\": \"{\\\"q\\\": \\\"x\\\"}\"}", true, Some(("search", json!({"q": "x"})))),
