@@ -32,6 +32,8 @@ const STABLE: Duration = Duration::from_secs(60);
 /// How long a stop waits for SIGTERM to end it before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_millis(100);
+/// Until a call's response head arrives (see [`Local::provider`]).
+const LOCAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The local model, found installed and given a port, not yet started.
 pub struct Local {
@@ -67,7 +69,9 @@ impl Local {
             base_url: Some(format!("http://127.0.0.1:{}/v1", self.port)),
             token: None,
             models: vec![self.config.name.clone()],
-            timeout: None,
+            // A whole answer's head comes when the answer is done: on a busy 2-core
+            // machine a small model may take minutes, not the manifest's 60 s.
+            timeout: Some(LOCAL_TIMEOUT),
         })
     }
 

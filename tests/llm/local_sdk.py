@@ -13,7 +13,7 @@ import jsonschema
 import openai
 
 spec = json.load(sys.stdin)
-client = openai.OpenAI(base_url=spec["base_url"], api_key=spec["api_key"], max_retries=0, timeout=120)
+client = openai.OpenAI(base_url=spec["base_url"], api_key=spec["api_key"], max_retries=0, timeout=600)
 schemas = {t["function"]["name"]: t["function"]["parameters"] for t in spec["tools"]}
 start = time.monotonic()
 late = lambda: time.monotonic() - start > spec["deadline_s"]
@@ -48,24 +48,34 @@ def valid(calls, tool):
 
 
 summary = {"tool_ok": 0, "tool_total": 0, "plain_ok": 0, "plain_total": 0}
-for stream in (False, True):
-    for p in spec["prompts"]:
-        summary["tool_total"] += 1
-        if late():
-            print(f"LATE  stream={stream} {p['prompt']!r}")
-            continue
-        text, calls = ask(p["prompt"], stream)
-        ok = valid(calls, p["tool"])
-        summary["tool_ok"] += ok
-        print(f"{'ok   ' if ok else 'MISS '} stream={stream} {p['prompt']!r} -> calls={calls} text={text[:80]!r}", flush=True)
-    for prompt in spec["plain"]:
+
+
+def answer(prompt, stream):
+    try:
+        return ask(prompt, stream)
+    except openai.APIError as e:
+        return f"(error: {e})", []
+
+
+for prompt in spec["plain"]:
+    for stream in (False, True):
         summary["plain_total"] += 1
         if late():
             print(f"LATE  stream={stream} {prompt!r}")
             continue
-        text, calls = ask(prompt, stream)
-        ok = not calls and text.strip() != ""
+        text, calls = answer(prompt, stream)
+        ok = not calls and text.strip() != "" and not text.startswith("(error")
         summary["plain_ok"] += ok
         print(f"{'ok   ' if ok else 'MISS '} stream={stream} plain {prompt!r} -> calls={calls} text={text[:80]!r}", flush=True)
+for p in spec["prompts"]:
+    for stream in (False, True):
+        summary["tool_total"] += 1
+        if late():
+            print(f"LATE  stream={stream} {p['prompt']!r}")
+            continue
+        text, calls = answer(p["prompt"], stream)
+        ok = valid(calls, p["tool"])
+        summary["tool_ok"] += ok
+        print(f"{'ok   ' if ok else 'MISS '} stream={stream} {p['prompt']!r} -> calls={calls} text={text[:80]!r}", flush=True)
 summary["seconds"] = round(time.monotonic() - start, 1)
 print(json.dumps(summary))
