@@ -6,7 +6,8 @@ the supervisor and the text-form tool-call parser are tested with a real process
 real HTTP, without the weights.
 
 The answer is scripted by the last user message: "SCRIPT:<text>" answers <text>
-verbatim (streamed in small pieces); anything else answers "ok".
+verbatim (streamed in small pieces; "SCRIPT:PAUSE<s>:<text>" streams the first piece,
+then nothing for <s> seconds, then the rest); anything else answers "ok".
 FAKE_LOCAL_MODEL_DELAY (seconds, default 0.2) is how long it "loads".
 """
 
@@ -46,6 +47,10 @@ class Handler(BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(int(self.headers["content-length"])))
         last = [m for m in req["messages"] if m["role"] == "user"][-1]["content"]
         text = last[len("SCRIPT:"):] if last.startswith("SCRIPT:") else "ok"
+        pause = 0.0
+        if text.startswith("PAUSE"):
+            head, text = text.split(":", 1)
+            pause = float(head[len("PAUSE"):])
         model = ARGS.get("--alias", "fake")
         if not req.get("stream"):
             body = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
@@ -69,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
         event(chunk({"role": "assistant", "content": None}))
         for i in range(0, len(text), 4):
             event(chunk({"content": text[i:i + 4]}))
+            if i == 0 and pause:
+                time.sleep(pause)
         event(chunk({}, "stop"))
         event(b"[DONE]")
         self.wfile.write(b"0\r\n\r\n")
