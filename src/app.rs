@@ -47,11 +47,16 @@ pub struct App {
     /// The route table's names, in row order, which label the metrics.
     pub route_names: Vec<&'static str>,
     /// `GET /v1/health` and `GET /v1/plans`, serialized once into static bytes, so a
-    /// response clones a pointer, not a refcount every shard shares.
-    pub health_json: Bytes,
+    /// response clones a pointer, not a refcount every shard shares. Health has two
+    /// forms: before and after the local model is ready (see [`App::health_json`]).
+    health_json: [Bytes; 2],
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<crate::llm::Llm>,
+    /// The local model, installed and enabled, until `shard::run` starts its supervisor.
+    local: std::sync::Mutex<Option<crate::llm::local::Local>>,
+    /// Set while the local model answers.
+    local_ready: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// Every collection's index (the maintenance thread flushes and merges it).
     pub engine: Arc<quarry_index::engine::Engine>,
     /// Collections, documents and search: the one way in for every surface.
@@ -65,6 +70,8 @@ struct Health<'a> {
     embedder: &'a str,
     rerankers: Vec<String>,
     llm: bool,
+    /// `local/<name>` once the local model answers.
+    local_model: Option<&'a str>,
     features: Vec<&'a str>,
 }
 
@@ -73,7 +80,10 @@ impl App {
     /// `route_names` size the metrics.
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
-        let llm = crate::llm::Llm::start(&config.llm).unwrap_or_else(|e| {
+        let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
+        let mut llm_config = config.llm.clone();
+        llm_config.providers.extend(local.as_ref().and_then(|l| l.provider(&config.llm.catalog)));
+        let llm = crate::llm::Llm::start(&llm_config).unwrap_or_else(|e| {
             tracing::error!(error = %e, "the provider layer could not start; model calls are off");
             None
         });
@@ -86,16 +96,24 @@ impl App {
         let meters = Arc::new(Meters::new(records.clone()));
         let search =
             crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), config.embedder.clone(), config.index.clone());
-        let health = Health {
-            ok: true,
-            version: VERSION,
-            embedder: config.embedder.as_deref().unwrap_or("none"),
-            rerankers: Vec::new(),
-            llm: llm.is_some(),
-            features: vec!["keys", "rate_limits", "collections", "documents", "search"],
+        let local_model = local.as_ref().map(|l| l.model_id());
+        let health = |local_ready: bool| {
+            let remote = !config.llm.providers.is_empty();
+            let h = Health {
+                ok: true,
+                version: VERSION,
+                embedder: config.embedder.as_deref().unwrap_or("none"),
+                rerankers: Vec::new(),
+                llm: llm.is_some() && (remote || local_ready),
+                local_model: local_model.as_deref().filter(|_| local_ready),
+                features: vec!["keys", "rate_limits", "collections", "documents", "search"],
+            };
+            leak(serde_json::to_vec(&h).expect("health serializes"))
         };
         Ok(App {
-            health_json: leak(serde_json::to_vec(&health).expect("health serializes")),
+            health_json: [health(false), health(true)],
+            local_ready: local.as_ref().map(|l| l.ready()),
+            local: std::sync::Mutex::new(local),
             plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
             meters,
             records,
@@ -111,6 +129,19 @@ impl App {
             search,
             config,
         })
+    }
+
+    /// `GET /v1/health`'s body as things stand.
+    pub fn health_json(&self) -> Bytes {
+        let ready = self.local_ready.as_ref().is_some_and(|r| r.load(Ordering::Acquire));
+        self.health_json[usize::from(ready)].clone()
+    }
+
+    /// The local model's supervisor, started once (`shard::run`); it stops the model
+    /// once `stop` is set.
+    pub fn start_local_model(&self, stop: Arc<std::sync::atomic::AtomicBool>) -> Option<crate::llm::local::Supervisor> {
+        let local = self.local.lock().expect("not poisoned").take()?;
+        Some(local.start(stop))
     }
 
     /// The account's plan; an account on a plan since removed from the configuration

@@ -23,6 +23,38 @@ pub fn set_thp_disabled(disabled: bool) {
     }
 }
 
+/// Makes `cmd`'s child die with this thread (PR_SET_PDEATHSIG, SIGKILL: a `kill -9` of
+/// the server takes it along) and run at niceness `nice`. The signal follows the thread
+/// that spawned the child, so spawn from a thread that lives as long as the child should.
+pub fn child_dies_with_parent(cmd: &mut std::process::Command, nice: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe; read before the fork.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // async-signal-safe functions (prctl, getppid, setpriority, _exit); it allocates
+    // nothing and touches no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between the fork and the prctl.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+            Ok(())
+        });
+    }
+}
+
+/// Sends SIGTERM to process `pid` (a child of ours).
+pub fn terminate(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return };
+    // SAFETY: kill has no memory effects; `pid` is a child this process has not reaped.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+}
+
 /// Moves the calling thread to SCHED_IDLE: it runs only when no normal thread wants
 /// the CPU. Logged and ignored when refused.
 pub fn set_idle_priority() {

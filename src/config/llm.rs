@@ -6,18 +6,27 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::raw::{RawLlm, RawProvider};
+use super::raw::{RawLlm, RawLocal, RawProvider};
 use super::{duration, invalid, ConfigError};
 use crate::llm::manifest::Catalog;
 use crate::llm::secret::Secret;
-use crate::llm::{LlmConfig, ProviderConfig, TlsRoots};
+use crate::llm::{LlmConfig, LocalConfig, ProviderConfig, TlsRoots};
 
-pub fn resolve(raw: RawLlm, env: &HashMap<String, String>) -> Result<LlmConfig, ConfigError> {
+pub fn resolve(raw: RawLlm, env: &HashMap<String, String>, models_dir: &Path) -> Result<LlmConfig, ConfigError> {
     let dir = (!raw.manifests_dir.is_empty()).then(|| Path::new(&raw.manifests_dir));
     let catalog = Catalog::load(dir).map_err(|e| invalid("llm.manifests_dir", &e.to_string()))?;
     let providers = raw.providers.into_iter().map(|(id, p)| provider(&catalog, id, p, env)).collect::<Result<Vec<_>, _>>()?;
+    let local = local(raw.local, models_dir)?;
+    if local.is_some() && providers.iter().any(|p| p.id == crate::llm::local::PROVIDER) {
+        return Err(invalid(
+            "llm.providers.local",
+            "the id `local` is the supervised local model's; name this provider otherwise or set [llm.local] enabled = false",
+        ));
+    }
     for (alias, target) in &raw.aliases {
-        let known = target.split_once('/').is_some_and(|(p, m)| !m.is_empty() && providers.iter().any(|x| x.id == p));
+        let known = target
+            .split_once('/')
+            .is_some_and(|(p, m)| !m.is_empty() && (providers.iter().any(|x| x.id == p) || (local.is_some() && p == crate::llm::local::PROVIDER)));
         if !known {
             return Err(invalid(&format!("llm.aliases.{alias}"), &format!("`{target}` is not provider/model with a configured provider")));
         }
@@ -25,6 +34,7 @@ pub fn resolve(raw: RawLlm, env: &HashMap<String, String>) -> Result<LlmConfig, 
     Ok(LlmConfig {
         catalog,
         providers,
+        local,
         aliases: raw.aliases,
         connect_timeout: duration("llm.connect_timeout", &raw.connect_timeout)?,
         read_timeout: duration("llm.read_timeout", &raw.read_timeout)?,
@@ -63,6 +73,43 @@ fn provider(catalog: &Catalog, id: String, p: RawProvider, env: &HashMap<String,
         },
         id,
     })
+}
+
+/// `[llm.local]`, its paths taken from `models.dir`; `None` when disabled.
+fn local(raw: RawLocal, models_dir: &Path) -> Result<Option<LocalConfig>, ConfigError> {
+    if !raw.enabled {
+        return Ok(None);
+    }
+    let path = |key: &str, v: &str| {
+        if v.is_empty() {
+            return Err(invalid(&format!("llm.local.{key}"), "must name a file"));
+        }
+        Ok(models_dir.join(v))
+    };
+    if raw.name.is_empty() || raw.name.contains(char::is_whitespace) {
+        return Err(invalid("llm.local.name", "must be a name without spaces"));
+    }
+    if !(0..=19).contains(&raw.nice) {
+        return Err(invalid("llm.local.nice", "must be 0 to 19"));
+    }
+    if raw.ctx_size < 256 {
+        return Err(invalid("llm.local.ctx_size", "must be at least 256"));
+    }
+    let threads = match raw.threads {
+        0 => crate::sys::allowed_cpus().len().max(1),
+        n => n,
+    };
+    Ok(Some(LocalConfig {
+        model: path("model", &raw.model)?,
+        runtime: path("runtime", &raw.runtime)?,
+        launcher: path("launcher", &raw.launcher)?,
+        name: raw.name,
+        threads,
+        ctx_size: raw.ctx_size,
+        port: raw.port,
+        nice: raw.nice,
+        ready_timeout: duration("llm.local.ready_timeout", &raw.ready_timeout)?,
+    }))
 }
 
 fn roots(setting: &str) -> Result<TlsRoots, ConfigError> {

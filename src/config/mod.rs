@@ -257,6 +257,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         precision,
         also_load: raw.models.also_load,
     };
+    let llm = llm::resolve(raw.llm, env, &models.dir)?;
     let embedder = match raw.embedder.as_str() {
         "" => return Err(invalid("embedder", "must name a model or be \"none\"")),
         "none" => None,
@@ -290,7 +291,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         panic_route: raw.debug.panic_route,
         failpoint: failpoint(&raw.debug.failpoint)?,
         index: resolve_index(raw.index)?,
-        llm: llm::resolve(raw.llm, env)?,
+        llm,
     })
 }
 

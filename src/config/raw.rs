@@ -143,8 +143,25 @@ pub struct RawLlm {
     pub tls_roots: String,
     pub max_retries: i64,
     pub max_retry_delay: String,
+    pub local: RawLocal,
     pub aliases: BTreeMap<String, String>,
     pub providers: BTreeMap<String, RawProvider>,
+}
+
+/// `[llm.local]`: the supervised local model.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLocal {
+    pub enabled: bool,
+    pub model: String,
+    pub runtime: String,
+    pub launcher: String,
+    pub name: String,
+    pub threads: usize,
+    pub ctx_size: u32,
+    pub port: u16,
+    pub nice: i32,
+    pub ready_timeout: String,
 }
 
 /// One `[llm.providers.ID]` table; every key optional.

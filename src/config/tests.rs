@@ -103,3 +103,27 @@ fn relative_models_paths_are_taken_from_the_installation_absolute_ones_kept() {
     let c = Config::load(None, env(&[("QUARRY_MODELS__DIR", "/srv/m")]), &Flags::default()).unwrap();
     assert_eq!(c.models.dir, PathBuf::from("/srv/m"));
 }
+
+#[test]
+fn the_local_model_is_on_by_default_off_by_env_and_may_not_be_shadowed() {
+    let c = Config::load(None, env(&[]), &Flags::default()).unwrap();
+    let local = c.llm.local.expect("enabled by default");
+    assert_eq!(local.name, "qwen2.5-coder-1.5b-instruct");
+    assert!(local.model.starts_with(&c.models.dir) && local.launcher.ends_with("llm.py"));
+    assert!(local.threads >= 1 && local.port == 0 && local.nice == 10);
+    let off = Config::load(None, env(&[("QUARRY_LLM__LOCAL__ENABLED", "false")]), &Flags::default()).unwrap();
+    assert!(off.llm.local.is_none());
+
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    write!(f, "[llm.providers.local]\nmanifest = \"openai-compatible\"\n").unwrap();
+    let e = Config::load(Some(f.path()), env(&[]), &Flags::default()).unwrap_err();
+    assert!(e.to_string().contains("llm.providers.local"), "{e}");
+    let ok = Config::load(Some(f.path()), env(&[("QUARRY_LLM__LOCAL__ENABLED", "false")]), &Flags::default()).unwrap();
+    assert_eq!(ok.llm.providers[0].id, "local");
+    let e = Config::load(None, env(&[("QUARRY_LLM__LOCAL__NICE", "25")]), &Flags::default()).unwrap_err();
+    assert!(e.to_string().contains("llm.local.nice"), "{e}");
+    // An alias may name the local model.
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    write!(f, "[llm.aliases]\nfast = \"local/qwen2.5-coder-1.5b-instruct\"\n").unwrap();
+    assert!(Config::load(Some(f.path()), env(&[]), &Flags::default()).is_ok());
+}

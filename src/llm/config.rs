@@ -1,6 +1,7 @@
 //! The provider layer's configuration, as `config` resolves it from `[llm]`.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,9 @@ pub struct LlmConfig {
     pub catalog: Catalog,
     /// Configured instances, by id (the `provider` of `provider/model`).
     pub providers: Vec<ProviderConfig>,
+    /// `[llm.local]` when enabled: the model `quarry serve` supervises (it becomes the
+    /// provider `local` once its files are found).
+    pub local: Option<LocalConfig>,
     /// Alias → `provider/model`.
     pub aliases: BTreeMap<String, String>,
     pub connect_timeout: Duration,
@@ -34,6 +38,23 @@ pub struct ProviderConfig {
     pub timeout: Option<Duration>,
 }
 
+/// The supervised local model (`[llm.local]`), its paths resolved.
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    pub model: PathBuf,
+    /// The Python that runs the launcher (the runtime's venv).
+    pub runtime: PathBuf,
+    pub launcher: PathBuf,
+    /// Listed as `local/<name>`.
+    pub name: String,
+    pub threads: usize,
+    pub ctx_size: u32,
+    /// 0: a free loopback port, chosen at start-up.
+    pub port: u16,
+    pub nice: i32,
+    pub ready_timeout: Duration,
+}
+
 #[derive(Debug, Clone)]
 pub enum TlsRoots {
     /// Mozilla's roots, bundled (webpki-roots).
@@ -48,6 +69,7 @@ impl LlmConfig {
         LlmConfig {
             catalog: Catalog::default(),
             providers: Vec::new(),
+            local: None,
             aliases: BTreeMap::new(),
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),

@@ -129,13 +129,15 @@ impl Llm {
     /// One generation, whole. `account` is charged the tokens.
     pub async fn complete(&self, account: &str, req: ChatRequest) -> Result<Completion, LlmError> {
         let (p, model) = self.route(&req.model)?;
+        let tools = tool_names(&req);
         let mut up = self.send(p, model, req, false).await?;
         let mut body = Vec::new();
         while let Some(piece) = up.body.next().await {
             body.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
         }
-        let output = wire::decode(&p.manifest, &body)
+        let mut output = wire::decode(&p.manifest, &body)
             .map_err(|e| LlmError::Stream { provider: p.id.clone(), message: format!("the answer could not be read: {e}") })?;
+        super::text_tools::apply_whole(&p.manifest.text_tools, &tools, &mut output);
         self.tokens.add(account, &output.usage);
         Ok(Completion {
             provider: p.id.clone(),
@@ -151,8 +153,10 @@ impl Llm {
         if !p.manifest.capabilities.streaming {
             return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
         }
+        let text_tools = super::text_tools::Holder::new(&p.manifest.text_tools, tool_names(&req));
         let up = self.send(p, model, req, true).await?;
         Ok(ChatStream {
+            text_tools,
             provider: p.id.clone(),
             manifest: p.manifest.clone(),
             rate_limits: rate_limits(&p.manifest, &up.headers),
@@ -203,6 +207,14 @@ impl Llm {
         }
         let uri = url.parse().map_err(|_| bad("the model name"))?;
         Ok((uri, h))
+    }
+}
+
+/// The tools a call may make (none when `tool_choice` is `none`).
+fn tool_names(req: &ChatRequest) -> Vec<String> {
+    match req.tool_choice {
+        Some(super::request::ToolChoice::None) => Vec::new(),
+        _ => req.tools.iter().map(|t| t.name.clone()).collect(),
     }
 }
 
@@ -274,9 +286,19 @@ pub struct ChatStream {
     ended: bool,
     account: String,
     meters: Arc<TokenMeters>,
+    /// Text held while it may be a tool call written as text (the manifest's
+    /// `tool_calls.text_forms`, when the request binds tools).
+    text_tools: Option<super::text_tools::Holder>,
 }
 
 impl ChatStream {
+    fn filter(&mut self, ds: Vec<Delta>) -> Vec<Delta> {
+        match &mut self.text_tools {
+            Some(h) => h.filter(ds),
+            None => ds,
+        }
+    }
+
     pub async fn next(&mut self) -> Option<Result<Delta, LlmError>> {
         loop {
             if let Some(d) = self.queue.pop_front() {
@@ -294,14 +316,23 @@ impl ChatStream {
             }
             match self.body.next().await {
                 Some(Ok(bytes)) => match self.decoder.push(&bytes) {
-                    Ok(ds) => self.queue.extend(ds),
+                    Ok(ds) => {
+                        let ds = self.filter(ds);
+                        self.queue.extend(ds);
+                    }
                     Err(e) => self.fail(e.to_string()),
                 },
                 Some(Err(message)) => self.fail(message),
                 None => {
                     match self.decoder.finish() {
-                        Ok(ds) => self.queue.extend(ds),
+                        Ok(ds) => {
+                            let ds = self.filter(ds);
+                            self.queue.extend(ds);
+                        }
                         Err(e) => self.fail(e.to_string()),
+                    }
+                    if let Some(h) = &mut self.text_tools {
+                        self.queue.extend(h.finish());
                     }
                     if !self.decoder.complete && self.failed.is_none() {
                         self.failed = Some(LlmError::Stream {
@@ -330,7 +361,10 @@ impl ChatStream {
 
     /// The whole generation so far (complete once `next` returned `None`).
     pub fn completion(&self) -> Completion {
-        let output = self.decoder.assembler.output();
+        let mut output = self.decoder.assembler.output();
+        if let Some(h) = &self.text_tools {
+            h.apply(&mut output);
+        }
         Completion {
             provider: self.provider.clone(),
             termination: termination(&self.manifest, &output),

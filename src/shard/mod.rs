@@ -45,6 +45,8 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let signals = watch_signals(stop.clone())?;
     let flusher = start_flusher(app.clone(), stop.clone());
     let maintenance = start_maintenance(app.clone(), stop.clone());
+    // Its own thread: it loads and warms up beside the shards, never in their way.
+    let local_model = app.start_local_model(stop.clone());
 
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
@@ -66,6 +68,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         // Shards still waiting for their turn to bind see the channels close and end.
         drop(starts);
         handles.into_iter().for_each(|h| drop(h.join()));
+        local_model.into_iter().for_each(|l| l.join());
         return Err(e);
     }
     drop(_small_pages);
@@ -88,6 +91,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     signals.close();
     let _ = flusher.join();
     let _ = maintenance.join();
+    if let Some(l) = local_model {
+        l.join();
+    }
     app.flush_meters();
     tracing::info!("quarry stopped");
     Ok(())

@@ -13,6 +13,8 @@ mod server;
 
 mod faults;
 mod gateway;
+mod local;
+mod real_model;
 mod reference;
 mod sdk;
 mod sse_client;

@@ -14,7 +14,7 @@ use super::server::TestServer;
 use super::transcripts::{all, expected};
 use super::upstream::Upstream;
 
-fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     let cache = std::env::var_os("QUARRY_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry"));

@@ -8,7 +8,7 @@ use crate::http::response::{self, Reply};
 use crate::metrics;
 
 pub fn health(app: &App) -> Reply {
-    response::json_bytes(StatusCode::OK, app.health_json.clone())
+    response::json_bytes(StatusCode::OK, app.health_json())
 }
 
 pub fn plans(app: &App) -> Reply {

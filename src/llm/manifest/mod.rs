@@ -98,6 +98,8 @@ pub struct Manifest {
     /// parsed only that far.
     pub frame_shape: Shape,
     pub capabilities: Capabilities,
+    /// `tool_calls.text_forms`: how its models may write a tool call as text.
+    pub text_tools: super::text_tools::TextForms,
 }
 
 impl Manifest {
@@ -145,6 +147,8 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
     let has = |c: &str| caps.is_none_or(|k| k.has(c));
     let events = events(&raw, format)?;
     let frame_shape = events.shape();
+    let text_tools = raw.tool_calls.clone().unwrap_or_default();
+    text_tools.check()?;
     Ok(Manifest {
         name: raw.name.clone().unwrap_or_else(|| id.clone()),
         format,
@@ -170,6 +174,7 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
         events,
         frame_shape,
         capabilities: Capabilities { streaming: has("streaming"), tools: has("tools"), vision: has("vision"), reasoning: has("reasoning") },
+        text_tools,
         id,
     })
 }

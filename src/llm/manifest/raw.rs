@@ -44,6 +44,9 @@ pub struct RawManifest {
     pub capabilities: Option<RawCapabilities>,
     #[serde(default)]
     pub api_families: Option<Value>,
+    /// Tool calls the models may write as text (see `llm::text_tools`).
+    #[serde(default)]
+    pub tool_calls: Option<crate::llm::text_tools::TextForms>,
 }
 
 #[derive(Debug, Deserialize)]
