@@ -50,8 +50,47 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     metrics.record(row, status.as_u16(), took);
     metrics.request_ended();
     tracing::debug!(route = routes.get(row).map_or("unmatched", |r| r.name), status = status.as_u16(), micros = took.as_micros() as u64, "request");
-    conn.request_finished();
-    Ok(reply)
+    Ok(hold_until_sent(reply, conn))
+}
+
+/// A whole reply ends its request now; a streamed one when its body has been sent (or
+/// dropped: the client went away). Until then the connection counts as busy, so the
+/// sweep does not take a stream that is silent for a while (a model thinking) for a
+/// connection waiting for its next request head.
+fn hold_until_sent(reply: Reply, conn: Rc<ConnState>) -> Reply {
+    use http_body_util::{BodyStream, Either, StreamBody};
+    if matches!(reply.body(), Either::Left(_)) {
+        conn.request_finished();
+        return reply;
+    }
+    reply.map(|body| match body {
+        Either::Right(streamed) => {
+            type Frames = std::pin::Pin<Box<dyn futures_lite::Stream<Item = Result<hyper::body::Frame<bytes::Bytes>, Infallible>>>>;
+            let held: Frames = Box::pin(Held { inner: BodyStream::new(streamed), conn });
+            Either::Right(StreamBody::new(held))
+        }
+        whole => whole,
+    })
+}
+
+/// A streamed body that ends its request when it is dropped.
+struct Held<S> {
+    inner: S,
+    conn: Rc<ConnState>,
+}
+
+impl<S> Drop for Held<S> {
+    fn drop(&mut self) {
+        self.conn.request_finished();
+    }
+}
+
+impl<S: futures_lite::Stream + Unpin> futures_lite::Stream for Held<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<S::Item>> {
+        std::pin::Pin::new(&mut self.inner).poll_next(cx)
+    }
 }
 
 /// Serves a request that may read a body, call the store or a model: a panic in it

@@ -326,10 +326,9 @@ pub fn streamed(r: &super::sse_client::Reply) -> Streamed {
 /// default) is cut mid-stream, and the openai SDK raises "Connection error". The
 /// handler counts the request finished when it returns the streaming body
 /// (src/http/handler.rs), so the sweep (src/http/conn.rs) takes the silent
-/// connection for one waiting for a request head. Ignored until the HTTP layer
-/// (not this files) keeps a streaming response in flight until its body ends.
+/// connection for one waiting for a request head. Fixed: a streamed reply keeps its
+/// request in flight until its body ends (src/http/handler.rs `hold_until_sent`).
 #[test]
-#[ignore = "src/http ends a request when its handler returns, not when a streamed body ends"]
 fn a_stream_silent_longer_than_the_header_timeout_is_not_cut() {
     let s = LocalServer::start(&(fake_config("") + "[http]\nheader_read_timeout = \"1s\"\n"), &[]);
     s.wait_ready(Duration::from_secs(15));
