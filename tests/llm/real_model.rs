@@ -7,9 +7,6 @@
 //! 300 s in all (measured: see the closing note). Skipped when the weights are not
 //! installed, unless $CI is set (then it fails: CI runs ops/setup).
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -54,18 +51,8 @@ fn real_local_model_makes_valid_tool_calls_through_the_openai_sdk() {
         "base_url": format!("http://{}/v1", s.addr), "api_key": key, "model": model, "deadline_s": deadline_s(),
         "tools": data["tools"], "prompts": data["prompts"], "plain": data["plain"],
     });
-    let mut child = Command::new(py)
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/local_sdk.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(spec.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let stdout = super::sdk::run_script(&py, "tests/llm/local_sdk.py", &spec);
     eprintln!("{stdout}");
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let (ok, total) = (summary["tool_ok"].as_u64().unwrap(), summary["tool_total"].as_u64().unwrap());
     assert!(total >= 40 && ok * 10 >= total * 9, "valid tool calls in {ok} of {total} answers (need 90%)\n{stdout}");

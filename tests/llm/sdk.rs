@@ -67,8 +67,14 @@ fn the_openai_sdk_gets_typed_errors_from_the_gateway() {
 
 /// Runs tests/llm/sdk.py on `spec`; its stdout, once it exited 0.
 fn run_sdk(py: &Path, spec: &serde_json::Value) -> String {
+    run_script(py, "tests/llm/sdk.py", spec)
+}
+
+/// Runs the python `script` (a path from the repository root) with `spec` as JSON on
+/// its stdin; its stdout, once it exited 0.
+pub fn run_script(py: &Path, script: &str, spec: &serde_json::Value) -> String {
     let mut child = Command::new(py)
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/sdk.py"))
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
