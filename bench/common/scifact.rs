@@ -60,7 +60,7 @@ pub fn queries(n: usize) -> Vec<String> {
 /// The draft the documents endpoint makes of a parsed body (`documents::add`).
 fn draft(i: usize, body: &Value) -> DocDraft {
     let doc = document::parse(body.to_string().as_bytes()).expect("a valid document body");
-    doc.into_draft(format!("doc_{i:06}"), "none".into(), "2026-11-30T00:00:00Z".into())
+    doc.into_draft(format!("doc_{i:06}"), "none".into(), "2026-11-30T00:00:00Z".into(), "auto")
 }
 
 pub struct Corpus {

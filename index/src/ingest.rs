@@ -1,8 +1,8 @@
-//! From a parsed document to a batch ready to log: pages chunked (the prose chunker
-//! for now), dates found, near-duplicate fingerprints taken, and page vectors attached
-//! once the embedder has run.
+//! From a parsed document to a batch ready to log: pages chunked by the document's
+//! chunker (the one asked for, else the one its text calls for), dates found,
+//! near-duplicate fingerprints taken, and page vectors attached once the embedder has run.
 
-use crate::chunk::{self, ChunkOptions};
+use crate::chunk::{ChunkOptions, Chunker};
 use crate::segment::{Batch, ChunkRec, DocRec, Field, PageRec};
 
 /// A document as the API parsed it: pages of text, no chunks yet.
@@ -17,6 +17,8 @@ pub struct DocDraft {
     pub format: String,
     pub embedder: String,
     pub created_at: String,
+    /// The chunker the request or the collection's domain names; `None` detects it.
+    pub chunker: Option<Chunker>,
     pub pages: Vec<PageDraft>,
 }
 
@@ -28,14 +30,22 @@ pub struct PageDraft {
     pub heading: Option<String>,
 }
 
-pub const CHUNKER: &str = "prose";
+/// The chunker `d` gets: the one it names, else the one its text calls for.
+pub fn chunker_of(d: &DocDraft) -> Chunker {
+    d.chunker.unwrap_or_else(|| Chunker::detect(&d.pages.iter().map(|p| p.text.as_str()).collect::<Vec<_>>()))
+}
 
 /// Chunks every page; the batch has no vectors yet (see [`attach_vectors`]).
 pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
+    let chunker = chunker_of(&d);
     let mut b = Batch::default();
     let mut chars = 0u64;
-    for (n, page) in d.pages.into_iter().enumerate() {
-        let spans = chunk::chunk_prose(&page.text, opts);
+    let chunked: Vec<_> = d.pages.iter().map(|p| chunker.chunk(&p.text, opts)).collect();
+    let meta = {
+        let pages: Vec<_> = d.pages.iter().zip(&chunked).map(|(p, c)| (p.text.as_str(), c.as_slice())).collect();
+        serde_json::Value::Object(chunker.document_meta(&pages)).to_string()
+    };
+    for (n, (page, spans)) in d.pages.into_iter().zip(chunked).enumerate() {
         let first_chunk = b.chunks.len() as u32;
         let page_ix = b.pages.len() as u32;
         for (pos, s) in spans.iter().enumerate() {
@@ -71,8 +81,8 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
         title: d.title,
         author: d.author,
         metadata_json: d.metadata_json,
-        meta_json: format!(r#"{{"kind":"{CHUNKER}"}}"#),
-        chunker: CHUNKER.into(),
+        meta_json: meta,
+        chunker: chunker.as_str().into(),
         format: d.format,
         embedder: d.embedder,
         created_at: d.created_at,

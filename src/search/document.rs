@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use quarry_index::chunk::Chunker;
 use quarry_index::ingest::{DocDraft, PageDraft};
 use quarry_index::segment::{Field, FieldValue};
 
@@ -13,6 +14,8 @@ pub struct NewDocument {
     pub author: Option<String>,
     pub metadata: Map<String, Value>,
     pub format: &'static str,
+    /// The chunker the request names; else the collection's domain or detection decides.
+    pub chunker: Option<Chunker>,
     pub pages: Vec<PageDraft>,
 }
 
@@ -32,9 +35,11 @@ impl NewDocument {
     }
 
     /// What the engine adds: this document under `id`, embedded (or not: "none") by
-    /// `embedder`, stamped `created_at`.
-    pub fn into_draft(self, id: String, embedder: String, created_at: String) -> DocDraft {
+    /// `embedder`, stamped `created_at`, chunked by its own chunker, else the one the
+    /// collection's `domain` names (`auto` detects).
+    pub fn into_draft(self, id: String, embedder: String, created_at: String, domain: &str) -> DocDraft {
         DocDraft {
+            chunker: self.chunker.or_else(|| domain_chunker(domain)),
             id,
             metadata_json: Value::Object(self.metadata.clone()).to_string(),
             fields: self.fields(),
@@ -56,6 +61,14 @@ impl NewDocument {
             .filter_map(|k| self.metadata.get(*k)?.as_str())
             .filter_map(|s| quarry_index::date::parse_date(s).map(|r| r.from))
             .collect()
+    }
+}
+
+/// The chunker a collection's `domain` setting names; `auto` (or anything else) detects.
+pub fn domain_chunker(domain: &str) -> Option<Chunker> {
+    match domain {
+        "general" => Some(Chunker::Prose),
+        d => Chunker::parse(d),
     }
 }
 

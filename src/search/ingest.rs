@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use quarry_index::chunk::ChunkOptions;
+use quarry_index::chunk::{ChunkOptions, Chunker};
 use quarry_index::collection::{Collection, CollectionError};
 use quarry_index::ingest::{self, DocDraft};
 
@@ -45,9 +45,10 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
     // shares one group commit and no worker sits idle meanwhile.
     let d = &prepared.docs[0];
     let (pages, chunks, chars) = (d.pages, d.chunks, d.chars);
+    let chunker = Chunker::parse(&d.chunker).expect("prepare names a chunker");
     crate::runtime::blocking(move || coll.add(prepared)).await.map_err(|e| match e {
         CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
         e => SearchError::Index(e),
     })?;
-    Ok(Added { id, pages, chunks, chars, chunker: ingest::CHUNKER, embedder, format })
+    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format })
 }

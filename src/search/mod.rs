@@ -171,7 +171,7 @@ impl Service {
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
         let id = id.unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
-        let draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339());
+        let draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339(), &owned.record.settings.domain);
         let embed = owned.record.embedder != "none";
         match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
             Ok(added) => {

@@ -14,6 +14,7 @@
 use super::blocks::{blocks, trim, Block, Range};
 use super::kinds::{Kind, Kinds};
 use crate::date::find_dates;
+use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkOptions {
@@ -53,6 +54,10 @@ pub struct ChunkSpan {
     pub kinds: Kinds,
     /// The heading of the section the chunk starts in.
     pub heading: Option<String>,
+    /// What a domain chunker found in the chunk (a JSON object), if anything.
+    pub meta: Option<Map<String, Value>>,
+    /// For a footnote, the `pos` of the body chunk on the same page whose marker it answers.
+    pub footnote_of: Option<u32>,
 }
 
 /// The chunks of `page`, in order, non-overlapping, trimmed, covering all its text.
@@ -287,6 +292,8 @@ fn spans(page: &str, chunks: &[Unit], headings: &[String]) -> Vec<ChunkSpan> {
             byte_end: offset(chunk.range.1),
             kinds,
             heading: chunk.section.map(|i| headings[i].clone()),
+            meta: None,
+            footnote_of: None,
         }
     };
     chunks.iter().map(span).collect()

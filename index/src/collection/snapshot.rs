@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::view::{Dead, View};
+use crate::chunk::Chunker;
 use crate::segment::{ArchivedDocRec, ArchivedPageRec};
 
 #[derive(Default, Clone)]
@@ -27,6 +28,17 @@ pub struct Counts {
     pub pages: u64,
     pub chunks: u64,
     pub chars: u64,
+    /// Documents per chunker, in `Chunker::ALL` order.
+    pub by_chunker: [u64; 4],
+}
+
+impl Counts {
+    /// The chunker most documents used (the first in `Chunker::ALL` order on a tie);
+    /// `None` with no documents.
+    pub fn main_chunker(&self) -> Option<Chunker> {
+        let (i, n) = self.by_chunker.iter().enumerate().rev().max_by_key(|(_, n)| **n)?;
+        (*n > 0).then(|| Chunker::ALL[i])
+    }
 }
 
 impl Snapshot {
@@ -63,6 +75,9 @@ impl Snapshot {
             c.pages += d.pages.to_native() as u64;
             c.chunks += d.chunks.to_native() as u64;
             c.chars += d.chars.to_native();
+            if let Some(i) = Chunker::ALL.iter().position(|k| k.as_str() == d.chunker.as_str()) {
+                c.by_chunker[i] += 1;
+            }
         }
         c
     }

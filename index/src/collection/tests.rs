@@ -71,7 +71,7 @@ fn an_added_document_is_visible_and_survives_reopen_with_its_citations() {
     c.add(doc("d2", &["other"])).unwrap();
     let snap = c.snapshot();
     assert_eq!(ids(&snap), ["d1", "d2"]);
-    assert_eq!(snap.counts(), Counts { documents: 2, pages: 3, chunks: 3, chars: 26 });
+    assert_eq!(snap.counts(), Counts { documents: 2, pages: 3, chunks: 3, chars: 26, by_chunker: [0, 0, 0, 2] });
     let before = citations(&snap);
     drop((c, snap));
     let (c, rec) = Collection::open("col_a", dir.path(), Options::default()).unwrap();

@@ -40,7 +40,7 @@ fn out(owned: Owned) -> CollectionOut {
         documents: counts.documents,
         pages: counts.pages,
         chunks: counts.chunks,
-        domain: (counts.documents > 0).then_some(quarry_index::ingest::CHUNKER),
+        domain: counts.main_chunker().map(|c| c.as_str()),
         warnings: Vec::new(),
     }
 }
