@@ -28,6 +28,9 @@ pub struct PageDraft {
     pub number: Option<String>,
     pub volume: Option<String>,
     pub heading: Option<String>,
+    /// What the format found on the page (a CSV page's columns and rows, a JSON
+    /// record's index), shown with the page.
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The chunker `d` gets: the one it names, else the one its text calls for.

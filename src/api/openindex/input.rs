@@ -282,7 +282,7 @@ pub fn text_document(text: &str, format: &'static str, metadata: Map<String, Val
     }
     let pages = quarry_index::chunk::split_pages(text)
         .into_iter()
-        .map(|p| PageDraft { text: p.text, number: p.number, volume: None, heading: p.heading })
+        .map(|p| PageDraft { text: p.text, number: p.number, volume: None, heading: p.heading, meta: None })
         .collect();
     Ok(NewDocument { metadata, format, pages, ..NewDocument::default() })
 }

@@ -183,7 +183,7 @@ impl<'de> Accept<'de> for PageIn {
     fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
         let p = PageFields::deserialize(MapAccessDeserializer::new(map))?;
         let Some(PageText(text)) = p.text else { return Err(refuse(".text is required.")) };
-        Ok(PageIn(PageDraft { text, number: p.number.map(|l| l.0), volume: p.volume.map(|l| l.0), heading: p.heading.map(|h| h.0) }))
+        Ok(PageIn(PageDraft { text, number: p.number.map(|l| l.0), volume: p.volume.map(|l| l.0), heading: p.heading.map(|h| h.0), meta: None }))
     }
 }
 
@@ -291,7 +291,7 @@ fn from_text(s: &str, format: &str, mut doc: DocumentIn) -> Result<DocumentIn, A
     };
     doc.pages = quarry_index::chunk::split_pages(s)
         .into_iter()
-        .map(|p| PageDraft { text: p.text, number: p.number, volume: None, heading: p.heading })
+        .map(|p| PageDraft { text: p.text, number: p.number, volume: None, heading: p.heading, meta: None })
         .collect();
     Ok(doc)
 }
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn pages_take_numbers_volumes_and_headings() {
         let d = p(&json!({"pages": ["a", {"text": "b", "number": 12, "volume": "II", "heading": "Intro"}]})).unwrap();
-        assert_eq!(d.pages[1], PageDraft { text: "b".into(), number: Some("12".into()), volume: Some("II".into()), heading: Some("Intro".into()) });
+        assert_eq!(d.pages[1], PageDraft { text: "b".into(), number: Some("12".into()), volume: Some("II".into()), heading: Some("Intro".into()), meta: None });
         assert_eq!(d.format, "pages");
     }
 
