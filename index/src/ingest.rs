@@ -61,6 +61,8 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
                 byte_end: s.byte_end,
                 kinds: s.kinds.0,
                 heading: s.heading.clone(),
+                meta_json: s.meta.as_ref().map(|m| serde_json::Value::Object(m.clone()).to_string()),
+                footnote_of: s.footnote_of,
             });
         }
         chars += page.text.chars().count() as u64;
@@ -73,6 +75,7 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
             heading,
             simhash: crate::text::simhash(&page.text),
             dates: crate::date::find_dates(&page.text),
+            meta_json: page.meta.map(|m| serde_json::Value::Object(m).to_string()),
             text: page.text,
             citation: 0,
             first_chunk,
