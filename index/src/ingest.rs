@@ -46,8 +46,14 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
     let chunked: Vec<_> = d.pages.iter().map(|p| chunker.chunk(&p.text, opts)).collect();
     let meta = {
         let pages: Vec<_> = d.pages.iter().zip(&chunked).map(|(p, c)| (p.text.as_str(), c.as_slice())).collect();
-        serde_json::Value::Object(chunker.document_meta(&pages)).to_string()
+        chunker.document_meta(&pages)
     };
+    // A clinical note's encounter date is the document's date, as a metadata date is.
+    let mut dates = d.dates;
+    if let Some(day) = meta.get("encounterDate").and_then(|v| v.as_str()).and_then(crate::date::parse_date) {
+        dates.push(day.from);
+    }
+    let meta = serde_json::Value::Object(meta).to_string();
     for (n, (page, spans)) in d.pages.into_iter().zip(chunked).enumerate() {
         let first_chunk = b.chunks.len() as u32;
         let page_ix = b.pages.len() as u32;
@@ -97,7 +103,7 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
         pages: b.pages.len() as u32,
         chunks: b.chunks.len() as u32,
         fields: d.fields,
-        dates: d.dates,
+        dates,
     });
     b
 }
