@@ -314,7 +314,7 @@ fn add_printed_pages(page: &str, sk: &Skeleton, spans: &mut [ChunkSpan]) {
 
 /// Each footnote's `footnote_of`: the body chunk holding `(N)` for its number N, the
 /// first at or after the chunk the previous footnote answered (markers run in order),
-/// else the first anywhere in the body.
+/// else the first anywhere in the body (headings last: their numbers look like markers).
 fn link_footnotes(sk: &Skeleton, units: &[Unit], blocks: &[Block], spans: &mut [ChunkSpan]) {
     let Some(first_note) = units.iter().position(|u| u.role == Role::Footnote) else { return };
     let body_sk_end = first_sk_offset(sk, blocks, units[first_note].block);
@@ -336,8 +336,11 @@ fn link_footnotes(sk: &Skeleton, units: &[Unit], blocks: &[Block], spans: &mut [
         let target = match linked {
             Some((block, target)) if block == unit.block => target,
             _ => {
-                let holds = |c: &usize| markers[*c].contains(&n);
+                // a heading's number, «(٢)», is a marker only when no other chunk has one
+                let holds = |c: &usize| markers[*c].contains(&n) && !spans[*c].kinds.contains(Kind::Heading);
+                let holds_any = |c: &usize| markers[*c].contains(&n);
                 let found = (cursor..first_note).find(holds).or_else(|| (0..cursor).find(holds));
+                let found = found.or_else(|| (0..first_note).find(holds_any));
                 if let Some(f) = found {
                     cursor = f;
                 }

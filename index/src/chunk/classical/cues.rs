@@ -114,6 +114,7 @@ fn phrases(list: &[&str], with_wa: bool) -> Vec<Phrase> {
 static OPENER: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(OPENERS, true));
 static HEADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(HEADINGS, false));
 static GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(GRADINGS, true));
+static NOT_HEADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(&["كتاب الله", "كتاب ربه", "كتابه"], false));
 static BARE_GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(BARE_GRADINGS, false));
 static INLINE_GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(INLINE_GRADINGS, false));
 static TAKHRIJ: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(TAKHRIJ_VERBS, true));
@@ -146,10 +147,11 @@ pub(super) fn line_start(page_line: &str, line: &str) -> Start {
         return Start::PageNumber;
     }
     let rest = strip_number(line);
-    if any_at(&OPENER, rest, 0).is_some() {
+    let unjoined = rest.strip_prefix(['و', 'ف']).filter(|r| r.starts_with(char::is_whitespace)).map_or(rest, str::trim_start);
+    if any_at(&OPENER, unjoined, 0).is_some() {
         return Start::Hadith;
     }
-    if rest.chars().count() <= 150 && any_at(&HEADING, rest, 0).is_some() {
+    if is_heading(rest) {
         return Start::Heading(page_line.trim().to_string());
     }
     if starts_verse(rest) {
@@ -167,6 +169,14 @@ pub(super) fn line_start(page_line: &str, line: &str) -> Start {
         return Start::Takhrij;
     }
     Start::Text
+}
+
+/// باب / كتاب / فصل / مسألة opening a short line that does not end a sentence (so
+/// «كتاب الله هو الحجة.» is not one).
+fn is_heading(rest: &str) -> bool {
+    let ends_sentence = rest.trim_end().ends_with(['.', '،', '؛', ',']);
+    let short = rest.chars().count() <= 150;
+    short && !ends_sentence && any_at(&HEADING, rest, 0).is_some() && any_at(&NOT_HEADING, rest, 0).is_none()
 }
 
 /// `# Title` (1–6 `#`), or OpenITI's `### | Title`: the title.
@@ -439,6 +449,9 @@ mod tests {
         assert_eq!(start("## كتاب الطهارة"), Start::Heading("كتاب الطهارة".into()));
         assert_eq!(start("### | فصل في النية"), Start::Heading("فصل في النية".into()));
         assert_eq!(start("بابه واسع"), Start::Text);
+        assert_eq!(start("كتاب الله هو الحجة على الناس"), Start::Text);
+        assert_eq!(start("فصل في ذلك كلام طويل."), Start::Text);
+        assert_eq!(start("و حدثني يحيى عن مالك"), Start::Hadith);
         assert_eq!(start("قال أبو عيسى هذا حديث حسن صحيح"), Start::Grading);
         assert_eq!(start("إسناده صحيح على شرط الشيخين."), Start::Grading);
         assert_eq!(start("صحيح."), Start::Grading);

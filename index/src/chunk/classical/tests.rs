@@ -129,3 +129,21 @@ fn document_meta_counts_kinds_and_spans_printed_pages() {
     assert_eq!(meta["printedPages"], serde_json::json!({"first": "١٠", "last": "١١"}));
     assert_eq!(meta["sections"], serde_json::json!(["باب الصلاة"]));
 }
+
+#[test]
+fn a_numbered_heading_does_not_take_the_footnote() {
+    let page = "باب الصلاة (١)\nحدثنا مالك عن نافع (١) قال كذا.\n_____\n(١) أخرجه مسلم (٢٢٣).";
+    let chunks = chunk_all(page, 1000, 2000);
+    assert_eq!(chunks[0].kinds.names(), ["heading"]);
+    assert_eq!(chunks[2].footnote_of, Some(1));
+    let page = "باب الصلاة (١)\nحدثنا مالك عن نافع قال كذا.\n_____\n(١) انظر ما بعده.";
+    assert_eq!(chunk_all(page, 1000, 2000)[2].footnote_of, Some(0), "only the heading holds the marker");
+}
+
+#[test]
+fn harakat_and_tatweel_do_not_move_offsets() {
+    let page = "حَـــدَّثَنَا مَالِكٌ 🎉 عَنْ نَافِعٍ\r\n\r\nقَالَ أَبُو عِيسَى: حَدِيثٌ حَسَنٌ\r\n";
+    let chunks = chunk_all(page, 1000, 2000);
+    assert_eq!(chunks.iter().map(|c| c.kinds.names()).collect::<Vec<_>>(), [vec!["hadith"], vec!["grading"]]);
+    assert_eq!(chunks[0].end as usize, "حَـــدَّثَنَا مَالِكٌ 🎉 عَنْ نَافِعٍ".chars().count());
+}
