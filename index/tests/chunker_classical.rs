@@ -60,7 +60,11 @@ fn parse_case(name: &str, marked: &str) -> Case {
                         let body = &tail[1..];
                         let end = body.find(['#', '>']).unwrap_or(body.len());
                         let value = Some(body[..end].to_string());
-                        if sigil == '#' { span.id = value } else { span.footnote_of = value }
+                        if sigil == '#' {
+                            span.id = value
+                        } else {
+                            span.footnote_of = value
+                        }
                         tail = &body[end..];
                     }
                     if let Some(n) = kind.strip_prefix("page=") {
@@ -143,7 +147,7 @@ fn check_invariants(page: &str, chunks: &[ChunkSpan], max_chars: usize) -> Resul
 /// The marker a footnote's text opens with, digits folded to ASCII: `(١)` → "1".
 fn marker_number(s: &str) -> Option<String> {
     let digits: String = s.trim_start().trim_start_matches(['(', '[']).chars().take_while(|c| c.is_numeric()).collect();
-    let folded: String = digits.chars().map(|c| c.to_digit(10).map_or_else(|| arabic_digit(c), |d| d)).map(|d| char::from(b'0' + d as u8)).collect();
+    let folded: String = digits.chars().map(|c| c.to_digit(10).unwrap_or_else(|| arabic_digit(c))).map(|d| char::from(b'0' + d as u8)).collect();
     (!folded.is_empty()).then_some(folded)
 }
 
@@ -208,12 +212,7 @@ fn labelled_set_meets_the_bar() {
     for (s, kind) in scores.iter().zip(KINDS) {
         let precision = s.predicted_right as f64 / s.predicted.max(1) as f64;
         let recall = s.labelled_found as f64 / s.labelled.max(1) as f64;
-        eprintln!(
-            "{:<9} labelled {:>3}  predicted {:>3}  precision {precision:.3}  recall {recall:.3}",
-            kind.as_str(),
-            s.labelled,
-            s.predicted
-        );
+        eprintln!("{:<9} labelled {:>3}  predicted {:>3}  precision {precision:.3}  recall {recall:.3}", kind.as_str(), s.labelled, s.predicted);
         if s.labelled < 10 || precision < 0.9 || recall < 0.9 {
             failed.push(kind.as_str());
         }

@@ -45,8 +45,7 @@ pub fn chunk(page: &str, opts: &ChunkOptions) -> Vec<ChunkSpan> {
 /// chunks of each classical kind, the printed pages the document spans, and its first
 /// headings (books and chapters).
 pub fn document_meta(pages: &[(&str, &[ChunkSpan])]) -> Map<String, Value> {
-    const COUNTED: [Kind; 7] =
-        [Kind::Hadith, Kind::Grading, Kind::Takhrij, Kind::Verse, Kind::Poetry, Kind::Footnote, Kind::Heading];
+    const COUNTED: [Kind; 7] = [Kind::Hadith, Kind::Grading, Kind::Takhrij, Kind::Verse, Kind::Poetry, Kind::Footnote, Kind::Heading];
     let mut counts = [0u64; COUNTED.len()];
     let (mut first, mut last) = (None, None);
     let mut sections = Vec::new();
@@ -65,8 +64,7 @@ pub fn document_meta(pages: &[(&str, &[ChunkSpan])]) -> Map<String, Value> {
         }
     }
     let mut meta = Map::new();
-    let counts: Map<String, Value> =
-        COUNTED.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(k, n)| (k.as_str().to_string(), n.into())).collect();
+    let counts: Map<String, Value> = COUNTED.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(k, n)| (k.as_str().to_string(), n.into())).collect();
     meta.insert("counts".into(), Value::Object(counts));
     if let (Some(first), Some(last)) = (first, last) {
         meta.insert("printedPages".into(), serde_json::json!({ "first": first, "last": last }));

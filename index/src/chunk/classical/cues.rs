@@ -116,6 +116,11 @@ static HEADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(HEADINGS, false
 static GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(GRADINGS, true));
 static NOT_HEADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(&["كتاب الله", "كتاب ربه", "كتابه"], false));
 static BARE_GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(BARE_GRADINGS, false));
+/// Words that may follow a bare verdict.
+static QUALIFIER: LazyLock<Vec<Phrase>> = LazyLock::new(|| {
+    let words = ["لغيره", "لذاته", "جدا", "الإسناد", "على شرط", "صحيح", "حسن", "غريب", "ضعيف", "بشواهده", "موقوف", "مرفوع", "مرسل"];
+    phrases(&words, true)
+});
 static INLINE_GRADING: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(INLINE_GRADINGS, false));
 static TAKHRIJ: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(TAKHRIJ_VERBS, true));
 static COLLECTION: LazyLock<Vec<Phrase>> = LazyLock::new(|| phrases(COLLECTIONS, true));
@@ -162,7 +167,7 @@ pub(super) fn line_start(page_line: &str, line: &str) -> Start {
     }
     let bracketless = rest.trim_start_matches(['[', '(']);
     let short = line.chars().count() <= 60;
-    if any_at(&GRADING, bracketless, 0).is_some() || (short && any_at(&BARE_GRADING, bracketless, 0).is_some()) {
+    if any_at(&GRADING, bracketless, 0).is_some() || (short && bare_verdict(bracketless)) {
         return Start::Grading;
     }
     if takhrij_at(rest, 0) {
@@ -306,7 +311,15 @@ pub(super) fn has_takhrij(text: &str) -> bool {
 /// Whether a footnote's folded `text` (its marker already cut) grades a hadith.
 pub(super) fn has_grading(text: &str) -> bool {
     let text = text.trim_start().trim_start_matches(['-', 'ـ', ':', '[', '(']).trim_start();
-    find_any(&GRADING, text).is_some() || any_at(&BARE_GRADING, text, 0).is_some()
+    find_any(&GRADING, text).is_some() || bare_verdict(text)
+}
+
+/// A bare verdict opening `text`: «صحيح.», «حسن لغيره», «ضعيف: أخرجه …», but not
+/// «حسن الخلق من الإيمان».
+fn bare_verdict(text: &str) -> bool {
+    let Some(end) = any_at(&BARE_GRADING, text, 0) else { return false };
+    let next = text[end..].trim_start();
+    next.is_empty() || next.starts_with(['.', '،', ':', '؛', ',', ')', ']', '-', '(', '[']) || any_at(&QUALIFIER, next, 0).is_some()
 }
 
 /// Where in a hadith's folded text its grading begins (Tirmidhi's «قال أبو عيسى»).
@@ -455,6 +468,9 @@ mod tests {
         assert_eq!(start("قال أبو عيسى هذا حديث حسن صحيح"), Start::Grading);
         assert_eq!(start("إسناده صحيح على شرط الشيخين."), Start::Grading);
         assert_eq!(start("صحيح."), Start::Grading);
+        assert_eq!(start("حسن لغيره"), Start::Grading);
+        assert_eq!(start("[حكم الألباني] : صحيح"), Start::Grading);
+        assert_eq!(start("حسن الخلق من الإيمان"), Start::Text);
         assert_eq!(start("أخرجه البخاري (١) ومسلم (١٩٠٧)."), Start::Takhrij);
         assert_eq!(start("رواه عنه جماعة من أصحابه"), Start::Text);
         assert_eq!(start("﴿ إِنَّا أَعْطَيْنَاكَ الْكَوْثَرَ ﴾"), Start::Verse);

@@ -59,12 +59,11 @@ fn offset(n: usize) -> u32 {
 pub(super) fn fold(c: char) -> Option<char> {
     Some(match c {
         // harakat, superscript alef, Quranic annotation marks (not ۝ U+06DD nor ۞ U+06DE)
-        '\u{064B}'..='\u{065F}' | '\u{0670}' | '\u{06D6}'..='\u{06DC}' | '\u{06DF}'..='\u{06E8}' | '\u{06EA}'..='\u{06ED}' => {
+        '\u{064B}'..='\u{065F}' | '\u{0670}' | '\u{06D6}'..='\u{06DC}' | '\u{06DF}'..='\u{06E8}' | '\u{06EA}'..='\u{06ED}' => return None,
+        // tatweel, zero-width and direction marks, BOM, soft hyphen
+        '\u{0640}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}' | '\u{00AD}' => {
             return None
         }
-        // tatweel, zero-width and direction marks, BOM, soft hyphen
-        '\u{0640}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}'
-        | '\u{00AD}' => return None,
         'أ' | 'إ' | 'آ' | 'ٱ' | 'ٲ' | 'ٳ' => 'ا',
         'ى' | 'ی' => 'ي',
         'ة' => 'ه',
