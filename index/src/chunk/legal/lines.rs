@@ -173,15 +173,17 @@ fn caption(rest: &str, paren: bool) -> (Option<String>, bool) {
 /// `Words denoting number, gender, and so forth`, `TERMINATION`: the rest of the line is
 /// a caption when short, capitalised and not ended like a sentence or a list item.
 fn is_whole_caption(rest: &str, paren: bool) -> bool {
-    let short = !rest.is_empty() && rest.chars().count() <= 120;
+    let short = !rest.is_empty() && rest.chars().count() <= if paren { 120 } else { 250 };
     let capital = rest.chars().next().is_some_and(|c| c.is_uppercase() || c == '“' || c == '"');
     let open = !rest.ends_with(['.', ';', ',', ':']) && !rest.contains(". ");
     short && capital && open && (!paren || title_case(rest))
 }
 
-/// `Fees. Customer shall…` → `Fees`: a title-case phrase of up to 8 words, then `. `.
+/// `Fees. Customer shall…` → `Fees`: a title-case phrase of up to 8 words, then `. ` (or
+/// the Code's `.—`).
 fn inline_caption(rest: &str) -> Option<String> {
-    let end = rest.find(". ").or_else(|| rest.ends_with('.').then(|| rest.len() - 1))?;
+    let stop = [rest.find(". "), rest.find(".—")].into_iter().flatten().min();
+    let end = stop.or_else(|| rest.ends_with('.').then(|| rest.len() - 1))?;
     let phrase = &rest[..end];
     let words = phrase.split_whitespace().count();
     let capital = phrase.chars().next().is_some_and(char::is_uppercase);
@@ -241,7 +243,7 @@ fn mark_title_lines(page: &str, lines: &mut [Line]) {
 fn is_title_line(text: &str) -> bool {
     let words = text.split_whitespace().count();
     let capital = text.chars().next().is_some_and(char::is_uppercase);
-    let open = !text.ends_with(['.', ';', ',', ':', '?', '!', ')', ']', '”', '"']);
+    let open = !text.ends_with(['.', ';', ',', ':', '?', '!', ')', ']', '”', '"', '—', '-']);
     capital && open && words <= 8 && text.chars().count() <= 60 && !text.contains(['|', '<', '['])
 }
 
@@ -283,6 +285,7 @@ mod tests {
         assert_eq!(start("Section 2.1 Payment Terms. Customer shall pay").1.as_deref(), Some("Payment Terms"));
         assert_eq!(start("ARTICLE IV — TERMINATION").1.as_deref(), Some("TERMINATION"));
         assert_eq!(start("(b) Fees. Customer shall pay").1.as_deref(), Some("Fees"));
+        assert_eq!(start("(a) United States Code.—The matter set forth").1.as_deref(), Some("United States Code"));
         assert_eq!(start("(b) cease using Confidential Information").1, None);
         assert_eq!(start("3. The Receiving Party shall keep it.").1, None);
         assert_eq!(start("ARTICLE IV"), (Number::Article("IV".into()), None, true));

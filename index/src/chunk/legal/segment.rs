@@ -209,6 +209,7 @@ impl Segmenter<'_> {
             last.1 = Some(text.clone());
         }
         self.heading = Some(self.push_heading(text));
+        self.section = self.heading;
     }
 
     fn clause_line(&mut self, range: Range, clause: ClauseStart) {
@@ -223,6 +224,9 @@ impl Segmenter<'_> {
             Some(caption) => Some(self.push_heading(caption)),
             None => self.section,
         };
+        if matches!(clause.number, Number::Article(_)) {
+            self.section = self.heading;
+        }
         self.awaiting_caption = clause.caption.is_none() && clause.whole_line;
         let has_heading = clause.whole_line && clause.caption.is_some();
         self.open = Some(Open { range, starts_clause: true, has_heading, only_headings: false });
@@ -246,7 +250,7 @@ impl Segmenter<'_> {
                 chars,
                 group: self.group,
                 starts_clause: open.starts_clause && i == 0,
-                has_heading: open.has_heading,
+                has_heading: open.has_heading && i == 0,
                 only_headings: open.only_headings,
                 clause: self.clause,
                 heading: self.heading,
@@ -256,15 +260,20 @@ impl Segmenter<'_> {
 }
 
 /// Joins units into chunks: a unit joins the chunk before it when they share a group and
-/// the join stays within `target` chars (a nested clause joins its parent this way), or
-/// when the chunk is only headings, the unit starts no clause and the join stays within
+/// the join stays within `target` chars (for a unit that starts a nested clause, the join
+/// of the whole clause up to the next clause start: a clause never leaves its body behind),
+/// or when the chunk is only headings, the unit starts no clause and the join stays within
 /// `max` chars.
 pub(super) fn pack(page: &str, units: Vec<Piece>, limits: Limits) -> Vec<Piece> {
+    let ends = clause_ends(&units);
     let mut out: Vec<Piece> = Vec::with_capacity(units.len());
-    for unit in units {
+    for (i, unit) in units.into_iter().enumerate() {
         if let Some(last) = out.last_mut() {
-            let joined = last.chars + page[last.range.1..unit.range.0].chars().count() + unit.chars;
-            let same_group = last.group == unit.group && !last.only_headings && !unit.only_headings && joined <= limits.target;
+            let gap = page[last.range.1..unit.range.0].chars().count();
+            let joined = last.chars + gap + unit.chars;
+            let reach = if unit.starts_clause { page[unit.range.0..ends[i]].chars().count() } else { unit.chars };
+            let fits = last.chars + gap + reach <= limits.target;
+            let same_group = last.group == unit.group && !last.only_headings && !unit.only_headings && fits;
             let under_heading = last.only_headings && !unit.starts_clause && joined <= limits.max;
             if same_group || under_heading {
                 if last.only_headings {
@@ -282,6 +291,21 @@ pub(super) fn pack(page: &str, units: Vec<Piece>, limits: Limits) -> Vec<Piece> 
         out.push(unit);
     }
     out
+}
+
+/// For each unit, the byte where its clause ends: the end of the last unit before the
+/// next clause start, heading or group change (only read for units that start a clause).
+fn clause_ends(units: &[Piece]) -> Vec<usize> {
+    let mut ends = vec![0; units.len()];
+    let mut end = 0;
+    for i in (0..units.len()).rev() {
+        let next_breaks = units.get(i + 1).is_none_or(|n| n.starts_clause || n.only_headings || n.group != units[i].group);
+        if next_breaks {
+            end = units[i].range.1;
+        }
+        ends[i] = end;
+    }
+    ends
 }
 
 /// `range` in trimmed pieces of at most `limit` chars: whole if it fits, else at sentence

@@ -146,3 +146,15 @@ fn crlf_emoji_and_arabic_keep_the_invariants() {
         check_invariants(page, &out, max);
     }
 }
+
+
+#[test]
+fn a_nested_clause_does_not_leave_its_body_behind() {
+    let body = "The matter set forth in the edition current at any time shall be evidence. ".repeat(8);
+    let page = format!("§ 204. Codes\n\n(a) United States Code.—\n\n{body}\n\n(b) District of Columbia Code.—\n\n{body}");
+    let out = chunks(&page);
+    let starts: Vec<String> = out.iter().map(|c| text(&page, c).chars().take(3).collect()).collect();
+    assert_eq!(starts, ["§ 2", "(b)"]);
+    assert_eq!(meta(&out[1], "clause").and_then(Value::as_str), Some("204(b)"));
+    assert_eq!(out[1].heading.as_deref(), Some("District of Columbia Code.—"));
+}
