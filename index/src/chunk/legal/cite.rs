@@ -16,27 +16,54 @@ use regex::{Captures, Regex};
 
 /// The case reporters recognised, in their standard spelling.
 const REPORTERS: &[&str] = &[
-    "U.S.", "S. Ct.", "L. Ed. 2d", "L. Ed.", "F.4th", "F.3d", "F.2d", "F. Supp. 3d", "F. Supp. 2d", "F. Supp.",
-    "F. App'x", "F.", "A.3d", "A.2d", "N.E.3d", "N.E.2d", "N.W.2d", "P.3d", "P.2d", "So. 3d", "So. 2d", "S.E.2d",
-    "S.W.3d", "S.W.2d", "Cal. Rptr. 3d", "Cal. Rptr. 2d", "N.Y.S.3d", "N.Y.S.2d", "B.R.", "Fed. Cl.", "T.C.",
+    "U.S.",
+    "S. Ct.",
+    "L. Ed. 2d",
+    "L. Ed.",
+    "F.4th",
+    "F.3d",
+    "F.2d",
+    "F. Supp. 3d",
+    "F. Supp. 2d",
+    "F. Supp.",
+    "F. App'x",
+    "F.",
+    "A.3d",
+    "A.2d",
+    "N.E.3d",
+    "N.E.2d",
+    "N.W.2d",
+    "P.3d",
+    "P.2d",
+    "So. 3d",
+    "So. 2d",
+    "S.E.2d",
+    "S.W.3d",
+    "S.W.2d",
+    "Cal. Rptr. 3d",
+    "Cal. Rptr. 2d",
+    "N.Y.S.3d",
+    "N.Y.S.2d",
+    "B.R.",
+    "Fed. Cl.",
+    "T.C.",
 ];
 
 const SECTION_NO: &str = r"\d+[A-Za-z]{0,3}(?:[.\-–—:]\d+[A-Za-z]{0,3})*(?:\([A-Za-z0-9]{1,4}\))*";
 
 static USC: LazyLock<Regex> = LazyLock::new(|| {
-    let re = format!(r"\b(\d{{1,2}})\s+(?:U\.\s?S\.\s?C\.|USC)(?:A\.|S\.)?\s*(§§?|[Ss]ec(?:tions?|s?\.))?\s*({SECTION_NO}(?:\s*[-–—]\s*\d+[A-Za-z]{{0,3}})?)");
+    let re = format!(
+        r"\b(\d{{1,2}})\s+(?:U\.\s?S\.\s?C\.|USC)(?:A\.|S\.)?\s*(§§?|[Ss]ec(?:tions?|s?\.))?\s*({SECTION_NO}(?:\s*[-–—]\s*\d+[A-Za-z]{{0,3}})?)"
+    );
     Regex::new(&re).unwrap()
 });
-static USC_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"\b[Ss]ection\s+({SECTION_NO})\s+of\s+[Tt]itle\s+(\d{{1,2}})\b")).unwrap()
-});
+static USC_WORDS: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"\b[Ss]ection\s+({SECTION_NO})\s+of\s+[Tt]itle\s+(\d{{1,2}})\b")).unwrap());
 static CFR: LazyLock<Regex> = LazyLock::new(|| {
     let re = format!(r"\b(\d{{1,2}})\s+(?:C\.\s?F\.\s?R\.|CFR)\s*(?:(§§?|[Pp]arts?|pt\.)\s*)?({SECTION_NO})");
     Regex::new(&re).unwrap()
 });
-static PUB_L: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:Pub\.\s?L\.|Public\s+Law|P\.\s?L\.)\s*(?:No\.\s*)?(\d{1,3})\s*[-–—]\s*(\d{1,4})\b").unwrap()
-});
+static PUB_L: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(?:Pub\.\s?L\.|Public\s+Law|P\.\s?L\.)\s*(?:No\.\s*)?(\d{1,3})\s*[-–—]\s*(\d{1,4})\b").unwrap());
 static STAT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(\d{1,3})\s+Stat\.\s+(\d{1,5})\b").unwrap());
 static CASE: LazyLock<Regex> = LazyLock::new(|| {
     let mut names: Vec<&str> = REPORTERS.to_vec();
@@ -44,9 +71,7 @@ static CASE: LazyLock<Regex> = LazyLock::new(|| {
     let alternatives: Vec<String> = names.iter().map(|r| reporter_pattern(r)).collect();
     Regex::new(&format!(r"\b(\d{{1,4}})\s+({})\s+(\d{{1,5}}|_{{2,}})\b", alternatives.join("|"))).unwrap()
 });
-static SECTION_SIGN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"(§§?)\s*({SECTION_NO}(?:\s*[-–—]\s*\d+[A-Za-z]{{0,3}})?)")).unwrap()
-});
+static SECTION_SIGN: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(§§?)\s*({SECTION_NO}(?:\s*[-–—]\s*\d+[A-Za-z]{{0,3}})?)")).unwrap());
 static ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(?:(?:Id|Ibid)\.(?:,?\s+at\s+(\d+(?:\s*[-–]\s*\d+)?))?|id\.,?\s+at\s+(\d+(?:\s*[-–]\s*\d+)?))").unwrap());
 static SUPRA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Z][A-Za-z'’\-]+),?\s+supra\b(?:,?\s+at\s+(\d+))?").unwrap());
@@ -127,11 +152,14 @@ fn collect(out: &mut Vec<Citation>, re: &Regex, family: Family, text: &str, norm
     }
 }
 
-/// `§ 1.` at a line start (after `#`s or `**`) numbers the section; it cites nothing.
+/// `§ 1.` or `§ 90.1 Scope` at a line start (after `#`s or `**`) numbers the section; it
+/// cites nothing. (`§§ 101-103 and …` at a line start still cites.)
 fn is_clause_number(text: &str, start: usize, end: usize) -> bool {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let before = text[line_start..start].trim_start_matches(['#', '*', ' ', '\t']);
-    before.is_empty() && text[end..].starts_with('.')
+    let at_line_start = text[line_start..start].trim_start_matches(['#', '*', ' ', '\t']).is_empty();
+    let after = text[end..].trim_start_matches('.');
+    let caption_next = after.trim_start().chars().next().is_none_or(|c| c.is_uppercase() || "“\"*".contains(c));
+    at_line_start && !text[start..end].starts_with("§§") && (text[end..].starts_with('.') || caption_next)
 }
 
 fn marker(m: Option<&str>) -> &'static str {
@@ -169,11 +197,10 @@ mod tests {
         assert_eq!(norm("enacting section 1738C of title 28"), ["28 U.S.C. § 1738C"]);
         assert_eq!(norm("48 C.F.R. § 38.48 and 40 CFR Part 60"), ["48 C.F.R. § 38.48", "40 C.F.R. Part 60"]);
         assert_eq!(norm("40 C.F.R. Part 60, subpart A"), ["40 C.F.R. Part 60"]);
-        assert_eq!(norm("Pub. L. No. 111-148, Pub. L. 117–228, Public Law 104—199"), [
-            "Pub. L. No. 111-148",
-            "Pub. L. No. 117-228",
-            "Pub. L. No. 104-199"
-        ]);
+        assert_eq!(
+            norm("Pub. L. No. 111-148, Pub. L. 117–228, Public Law 104—199"),
+            ["Pub. L. No. 111-148", "Pub. L. No. 117-228", "Pub. L. No. 104-199"]
+        );
         assert_eq!(norm("ch. 388, § 1, 61 Stat. 633"), ["§ 1", "61 Stat. 633"]);
         assert_eq!(norm("§§ 101–103 and § 2(a)"), ["§§ 101-103", "§ 2(a)"]);
     }
@@ -181,11 +208,7 @@ mod tests {
     #[test]
     fn cases_and_short_forms() {
         assert_eq!(norm("Brown v. Board of Education, 347 U.S. 483, 495 (1954)."), ["347 U.S. 483"]);
-        assert_eq!(norm("123 F.3d 456 (9th Cir. 1997); 98 S.Ct. 2733; 10 F. Supp. 2d 77"), [
-            "123 F.3d 456",
-            "98 S. Ct. 2733",
-            "10 F. Supp. 2d 77"
-        ]);
+        assert_eq!(norm("123 F.3d 456 (9th Cir. 1997); 98 S.Ct. 2733; 10 F. Supp. 2d 77"), ["123 F.3d 456", "98 S. Ct. 2733", "10 F. Supp. 2d 77"]);
         assert_eq!(norm("Id. at 495. See id. at 12; Ibid."), ["Id. at 495", "Id. at 12", "Id."]);
         assert_eq!(norm("Brown, supra, at 494"), ["Brown, supra, at 494"]);
         assert_eq!(norm("999 F. App’x 12"), ["999 F. App'x 12"]);
@@ -193,7 +216,7 @@ mod tests {
 
     #[test]
     fn section_numbers_and_prose_are_not_citations() {
-        assert!(norm("§ 1. Words denoting number\n## § 2. County").is_empty());
+        assert!(norm("§ 1. Words denoting number\n## § 2. County\n§ 90.1 Scope.").is_empty());
         assert!(norm("We studied 347 US adults over 12 years; valid. Idaho.").is_empty());
         assert!(norm("Patients (n = 12) received 5 mg. F. tularensis was 3 P. 2 strains.").is_empty());
     }

@@ -1,5 +1,6 @@
 //! Defined terms: `"X" means`, `“X” shall mean`, `the term “X” means`, `“X” includes`,
-//! `“X” has the meaning`, `“X” refers to`, and the inline form `(“X”)` / `(the “X”)` /
+//! `“X” has the meaning`, `“X” refers to`, `“X” shall be deemed to include` (an aside
+//! between commas may sit before the verb: `“X”, with respect to …, means`), and the inline form `(“X”)` / `(the “X”)` /
 //! `(each, a “Party”)`. Straight or curly double quotes; Markdown bold inside the quotes
 //! (`(“**MNDA**”)`) is dropped from the term.
 
@@ -11,17 +12,34 @@ const QUOTED: &str = r#"[“"][^“”"\n]{1,80}[”"]"#;
 
 static MEANS: LazyLock<Regex> = LazyLock::new(|| {
     let list = format!(r"{QUOTED}(?:\s*(?:,|,?\s*or|,?\s*and)\s*{QUOTED})*");
-    let verb = r"(?:shall\s+(?:mean|include|have\s+the\s+meanings?)|means|mean|has\s+the\s+meaning|have\s+the\s+meanings?|includes|include|refers?\s+to)\b";
+    let verb = r"(?:shall\s+(?:mean|include|have\s+the\s+meanings?|be\s+deemed\s+to\s+(?:include|embrace))|means|mean|has\s+the\s+meaning|have\s+the\s+meanings?|includes|include|refers?\s+to)\b";
     let as_used = r"(?:as\s+used\s+(?:herein|in\s+this\s+[A-Za-z]+)\s*,?\s*)?";
-    Regex::new(&format!(r"{list}\s*,?\s*{as_used}{verb}")).unwrap()
+    let aside = r#"(?:,[^,.;“”"\n]{1,80},)?"#;
+    Regex::new(&format!(r"{list}{aside}\s*,?\s*{as_used}{verb}")).unwrap()
 });
 static QUOTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(QUOTED).unwrap());
 static PARENS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([^()\n]{3,160})\)").unwrap());
 
 /// Words that may stand beside the quoted term inside an inline definition's parentheses.
 const INLINE_WORDS: &[&str] = &[
-    "the", "a", "an", "each", "and", "or", "together", "collectively", "individually", "jointly", "hereinafter",
-    "herein", "referred", "to", "as", "its", "their", "respectively",
+    "the",
+    "a",
+    "an",
+    "each",
+    "and",
+    "or",
+    "together",
+    "collectively",
+    "individually",
+    "jointly",
+    "hereinafter",
+    "herein",
+    "referred",
+    "to",
+    "as",
+    "its",
+    "their",
+    "respectively",
 ];
 
 /// A definition: byte range in the text searched and the terms it defines.
@@ -86,14 +104,20 @@ mod tests {
         assert_eq!(terms("the words “person” and “whoever” include corporations"), ["person", "whoever"]);
         assert_eq!(terms("“Company,” as used herein, means the firm"), ["Company"]);
         assert_eq!(terms("“Fees” has the meaning given in Section 4"), ["Fees"]);
+        assert_eq!(terms("the term “born alive”, with respect to a member, means the"), ["born alive"]);
+        assert_eq!(
+            terms("The word “company” or “association”, when used in reference to a corporation, shall be deemed to embrace"),
+            ["company", "association"]
+        );
     }
 
     #[test]
     fn inline_forms() {
         assert_eq!(terms("this Agreement (“**MNDA**”) allows"), ["MNDA"]);
-        assert_eq!(terms(r#"Acme Corp. (the "Supplier") and Beta LLC (each, a "Party" and together, the "Parties")"#), [
-            "Supplier", "Party", "Parties"
-        ]);
+        assert_eq!(
+            terms(r#"Acme Corp. (the "Supplier") and Beta LLC (each, a "Party" and together, the "Parties")"#),
+            ["Supplier", "Party", "Parties"]
+        );
     }
 
     #[test]

@@ -45,8 +45,7 @@ impl Form {
 static CONTRACT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?:Agreement|Part(?:y|ies)|IN WITNESS WHEREOF|Effective Date|hereby|terminat(?:e|ion)|[Gg]overning [Ll]aw|Disclosing|Receiving|Customer|Supplier|Licensee|Licensor)\b").unwrap()
 });
-static STATUTE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(?:Act of Congress|be it enacted|this title|this chapter|enacted)\b").unwrap());
+static STATUTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\b(?:Act of Congress|be it enacted|this title|this chapter|enacted)\b").unwrap());
 static REGULATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)(?:^\s*(?:#+\s*)?(?:PART|Part|SUBPART|Subpart)\s+[0-9A-Z]+\b|\bthis (?:part|subpart)\b)").unwrap());
 static OPINION: LazyLock<Regex> = LazyLock::new(|| {

@@ -17,7 +17,10 @@ pub(super) enum LineKind {
     /// A line that is only a heading (`# …`, a short ALL-CAPS line, a lone `**…**`, or a
     /// short title line standing between blank lines). `reset` is true for the first
     /// three, which end the clause numbering in force.
-    Heading { text: String, reset: bool },
+    Heading {
+        text: String,
+        reset: bool,
+    },
     Clause(ClauseStart),
     Text,
 }
@@ -55,15 +58,11 @@ pub(super) struct Line {
     pub kind: LineKind,
 }
 
-static ARTICLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:ARTICLE|Article)\s+([IVXLCDM]+|\d{1,3})\b\.?").unwrap());
-static SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:§|SECTION|Section|SEC\.|Sec\.)\s*(\d{1,5}[A-Za-z]{0,2}(?:[.\-]\d{1,4}[A-Za-z]?)*)\.?(?:\s|$)").unwrap()
-});
-static NUMBERED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)])(?:\s+|$)").unwrap());
-static PAREN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\(([a-z]{1,2}|[A-Z]{1,2}|\d{1,3}|[ivxlc]{1,6}|[IVXLC]{1,6})\)(?:\s+|$)").unwrap());
+static ARTICLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:ARTICLE|Article)\s+([IVXLCDM]+|\d{1,3})\b\.?").unwrap());
+static SECTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:§|SECTION|Section|SEC\.|Sec\.)\s*(\d{1,5}[A-Za-z]{0,2}(?:[.\-]\d{1,4}[A-Za-z]?)*)\.?(?:\s|$)").unwrap());
+static NUMBERED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)])(?:\s+|$)").unwrap());
+static PAREN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\(([a-z]{1,2}|[A-Z]{1,2}|\d{1,3}|[ivxlc]{1,6}|[IVXLC]{1,6})\)(?:\s+|$)").unwrap());
 
 /// The lines of `page`, classified. Title lines need their neighbours, so this is a
 /// second pass over the first.

@@ -128,7 +128,20 @@ fn is_next_letter(prev: &str, n: &str) -> bool {
 
 /// The units of `page` and what they were found under.
 pub(super) fn segment(page: &str, limits: Limits) -> Segmented {
-    let mut s = Segmenter { page, limits, out: Vec::new(), clauses: Vec::new(), headings: Vec::new(), numbering: Numbering::default(), group: 0, clause: None, heading: None, section: None, open: None, awaiting_caption: false };
+    let mut s = Segmenter {
+        page,
+        limits,
+        out: Vec::new(),
+        clauses: Vec::new(),
+        headings: Vec::new(),
+        numbering: Numbering::default(),
+        group: 0,
+        clause: None,
+        heading: None,
+        section: None,
+        open: None,
+        awaiting_caption: false,
+    };
     for line in lines(page) {
         s.line(line.range, line.kind);
     }
@@ -325,9 +338,9 @@ fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
 
 /// Abbreviations a sentence does not end at (compared without their final `.`).
 const ABBREVIATIONS: &[&str] = &[
-    "no", "nos", "pub", "stat", "sec", "secs", "ch", "v", "vs", "inc", "ltd", "co", "corp", "id", "ibid", "etc", "mr",
-    "mrs", "ms", "dr", "st", "ct", "supp", "app", "art", "para", "cl", "cir", "jan", "feb", "mar", "apr", "jun", "jul",
-    "aug", "sept", "sep", "oct", "nov", "dec", "approx", "cf", "al", "pt", "subch", "ed", "rev", "jr", "sr", "op",
+    "no", "nos", "pub", "stat", "sec", "secs", "ch", "v", "vs", "inc", "ltd", "co", "corp", "id", "ibid", "etc", "mr", "mrs", "ms", "dr", "st", "ct",
+    "supp", "app", "art", "para", "cl", "cir", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sept", "sep", "oct", "nov", "dec", "approx", "cf",
+    "al", "pt", "subch", "ed", "rev", "jr", "sr", "op",
 ];
 
 /// Sentence ends: `.`, `?`, `!` (then closing quotes or brackets) before whitespace, where
