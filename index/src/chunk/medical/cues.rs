@@ -226,19 +226,20 @@ static DRUG: LazyLock<Regex> = LazyLock::new(|| {
 
 static ALLERGY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:nkda|nka|nkfa|no known (?:drug |food |medication )?allerg(?:ies|y)|allergic to|allerg(?:y|ies) to|allergic reactions?|allergies include|(?:denies|no) (?:any )?(?:known )?(?:drug |medication )?allergies|intoleran(?:ce|t) to|anaphylaxis|seasonal allergies|environmental allergies|drug allergies)\b",
+        r"(?i)\b(?:nkda|nka|nkfa|no known (?:drug |food |medication )?allerg(?:ies|y)|allergic to|allerg(?:y|ies) to|allergic reactions? to|anaphylactic reactions? to|anaphylaxis to|[a-z]+ allerg(?:y|ies)|allergies include|(?:denies|no) (?:any )?(?:known )?(?:drug |medication )?allergies|intoleran(?:ce|t) to|anaphylaxis|seasonal allergies|environmental allergies|drug allergies)\b",
     )
 });
 
-static VITAL: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+static VITAL: LazyLock<[Regex; 5]> = LazyLock::new(|| {
     [
         re(r"(?i)\b(?:bp|b/p|blood pressure)\s*(?:[:=]|of|is|was|at|reading)?\s*(?:of|was|is)?\s*\d{2,3}\s*/\s*\d{2,3}"),
         re(
             r"(?i)\b(?:hr|heart rate|pulse|pulse rate|rr|resp(?:iratory)? rate|resp|respirations|temp|temperature|tmax|spo2|spo₂|sp02|o2 sat(?:uration)?s?|oxygen saturation|sats?|saturation|pulse ox(?:imetry)?|weight|wt|bmi)\s*(?:[:=]|of|is|was|at)?\s*(?:of|was|is)?\s*\d{2,3}",
         ),
         re(
-            r"(?i)\d{2,3}\s?(?:bpm|beats per minute|beats/min|breaths per minute|breaths/min|mmhg)\b|\d{2,3}(?:\.\d)?\s?(?:°\s?[fc]\b|degrees\b)|\d{2,3}\s?%\s?(?:on\s)?(?:room air|ra\b|\d+\s?l\b)",
+            r"(?i)\d{2,3}\s?(?:bpm|beats per minute|beats/min|breaths per minute|breaths/min|mmhg)\b|\d{2,3}(?:\.\d)?\s?(?:°\s?[fc]\b|degrees\b)|\d{2,3}\s?(?:%|percent)\s?(?:on\s)?(?:room air|ra\b|\d+\s?l\b)|\b\d{2,3}(?:\.\d)?\s?kg\b",
         ),
+        re(r"\b(?:9\d|10\d)(?:\.\d)?\s?°?\s?F\b|\b3\d\.\d\s?°?\s?C\b"),
         re(
             r"(?i)\b(?:afebrile|febrile|normotensive|hypotensive|tachycardic|(?:vital signs|vitals) (?:are|were) (?:stable|normal|unremarkable|within normal limits|reviewed))\b",
         ),
@@ -249,16 +250,17 @@ const ANALYTES: &str = "hemoglobin a1c|hemoglobin|hba1c|a1c|hematocrit|white (?:
 
 /// An analyte then, within a few words, a value or a verdict; a verdict then an analyte;
 /// a value with a laboratory unit; a short symbol with its value (`K 4.1`).
-static LAB: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+static LAB: LazyLock<[Regex; 5]> = LazyLock::new(|| {
     [
         re(&format!(
-            r"(?i)\b(?:{ANALYTES})\b[^.\n;,]{{0,20}}?(?:[\s:=(]\s*[<>≤≥]?\s*(\d+(?:\.\d+)?)\b(\s*(?:weeks?|days?|months?|years?|hours?|times?|minutes?)\b)?|\b(?:low|high|elevated|normal|abnormal|decreased|increased|within normal limits|wnl|unremarkable|negative|positive|raised|reduced|borderline)\b)"
+            r"(?i)\b(?:{ANALYTES})\b[^.\n;,]{{0,40}}?(?:[\s:=(]\s*[<>≤≥]?\s*(\d+(?:\.\d+)?)\b(\s*(?:weeks?|days?|months?|years?|hours?|times?|minutes?|mg|mcg|units?|tablets?)\b)?|\b(?:low|high|elevated|normal|abnormal|decreased|increased|within normal limits|wnl|unremarkable|negative|positive|raised|reduced|borderline)\b)"
         )),
         re(&format!(r"(?i)\b(?:low|high|elevated|normal|abnormal|decreased|increased|raised|reduced)\s+(?:\w+\s+)?(?:{ANALYTES})\b")),
         re(
             r"(?i)\b\d+(?:\.\d+)?\s?(?:mg/dl|g/dl|mmol/l|meq/l|u/l|iu/l|ng/ml|pg/ml|ng/dl|mcg/dl|µg/dl|ug/dl|k/ul|k/µl|x\s?10\^?\d+/l|miu/l|mu/l|cells/mm3|mg/l|µmol/l|umol/l|mm/hr|ml/min)",
         ),
         re(r"\b(?:Na|K|Cl|Cr|Ca|Mg|Hb|Hgb|CO2|HCO3|WBC|Plt|Hct|BUN|AST|ALT|TSH|INR|LDL|HDL|A1c|HbA1c)\s*[:=]?\s*[<>]?\d+(?:\.\d+)?\b"),
+        re(r"(?i)\b(?:x-rays?|radiographs?|echocardiogram|echo|ct(?: scan)?|mri|ultrasound|ecg|ekg|imaging|biopsy|scan|cultures?|swab|ejection fraction)\b[^.\n;]{0,40}?\b(?:shows?|showed|demonstrat(?:es|ed)|revealed?|reveals|was (?:positive|negative|normal|abnormal|unremarkable)|were (?:positive|negative|normal|unremarkable)|remained (?:positive|negative)|of \d+\s?%)"),
     ]
 });
 
@@ -271,6 +273,18 @@ static DIAGNOSIS: LazyLock<[Regex; 2]> = LazyLock::new(|| {
             r"(?i)\b(?:hypertension|htn|diabetes(?: mellitus)?|dm2|t2dm|hyperlipidemia|hypercholesterolemia|dyslipidemia|asthma|copd|chf|heart failure|atrial fibrillation|afib|coronary artery disease|cad|ckd|chronic kidney disease|pneumonia|depression|anxiety|hypothyroidism|hyperthyroidism|gerd|reflux|osteoarthritis|arthritis|obesity|anemia|cancer|carcinoma|migraines?|stroke|dementia|sepsis|cellulitis|uti|urinary tract infection|bronchitis|sinusitis|otitis media|pharyngitis|gastroenteritis|fracture|sprain|tendinitis|tendonitis|neuropathy|cirrhosis|hepatitis|pancreatitis|appendicitis|diverticulitis|colitis|crohn's disease|psoriasis|eczema|dermatitis|gout|lupus|osteoporosis|sleep apnea|insomnia|adhd|bipolar disorder|schizophrenia|kidney stones?|nephrolithiasis|hypokalemia|hyponatremia|covid-19|influenza|strep throat|conjunctivitis|concussion|carpal tunnel syndrome|radiculopathy|plantar fasciitis)\b",
         ),
     ]
+});
+
+/// A relative as the sentence's subject: "her brother was diagnosed with strep" is
+/// no diagnosis of the patient.
+static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:mother|father|mom|dad|brother|sister|sibling|siblings|son|daughter|wife|husband|grandmother|grandfather|aunt|uncle|cousin|family)\b")
+});
+
+/// The consent line that closes an assessment and plan ("The patient understands and
+/// agrees with the recommended medical treatment plan"): no plan of its own.
+static CONSENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?:patient agreements:\s*)?[^.\n]*\b(?:understands? and agrees?|agrees?) (?:with|to) the (?:recommended )?(?:medical )?(?:treatment )?plan\b[^.\n]*\.?")
 });
 
 /// Negations that undo a disease word before it in the same sentence.
@@ -306,10 +320,13 @@ pub(crate) fn kinds(text: &str, section: Option<Section>) -> Kinds {
     if is_lab(text) {
         kinds.insert(Kind::Lab);
     }
-    if section != Some(Section::Ros) && is_diagnosis(text) {
+    let assessing = matches!(section, Some(Section::Assessment | Section::AssessmentPlan));
+    let diagnosis_here = !matches!(section, Some(Section::Ros | Section::Allergies));
+    if diagnosis_here && (is_diagnosis(text) || (assessing && is_problem_title(text))) {
         kinds.insert(Kind::Diagnosis);
     }
-    if plans_here(section) && PLAN.iter().any(|r| r.is_match(text)) {
+    let without_consent = CONSENT.replace_all(text, "");
+    if plans_here(section) && PLAN.iter().any(|r| r.is_match(&without_consent)) {
         kinds.insert(Kind::Plan);
     }
     kinds
@@ -361,13 +378,24 @@ fn is_lab(text: &str) -> bool {
 }
 
 fn is_diagnosis(text: &str) -> bool {
-    if DIAGNOSIS[0].is_match(text) || !super::codes::icd10(text).is_empty() {
+    if !super::codes::icd10(text).is_empty() {
         return true;
     }
-    DIAGNOSIS[1].find_iter(text).any(|m| {
-        let sentence_start = text[..m.start()].rfind(['.', '\n', ';']).map_or(0, |i| i + 1);
-        !NEGATION.is_match(&text[sentence_start..m.start()])
+    let sentence = |at: usize| &text[text[..at].rfind(['.', '\n', ';']).map_or(0, |i| i + 1)..at];
+    let cue = DIAGNOSIS[0].find_iter(text).any(|m| !RELATIVE.is_match(sentence(m.start())));
+    cue || DIAGNOSIS[1].find_iter(text).any(|m| {
+        let before = sentence(m.start());
+        !NEGATION.is_match(before) && !RELATIVE.is_match(before)
     })
+}
+
+/// A problem's title in an assessment (`Hypertension.`, `2. Mood.`): a short line that
+/// names, without a verb of doing, what the lines under it are about.
+fn is_problem_title(text: &str) -> bool {
+    let marker = |c: char| c.is_ascii_digit() || c.is_whitespace() || matches!(c, '.' | ')' | '-' | '*' | '•' | '#');
+    let title = text.trim_start_matches(marker).trim_end_matches(['.', ':']).trim();
+    let short = !title.is_empty() && title.split_whitespace().count() <= 8 && !title.contains(['\n', ':', ';']);
+    short && title.starts_with(char::is_uppercase) && !PLAN.iter().any(|r| r.is_match(title))
 }
 
 /// How many note-only cues `text` shows (for the detection signal): allergy statements,
@@ -419,6 +447,8 @@ mod tests {
         assert_eq!(names("Diagnosed with hypertension in 2019.", None), ["diagnosis"]);
         assert!(names("She denies any history hypertension or asthma.", None).is_empty());
         assert!(names("Mother with diabetes and hypertension.", Some(Section::Family)).is_empty());
+        assert!(names("Her brother was recently diagnosed with strep throat.", Some(Section::Hpi)).is_empty());
+        assert!(names("Latex: contact dermatitis.", Some(Section::Allergies)).contains(&"allergy") == false);
     }
 
     #[test]
@@ -426,5 +456,9 @@ mod tests {
         assert_eq!(names("We will order a repeat echocardiogram.", Some(Section::AssessmentPlan)), ["plan"]);
         assert!(names("He was advised to rest.", Some(Section::Hpi)).is_empty());
         assert_eq!(names("Follow up in 2 weeks.", None), ["plan"]);
+        let consent = "Patient Agreements: The patient understands and agrees with the recommended medical treatment plan.";
+        assert!(names(consent, Some(Section::AssessmentPlan)).is_empty());
+        assert_eq!(names("2. Mood.", Some(Section::AssessmentPlan)), ["diagnosis"]);
+        assert!(names("Mood.", Some(Section::Hpi)).is_empty());
     }
 }

@@ -69,7 +69,9 @@ impl Section {
         }
     }
 
-    /// The kinds every chunk of the section carries.
+    /// The kinds every chunk of the section carries. An assessment and plan has none of
+    /// its own: its problem titles are diagnoses, its orders plans, and its closing
+    /// consent line neither, so its chunks take their kinds from what they hold.
     pub(crate) fn kinds(self) -> Kinds {
         let kinds: &[Kind] = match self {
             Section::Medications => &[Kind::Medication],
@@ -77,7 +79,6 @@ impl Section {
             Section::Vitals => &[Kind::Vital],
             Section::Labs | Section::Results => &[Kind::Lab],
             Section::Assessment | Section::PastMedical => &[Kind::Diagnosis],
-            Section::AssessmentPlan => &[Kind::Diagnosis, Kind::Plan],
             Section::Plan => &[Kind::Plan],
             _ => &[],
         };
@@ -106,7 +107,15 @@ impl Section {
     /// The section a label names (`HPI`, `Current Medications`, `A/P`…), if any.
     pub(crate) fn lookup(label: &str) -> Option<Section> {
         let key = normalise(label);
-        let section = match key.as_str() {
+        Section::lookup_key(&key).or_else(|| {
+            // `Labs (03/28/2024)`: the label without its bracketed tail.
+            let open = key.rfind(" (").filter(|_| key.ends_with(')'))?;
+            Section::lookup_key(key[..open].trim())
+        })
+    }
+
+    fn lookup_key(key: &str) -> Option<Section> {
+        let section = match key {
             "chief complaint"
             | "chief complaints"
             | "cc"
@@ -151,7 +160,7 @@ impl Section {
             "family history" | "family hx" | "fh" | "fhx" => Section::Family,
             "review of systems" | "ros" | "systems review" => Section::Ros,
             "physical exam" | "physical examination" | "exam" | "examination" | "pe" | "physical findings" => Section::PhysicalExam,
-            "vitals" | "vital signs" | "vital sign" | "vs" => Section::Vitals,
+            "vitals" | "vital signs" | "vital sign" | "vs" | "vitals reviewed" | "vital signs reviewed" | "discharge vitals" => Section::Vitals,
             "labs" | "lab" | "laboratory" | "laboratory data" | "laboratory results" | "lab results" | "laboratory studies" | "labs and imaging" => {
                 Section::Labs
             }
@@ -326,7 +335,7 @@ fn caps_or_known(line: &str) -> Option<String> {
     let letters = name.chars().filter(|c| c.is_alphabetic()).count();
     let caps = name.chars().filter(|c| c.is_alphabetic()).all(char::is_uppercase);
     let words = name.split_whitespace().count();
-    let shaped = name.chars().all(allowed) && caps && letters >= 4 && words <= 8;
+    let shaped = name.chars().all(allowed) && caps && letters >= 4 && words <= 8 && !name.ends_with('.');
     (shaped && !NOT_HEADERS.contains(&name.as_str())).then_some(name)
 }
 
@@ -371,7 +380,7 @@ mod tests {
 
     #[test]
     fn content_lines_are_not_headers() {
-        let page = "NKDA\nBP 120/80\nHEENT: normocephalic.\nBlood Pressure: 124/80 mmHg.\n• Medical Treatment: Continue lisinopril.\nThe plan: rest.";
+        let page = "NKDA\nCOPD.\nBP 120/80\nHEENT: normocephalic.\nBlood Pressure: 124/80 mmHg.\n• Medical Treatment: Continue lisinopril.\nThe plan: rest.";
         assert!(headers(page).is_empty(), "{:?}", headers(page));
     }
 
@@ -392,6 +401,7 @@ mod tests {
         assert_eq!(Section::lookup("**Current Medications**"), Some(Section::Medications));
         assert_eq!(Section::lookup("Review  of Systems:"), Some(Section::Ros));
         assert_eq!(Section::lookup("A / P"), Some(Section::AssessmentPlan));
+        assert_eq!(Section::lookup("Labs (03/28/2024)"), Some(Section::Labs));
         assert_eq!(Section::lookup("Methods"), None);
     }
 }
