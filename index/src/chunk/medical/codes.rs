@@ -29,8 +29,10 @@ impl Code {
     }
 }
 
+/// Word boundaries are ASCII ones (`(?-u:\b)`): the Unicode kind keeps the regex engine
+/// off its fast DFA paths on any text with a non-ASCII char, and notes' cue words are ASCII.
 fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("the code patterns are valid")
+    Regex::new(&pattern.replace(r"\b", r"(?-u:\b)")).expect("the code patterns are valid")
 }
 
 static ICD10: LazyLock<[Regex; 3]> = LazyLock::new(|| {
@@ -113,7 +115,7 @@ fn loinc_at(text: &str) -> Vec<(usize, String)> {
 fn bordered_by_number_marks(text: &str, start: usize, end: usize) -> bool {
     let mark = |c: char| matches!(c, '-' | '/' | '.' | '–') || c.is_ascii_digit();
     let before = text[..start].chars().next_back().is_some_and(mark);
-    let after = text[end..].chars().next().is_some_and(|c| mark(c) && !(c == '.' && !followed_by_digit(&text[end..])));
+    let after = text[end..].chars().next().is_some_and(|c| mark(c) && (c != '.' || followed_by_digit(&text[end..])));
     before || after
 }
 

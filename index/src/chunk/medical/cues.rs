@@ -12,8 +12,10 @@ use regex::Regex;
 use super::super::kinds::{Kind, Kinds};
 use super::sections::Section;
 
+/// Word boundaries are ASCII ones (`(?-u:\b)`): the Unicode kind keeps the regex engine
+/// off its fast DFA paths on any text with a non-ASCII char, and notes' cue words are ASCII.
 fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("the cue patterns are valid")
+    Regex::new(&pattern.replace(r"\b", r"(?-u:\b)")).expect("the cue patterns are valid")
 }
 
 /// A dose: number and unit (`20 mg`, `2 puffs`, `0.5 mg/kg/day`), not a concentration
@@ -260,7 +262,9 @@ static LAB: LazyLock<[Regex; 5]> = LazyLock::new(|| {
             r"(?i)\b\d+(?:\.\d+)?\s?(?:mg/dl|g/dl|mmol/l|meq/l|u/l|iu/l|ng/ml|pg/ml|ng/dl|mcg/dl|µg/dl|ug/dl|k/ul|k/µl|x\s?10\^?\d+/l|miu/l|mu/l|cells/mm3|mg/l|µmol/l|umol/l|mm/hr|ml/min)",
         ),
         re(r"\b(?:Na|K|Cl|Cr|Ca|Mg|Hb|Hgb|CO2|HCO3|WBC|Plt|Hct|BUN|AST|ALT|TSH|INR|LDL|HDL|A1c|HbA1c)\s*[:=]?\s*[<>]?\d+(?:\.\d+)?\b"),
-        re(r"(?i)\b(?:x-rays?|radiographs?|echocardiogram|echo|ct(?: scan)?|mri|ultrasound|ecg|ekg|imaging|biopsy|scan|cultures?|swab|ejection fraction)\b[^.\n;]{0,40}?\b(?:shows?|showed|demonstrat(?:es|ed)|revealed?|reveals|was (?:positive|negative|normal|abnormal|unremarkable)|were (?:positive|negative|normal|unremarkable)|remained (?:positive|negative)|of \d+\s?%)"),
+        re(
+            r"(?i)\b(?:x-rays?|radiographs?|echocardiogram|echo|ct(?: scan)?|mri|ultrasound|ecg|ekg|imaging|biopsy|scan|cultures?|swab|ejection fraction)\b[^.\n;]{0,40}?\b(?:shows?|showed|demonstrat(?:es|ed)|revealed?|reveals|was (?:positive|negative|normal|abnormal|unremarkable)|were (?:positive|negative|normal|unremarkable)|remained (?:positive|negative)|of \d+\s?%)",
+        ),
     ]
 });
 
@@ -278,13 +282,17 @@ static DIAGNOSIS: LazyLock<[Regex; 2]> = LazyLock::new(|| {
 /// A relative as the sentence's subject: "her brother was diagnosed with strep" is
 /// no diagnosis of the patient.
 static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:mother|father|mom|dad|brother|sister|sibling|siblings|son|daughter|wife|husband|grandmother|grandfather|aunt|uncle|cousin|family)\b")
+    re(
+        r"(?i)\b(?:mother|father|mom|dad|brother|sister|sibling|siblings|son|daughter|wife|husband|grandmother|grandfather|aunt|uncle|cousin|family)\b",
+    )
 });
 
 /// The consent line that closes an assessment and plan ("The patient understands and
 /// agrees with the recommended medical treatment plan"): no plan of its own.
 static CONSENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:patient agreements:\s*)?[^.\n]*\b(?:understands? and agrees?|agrees?) (?:with|to) the (?:recommended )?(?:medical )?(?:treatment )?plan\b[^.\n]*\.?")
+    re(
+        r"(?i)(?:patient agreements:\s*)?[^.\n]*\b(?:understands? and agrees?|agrees?) (?:with|to) the (?:recommended )?(?:medical )?(?:treatment )?plan\b[^.\n]*\.?",
+    )
 });
 
 /// Negations that undo a disease word before it in the same sentence.
@@ -448,7 +456,7 @@ mod tests {
         assert!(names("She denies any history hypertension or asthma.", None).is_empty());
         assert!(names("Mother with diabetes and hypertension.", Some(Section::Family)).is_empty());
         assert!(names("Her brother was recently diagnosed with strep throat.", Some(Section::Hpi)).is_empty());
-        assert!(names("Latex: contact dermatitis.", Some(Section::Allergies)).contains(&"allergy") == false);
+        assert!(!names("Latex: contact dermatitis.", Some(Section::Allergies)).contains(&"diagnosis"));
     }
 
     #[test]

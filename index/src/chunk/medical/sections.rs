@@ -380,7 +380,8 @@ mod tests {
 
     #[test]
     fn content_lines_are_not_headers() {
-        let page = "NKDA\nCOPD.\nBP 120/80\nHEENT: normocephalic.\nBlood Pressure: 124/80 mmHg.\n• Medical Treatment: Continue lisinopril.\nThe plan: rest.";
+        let page =
+            "NKDA\nCOPD.\nBP 120/80\nHEENT: normocephalic.\nBlood Pressure: 124/80 mmHg.\n• Medical Treatment: Continue lisinopril.\nThe plan: rest.";
         assert!(headers(page).is_empty(), "{:?}", headers(page));
     }
 
