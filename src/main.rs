@@ -41,6 +41,7 @@ fn ingest(args: IngestArgs) -> Result<()> {
         concurrency: usize::from(args.concurrency),
         progress: args.progress,
         max_rate_wait: std::time::Duration::from_secs(args.max_rate_wait),
+        observer: None,
     };
     match ingest_cli::run(options) {
         Ok(summary) => {

@@ -19,7 +19,7 @@ mod source;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,9 @@ pub enum Target {
     Create(String),
 }
 
-#[derive(Debug)]
+/// Told `(documents done, documents in the input)` as each document finishes.
+pub type Observer = Arc<dyn Fn(u64, u64) + Send + Sync>;
+
 pub struct Options {
     /// `http://HOST:PORT`.
     pub server: String,
@@ -54,6 +56,8 @@ pub struct Options {
     pub progress: ProgressMode,
     /// The longest one document keeps waiting out rate refusals before it is reported failed.
     pub max_rate_wait: Duration,
+    /// For a caller with a display of its own (the quality harness).
+    pub observer: Option<Observer>,
 }
 
 /// What became of one document.
@@ -97,6 +101,7 @@ pub fn run(options: Options) -> Result<Summary, IngestError> {
         Target::Create(name) => (client.create_collection(&name)?, HashSet::new()),
     };
     let feed = options.input.open()?;
+    let total = feed.total_docs;
     let progress = Progress::new(options.progress, feed.total_docs, feed.total_bytes);
     let started = Instant::now();
     let shared = Shared {
@@ -104,6 +109,9 @@ pub fn run(options: Options) -> Result<Summary, IngestError> {
         collection: &collection,
         present: &present,
         progress: &progress,
+        observer: options.observer.as_deref(),
+        done: Mutex::new(0),
+        total,
         feed: Mutex::new(feed),
         stop: AtomicBool::new(false),
         fatal: Mutex::new(None),
@@ -131,6 +139,10 @@ struct Shared<'a> {
     collection: &'a str,
     present: &'a HashSet<String>,
     progress: &'a Progress,
+    observer: Option<&'a (dyn Fn(u64, u64) + Send + Sync)>,
+    /// Documents finished, for the observer.
+    done: Mutex<u64>,
+    total: u64,
     feed: Mutex<Feed>,
     stop: AtomicBool,
     fatal: Mutex<Option<IngestError>>,
@@ -205,6 +217,11 @@ impl Shared<'_> {
         });
         let outcome = Outcome { source_id: job.source_id, done };
         self.outcomes.lock().unwrap_or_else(|e| e.into_inner()).push((job.index, job.bytes, outcome));
+        if let Some(observe) = self.observer {
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            *done += 1;
+            observe(*done, self.total);
+        }
     }
 
     /// Stops every worker; the first error is the run's.
