@@ -24,7 +24,11 @@ use super::payload::SOURCE_ID;
 pub enum Answer {
     Created(Created),
     /// A status and the stable code and message of its `{error: {code, message}}` body.
-    Refused { status: u16, code: String, message: String },
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
 }
 
 /// The fields of `DocumentCreated` the summary counts.
@@ -288,7 +292,10 @@ mod tests {
 
     #[test]
     fn an_error_body_reads_as_code_and_message_or_the_status() {
-        assert_eq!(reply(413, None, r#"{"error":{"code":"document_too_large","message":"big"}}"#).error(), ("document_too_large".into(), "big".into()));
+        assert_eq!(
+            reply(413, None, r#"{"error":{"code":"document_too_large","message":"big"}}"#).error(),
+            ("document_too_large".into(), "big".into())
+        );
         assert_eq!(reply(502, None, "bad gateway").error(), ("http_502".into(), "bad gateway".into()));
     }
 

@@ -91,7 +91,10 @@ pub(super) struct Job {
 }
 
 pub(super) enum Work {
-    File { path: PathBuf, field: Field },
+    File {
+        path: PathBuf,
+        field: Field,
+    },
     Record(Record),
     /// A file of a format `quarry ingest` does not send: reported and passed over.
     Unsupported(String),

@@ -38,20 +38,23 @@ impl Run {
     /// The number before `what` in the summary (`12 added`, `3 rate refusals`).
     fn count(&self, what: &str) -> u64 {
         let before = self.stdout.split(what).next().unwrap_or_else(|| panic!("no {what:?} in {}", self.stdout));
-        before.rsplit([' ', '(']).find(|w| !w.is_empty()).and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("no count before {what:?}: {}", self.stdout))
+        before
+            .rsplit([' ', '('])
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no count before {what:?}: {}", self.stdout))
     }
 }
 
 /// `quarry ingest ARGS --server …` with the key in the environment, as a user would.
 fn ingest(s: &TestServer, key: &str, args: &[&str]) -> Run {
-    let out = Command::new(bin())
-        .arg("ingest")
-        .args(args)
-        .args(["--server", &format!("http://{}", s.addr)])
-        .env("QUARRY_API_KEY", key)
-        .output()
-        .unwrap();
-    let run = Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() };
+    let out =
+        Command::new(bin()).arg("ingest").args(args).args(["--server", &format!("http://{}", s.addr)]).env("QUARRY_API_KEY", key).output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    };
     println!("exit {}\n--- stdout\n{}--- stderr\n{}", run.code, run.stdout, run.stderr);
     run
 }

@@ -67,7 +67,16 @@ impl TestServer {
         write!(config, "{}", options.config).unwrap();
         let shards = options.shards.unwrap_or(2);
         let embedder = options.embedder.unwrap_or_else(|| "none".into());
-        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: dir, config: Some(config), shards, embedder, env: options.env };
+        let mut server = TestServer {
+            child: None,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            data,
+            _dir: dir,
+            config: Some(config),
+            shards,
+            embedder,
+            env: options.env,
+        };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
     }
