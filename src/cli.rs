@@ -1,10 +1,16 @@
-//! The command line: `quarry serve`, `quarry accounts …`, `quarry --version`.
+//! The command line: `quarry serve`, `quarry accounts …`, `quarry ingest`, `quarry --version`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Flags;
+use crate::ingest_cli::ProgressMode;
+
+/// The environment variable `quarry ingest` reads its key from when `--key` is not given.
+/// The server's configuration loader passes it over (config::RESERVED_ENV), so a shell that
+/// sets it for ingest can still start `quarry serve`.
+pub const API_KEY_ENV: &str = "QUARRY_API_KEY";
 
 #[derive(Debug, Parser)]
 #[command(name = "quarry", version, about = "Quarry: hybrid search, research and agents in one binary")]
@@ -31,6 +37,45 @@ pub enum Command {
         #[command(subcommand)]
         action: AccountsAction,
     },
+    /// Send a directory of files or a JSONL / BEIR corpus to a running server. Exits 1 when a
+    /// document failed (each is reported with the server's reason), 2 when the run could not
+    /// go on (a bad key, a missing collection, the server unreachable).
+    Ingest(IngestArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["collection", "create"])))]
+pub struct IngestArgs {
+    /// A directory of files (.txt .md .markdown → text, .html .htm → html, .csv, .tsv, .json;
+    /// other files are reported and skipped), a JSONL file of {"_id", "title", "text"}
+    /// records, or a BEIR directory holding corpus.jsonl. A file's path relative to the
+    /// directory, or a record's _id, is its stable id (kept in metadata.source_id): a second
+    /// run skips every id the collection already holds.
+    pub path: PathBuf,
+    /// The server: http://HOST:PORT.
+    #[arg(long, default_value = "http://127.0.0.1:4400")]
+    pub server: String,
+    /// The API key (al_...).
+    #[arg(long, env = API_KEY_ENV, hide_env_values = true)]
+    pub key: String,
+    /// Add to this collection (col_...).
+    #[arg(long)]
+    pub collection: Option<String>,
+    /// Create a collection with this name and add to it.
+    #[arg(long)]
+    pub create: Option<String>,
+    /// Adds in flight at once.
+    #[arg(long, short = 'j', default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+    /// Send a BEIR directory's files rather than its corpus.jsonl.
+    #[arg(long)]
+    pub files: bool,
+    /// auto: a bar on a terminal, plain lines otherwise.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+    /// Seconds one document may keep waiting out rate refusals before it counts as failed.
+    #[arg(long, default_value_t = 900)]
+    pub max_rate_wait: u64,
 }
 
 #[derive(Debug, Args)]

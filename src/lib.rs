@@ -12,6 +12,7 @@ pub mod evaluate;
 pub mod http;
 pub mod identity;
 pub mod ids;
+pub mod ingest_cli;
 pub mod limits;
 pub mod llm;
 pub mod metrics;

@@ -2,10 +2,10 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use quarry::cli::{AccountsAction, Cli, Command, Common};
+use quarry::cli::{AccountsAction, Cli, Command, Common, IngestArgs};
 use quarry::config::{Config, Flags};
 use quarry::store::Records;
-use quarry::{identity, shard, telemetry};
+use quarry::{identity, ingest_cli, shard, telemetry};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -19,6 +19,42 @@ fn main() -> Result<()> {
             shard::run(config).context("quarry serve")
         }
         Command::Accounts { action } => accounts(action),
+        Command::Ingest(args) => ingest(args),
+    }
+}
+
+/// Runs `quarry ingest`, prints its summary, and exits 1 if a document failed, 2 if the run
+/// could not go on.
+fn ingest(args: IngestArgs) -> Result<()> {
+    let input = ingest_cli::Input::detect(&args.path, args.files).map_err(|e| anyhow::anyhow!(e))?;
+    let collection = match (args.collection, args.create) {
+        (Some(id), _) => ingest_cli::Target::Existing(id),
+        (None, Some(name)) => ingest_cli::Target::Create(name),
+        (None, None) => unreachable!("clap requires --collection or --create"),
+    };
+    eprintln!("quarry ingest: sending {} to {} with {} in flight", input.describe(), args.server, args.concurrency);
+    let options = ingest_cli::Options {
+        server: args.server,
+        key: args.key,
+        collection,
+        input,
+        concurrency: usize::from(args.concurrency),
+        progress: args.progress,
+        max_rate_wait: std::time::Duration::from_secs(args.max_rate_wait),
+        observer: None,
+    };
+    match ingest_cli::run(options) {
+        Ok(summary) => {
+            print!("{}", summary.text());
+            if summary.counts().failed > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("quarry ingest: {e}");
+            std::process::exit(2);
+        }
     }
 }
 

@@ -2,9 +2,11 @@
 # Retrieval quality through the HTTP API on the full BEIR sets: for each embedder, starts
 # a release quarry on a fresh data directory, creates the evaluation account on a plan whose
 # limits are raised (the operator plan in bench/evaluation-plan.toml, assigned with the
-# operator CLI), indexes each set and prints nDCG@10, recall@50 and MRR@10 per mode beside
-# the published references and beside bm25s (PyPI; k1 1.2, b 0.75, English stopwords and
-# stemming) run on the same data in the same run. Results land in bench/results/.
+# operator CLI), indexes each set (quarry-quality adds the corpus through `quarry ingest`'s
+# code, quarry::ingest_cli, so each record's _id is its metadata.source_id) and prints
+# nDCG@10, recall@50 and MRR@10 per mode beside the published references and beside bm25s
+# (PyPI; k1 1.2, b 0.75, English stopwords and stemming) run on the same data in the same
+# run. Results land in bench/results/.
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,

@@ -4,8 +4,9 @@
 use toml::{Table, Value};
 
 /// The environment variables that belong to Quarry's tooling rather than to the
-/// server's configuration (`ops/setup` reads them); the server passes them over.
-pub const RESERVED_ENV: &[&str] = &["QUARRY_CACHE"];
+/// server's configuration; the server passes them over. `ops/setup` reads
+/// `QUARRY_CACHE`; `quarry ingest` reads its key from `QUARRY_API_KEY` (cli::API_KEY_ENV).
+pub const RESERVED_ENV: &[&str] = &["QUARRY_CACHE", "QUARRY_API_KEY"];
 
 /// Deep-merges `top` into `base`: tables merge, anything else is replaced.
 pub fn merge(base: &mut Table, top: Table) {
@@ -69,11 +70,12 @@ mod tests {
             ("QUARRY_LISTEN".into(), "127.0.0.1:9".into()),
             ("QUARRY_HTTP__MAX_BODY_BYTES".into(), "10".into()),
             ("QUARRY_CACHE".into(), "/tmp/x".into()),
+            ("QUARRY_API_KEY".into(), "al_x".into()),
             ("HOME".into(), "/root".into()),
         ]);
         assert_eq!(t["listen"].as_str(), Some("127.0.0.1:9"));
         assert_eq!(t["http"]["max_body_bytes"].as_integer(), Some(10));
-        assert!(!t.contains_key("cache"));
+        assert!(!t.contains_key("cache") && !t.contains_key("api_key"));
         assert_eq!(t.len(), 2);
     }
 

@@ -48,6 +48,17 @@ fn unknown_env_key_is_named_by_its_variable() {
     assert!(err.to_string().contains("QUARRY_LISTN"), "{err}");
 }
 
+/// `quarry ingest` reads its key from QUARRY_API_KEY; a shell that exports it for ingest
+/// must still be able to start the server, which refuses every other unknown QUARRY_*.
+#[test]
+fn the_ingest_key_variable_is_passed_over() {
+    let c = Config::load(None, env(&[("QUARRY_API_KEY", "al_secret")]), &Flags::default()).unwrap();
+    assert_eq!(c.listen, Config::load(None, env(&[]), &Flags::default()).unwrap().listen);
+    assert_eq!(crate::cli::API_KEY_ENV, "QUARRY_API_KEY");
+    let err = Config::load(None, env(&[("QUARRY_API_KEYS", "al_secret")]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("QUARRY_API_KEYS"), "{err}");
+}
+
 #[test]
 fn operators_may_add_plans_but_not_plan_keys() {
     let mut f = tempfile::NamedTempFile::new().unwrap();

@@ -11,6 +11,7 @@ mod errors;
 mod evaluate;
 mod health;
 mod identity;
+mod ingest_cli;
 mod install;
 mod lifecycle;
 mod limits;

@@ -18,6 +18,7 @@ pub struct TestServer {
     config: Option<tempfile::NamedTempFile>,
     shards: usize,
     embedder: String,
+    env: Vec<(String, String)>,
 }
 
 #[derive(Default)]
@@ -29,6 +30,8 @@ pub struct Options {
     pub embedder: Option<String>,
     /// The address to listen on; a free port by default.
     pub listen: Option<SocketAddr>,
+    /// More environment variables for the server process.
+    pub env: Vec<(String, String)>,
 }
 
 pub fn bin() -> &'static str {
@@ -64,7 +67,16 @@ impl TestServer {
         write!(config, "{}", options.config).unwrap();
         let shards = options.shards.unwrap_or(2);
         let embedder = options.embedder.unwrap_or_else(|| "none".into());
-        let mut server = TestServer { child: None, addr: "127.0.0.1:0".parse().unwrap(), data, _dir: dir, config: Some(config), shards, embedder };
+        let mut server = TestServer {
+            child: None,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            data,
+            _dir: dir,
+            config: Some(config),
+            shards,
+            embedder,
+            env: options.env,
+        };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
     }
@@ -79,6 +91,7 @@ impl TestServer {
             .arg(&config)
             .env_remove("QUARRY_LISTEN")
             .env("QUARRY_EMBEDDER", &self.embedder)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -1,4 +1,5 @@
-//! `quarry-quality`: index a BEIR-layout data set into a running Quarry through its HTTP API,
+//! `quarry-quality`: index a BEIR-layout data set into a running Quarry through its HTTP API
+//! (with `quarry ingest`'s code: `quarry::ingest_cli`),
 //! run every judged query in each mode through `POST /v1/collections/{id}/evaluate` in batches,
 //! and print nDCG@10, recall@k and MRR@10 beside the published references, as Markdown.
 //!

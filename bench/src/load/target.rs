@@ -115,7 +115,7 @@ mod tests {
     #[test]
     fn parses_url_with_path() {
         let t = Target::parse("http://127.0.0.1:8080/v1/health").unwrap();
-        assert_eq!(t.addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(t.addr, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
         assert_eq!(t.host_header, "127.0.0.1:8080");
         assert_eq!(t.path, "/v1/health");
     }
@@ -124,7 +124,7 @@ mod tests {
     fn parses_bare_authority_and_ipv6() {
         assert_eq!(Target::parse("127.0.0.9:1").unwrap().path, "/");
         let t = Target::parse("http://[::1]:9000/x").unwrap();
-        assert_eq!(t.addr, "[::1]:9000".parse().unwrap());
+        assert_eq!(t.addr, "[::1]:9000".parse::<SocketAddr>().unwrap());
         assert_eq!(Target::parse("http://127.0.0.1/").unwrap().addr.port(), 80);
     }
 

@@ -1,5 +1,6 @@
 //! A small blocking client for the AgentLex endpoints the quality harness needs: signup, account,
-//! health, create a collection, add a document, evaluate. Plain HTTP/1.1 on loopback.
+//! health, create a collection, evaluate. Plain HTTP/1.1 on loopback. (Documents go in through
+//! `quarry ingest`'s code, `quarry::ingest_cli`: see `run::index`.)
 //!
 //! A `429 rate_limited` is waited out (the `retry-after` seconds) and retried, up to a total wait
 //! per call; every other unexpected status is an error naming the endpoint, status and body.
@@ -92,25 +93,6 @@ pub struct Collection {
     pub id: String,
     #[serde(default)]
     pub embedder: Option<String>,
-}
-
-/// A text document; an absent title is left out of the request.
-#[derive(Debug, Clone, Serialize)]
-pub struct NewDocument<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<&'a str>,
-    pub text: &'a str,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct DocumentCreated {
-    pub id: String,
-    #[serde(default)]
-    pub pages: u64,
-    #[serde(default)]
-    pub chunks: u64,
-    #[serde(default)]
-    pub chars: u64,
 }
 
 /// The most questions one `POST /v1/collections/{id}/evaluate` may ask.
@@ -233,6 +215,15 @@ impl Client {
         self.key.as_deref()
     }
 
+    /// `http://HOST:PORT`, as given to [`Client::new`].
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub fn max_rate_wait(&self) -> Duration {
+        self.max_rate_wait
+    }
+
     /// How many `429 rate_limited` answers were waited out so far.
     pub fn rate_limited_count(&self) -> u64 {
         self.rate_limited.load(Ordering::Relaxed)
@@ -255,11 +246,6 @@ impl Client {
     pub fn create_collection(&self, name: &str) -> Result<Collection, ClientError> {
         let body = json_body(&serde_json::json!({ "name": name }));
         self.call("POST", "/v1/collections", Some(body), 201)
-    }
-
-    pub fn add_document(&self, collection: &str, doc: &NewDocument<'_>) -> Result<DocumentCreated, ClientError> {
-        let path = format!("/v1/collections/{collection}/documents");
-        self.call("POST", &path, Some(json_body(doc)), 201)
     }
 
     pub fn evaluate(&self, collection: &str, request: &EvaluateRequest<'_>) -> Result<EvaluateResponse, ClientError> {

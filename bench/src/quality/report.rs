@@ -177,7 +177,15 @@ mod tests {
             queries: 300,
             unasked: 2,
             subset: None,
-            ingest: IngestStats { docs: 5183, pages: 5183, chunks: 9000, chars: 7_000_000, elapsed: Duration::from_secs(100), concurrency: 4 },
+            ingest: IngestStats {
+                docs: 5183,
+                pages: 5183,
+                chunks: 9000,
+                chars: 7_000_000,
+                elapsed: Duration::from_secs(100),
+                concurrency: 4,
+                rate_limited: 0,
+            },
             modes: vec![ModeReport {
                 mode: Mode::Keyword,
                 ndcg_at_10: 0.67891,

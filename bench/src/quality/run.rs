@@ -1,16 +1,19 @@
 //! One evaluation against a live server: [`index`] a data set's corpus into a fresh collection
-//! once, then [`evaluate`] it in as many modes as wanted through `POST
+//! once, with `quarry ingest`'s own code (`quarry::ingest_cli`), then [`evaluate`] it in as many modes as wanted through `POST
 //! /v1/collections/{id}/evaluate`, a batch of questions per call, several calls in flight.
 //! Everything goes through the HTTP API, so the numbers include whatever the server does to
 //! titles, chunking and pages.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::answers::{self, AnswerError};
 use super::beir::Dataset;
-use super::client::{Client, ClientError, Mode, NewDocument, MAX_QUESTIONS};
+use quarry::ingest_cli::{self, Done, IngestError, Input, ProgressMode, Record, Target};
+
+use super::client::{Client, ClientError, Mode, MAX_QUESTIONS};
 use super::metrics::{mean_over_queries, mrr_at_k, ndcg_at_k, recall_at_k};
 use super::pool::parallel_map;
 use super::questions::{self, Question};
@@ -48,14 +51,14 @@ impl Default for RunOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("indexing corpus document {doc}: {source}")]
-    Index { doc: String, source: ClientError },
+    #[error("indexing corpus document {doc}: POST /v1/collections/{collection}/documents: {reason}")]
+    Index { doc: String, collection: String, reason: String },
+    #[error("loading the corpus with quarry ingest: {0}")]
+    Ingest(IngestError),
     #[error("{mode} evaluation of the batch from query {first_query}: {source}")]
     Evaluate { mode: Mode, first_query: String, source: ClientError },
     #[error("{mode} evaluation of the batch from query {first_query}: {source}")]
     Answer { mode: Mode, first_query: String, source: Box<AnswerError> },
-    #[error("creating the evaluation collection: {0}")]
-    Collection(ClientError),
     #[error("the server gave document id {server_id} to both corpus documents {first} and {second}")]
     DuplicateId { server_id: String, first: String, second: String },
     #[error(
@@ -74,6 +77,8 @@ pub struct IngestStats {
     pub chars: u64,
     pub elapsed: Duration,
     pub concurrency: usize,
+    /// `429 rate_limited` answers the adds waited out.
+    pub rate_limited: u64,
 }
 
 impl IngestStats {
@@ -94,34 +99,68 @@ pub struct QualityRun {
 }
 
 /// Creates `collection_name` and adds every corpus document (title when not empty, text), up to
-/// `options.concurrency` at a time.
+/// `options.concurrency` at a time, through `quarry ingest`'s code: each record's `_id` becomes
+/// its `metadata.source_id`, which search does not read, so the scores are those of the plain
+/// adds the harness sent before. The first document refused fails the run.
 pub fn index(client: &Client, data: &Dataset, collection_name: &str, options: &RunOptions) -> Result<QualityRun, RunError> {
-    let collection = client.create_collection(collection_name).map_err(RunError::Collection)?;
     let started = Instant::now();
-    let done = AtomicUsize::new(0);
-    let total = data.corpus.len();
-    let created = parallel_map(&data.corpus, options.concurrency, |doc| {
-        let title = Some(doc.title.as_str()).filter(|t| !t.trim().is_empty());
-        let input = NewDocument { title, text: &doc.text };
-        let created = client.add_document(&collection.id, &input).map_err(|source| RunError::Index { doc: doc.id.clone(), source })?;
-        advance(options, "index", &done, 1, total, 100);
-        Ok(created)
-    })?;
-    let mut ingest = IngestStats { docs: created.len(), elapsed: started.elapsed(), concurrency: options.concurrency, ..IngestStats::default() };
-    let mut doc_ids = HashMap::with_capacity(created.len());
+    let progress = options.progress;
+    let records = data.corpus.iter().map(|doc| Record {
+        source_id: doc.id.clone(),
+        title: Some(doc.title.clone()).filter(|t| !t.trim().is_empty()),
+        text: doc.text.clone(),
+        metadata: Default::default(),
+    });
+    let summary = ingest_cli::run(ingest_cli::Options {
+        server: client.base().to_owned(),
+        key: client.key().unwrap_or_default().to_owned(),
+        collection: Target::Create(collection_name.to_owned()),
+        input: Input::Records(records.collect()),
+        concurrency: options.concurrency,
+        // The harness shows its own progress, as it did before ingest did the adds.
+        progress: ProgressMode::Off,
+        max_rate_wait: client.max_rate_wait(),
+        observer: Some(Arc::new(move |done, total| {
+            if let Some(progress) = progress {
+                let (done, total) = (done as usize, total as usize);
+                if done % 100 == 0 || done == total {
+                    progress("index", done, total);
+                }
+            }
+        })),
+    })
+    .map_err(RunError::Ingest)?;
+    let mut ingest = IngestStats {
+        docs: summary.outcomes.len(),
+        elapsed: started.elapsed(),
+        concurrency: options.concurrency,
+        rate_limited: summary.rate_limited,
+        ..IngestStats::default()
+    };
+    let mut doc_ids = HashMap::with_capacity(summary.outcomes.len());
     let mut multi_page = Vec::new();
-    for (doc, created) in data.corpus.iter().zip(created) {
+    for outcome in summary.outcomes {
+        let created = match outcome.done {
+            Done::Added(created) => created,
+            other => {
+                let reason = match other {
+                    Done::Failed(why) | Done::Unsupported(why) => why,
+                    _ => "already in the new collection".to_owned(),
+                };
+                return Err(RunError::Index { doc: outcome.source_id, collection: summary.collection, reason });
+            }
+        };
         if created.pages > 1 {
-            multi_page.push((doc.id.clone(), created.pages));
+            multi_page.push((outcome.source_id.clone(), created.pages));
         }
         ingest.pages += created.pages;
         ingest.chunks += created.chunks;
         ingest.chars += created.chars;
-        if let Some(first) = doc_ids.insert(created.id.clone(), doc.id.clone()) {
-            return Err(RunError::DuplicateId { server_id: created.id, first, second: doc.id.clone() });
+        if let Some(first) = doc_ids.insert(created.id.clone(), outcome.source_id.clone()) {
+            return Err(RunError::DuplicateId { server_id: created.id, first, second: outcome.source_id });
         }
     }
-    Ok(QualityRun { collection: collection.id, doc_ids, multi_page, ingest })
+    Ok(QualityRun { collection: summary.collection, doc_ids, multi_page, ingest })
 }
 
 /// Evaluates every judged query of `data` in each mode and scores the ranked document lists as
@@ -144,7 +183,7 @@ pub fn evaluate(client: &Client, run: &QualityRun, data: &Dataset, modes: &[Mode
         modes,
         peers: Vec::new(),
         server: server_info(client),
-        rate_limited: client.rate_limited_count(),
+        rate_limited: run.ingest.rate_limited + client.rate_limited_count(),
         notes,
     })
 }

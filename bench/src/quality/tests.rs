@@ -61,7 +61,7 @@ fn signup_index_evaluate_and_score_against_a_fake_server() {
     assert_eq!(run.doc_ids.len(), 4);
     assert_eq!(run.ingest.docs, 4);
     assert_eq!(run.ingest.pages, 4);
-    assert_eq!(client.rate_limited_count(), 1, "the first add was refused once");
+    assert_eq!(run.ingest.rate_limited, 1, "the first add was refused once and waited out");
 
     let report = evaluate(&client, &run, &data, ALL_MODES, &options).unwrap();
     assert_eq!(report.server.embedder.as_deref(), Some("fake-embedder"));
