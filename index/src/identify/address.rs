@@ -23,8 +23,9 @@ static ADDRESS: LazyLock<Regex> = LazyLock::new(|| {
     compile(&format!(r"{street}|{po_box}"))
 });
 
-static COURT: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"(?:Supreme|District|Appeals|Circuit|Superior|County|Family|Tax|Bankruptcy|High|Claims|Federal|State|Municipal|Probate|Juvenile) Court"));
+static COURT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"(?:Supreme|District|Appeals|Circuit|Superior|County|Family|Tax|Bankruptcy|High|Claims|Federal|State|Municipal|Probate|Juvenile) Court")
+});
 
 pub fn find(text: &str, out: &mut Vec<Span>) {
     for m in ADDRESS.find_iter(text) {

@@ -89,7 +89,10 @@ fn year(s: &str) -> u32 {
 
 fn month(name: &str) -> u32 {
     let n = name.to_ascii_lowercase();
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| n.starts_with(m)).map_or(0, |i| i as u32 + 1)
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        .iter()
+        .position(|m| n.starts_with(m))
+        .map_or(0, |i| i as u32 + 1)
 }
 
 /// Whether the day exists.
@@ -114,7 +117,20 @@ mod tests {
 
     #[test]
     fn dates_that_exist() {
-        for d in ["5-20-2021", "5/20/2021", "2021-05-21", "21.5.2021", "21.5.21", "5-May-2021", "05/21/21", "21/05/21", "May-2021", "January 15, 2024", "15 January 2024", "2024-03-15T14:30:00Z"] {
+        for d in [
+            "5-20-2021",
+            "5/20/2021",
+            "2021-05-21",
+            "21.5.2021",
+            "21.5.21",
+            "5-May-2021",
+            "05/21/21",
+            "21/05/21",
+            "May-2021",
+            "January 15, 2024",
+            "15 January 2024",
+            "2024-03-15T14:30:00Z",
+        ] {
             assert_eq!(found(d), [(K::Date, d)], "{d}");
         }
     }

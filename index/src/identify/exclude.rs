@@ -12,17 +12,20 @@ use super::context::compile;
 static ZONES: LazyLock<Regex> = LazyLock::new(|| {
     let guid = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
     let hash = r"(?-u:\b)[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]{14,}(?-u:\b)|(?-u:\b)[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]{14,}(?-u:\b)";
-    let version = r"(?i:(?-u:\b)(?:v|ver\.?|version|release|build|rev\.?|revision|firmware|kernel|python|java|node|api)\s?)\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?";
+    let version =
+        r"(?i:(?-u:\b)(?:v|ver\.?|version|release|build|rev\.?|revision|firmware|kernel|python|java|node|api)\s?)\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?";
     let dotted = r"(?-u:\b)\d+(?:\.\d+){4,}";
-    let price = r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[mb]illion|[MBK]))?|(?-u:\b)\d[\d,]*(?:\.\d{1,2})?\s?(?:USD|EUR|GBP|dollars|cents|euros)(?-u:\b)";
+    let price =
+        r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[mb]illion|[MBK]))?|(?-u:\b)\d[\d,]*(?:\.\d{1,2})?\s?(?:USD|EUR|GBP|dollars|cents|euros)(?-u:\b)";
     let reporters = r"U\.\s?S\.(?:\s?C\.(?:\s?[AS]\.)?)?|S\.\s?Ct\.|L\.\s?Ed\.(?:\s?2d)?|F\.(?:\s?(?:2d|3d|4th)|\s?Supp\.(?:\s?(?:2d|3d))?|\s?App'x)?|C\.\s?F\.\s?R\.|Stat\.|Fed\.\s?Reg\.|(?:P|A|N\.\s?E|N\.\s?W|S\.\s?E|S\.\s?W|So)\.(?:\s?(?:2d|3d))?|Cal\.\s?(?:Rptr\.|App\.)(?:\s?(?:2d|3d|4th|5th))?|N\.\s?Y\.(?:\s?S\.)?(?:\s?(?:2d|3d))?|B\.\s?R\.|T\.\s?C\.|Vet\.\s?App\.|M\.\s?J\.|WL|U\.\s?S\.\s?L\.\s?W\.|USC|CFR";
     let citation = format!(
         r"(?-u:\b)\d+\s+(?:{reporters})\s*(?:§§?\s*)?\d+(?:[\w()\-–]|\.\w)*(?:(?:,|\s+at)\s*\d+(?:[-–]\d+)?)*(?:\s*\([^)]{{0,30}}\d{{4}}\))?"
     );
     let section = r"§§?\s*\d+(?:[\w()\-–]|\.\w)*";
     let public_law = r"(?:Pub\.\s?L\.|P\.\s?L\.|Public Law)(?:\s?No\.)?\s?\d+[-–]\d+|(?-u:\b)\d+\s+Stat\.\s+\d+";
-    let docket = r"(?i:(?-u:\b)(?:No\.|Case No\.|Docket No\.|Civ\. No\.|Civil Action No\.))\s*\d*:?\d{2}[-–](?:[a-z]{2}[-–])?\d+(?:[-–][A-Z]+)?";
-    let isbn = r"(?i:ISBN(?:-1[03])?:?\s*)(?:97[89][-\s]?)?\d{1,5}[-\s]?\d{1,7}[-\s]?\d{1,7}[-\s]?[\dX]|(?-u:\b)97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d(?-u:\b)";
+    let docket = r"(?:No\.|Case No\.|Docket No\.|Civ\. No\.|Civil Action No\.)\s*(?:\d:)?\d{2}[-–](?:[a-z]{2}[-–])?\d{1,6}(?-u:\b)";
+    let isbn =
+        r"(?i:ISBN(?:-1[03])?:?\s*)(?:97[89][-\s]?)?\d{1,5}[-\s]?\d{1,7}[-\s]?\d{1,7}[-\s]?[\dX]|(?-u:\b)97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d(?-u:\b)";
     let all = [guid, hash, version, dotted, price, &citation, section, public_law, docket, isbn];
     compile(&all.map(|p| format!("(?:{p})")).join("|"))
 });

@@ -30,32 +30,92 @@ static CUED: LazyLock<Regex> = LazyLock::new(|| {
     compile(&format!(r"\b(?:{honorific}|{label})[ \t]+(?P<name>(?:{WORD})(?:[ \t]+[A-Z]\.)?(?:[ \t]+(?:{WORD})){{0,2}})"))
 });
 
-static WORDS: LazyLock<Regex> = LazyLock::new(|| compile(&format!(r"\b(?:{WORD})(?:[ \t]+(?:[A-Z]\.[ \t]+)?(?:{WORD}))+|\b(?:{WORD}),[ \t]+(?:{WORD})\b")));
+/// The parties of a case name: "Smith v. Jones".
+static VERSUS: LazyLock<Regex> = LazyLock::new(|| compile(&format!(r"\b(?P<a>{WORD}) v\. (?P<b>{WORD})\b")));
+
+static WORDS: LazyLock<Regex> =
+    LazyLock::new(|| compile(&format!(r"\b(?:{WORD})(?:[ \t]+(?:[A-Z]\.[ \t]+)?(?:{WORD}))+|\b(?:{WORD}),[ \t]+(?:{WORD})\b")));
 
 /// Words after a name that make it an institution's or a place's.
 static INSTITUTION: LazyLock<Regex> = LazyLock::new(|| {
-    compile(r"^[ \t]+(?:University|College|School|Hospital|Clinic|Center|Centre|Institute|Foundation|Memorial|Medical|Health|Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Lane|Park|Bridge|County|City|Inc|Corp|LLC|Ltd|Company|Co|Group|Hall|Library|Museum|Airport|Station|Building|Tower|Act|Law|Award|Prize|Fund|Trust|Bank)\b")
+    compile(
+        r"^[ \t]+(?:University|College|School|Hospital|Clinic|Center|Centre|Institute|Foundation|Memorial|Medical|Health|Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Lane|Park|Bridge|County|City|Inc|Corp|LLC|Ltd|Company|Co|Group|Hall|Library|Museum|Airport|Station|Building|Tower|Act|Law|Award|Prize|Fund|Trust|Bank)\b",
+    )
 });
 
 /// Capitalised words that are in the name lists but, at the head of a pair, are far more
 /// often something else.
-const NOT_GIVEN: &[&str] = &["will", "may", "june", "april", "august", "christian", "major", "long", "young", "king", "page", "hope", "grant", "chase", "dean", "frank", "mark", "bill", "case", "chance", "rich", "sky", "summer", "winter", "autumn", "dr", "in", "so", "an", "see", "lane", "ray", "miles", "guy", "art", "joy", "faith", "angel", "precious", "golden", "sunny", "star", "rock"];
+const NOT_GIVEN: &[&str] = &[
+    "will",
+    "may",
+    "june",
+    "april",
+    "august",
+    "christian",
+    "major",
+    "long",
+    "young",
+    "king",
+    "page",
+    "hope",
+    "grant",
+    "chase",
+    "dean",
+    "frank",
+    "mark",
+    "bill",
+    "case",
+    "chance",
+    "rich",
+    "sky",
+    "summer",
+    "winter",
+    "autumn",
+    "dr",
+    "in",
+    "so",
+    "an",
+    "see",
+    "lane",
+    "ray",
+    "miles",
+    "guy",
+    "art",
+    "joy",
+    "faith",
+    "angel",
+    "precious",
+    "golden",
+    "sunny",
+    "star",
+    "rock",
+];
 
 pub fn find(text: &str, out: &mut Vec<Span>) {
     let mut taken = Vec::new();
     for c in CUED.captures_iter(text) {
         let n = c.name("name").expect("the name group");
-        let (s, e) = trim_trailing_common(text, n.start(), n.end());
+        let (s, e) = trim_trailing_common(text, n.start(), n.end() - possessive(n.as_str()));
         if e > s {
             out.push(Span { kind: K::Person, start: s, end: e });
             taken.push((s, e));
+        }
+    }
+    for c in VERSUS.captures_iter(text) {
+        for g in ["a", "b"] {
+            let w = c.name(g).expect("both parties");
+            if is_surname(w.as_str()) && !common(w.as_str()) && !taken.iter().any(|&(s, e)| s < w.end() && w.start() < e) {
+                out.push(Span { kind: K::Person, start: w.start(), end: w.end() });
+                taken.push((w.start(), w.end()));
+            }
         }
     }
     for m in WORDS.find_iter(text) {
         if taken.iter().any(|&(s, e)| s < m.end() && m.start() < e) {
             continue;
         }
-        if let Some((s, e)) = lexicon_name(text, m.start(), m.as_str()) {
+        let run = &m.as_str()[..m.len() - possessive(m.as_str())];
+        if let Some((s, e)) = lexicon_name(text, m.start(), run) {
             out.push(Span { kind: K::Person, start: s, end: e });
         }
     }
@@ -68,7 +128,8 @@ fn lexicon_name(text: &str, at: usize, run: &str) -> Option<(usize, usize)> {
         let first = first.trim();
         return (is_surname(last) && is_given(first) && !common(last)).then(|| (at, at + run.len()));
     }
-    let words: Vec<(usize, &str)> = run.split([' ', '\t']).filter(|w| !w.is_empty()).map(|w| (w.as_ptr() as usize - run.as_ptr() as usize, w)).collect();
+    let words: Vec<(usize, &str)> =
+        run.split([' ', '\t']).filter(|w| !w.is_empty()).map(|w| (w.as_ptr() as usize - run.as_ptr() as usize, w)).collect();
     for i in 0..words.len() {
         let (off, w) = words[i];
         if !is_given(w) || NOT_GIVEN.contains(&lower(w).as_str()) {
@@ -104,6 +165,11 @@ fn trim_trailing_common(text: &str, s: usize, mut e: usize) -> (usize, usize) {
     (s, e)
 }
 
+/// The bytes of a final "'s" (a possessive is not part of the name).
+fn possessive(w: &str) -> usize {
+    ["'s", "’s"].iter().find(|p| w.ends_with(*p)).map_or(0, |p| p.len())
+}
+
 fn lower(w: &str) -> String {
     w.chars().filter(|c| c.is_ascii_alphabetic() || *c == '\'' || *c == '-').collect::<String>().to_ascii_lowercase()
 }
@@ -119,7 +185,40 @@ fn is_surname(w: &str) -> bool {
 
 /// Capitalised words a sentence may carry on with after a cued name.
 fn common(w: &str) -> bool {
-    const COMMON: &[&str] = &["The", "This", "That", "Reviewed", "Presented", "Reports", "Reported", "Notes", "Noted", "Was", "Is", "Has", "Had", "And", "Or", "On", "At", "In", "Today", "Yesterday", "Patient", "Plan", "Assessment", "Date", "Phone", "Signed", "Mr", "Mrs", "Ms", "Dr", "Court", "Street"];
+    const COMMON: &[&str] = &[
+        "The",
+        "This",
+        "That",
+        "Reviewed",
+        "Presented",
+        "Reports",
+        "Reported",
+        "Notes",
+        "Noted",
+        "Was",
+        "Is",
+        "Has",
+        "Had",
+        "And",
+        "Or",
+        "On",
+        "At",
+        "In",
+        "Today",
+        "Yesterday",
+        "Patient",
+        "Plan",
+        "Assessment",
+        "Date",
+        "Phone",
+        "Signed",
+        "Mr",
+        "Mrs",
+        "Ms",
+        "Dr",
+        "Court",
+        "Street",
+    ];
     COMMON.contains(&w)
 }
 

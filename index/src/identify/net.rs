@@ -18,8 +18,7 @@ static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static IPV4: LazyLock<Regex> = LazyLock::new(|| compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:/\d{1,3})?"));
-static IPV6: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[A-Za-z0-9]+)?(?:/\d{1,4})?"));
+static IPV6: LazyLock<Regex> = LazyLock::new(|| compile(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f.]*(?:%[A-Za-z0-9]+)?(?:/\d{1,4})?"));
 static VERSION_CUE: LazyLock<Regex> = LazyLock::new(|| compile(r"(?i)\b(?:v|ver|version|release|build|rev|firmware)\.?\s?$"));
 
 const TLDS: &str = "com|org|net|edu|gov|mil|int|io|co|us|uk|ca|au|de|fr|es|it|nl|ch|se|no|dk|fi|ie|il|in|jp|cn|kr|br|mx|ru|eu|info|biz|site|online|app|dev|ai|me|tv|ly|health|law|legal";

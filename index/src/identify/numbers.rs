@@ -24,22 +24,25 @@ static SSN_CUE: LazyLock<Regex> =
 
 /// NANP with its optional `+1`, then the international `+CC …` forms.
 static PHONE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|\d{3} \d{7}|\d{10}|\+[2-9]\d{0,2}[-. ]?(?:\(\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{2,4}){1,4}")
+    re(
+        r"(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|\d{3} \d{7}|\d{10}|\+[2-9]\d{0,2}[-. ]?(?:\(\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{2,8}){1,4}",
+    )
 });
 static PHONE_CUE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:phone|ph|tel|telephone|cell|mobile|mob|fax|call|text|contact|reach(?: me)?(?: at)?)\b\W{0,4}(?:is\s+|at\s+|on\s+)?$")
 });
 
 /// 13 to 19 digits, bare or in 4-grouped or Amex/Diners forms.
-static CARD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{13,19}"));
+static CARD: LazyLock<Regex> = LazyLock::new(|| re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{13,19}"));
 
 /// Ten digits, bare or `dddd-ddd-ddd`.
 static NPI: LazyLock<Regex> = LazyLock::new(|| re(r"[12]\d{3}([- ]?)\d{3}([- ]?)\d{3}"));
 static NPI_CUE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:npi|national provider(?: identifier)?|provider(?: id| identifier| number| no\.?)?|prescriber|taxonomy)\b"));
 static OTHER_ID_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:order|invoice|account|acct|tracking|ref|reference|isbn|serial|ticket|confirmation|claim|policy|phone|tel|fax|call|cell|mobile|mrn|ssn|routing|case|file)\b[^.\n]{0,12}$")
+    re(
+        r"(?i)\b(?:order|invoice|account|acct|tracking|ref|reference|isbn|serial|ticket|confirmation|claim|policy|phone|tel|fax|call|cell|mobile|mrn|ssn|routing|case|file)\b[^.\n]{0,12}$",
+    )
 });
 
 /// A passport number after its cue: "Passport No.: X1234567", "passport number is 912803456".
@@ -49,7 +52,9 @@ static PASSPORT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A medical record number after its cue: "MRN: 00123456", "Medical Record #A-4452190".
 static MRN: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i:\b(?:mrn|m\.r\.n\.|mr#|mr\s?no\.?|med(?:ical)?\s+rec(?:ord)?(?:\s+(?:number|no\.?|#))?|medical\s+record(?:\s+(?:number|no\.?|#))?|chart\s+(?:number|no\.?|#)|hospital\s+(?:number|no\.?|#)|patient\s+(?:id|number|no\.?|#)|pt\.?\s+id))\s*(?:[:#]\s*)?(?i:(?:is|was)\s+)?#?([A-Z]{0,3}-?\d[\d-]{3,13}\d)(?-u:\b)")
+    re(
+        r"(?i:\b(?:mrn|m\.r\.n\.|mr#|mr\s?no\.?|med(?:ical)?\s+rec(?:ord)?(?:\s+(?:number|no\.?|#))?|medical\s+record(?:\s+(?:number|no\.?|#))?|chart\s+(?:number|no\.?|#)|hospital\s+(?:number|no\.?|#)|patient\s+(?:id|number|no\.?|#)|pt\.?\s+id))\s*(?:[:#]\s*)?(?i:(?:is|was)\s+)?#?([A-Z]{0,3}-?\d[\d-]{3,13}\d)(?-u:\b)",
+    )
 });
 
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {

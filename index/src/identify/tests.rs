@@ -24,7 +24,10 @@ fn one_value_keeps_one_placeholder() {
 #[test]
 fn an_email_inside_a_url_is_masked_when_the_url_is_not() {
     let t = "See https://example.org/unsubscribe?email=ada@example.com today";
-    assert_eq!(spans(t, Kinds::ALL), [(IdentifierKind::Url, "https://example.org/unsubscribe?email=ada@example.com"), (IdentifierKind::Email, "ada@example.com")]);
+    assert_eq!(
+        spans(t, Kinds::ALL),
+        [(IdentifierKind::Url, "https://example.org/unsubscribe?email=ada@example.com"), (IdentifierKind::Email, "ada@example.com")]
+    );
     assert_eq!(mask(t, Kinds::default_mask()).text, "See https://example.org/unsubscribe?email=[EMAIL-1] today");
     assert_eq!(mask(t, Kinds::ALL).text, "See [URL-1] today");
 }
