@@ -21,7 +21,7 @@ static ZONES: LazyLock<Regex> = LazyLock::new(|| {
     let citation = format!(
         r"(?-u:\b)\d+\s+(?:{reporters})\s*(?:§§?\s*)?\d+(?:[\w()\-–]|\.\w)*(?:(?:,|\s+at)\s*\d+(?:[-–]\d+)?)*(?:\s*\([^)]{{0,30}}\d{{4}}\))?"
     );
-    let section = r"§§?\s*\d+(?:[\w()\-–]|\.\w)*";
+    let section = r"(?:§§?|¶|(?-u:\b)(?:Section|Sections|Sec\.|Article|Art\.|Clause|Rule|Chapter|Part|Paragraph|Para\.|Schedule|Exhibit|Annex)\s)\s*\d+(?:[\w()\-–]|\.\w)*";
     let public_law = r"(?:Pub\.\s?L\.|P\.\s?L\.|Public Law)(?:\s?No\.)?\s?\d+[-–]\d+|(?-u:\b)\d+\s+Stat\.\s+\d+";
     let docket = r"(?:No\.|Case No\.|Docket No\.|Civ\. No\.|Civil Action No\.)\s*(?:\d:)?\d{2}[-–](?:[a-z]{2}[-–])?\d{1,6}(?-u:\b)";
     let isbn =
@@ -50,6 +50,7 @@ mod tests {
         assert_eq!(zone_texts("version 4.258.829.090 costs $4,258,829.09"), ["version 4.258.829.090", "$4,258,829.09"]);
         assert_eq!(zone_texts("ISBN 978-0-306-40615-7"), ["ISBN 978-0-306-40615-7"]);
         assert_eq!(zone_texts("Pub. L. 111-148, 124 Stat. 119"), ["Pub. L. 111-148", "124 Stat. 119"]);
+        assert_eq!(zone_texts("Section 12.3.4.5 and ¶ 14"), ["Section 12.3.4.5", "¶ 14"]);
         assert!(zones("Call 415-555-0132 on 2024-01-15").is_empty());
     }
 }

@@ -43,6 +43,13 @@ static INSTITUTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Surnames in the Census list that, after a given name, name a place or a body
+/// ("Virginia Beach", "Carter Center").
+const PLACE_WORDS: &[&str] = &[
+    "Center", "Centre", "Beach", "Harbor", "Harbour", "Valley", "River", "Mountain", "Hills", "Street", "County", "City", "Island", "Bay", "Falls",
+    "Springs", "Creek", "Forest", "Point", "Heights", "Square", "Bridge", "Station", "Port", "Grove", "Lakes", "Town", "Gardens", "Court",
+];
+
 /// Capitalised words that are in the name lists but, at the head of a pair, are far more
 /// often something else.
 const NOT_GIVEN: &[&str] = &[
@@ -140,7 +147,7 @@ fn lexicon_name(text: &str, at: usize, run: &str) -> Option<(usize, usize)> {
             j += 1;
         }
         let Some(&(loff, last)) = words.get(j) else { continue };
-        if !is_surname(last) {
+        if !is_surname(last) || PLACE_WORDS.contains(&last) {
             continue;
         }
         let (s, e) = (at + off, at + loff + last.len());
