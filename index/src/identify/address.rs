@@ -28,6 +28,14 @@ static COURT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub fn find(text: &str, out: &mut Vec<Span>) {
+    // Every street starts with a number, a space and a capital or an ordinal ("5th");
+    // a box says "box". Neither in the text: no pass.
+    let b = text.as_bytes();
+    let street = may_hold_street(b);
+    let po_box = b.windows(3).any(|w| w.eq_ignore_ascii_case(b"box"));
+    if !street && !po_box {
+        return;
+    }
     for m in ADDRESS.find_iter(text) {
         let (s, mut e) = (m.start(), m.end());
         let t = m.as_str();
@@ -40,6 +48,27 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
         }
         out.push(Span { kind: K::Address, start: s, end: e });
     }
+}
+
+/// Whether a token starting with a digit ("221B", "12-14") is followed by a space and
+/// a capital or a digit somewhere in `b`.
+fn may_hold_street(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-') {
+            j += 1;
+        }
+        if j + 1 < b.len() && b[j].is_ascii_whitespace() && (b[j + 1].is_ascii_uppercase() || b[j + 1].is_ascii_digit()) {
+            return true;
+        }
+        i = j;
+    }
+    false
 }
 
 /// Whether what follows `at` starts a new sentence (a capital after spaces, or the end).

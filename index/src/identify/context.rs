@@ -2,6 +2,9 @@
 //! longer token: a GUID, a version, a longer number), and whether a cue word sits just
 //! before it ("MRN:", "DOB", "passport no.").
 
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
 /// Compiles an identifier pattern with ASCII classes and word boundaries: `\d`, `\s`,
@@ -11,6 +14,42 @@ use regex::Regex;
 pub fn compile(pattern: &str) -> Regex {
     let p = pattern.replace(r"\b", r"(?-u:\b)").replace(r"\d", "[0-9]").replace(r"\s", r"[\t\n\x0B\x0C\r ]").replace(r"\w", "[0-9A-Za-z_]");
     Regex::new(&p).unwrap_or_else(|e| panic!("the identifier pattern {pattern} compiles: {e}"))
+}
+
+/// Which of the rare cues a text holds at all, found in one pass: the detectors that
+/// need one (MRN, passport, case parties) skip their pattern's pass over a text without.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Present {
+    pub mrn: bool,
+    pub passport: bool,
+    pub versus: bool,
+}
+
+/// The MRN pattern's cues as phrases (a single space between words): "patient" or
+/// "hospital" alone would open the pattern's pass on most clinical prose.
+const MRN_CUES: &[&str] = &[
+    "mrn", "m.r.n", "mr#", "mr no", "mrno", "med rec", "medical rec", "chart no", "chart number", "chart #", "hospital no", "hospital number",
+    "hospital #", "patient id", "patient no", "patient number", "patient #", "pt id", "pt. id",
+];
+
+static CUES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let all = MRN_CUES.iter().chain(&["passport", " v. "]);
+    AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(all).expect("the cue words build")
+});
+
+pub fn present(text: &str) -> Present {
+    let mut p = Present::default();
+    for m in CUES.find_iter(text) {
+        match m.pattern().as_usize() {
+            i if i < MRN_CUES.len() => p.mrn = true,
+            i if i == MRN_CUES.len() => p.passport = true,
+            _ => p.versus = true,
+        }
+        if p.mrn && p.passport && p.versus {
+            break;
+        }
+    }
+    p
 }
 
 /// Whether `text[start..end]` is a token of its own on the left: no letter, digit or

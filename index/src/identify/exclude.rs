@@ -11,7 +11,7 @@ use super::context::compile;
 
 static ZONES: LazyLock<Regex> = LazyLock::new(|| {
     let guid = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
-    let hash = r"(?-u:\b)[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]{14,}(?-u:\b)|(?-u:\b)[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]{14,}(?-u:\b)";
+    let hash = r"(?-u:\b)[0-9a-f]{20,}(?-u:\b)";
     let version =
         r"(?i:(?-u:\b)(?:v|ver\.?|version|release|build|rev\.?|revision|firmware|kernel|python|java|node|api)\s?)\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?";
     let dotted = r"(?-u:\b)\d+(?:\.\d+){4,}";

@@ -185,12 +185,13 @@ pub fn scan(text: &str, kinds: Kinds) -> Vec<Span> {
 /// Every detector's validated candidates, overlapping.
 fn candidates(text: &str) -> Vec<Span> {
     let excluded = exclude::zones(text);
+    let cues = context::present(text);
     let mut out = Vec::new();
-    numbers::find(text, &excluded, &mut out);
+    numbers::find(text, &excluded, cues, &mut out);
     dates::find(text, &excluded, &mut out);
     net::find(text, &excluded, &mut out);
     address::find(text, &mut out);
-    names::find(text, &mut out);
+    names::find(text, cues, &mut out);
     out
 }
 

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::compile;
+use super::context::{compile, Present};
 use super::{IdentifierKind as K, Span};
 
 static GIVEN: LazyLock<HashSet<&'static str>> = LazyLock::new(|| include_str!("data/first_names.txt").lines().collect());
@@ -98,7 +98,7 @@ const NOT_GIVEN: &[&str] = &[
     "rock",
 ];
 
-pub fn find(text: &str, out: &mut Vec<Span>) {
+pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
     let mut taken = Vec::new();
     for c in CUED.captures_iter(text) {
         let n = c.name("name").expect("the name group");
@@ -108,14 +108,8 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
             taken.push((s, e));
         }
     }
-    for c in VERSUS.captures_iter(text) {
-        for g in ["a", "b"] {
-            let w = c.name(g).expect("both parties");
-            if is_surname(w.as_str()) && !common(w.as_str()) && !taken.iter().any(|&(s, e)| s < w.end() && w.start() < e) {
-                out.push(Span { kind: K::Person, start: w.start(), end: w.end() });
-                taken.push((w.start(), w.end()));
-            }
-        }
+    if cues.versus {
+        versus(text, &mut taken, out);
     }
     for m in WORDS.find_iter(text) {
         if taken.iter().any(|&(s, e)| s < m.end() && m.start() < e) {
@@ -124,6 +118,19 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
         let run = &m.as_str()[..m.len() - possessive(m.as_str())];
         if let Some((s, e)) = lexicon_name(text, m.start(), run) {
             out.push(Span { kind: K::Person, start: s, end: e });
+        }
+    }
+}
+
+/// The parties of "Smith v. Jones" that are surnames.
+fn versus(text: &str, taken: &mut Vec<(usize, usize)>, out: &mut Vec<Span>) {
+    for c in VERSUS.captures_iter(text) {
+        for g in ["a", "b"] {
+            let w = c.name(g).expect("both parties");
+            if is_surname(w.as_str()) && !common(w.as_str()) && !taken.iter().any(|&(s, e)| s < w.end() && w.start() < e) {
+                out.push(Span { kind: K::Person, start: w.start(), end: w.end() });
+                taken.push((w.start(), w.end()));
+            }
         }
     }
 }
@@ -235,7 +242,7 @@ mod tests {
 
     fn found(t: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        find(t, &mut out);
+        find(t, super::super::context::present(t), &mut out);
         out.sort_by_key(|s| s.start);
         out.iter().map(|s| &t[s.start..s.end]).collect()
     }

@@ -14,7 +14,7 @@ use super::context::{before, compile, free, free_left, overlaps};
 use super::{IdentifierKind as K, Span};
 
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
-    compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}")
+    compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}")
 });
 
 static IPV4: LazyLock<Regex> = LazyLock::new(|| compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:/\d{1,3})?"));
@@ -25,15 +25,25 @@ const TLDS: &str = "com|org|net|edu|gov|mil|int|io|co|us|uk|ca|au|de|fr|es|it|nl
 
 static URL: LazyLock<Regex> = LazyLock::new(|| {
     compile(&format!(
-        r#"(?i:(?:https?|ftp)://[^\s<>"'`]+|www\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:[/?#][^\s<>"'`]*)?|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+(?:{TLDS})\b(?:/[^\s<>"'`]*)?)"#
+        r#"(?i:(?:https?|ftp)://[^\s<>"'`]+|www\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:[/?#][^\s<>"'`]*)?|(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:{TLDS})\b(?:/[^\s<>"'`]*)?)"#
     ))
 });
 
+/// Each pattern's pass only over a text that holds what every match of it holds: an
+/// `@` for an email, `h:h` twice close together (or `::`) for an IPv6 address, a dot
+/// before a letter for a URL.
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
-    emails(text, out);
+    let b = text.as_bytes();
+    if memchr::memchr(b'@', b).is_some() {
+        emails(text, out);
+    }
     ipv4s(text, excluded, out);
-    ipv6s(text, excluded, out);
-    urls(text, out);
+    if b.windows(2).any(|w| w[0] == b':' && (w[1] == b':' || w[1].is_ascii_hexdigit())) {
+        ipv6s(text, excluded, out);
+    }
+    if b.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic()) {
+        urls(text, out);
+    }
 }
 
 fn emails(text: &str, out: &mut Vec<Span>) {

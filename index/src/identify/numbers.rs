@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{before, compile, cue_before, digits, free, luhn, overlaps};
+use super::context::{before, compile, cue_before, digits, free, luhn, overlaps, Present};
 use super::{IdentifierKind as K, Span};
 
 fn re(p: &str) -> Regex {
@@ -18,7 +18,7 @@ fn re(p: &str) -> Regex {
 }
 
 /// `ddd-dd-dddd`, `ddd dd dddd`, `ddd.dd.dddd`, or nine digits.
-static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"(\d{3})([- .]?)(\d{2})([- .]?)(\d{4})"));
+static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"\d{3}[- .]?\d{2}[- .]?\d{4}"));
 static SSN_CUE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?:\bssn|\bss#|\bsocial security(?: number| no\.?| #)?|\bsoc\.? sec\.?(?: no\.?| #)?)\W{0,4}(?:is\s+|was\s+)?$"));
 
@@ -36,7 +36,7 @@ static PHONE_CUE: LazyLock<Regex> = LazyLock::new(|| {
 static CARD: LazyLock<Regex> = LazyLock::new(|| re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{13,19}"));
 
 /// Ten digits, bare or `dddd-ddd-ddd`.
-static NPI: LazyLock<Regex> = LazyLock::new(|| re(r"[12]\d{3}([- ]?)\d{3}([- ]?)\d{3}"));
+static NPI: LazyLock<Regex> = LazyLock::new(|| re(r"[12]\d{3}[- ]?\d{3}[- ]?\d{3}"));
 static NPI_CUE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:npi|national provider(?: identifier)?|provider(?: id| identifier| number| no\.?)?|prescriber|taxonomy)\b"));
 static OTHER_ID_CUE: LazyLock<Regex> = LazyLock::new(|| {
@@ -57,27 +57,42 @@ static MRN: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
+pub fn find(text: &str, excluded: &[(usize, usize)], cues: Present, out: &mut Vec<Span>) {
     let ok = |s: usize, e: usize| free(text, s, e) && !overlaps(excluded, s, e);
     ssns(text, &ok, out);
     phones(text, &ok, out);
     cards(text, &ok, out);
     npis(text, &ok, out);
-    cued(text, &PASSPORT, K::Passport, &ok, out);
-    cued(text, &MRN, K::Mrn, &ok, out);
+    if cues.passport {
+        cued(text, &PASSPORT, K::Passport, &ok, out);
+    }
+    if cues.mrn {
+        cued(text, &MRN, K::Mrn, &ok, out);
+    }
+}
+
+/// The separators of a number-shaped match: none, or the same one twice
+/// (`078-05-1123`, not `693-09.4444` or `078-051123`).
+fn consistent(t: &str) -> bool {
+    let mut seps = t.bytes().filter(|b| !b.is_ascii_digit());
+    match (seps.next(), seps.next(), seps.next()) {
+        (None, _, _) => true,
+        (Some(a), Some(b), None) => a == b,
+        _ => false,
+    }
 }
 
 fn ssns(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for c in SSN.captures_iter(text) {
-        let m = c.get(0).expect("the whole match");
-        let (sep1, sep2) = (&c[2], &c[4]);
-        if sep1 != sep2 || !ok(m.start(), m.end()) {
+    for m in SSN.find_iter(text) {
+        let t = m.as_str();
+        if !consistent(t) || !ok(m.start(), m.end()) {
             continue;
         }
-        if sep1.is_empty() && !cue_before(text, m.start(), 32, &SSN_CUE) {
+        if t.len() == 9 && !cue_before(text, m.start(), 32, &SSN_CUE) {
             continue;
         }
-        if valid_ssn(&c[1], &c[3], &c[5]) {
+        let d: String = t.chars().filter(char::is_ascii_digit).collect();
+        if valid_ssn(&d[..3], &d[3..5], &d[5..]) {
             out.push(Span { kind: K::Ssn, start: m.start(), end: m.end() });
         }
     }
@@ -155,9 +170,8 @@ fn issuer(d: &[u8]) -> bool {
 }
 
 fn npis(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for c in NPI.captures_iter(text) {
-        let m = c.get(0).expect("the whole match");
-        if c[1] != c[2] || !ok(m.start(), m.end()) {
+    for m in NPI.find_iter(text) {
+        if !consistent(m.as_str()) || !ok(m.start(), m.end()) {
             continue;
         }
         let d = digits(m.as_str());
@@ -192,7 +206,7 @@ mod tests {
 
     fn kinds_in(t: &str) -> Vec<(K, &str)> {
         let mut out = Vec::new();
-        find(t, &super::super::exclude::zones(t), &mut out);
+        find(t, &super::super::exclude::zones(t), super::super::context::present(t), &mut out);
         out.sort_by_key(|s| s.start);
         out.iter().map(|s| (s.kind, &t[s.start..s.end])).collect()
     }
