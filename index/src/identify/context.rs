@@ -28,8 +28,25 @@ pub struct Present {
 /// The MRN pattern's cues as phrases (a single space between words): "patient" or
 /// "hospital" alone would open the pattern's pass on most clinical prose.
 const MRN_CUES: &[&str] = &[
-    "mrn", "m.r.n", "mr#", "mr no", "mrno", "med rec", "medical rec", "chart no", "chart number", "chart #", "hospital no", "hospital number",
-    "hospital #", "patient id", "patient no", "patient number", "patient #", "pt id", "pt. id",
+    "mrn",
+    "m.r.n",
+    "mr#",
+    "mr no",
+    "mrno",
+    "med rec",
+    "medical rec",
+    "chart no",
+    "chart number",
+    "chart #",
+    "hospital no",
+    "hospital number",
+    "hospital #",
+    "patient id",
+    "patient no",
+    "patient number",
+    "patient #",
+    "pt id",
+    "pt. id",
 ];
 
 static CUES: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -131,7 +148,7 @@ pub fn luhn(digits: &[u8]) -> bool {
             }
         })
         .sum();
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// Whether `[start, end)` overlaps one of the sorted, disjoint `zones`.

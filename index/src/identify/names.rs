@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{compile, Present};
+use super::context::{compile, overlaps, Present};
 use super::{IdentifierKind as K, Span};
 
 static GIVEN: LazyLock<HashSet<&'static str>> = LazyLock::new(|| include_str!("data/first_names.txt").lines().collect());
@@ -111,8 +111,9 @@ pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
     if cues.versus {
         versus(text, &mut taken, out);
     }
+    taken.sort_unstable();
     for m in WORDS.find_iter(text) {
-        if taken.iter().any(|&(s, e)| s < m.end() && m.start() < e) {
+        if overlaps(&taken, m.start(), m.end()) {
             continue;
         }
         let run = &m.as_str()[..m.len() - possessive(m.as_str())];
