@@ -106,7 +106,7 @@ impl App {
                 rerankers: Vec::new(),
                 llm: llm.is_some() && (remote || local_ready),
                 local_model: local_model.as_deref().filter(|_| local_ready),
-                features: vec!["keys", "rate_limits", "collections", "documents", "search"],
+                features: vec!["keys", "rate_limits", "collections", "documents", "search", "scan"],
             };
             leak(serde_json::to_vec(&h).expect("health serializes"))
         };

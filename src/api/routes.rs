@@ -5,7 +5,7 @@
 use futures_util::future::LocalBoxFuture;
 use hyper::Method;
 
-use super::agentlex::{account, collections, documents, evaluate, health, keys, sample, search, signup};
+use super::agentlex::{account, collections, documents, evaluate, health, keys, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
 use crate::config::Config;
@@ -72,6 +72,8 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::POST, "/v1/collections/{id}/search", "search", call!(search::search, id)),
         costs(5, row(M::POST, "/v1/collections/{id}/evaluate", "evaluate", call!(evaluate::evaluate, id))),
         row(M::POST, "/v1/collections/{id}/sample", "sample", call!(sample::sample, id)),
+        // AgentLex: identifiers.
+        row(M::POST, "/v1/scan", "scan", call!(scan::scan)),
         // The OpenAI-compatible gateway.
         row(M::POST, "/v1/chat/completions", "chat_completions", call!(openai::chat::completions)),
         row(M::GET, "/v1/models", "models", call!(openai::models::list)),

@@ -21,6 +21,7 @@ mod plugin;
 mod quality;
 mod routes;
 mod sample;
+mod scan;
 mod schema;
 mod search;
 mod spec;

@@ -104,7 +104,7 @@ status=0
     --url "$base" \
     --header "Authorization: Bearer $ST_KEY" \
     --checks not_a_server_error,response_schema_conformance \
-    --exclude-path-regex '/v1/(chunk|scan|collections/\{id\}/(extract|research|sample))$' \
+    --exclude-path-regex '/v1/(chunk|collections/\{id\}/(extract|research|sample))$' \
     --max-examples "${ST_MAX_EXAMPLES:-10}" \
     --workers 1 \
     --request-timeout 30 \

@@ -8,6 +8,7 @@ pub mod health;
 pub mod input;
 pub mod keys;
 pub mod sample;
+pub mod scan;
 pub mod search;
 pub mod signup;
 

@@ -1,4 +1,4 @@
-//! Request bodies of the collection, document, search and evaluate endpoints: typed
+//! Request bodies of the collection, document, search, evaluate and scan endpoints: typed
 //! serde structs at the edge, parsed by [`crate::http::body::json`] like every other
 //! body, with the checks in the field types ([`field`]). Each error names the field by
 //! its path and uses the spec's code.
@@ -6,5 +6,6 @@
 pub mod document;
 pub mod evaluate;
 pub mod field;
+pub mod scan;
 pub mod search;
 pub mod settings;

@@ -1,0 +1,99 @@
+//! Street addresses: a house number, one to three capitalised words (or an ordinal:
+//! "5th"), a street type from USPS Publication 28's common suffixes, then optionally a
+//! unit and a ", City, ST 12345" tail; and post office boxes. Court names are not
+//! streets ("3 Supreme Court justices").
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::context::{compile, free_left};
+use super::{IdentifierKind as K, Span};
+
+const SUFFIX: &str = "Street|St|Avenue|Ave|Av|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Loop|Alley|Plaza|Plz|Crescent|Cres|Close|Path|Pike|Turnpike|Tpke|Expressway|Expy|Freeway|Fwy|Row|Walk|Run|Crossing|Xing|Point|Pt|Ridge|Bend|Heights|Hts";
+
+static ADDRESS: LazyLock<Regex> = LazyLock::new(|| {
+    let number = r"\d{1,6}[A-Z]?(?:-\d{1,4})?";
+    let dir = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?";
+    let word = r"(?:[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)?|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))";
+    let unit = r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg)\.?\s*#?\s*[A-Za-z0-9-]{1,6}|,?\s+#\s*[A-Za-z0-9-]{1,6})";
+    let tail = r"(?:,\s*[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2},?\s+[A-Z]{2}(?:\s+\d{5}(?:-\d{4})?)?)";
+    let street = format!(r"{number}\s+(?:{dir}\s+)?(?:{word}\s+){{0,2}}{word}\s+(?:{SUFFIX})\b\.?(?:\s+{dir}(?-u:\b))?{unit}?{tail}?");
+    let po_box = r"(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6}";
+    compile(&format!(r"{street}|{po_box}"))
+});
+
+static COURT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"(?:Supreme|District|Appeals|Circuit|Superior|County|Family|Tax|Bankruptcy|High|Claims|Federal|State|Municipal|Probate|Juvenile) Court")
+});
+
+pub fn find(text: &str, out: &mut Vec<Span>) {
+    // Every street starts with a number, a space and a capital or an ordinal ("5th");
+    // a box says "box". Neither in the text: no pass.
+    let b = text.as_bytes();
+    let street = may_hold_street(b);
+    let po_box = b.windows(3).any(|w| w.eq_ignore_ascii_case(b"box"));
+    if !street && !po_box {
+        return;
+    }
+    for m in ADDRESS.find_iter(text) {
+        let (s, mut e) = (m.start(), m.end());
+        let t = m.as_str();
+        if !free_left(text, s) || COURT.is_match(t) {
+            continue;
+        }
+        // The full stop of "St." that ends a sentence is the sentence's.
+        if t.ends_with('.') && text.as_bytes().get(e).is_none_or(|c| c.is_ascii_whitespace()) && ends_sentence(text, e) {
+            e -= 1;
+        }
+        out.push(Span { kind: K::Address, start: s, end: e });
+    }
+}
+
+/// Whether a token starting with a digit ("221B", "12-14") is followed by a space and
+/// a capital or a digit somewhere in `b`.
+fn may_hold_street(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-') {
+            j += 1;
+        }
+        if j + 1 < b.len() && b[j].is_ascii_whitespace() && (b[j + 1].is_ascii_uppercase() || b[j + 1].is_ascii_digit()) {
+            return true;
+        }
+        i = j;
+    }
+    false
+}
+
+/// Whether what follows `at` starts a new sentence (a capital after spaces, or the end).
+fn ends_sentence(text: &str, at: usize) -> bool {
+    let rest = text[at..].trim_start();
+    rest.is_empty() || rest.starts_with(|c: char| c.is_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(t: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        find(t, &mut out);
+        out.iter().map(|s| &t[s.start..s.end]).collect()
+    }
+
+    #[test]
+    fn streets_boxes_and_their_tails() {
+        assert_eq!(found("lives at 221B Baker Street, London"), ["221B Baker Street"]);
+        assert_eq!(found("1600 Pennsylvania Avenue NW, Washington, DC 20500."), ["1600 Pennsylvania Avenue NW, Washington, DC 20500"]);
+        assert_eq!(found("send to P.O. Box 4521 today"), ["P.O. Box 4521"]);
+        assert_eq!(found("at 42 Elm St. Then"), ["42 Elm St"]);
+        assert!(found("3 Supreme Court justices").is_empty());
+        assert!(found("5 Main points").is_empty());
+    }
+}

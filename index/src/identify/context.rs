@@ -1,0 +1,188 @@
+//! The checks every detector shares: whether a match stands alone (not a piece of a
+//! longer token: a GUID, a version, a longer number), and whether a cue word sits just
+//! before it ("MRN:", "DOB", "passport no.").
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
+
+/// Compiles an identifier pattern with ASCII classes and word boundaries: `\d`, `\s`,
+/// `\w` and `\b` as ASCII, so that the lazy DFA runs on any text (a Unicode `\b`
+/// sends non-ASCII haystacks to the slower engines) and Arabic-Indic digits are not
+/// read as numbers.
+pub fn compile(pattern: &str) -> Regex {
+    let p = pattern.replace(r"\b", r"(?-u:\b)").replace(r"\d", "[0-9]").replace(r"\s", r"[\t\n\x0B\x0C\r ]").replace(r"\w", "[0-9A-Za-z_]");
+    Regex::new(&p).unwrap_or_else(|e| panic!("the identifier pattern {pattern} compiles: {e}"))
+}
+
+/// Which of the rare cues a text holds at all, found in one pass: the detectors that
+/// need one (MRN, passport, case parties) skip their pattern's pass over a text without.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Present {
+    pub mrn: bool,
+    pub passport: bool,
+    pub versus: bool,
+}
+
+/// The MRN pattern's cues as phrases (a single space between words): "patient" or
+/// "hospital" alone would open the pattern's pass on most clinical prose.
+const MRN_CUES: &[&str] = &[
+    "mrn",
+    "m.r.n",
+    "mr#",
+    "mr no",
+    "mrno",
+    "med rec",
+    "medical rec",
+    "chart no",
+    "chart number",
+    "chart #",
+    "hospital no",
+    "hospital number",
+    "hospital #",
+    "patient id",
+    "patient no",
+    "patient number",
+    "patient #",
+    "pt id",
+    "pt. id",
+];
+
+static CUES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let all = MRN_CUES.iter().chain(&["passport", " v. "]);
+    AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(all).expect("the cue words build")
+});
+
+pub fn present(text: &str) -> Present {
+    let mut p = Present::default();
+    for m in CUES.find_iter(text) {
+        match m.pattern().as_usize() {
+            i if i < MRN_CUES.len() => p.mrn = true,
+            i if i == MRN_CUES.len() => p.passport = true,
+            _ => p.versus = true,
+        }
+        if p.mrn && p.passport && p.versus {
+            break;
+        }
+    }
+    p
+}
+
+/// Whether `text[start..end]` is a token of its own on the left: no letter, digit or
+/// underscore before it, and no `-`, `.` or `/` glued to one (`4f2a-425…`, `1.425…`).
+pub fn free_left(text: &str, start: usize) -> bool {
+    let b = text.as_bytes();
+    if start == 0 {
+        return true;
+    }
+    let c = b[start - 1];
+    if word_byte(c) {
+        return false;
+    }
+    !(matches!(c, b'-' | b'.' | b'/' | b'_') && start >= 2 && b[start - 2].is_ascii_alphanumeric())
+}
+
+/// Whether it is a token of its own on the right: no letter, digit or underscore after
+/// it, and no `-`, `.`, `/` or `,` followed by a letter or digit (`…-1297901ea002`,
+/// `….4`, `…,500`). A sentence's full stop (followed by a space or the end) is fine.
+pub fn free_right(text: &str, end: usize) -> bool {
+    let b = text.as_bytes();
+    if end >= b.len() {
+        return true;
+    }
+    let c = b[end];
+    if word_byte(c) {
+        return false;
+    }
+    !(matches!(c, b'-' | b'.' | b'/' | b',' | b'_') && b.get(end + 1).is_some_and(|n| n.is_ascii_alphanumeric()))
+}
+
+pub fn free(text: &str, start: usize, end: usize) -> bool {
+    free_left(text, start) && free_right(text, end)
+}
+
+/// A byte that continues a word: ASCII letters and digits, `_`, and any byte of a
+/// non-ASCII character (a letter of another script glued on).
+fn word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// The `window` bytes before `start` (cut back to a character boundary).
+pub fn before(text: &str, start: usize, window: usize) -> &str {
+    let mut from = start.saturating_sub(window);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    &text[from..start]
+}
+
+/// Whether `cue` (anchored at the end, e.g. `(?i)\bnpi\W*$`) matches the window before
+/// `start`.
+pub fn cue_before(text: &str, start: usize, window: usize, cue: &Regex) -> bool {
+    cue.is_match(before(text, start, window))
+}
+
+/// The digits of `s`, as numbers.
+pub fn digits(s: &str) -> Vec<u8> {
+    s.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect()
+}
+
+/// The Luhn check over `digits` (the last is the check digit).
+pub fn luhn(digits: &[u8]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| {
+            let d = d as u32;
+            if i % 2 == 1 {
+                let x = d * 2;
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    !digits.is_empty() && sum.is_multiple_of(10)
+}
+
+/// Whether `[start, end)` overlaps one of the sorted, disjoint `zones`.
+pub fn overlaps(zones: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let i = zones.partition_point(|z| z.1 <= start);
+    zones.get(i).is_some_and(|z| z.0 < end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn luhn_takes_the_known_numbers() {
+        assert!(luhn(&digits("4012 8888 8888 1881")));
+        assert!(!luhn(&digits("4012 8888 8888 1882")));
+        assert!(luhn(&digits("79927398713")));
+    }
+
+    #[test]
+    fn tokens_glued_to_others_are_not_free() {
+        let t = "id 110bcd25-a55d-453a-8046-1297901ea002 v1.425 882 9090, 12,500";
+        let at = |s: &str| t.find(s).unwrap();
+        assert!(!free_left(t, at("1297901")));
+        assert!(!free_left(t, at("425 882")));
+        assert!(free_right(t, at("9090") + 4));
+        assert!(!free_right(t, at("12,500") + 2));
+        assert!(free(t, 0, 2));
+    }
+
+    #[test]
+    fn zones_overlap_by_range() {
+        let z = [(5, 10), (20, 30)];
+        assert!(overlaps(&z, 9, 12) && overlaps(&z, 0, 6) && overlaps(&z, 25, 26));
+        assert!(!overlaps(&z, 10, 20) && !overlaps(&z, 0, 5) && !overlaps(&z, 30, 40));
+    }
+}

@@ -1,0 +1,151 @@
+//! Dates, and dates of birth (a date after a cue: "DOB", "date of birth", "born").
+//! A date is a date only if it exists: month 1–12, a day its month has (29 February in
+//! leap years only), a four-digit year from 1800 to 2199, a time of day below 24:00.
+//! Numeric forms must keep one separator (`5/20/2021`, not `5/20-2021`), and a dotted
+//! form with a one-digit day and a two-digit year (`1.2.21`) is taken for a version.
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+use super::context::{before, compile, free, overlaps};
+use super::{IdentifierKind as K, Span};
+
+const MONTH: &str = r"(?i:jan(?:uary|\.)?|feb(?:ruary|\.)?|mar(?:ch|\.)?|apr(?:il|\.)?|may|june?|july?|aug(?:ust|\.)?|sep(?:t(?:ember)?)?\.?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)";
+
+static DATE: LazyLock<Regex> = LazyLock::new(|| {
+    let iso = r"(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})(?:T(?P<hh>\d{2}):(?P<mi>\d{2})(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?";
+    let numeric = r"(?P<a>\d{1,2})(?P<s1>[/.-])(?P<b>\d{1,2})(?P<s2>[/.-])(?P<y>\d{4}|\d{2})";
+    let day_month = format!(r"(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?(?:[- ]|\s+of\s+)(?P<dm>{MONTH})(?:,?[- ](?P<dy>\d{{4}}|\d{{2}}))?");
+    let month_day = format!(r"(?P<md>{MONTH})[- ](?P<mdd>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s(?P<mdy>\d{{4}}))?");
+    let month_year = format!(r"(?P<mym>{MONTH})[- ](?P<myy>\d{{4}})");
+    compile(&format!(r"{iso}|{numeric}|{month_year}|{day_month}|{month_day}"))
+});
+
+/// A cue for a date of birth, ending where the date begins.
+static DOB_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"(?i)(?:\bdob|\bd\.o\.b\.?|date of birth|\bbirth\s?date|\bbirthday|\bborn(?: on)?|\bb\.)\W{0,4}(?:is\s+|was\s+|on\s+|of\s+)?$")
+});
+
+pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
+    for c in DATE.captures_iter(text) {
+        let m = c.get(0).expect("the whole match");
+        let (s, e) = (m.start(), m.end());
+        if !free(text, s, e) || overlaps(excluded, s, e) || !valid(&c) {
+            continue;
+        }
+        let kind = if DOB_CUE.is_match(before(text, s, 28)) { K::Dob } else { K::Date };
+        out.push(Span { kind, start: s, end: e });
+    }
+}
+
+fn num(c: &Captures, name: &str) -> Option<u32> {
+    c.name(name).and_then(|m| m.as_str().parse().ok())
+}
+
+fn valid(c: &Captures) -> bool {
+    if let Some(y) = num(c, "iy") {
+        let time_ok = num(c, "hh").is_none_or(|h| h < 24) && num(c, "mi").is_none_or(|m| m < 60);
+        return exists(y, num(c, "im").unwrap_or(0), num(c, "id").unwrap_or(0)) && time_ok;
+    }
+    if let Some(a) = num(c, "a") {
+        if c["s1"] != c["s2"] {
+            return false;
+        }
+        let (b, ytext) = (num(c, "b").unwrap_or(0), &c["y"]);
+        if &c["s1"] == "." && c["a"].len() == 1 && ytext.len() == 2 {
+            return false;
+        }
+        let y = year(ytext);
+        return exists(y, a, b) || exists(y, b, a);
+    }
+    if let Some(y) = num(c, "myy") {
+        return capitalised(c, "mym") && (1800..2200).contains(&y);
+    }
+    if let Some(d) = num(c, "dd") {
+        let y = c.name("dy").map_or(2000, |m| year(m.as_str()));
+        return capitalised(c, "dm") && exists(y, month(&c["dm"]), d);
+    }
+    if let Some(d) = num(c, "mdd") {
+        let y = c.name("mdy").map_or(2000, |m| year(m.as_str()));
+        return capitalised(c, "md") && exists(y, month(&c["md"]), d);
+    }
+    false
+}
+
+/// A month written with a capital (`May 2021`, `MAY`), not the verb "may".
+fn capitalised(c: &Captures, name: &str) -> bool {
+    c[name].starts_with(|ch: char| ch.is_ascii_uppercase())
+}
+
+fn year(s: &str) -> u32 {
+    let y: u32 = s.parse().unwrap_or(0);
+    if s.len() == 2 {
+        2000 + y
+    } else {
+        y
+    }
+}
+
+fn month(name: &str) -> u32 {
+    let n = name.to_ascii_lowercase();
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        .iter()
+        .position(|m| n.starts_with(m))
+        .map_or(0, |i| i as u32 + 1)
+}
+
+/// Whether the day exists.
+fn exists(y: u32, m: u32, d: u32) -> bool {
+    if !(1800..2200).contains(&y) || !(1..=12).contains(&m) || d == 0 {
+        return false;
+    }
+    let leap = y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
+    let days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m as usize - 1];
+    d <= days
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(t: &str) -> Vec<(K, &str)> {
+        let mut out = Vec::new();
+        find(t, &super::super::exclude::zones(t), &mut out);
+        out.iter().map(|s| (s.kind, &t[s.start..s.end])).collect()
+    }
+
+    #[test]
+    fn dates_that_exist() {
+        for d in [
+            "5-20-2021",
+            "5/20/2021",
+            "2021-05-21",
+            "21.5.2021",
+            "21.5.21",
+            "5-May-2021",
+            "05/21/21",
+            "21/05/21",
+            "May-2021",
+            "January 15, 2024",
+            "15 January 2024",
+            "2024-03-15T14:30:00Z",
+        ] {
+            assert_eq!(found(d), [(K::Date, d)], "{d}");
+        }
+    }
+
+    #[test]
+    fn dates_that_do_not() {
+        for d in ["2023-02-29", "13/45/2020", "2024-13-01", "00/00/0000", "5/20-2021", "1.2.21", "31.04.2021", "you may 2021", "2024-03-15T25:00"] {
+            assert!(found(d).iter().all(|(k, _)| *k != K::Date), "{d}: {:?}", found(d));
+        }
+    }
+
+    #[test]
+    fn a_cue_makes_a_date_of_birth() {
+        assert_eq!(found("DOB: 03/14/1962"), [(K::Dob, "03/14/1962")]);
+        assert_eq!(found("date of birth is 14 March 1962"), [(K::Dob, "14 March 1962")]);
+        assert_eq!(found("seen 03/14/2022"), [(K::Date, "03/14/2022")]);
+    }
+}
