@@ -3,6 +3,7 @@
 //! near-duplicate fingerprints taken, and page vectors attached once the embedder has run.
 
 use crate::chunk::{ChunkOptions, Chunker};
+use crate::identify::{self, Counts, Kinds};
 use crate::segment::{Batch, ChunkRec, DocRec, Field, PageRec};
 
 /// A document as the API parsed it: pages of text, no chunks yet.
@@ -19,6 +20,8 @@ pub struct DocDraft {
     pub created_at: String,
     /// The chunker the request or the collection's domain names; `None` detects it.
     pub chunker: Option<Chunker>,
+    /// What the collection's identifier settings ask of this document.
+    pub privacy: Privacy,
     pub pages: Vec<PageDraft>,
 }
 
@@ -33,6 +36,40 @@ pub struct PageDraft {
     pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// A collection's identifier settings, as ingest applies them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Privacy {
+    /// `mask_identifiers`: the embedder reads the text with identifiers masked; what is
+    /// stored keeps them.
+    pub mask_embedding: bool,
+    /// `redact_storage`: title, author and text are masked before chunking; only the
+    /// masked form is stored.
+    pub redact: bool,
+}
+
+/// The identifiers found in a document's title, author and pages; under `redact` those
+/// texts are replaced by their masked form (the default set: every kind but date and url),
+/// before anything is chunked, logged or stored.
+fn identifiers(d: &mut DocDraft) -> Counts {
+    let mut counts = Counts::default();
+    let texts = d.title.iter_mut().chain(d.author.iter_mut()).chain(d.pages.iter_mut().map(|p| &mut p.text));
+    for text in texts {
+        if d.privacy.redact {
+            let masked = identify::mask(text, Kinds::default_mask());
+            counts.add(&masked.counts);
+            *text = masked.text;
+        } else {
+            counts.add(&Counts::of(&identify::scan(text, Kinds::ALL)));
+        }
+    }
+    counts
+}
+
+/// The counts as the API writes them: `{ kind: n }` for the kinds found, most first.
+pub fn counts_json(c: &Counts) -> serde_json::Map<String, serde_json::Value> {
+    c.by_count().into_iter().map(|(k, n)| (k.name().to_owned(), n.into())).collect()
+}
+
 /// The chunker `d` gets: the one it names, else the one its text calls for.
 pub fn chunker_of(d: &DocDraft) -> Chunker {
     d.chunker.unwrap_or_else(|| Chunker::detect(&d.pages.iter().map(|p| p.text.as_str()).collect::<Vec<_>>()))
@@ -40,14 +77,26 @@ pub fn chunker_of(d: &DocDraft) -> Chunker {
 
 /// Chunks every page; the batch has no vectors yet (see [`attach_vectors`]).
 pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
+    prepare_counted(d, opts).0
+}
+
+/// [`prepare`], and the identifiers the document held (counted whatever the settings;
+/// under `redact` the batch holds only the masked text).
+pub fn prepare_counted(mut d: DocDraft, opts: &ChunkOptions) -> (Batch, Counts) {
+    let found = identifiers(&mut d);
     let chunker = chunker_of(&d);
     let mut b = Batch::default();
     let mut chars = 0u64;
     let chunked: Vec<_> = d.pages.iter().map(|p| chunker.chunk(&p.text, opts)).collect();
-    let meta = {
+    let mut meta = {
         let pages: Vec<_> = d.pages.iter().zip(&chunked).map(|(p, c)| (p.text.as_str(), c.as_slice())).collect();
         chunker.document_meta(&pages)
     };
+    if d.privacy.redact {
+        let identifiers = serde_json::json!({ "total": found.total(), "counts": counts_json(&found) });
+        meta.insert("identifiers".into(), identifiers);
+        meta.insert("redacted".into(), true.into());
+    }
     // A clinical note's encounter date is the document's date, as a metadata date is.
     let mut dates = d.dates;
     if let Some(day) = meta.get("encounterDate").and_then(|v| v.as_str()).and_then(crate::date::parse_date) {
@@ -105,13 +154,16 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
         fields: d.fields,
         dates,
     });
-    b
+    (b, found)
 }
 
-/// What the embedder reads for each page: the title, then the page text.
-pub fn embedding_inputs(b: &Batch) -> Vec<String> {
+/// What the embedder reads for each page: the title, then the page text; with `mask`
+/// (`mask_identifiers`), with its identifiers masked (the default set).
+pub fn embedding_inputs(b: &Batch, mask: bool) -> Vec<String> {
     let title = b.docs.first().and_then(|d| d.title.as_deref()).unwrap_or("");
-    b.pages.iter().map(|p| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) }).collect()
+    let input = |p: &crate::segment::PageRec| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) };
+    let masked = |text: String| if mask { identify::mask(&text, Kinds::default_mask()).text } else { text };
+    b.pages.iter().map(|p| masked(input(p))).collect()
 }
 
 pub fn attach_vectors(b: &mut Batch, dims: usize, data: Vec<f32>) {

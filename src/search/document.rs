@@ -40,6 +40,7 @@ impl NewDocument {
     pub fn into_draft(self, id: String, embedder: String, created_at: String, domain: &str) -> DocDraft {
         DocDraft {
             chunker: self.chunker.or_else(|| domain_chunker(domain)),
+            privacy: Default::default(),
             id,
             metadata_json: Value::Object(self.metadata.clone()).to_string(),
             fields: self.fields(),

@@ -21,6 +21,15 @@ pub struct Added {
     pub format: String,
     /// What the chunker found in the document (`{ kind, … }`).
     pub meta: serde_json::Value,
+    /// The identifiers the document held, by kind (the spec's `Identifiers`).
+    pub identifiers: Identifiers,
+}
+
+/// The spec's `Identifiers`: how many identifiers a document held, by kind.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Identifiers {
+    pub total: u64,
+    pub counts: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Chunks, embeds (when `embed`) and adds the document; returns once it is durable
@@ -31,18 +40,21 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
     // Chunking and embedding take CPU: an ingest worker does them at idle priority.
     let prepared = pool
         .run(move |w| {
-            let mut batch = ingest::prepare(draft, &opts);
+            let mask = draft.privacy.mask_embedding;
+            let (mut batch, found) = ingest::prepare_counted(draft, &opts);
             if embed {
                 let e = w.embedder.as_mut().ok_or(SearchError::NoEmbedder)?;
-                let inputs = ingest::embedding_inputs(&batch);
+                let inputs = ingest::embedding_inputs(&batch, mask);
                 let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
                 let v = e.embed_passages(&refs).map_err(|e| SearchError::Embed(e.to_string()))?;
                 ingest::attach_vectors(&mut batch, v.dims, v.data);
             }
-            Ok::<_, SearchError>(batch)
+            Ok::<_, SearchError>((batch, found))
         })
         .await
         .map_err(|_| SearchError::WorkerGone)??;
+    let (prepared, found) = prepared;
+    let identifiers = Identifiers { total: found.total() as u64, counts: ingest::counts_json(&found) };
     // Logging waits on the WAL's sync: a blocking thread waits, so every add in flight
     // shares one group commit and no worker sits idle meanwhile.
     let d = &prepared.docs[0];
@@ -53,5 +65,5 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
         CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
         e => SearchError::Index(e),
     })?;
-    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format, meta })
+    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format, meta, identifiers })
 }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use quarry_index::collection::{Collection, Snapshot};
 use quarry_index::engine::Engine;
+use quarry_index::ingest::Privacy;
 
 use crate::config::IndexConfig;
 use crate::limits::{Meter, Meters};
@@ -171,11 +172,17 @@ impl Service {
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
         let id = id.unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
-        let draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339(), &owned.record.settings.domain);
+        let settings = &owned.record.settings;
+        let mut draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339(), &settings.domain);
+        draft.privacy = Privacy { mask_embedding: settings.mask_identifiers, redact: settings.redact_storage };
         let embed = owned.record.embedder != "none";
         match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
             Ok(added) => {
                 let _ = meters.try_spend(Meter::PagesIndexed, added.pages as u64, None);
+                // Redaction changes the text's length: storage counts what is stored.
+                if added.chars != chars {
+                    let _ = meters.try_store(added.chars as i64 - chars as i64, None);
+                }
                 Ok(added)
             }
             Err(e) => {

@@ -18,6 +18,7 @@ mod limits;
 mod models;
 mod network;
 mod plugin;
+mod privacy;
 mod quality;
 mod routes;
 mod sample;

@@ -19,6 +19,7 @@ pub struct TestServer {
     shards: usize,
     embedder: String,
     env: Vec<(String, String)>,
+    log: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -32,6 +33,9 @@ pub struct Options {
     pub listen: Option<SocketAddr>,
     /// More environment variables for the server process.
     pub env: Vec<(String, String)>,
+    /// A file the server's log (stderr) is appended to, across restarts, instead of the
+    /// test's own stderr.
+    pub log: Option<PathBuf>,
 }
 
 pub fn bin() -> &'static str {
@@ -76,6 +80,7 @@ impl TestServer {
             shards,
             embedder,
             env: options.env,
+            log: options.log,
         };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
@@ -93,7 +98,10 @@ impl TestServer {
             .env("QUARRY_EMBEDDER", &self.embedder)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(match &self.log {
+                Some(path) => Stdio::from(std::fs::OpenOptions::new().create(true).append(true).open(path).expect("the log file opens")),
+                None => Stdio::inherit(),
+            })
             .spawn()
             .expect("quarry starts");
         let stdout = child.stdout.take().unwrap();

@@ -26,6 +26,13 @@ impl Counts {
         c
     }
 
+    /// These counts and `other`'s, kind by kind.
+    pub fn add(&mut self, other: &Counts) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+
     pub fn get(&self, k: IdentifierKind) -> u32 {
         self.0[k as usize]
     }

@@ -82,10 +82,39 @@ pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     if let Some(name) = body.name(false)? {
         owned.record.name = name;
     }
-    let (settings, warnings) = body.merge(&owned.record.settings);
+    let (settings, mut warnings) = body.merge(&owned.record.settings);
+    warnings.extend(changed_on_documents(&owned.record.settings, &settings, owned.snapshot().counts().documents));
     owned.record.settings = settings;
     call.app.search.update(&owned).await?;
     Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(owned) }))
+}
+
+/// What a settings change means for the documents already indexed, which it does not
+/// touch (the spec): said, so a collection never turns mixed silently.
+fn changed_on_documents(old: &CollectionSettings, new: &CollectionSettings, documents: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if documents == 0 {
+        return out;
+    }
+    let n = if documents == 1 { "The 1 document already indexed".to_owned() } else { format!("The {documents} documents already indexed") };
+    match (old.redact_storage, new.redact_storage) {
+        (false, true) => out.push(format!(
+            "redact_storage is now on for documents added from now on; {n} keep their stored text as it is (unmasked): delete and add them again to redact them."
+        )),
+        (true, false) => out.push(format!("redact_storage is now off for documents added from now on; {n} stay redacted (their originals were never stored).")),
+        _ => {}
+    }
+    match (old.mask_identifiers, new.mask_identifiers) {
+        (false, true) => out.push(format!(
+            "mask_identifiers is now on for documents added from now on; {n} keep the vectors of their unmasked text: add them again to embed them masked."
+        )),
+        (true, false) => out.push(format!("mask_identifiers is now off for documents added from now on; {n} keep the vectors of their masked text.")),
+        _ => {}
+    }
+    if old.domain != new.domain {
+        out.push(format!("domain is now {}; {n} keep the chunker they were indexed with.", new.domain));
+    }
+    out
 }
 
 #[derive(Serialize)]

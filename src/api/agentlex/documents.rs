@@ -10,29 +10,15 @@ use super::collections::Deleted;
 use super::input::document;
 use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
-use crate::search::{Added, SearchError};
+use crate::search::SearchError;
 use quarry_index::collection::{DocAt, DocView, Snapshot};
-
-#[derive(Serialize)]
-struct Created {
-    #[serde(flatten)]
-    added: Added,
-    identifiers: Identifiers,
-}
-
-/// The spec's `Identifiers`: how many identifiers the document held, by kind.
-#[derive(Serialize, Default)]
-struct Identifiers {
-    total: u64,
-    counts: serde_json::Map<String, Value>,
-}
 
 pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     call.app.search.check_embedder(&owned.record)?;
     let doc = document::parse(&call.bytes().await?)?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;
-    Ok(response::json(StatusCode::CREATED, &Created { added, identifiers: Identifiers::default() }))
+    Ok(response::json(StatusCode::CREATED, &added))
 }
 
 #[derive(Serialize)]

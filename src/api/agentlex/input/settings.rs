@@ -42,11 +42,11 @@ impl CollectionIn {
     pub fn merge(&self, base: &CollectionSettings) -> (CollectionSettings, Vec<String>) {
         let mut s = base.clone();
         let Some(Obj(given)) = &self.settings else { return (s, Vec::new()) };
-        if given.mask_identifiers.is_some() {
-            s.mask_identifiers = false;
+        if let Some(Flag(on)) = given.mask_identifiers {
+            s.mask_identifiers = on;
         }
-        if given.redact_storage.is_some() {
-            s.redact_storage = false;
+        if let Some(Flag(on)) = given.redact_storage {
+            s.redact_storage = on;
         }
         if let Some(SettingsDomain(d)) = &given.domain {
             s.domain = d.clone();
@@ -79,9 +79,9 @@ impl<'de> Deserialize<'de> for Name {
 #[derive(Deserialize)]
 struct SettingsIn {
     #[serde(default, deserialize_with = "present")]
-    mask_identifiers: Option<Off>,
+    mask_identifiers: Option<Flag>,
     #[serde(default, deserialize_with = "present")]
-    redact_storage: Option<Off>,
+    redact_storage: Option<Flag>,
     #[serde(default, deserialize_with = "present")]
     domain: Option<SettingsDomain>,
     #[serde(default, deserialize_with = "patch")]
@@ -95,16 +95,13 @@ struct SettingsIn {
 
 impl Shape for SettingsIn {}
 
-/// `mask_identifiers`, `redact_storage`: false only, until identifier masking exists.
-struct Off;
+/// `mask_identifiers`, `redact_storage`: a boolean.
+struct Flag(bool);
 
-impl<'de> Deserialize<'de> for Off {
+impl<'de> Deserialize<'de> for Flag {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Leaf::deserialize(d)? {
-            Leaf::Bool(false) => Ok(Off),
-            Leaf::Bool(true) => {
-                Err(refuse("cannot be true yet: identifier masking is not available in this version, and a setting is never accepted and ignored."))
-            }
+            Leaf::Bool(on) => Ok(Flag(on)),
             other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
         }
     }
@@ -182,17 +179,20 @@ mod tests {
     }
 
     #[test]
-    fn settings_merge_and_refuse_what_has_no_behaviour() {
+    fn settings_merge_and_refuse_what_is_malformed() {
         let base = CollectionSettings::default();
         let (s, _) = merged(&base, json!({"settings": {"domain": "legal", "glossary": {"SSA": "Software Services Agreement"}}})).unwrap();
         assert_eq!(s.domain, "legal");
         assert!(s.glossary.is_some());
         let (s, _) = merged(&s, json!({"settings": {"glossary": null, "guidance": "Cite the MSA first."}})).unwrap();
         assert_eq!((s.glossary, s.guidance.as_deref()), (None, Some("Cite the MSA first.")));
-        let e = merged(&base, json!({"settings": {"mask_identifiers": true}})).unwrap_err();
+        let (s, _) = merged(&base, json!({"settings": {"mask_identifiers": true, "redact_storage": true}})).unwrap();
+        assert!(s.mask_identifiers && s.redact_storage);
+        let (s, _) = merged(&s, json!({"settings": {"redact_storage": false}})).unwrap();
+        assert!(s.mask_identifiers && !s.redact_storage, "a key left out keeps its value");
+        let e = merged(&base, json!({"settings": {"mask_identifiers": "yes"}})).unwrap_err();
         assert_eq!(e.code, Code::InvalidSettings);
-        assert!(e.message.starts_with("settings.mask_identifiers cannot be true yet"), "{}", e.message);
-        assert!(merged(&base, json!({"settings": {"redact_storage": false}})).is_ok());
+        assert_eq!(e.message, "settings.mask_identifiers must be a boolean, not a string.");
         // The spec's Settings is open: an unknown key is ignored, with a warning naming it.
         let (s, warnings) = merged(&base, json!({"settings": {"colour": 1, "domain": "legal"}})).unwrap();
         assert_eq!(s.domain, "legal");
