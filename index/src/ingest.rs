@@ -46,8 +46,14 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
     let chunked: Vec<_> = d.pages.iter().map(|p| chunker.chunk(&p.text, opts)).collect();
     let meta = {
         let pages: Vec<_> = d.pages.iter().zip(&chunked).map(|(p, c)| (p.text.as_str(), c.as_slice())).collect();
-        serde_json::Value::Object(chunker.document_meta(&pages)).to_string()
+        chunker.document_meta(&pages)
     };
+    // A clinical note's encounter date is the document's date, as a metadata date is.
+    let mut dates = d.dates;
+    if let Some(day) = meta.get("encounterDate").and_then(|v| v.as_str()).and_then(crate::date::parse_date) {
+        dates.push(day.from);
+    }
+    let meta = serde_json::Value::Object(meta).to_string();
     for (n, (page, spans)) in d.pages.into_iter().zip(chunked).enumerate() {
         let first_chunk = b.chunks.len() as u32;
         let page_ix = b.pages.len() as u32;
@@ -61,6 +67,8 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
                 byte_end: s.byte_end,
                 kinds: s.kinds.0,
                 heading: s.heading.clone(),
+                meta_json: s.meta.as_ref().map(|m| serde_json::Value::Object(m.clone()).to_string()),
+                footnote_of: s.footnote_of,
             });
         }
         chars += page.text.chars().count() as u64;
@@ -73,6 +81,7 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
             heading,
             simhash: crate::text::simhash(&page.text),
             dates: crate::date::find_dates(&page.text),
+            meta_json: page.meta.map(|m| serde_json::Value::Object(m).to_string()),
             text: page.text,
             citation: 0,
             first_chunk,
@@ -94,7 +103,7 @@ pub fn prepare(d: DocDraft, opts: &ChunkOptions) -> Batch {
         pages: b.pages.len() as u32,
         chunks: b.chunks.len() as u32,
         fields: d.fields,
-        dates: d.dates,
+        dates,
     });
     b
 }

@@ -5,7 +5,7 @@
 //! results, so the compiler keeps the runtime out of the hot loops.
 
 /// The engine's on-disk format version; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 pub mod bm25;
 pub mod chunk;

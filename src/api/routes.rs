@@ -5,7 +5,7 @@
 use futures_util::future::LocalBoxFuture;
 use hyper::Method;
 
-use super::agentlex::{account, collections, documents, evaluate, health, keys, search, signup};
+use super::agentlex::{account, collections, documents, evaluate, health, keys, sample, search, signup};
 use super::openai;
 use super::openindex;
 use crate::config::Config;
@@ -71,6 +71,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/v1/collections/{id}/documents/{doc}/pages/{n}", "get_page", call!(documents::page, id, doc, n)),
         row(M::POST, "/v1/collections/{id}/search", "search", call!(search::search, id)),
         costs(5, row(M::POST, "/v1/collections/{id}/evaluate", "evaluate", call!(evaluate::evaluate, id))),
+        row(M::POST, "/v1/collections/{id}/sample", "sample", call!(sample::sample, id)),
         // The OpenAI-compatible gateway.
         row(M::POST, "/v1/chat/completions", "chat_completions", call!(openai::chat::completions)),
         row(M::GET, "/v1/models", "models", call!(openai::models::list)),

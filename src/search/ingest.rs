@@ -19,6 +19,8 @@ pub struct Added {
     pub chunker: &'static str,
     pub embedder: String,
     pub format: String,
+    /// What the chunker found in the document (`{ kind, … }`).
+    pub meta: serde_json::Value,
 }
 
 /// Chunks, embeds (when `embed`) and adds the document; returns once it is durable
@@ -46,9 +48,10 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
     let d = &prepared.docs[0];
     let (pages, chunks, chars) = (d.pages, d.chunks, d.chars);
     let chunker = Chunker::parse(&d.chunker).expect("prepare names a chunker");
+    let meta = serde_json::from_str(&d.meta_json).expect("prepare writes its meta as JSON");
     crate::runtime::blocking(move || coll.add(prepared)).await.map_err(|e| match e {
         CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
         e => SearchError::Index(e),
     })?;
-    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format })
+    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format, meta })
 }

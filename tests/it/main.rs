@@ -19,6 +19,7 @@ mod network;
 mod plugin;
 mod quality;
 mod routes;
+mod sample;
 mod schema;
 mod search;
 mod spec;

@@ -63,19 +63,23 @@ for prompt in spec["plain"]:
         if late():
             print(f"LATE  stream={stream} {prompt!r}")
             continue
+        t0 = time.monotonic()
         text, calls = answer(prompt, stream)
+        took = time.monotonic() - t0
         ok = not calls and text.strip() != "" and not text.startswith("(error")
         summary["plain_ok"] += ok
-        print(f"{'ok   ' if ok else 'MISS '} stream={stream} plain {prompt!r} -> calls={calls} text={text[:80]!r}", flush=True)
+        print(f"{'ok   ' if ok else 'MISS '} {took:5.1f}s stream={stream} plain {prompt!r} -> calls={calls} text={text[:80]!r}", flush=True)
 for p in spec["prompts"]:
     for stream in (False, True):
         summary["tool_total"] += 1
         if late():
             print(f"LATE  stream={stream} {p['prompt']!r}")
             continue
+        t0 = time.monotonic()
         text, calls = answer(p["prompt"], stream)
+        took = time.monotonic() - t0
         ok = valid(calls, p["tool"])
         summary["tool_ok"] += ok
-        print(f"{'ok   ' if ok else 'MISS '} stream={stream} {p['prompt']!r} -> calls={calls} text={text[:80]!r}", flush=True)
+        print(f"{'ok   ' if ok else 'MISS '} {took:5.1f}s stream={stream} {p['prompt']!r} -> calls={calls} text={text[:80]!r}", flush=True)
 summary["seconds"] = round(time.monotonic() - start, 1)
 print(json.dumps(summary))

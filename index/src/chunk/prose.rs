@@ -191,7 +191,7 @@ impl<'a> Units<'a> {
 
 /// `range` cut into trimmed pieces of at most `limit` chars: whole if it fits, else at
 /// sentence ends, else at whitespace, else every `limit` chars.
-fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
+pub(super) fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
     if count(page, range) <= limit {
         return vec![range];
     }

@@ -39,8 +39,10 @@ impl Manifest {
             Err(source) => return Err(CollectionError::Io { op: "read", path, source }),
         };
         let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| CollectionError::Corrupt { path: path.clone(), reason: e.to_string() })?;
-        if m.format != crate::FORMAT_VERSION {
-            let reason = format!("format version {}, this build reads {}", m.format, crate::FORMAT_VERSION);
+        // Format 1's collections are read as they are: its segments and WAL records are
+        // upgraded as they are opened; the next manifest written says format 2.
+        if m.format != crate::FORMAT_VERSION && m.format != 1 {
+            let reason = format!("format version {}, this build reads 1 to {}", m.format, crate::FORMAT_VERSION);
             return Err(CollectionError::Corrupt { path, reason });
         }
         Ok(Some(m))
@@ -54,7 +56,10 @@ impl Manifest {
             let p = p.to_owned();
             move |source| CollectionError::Io { op, path: p, source }
         };
-        let bytes = serde_json::to_vec_pretty(self).expect("a manifest serializes");
+        // Stamped with today's format: what this build writes. Format-1 segments it still
+        // lists say their own version in their headers and are read as such.
+        let today = Manifest { format: crate::FORMAT_VERSION, ..self.clone() };
+        let bytes = serde_json::to_vec_pretty(&today).expect("a manifest serializes");
         let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
         f.write_all(&bytes).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("fsync", &tmp))?;

@@ -35,6 +35,8 @@ pub struct PageView<'a> {
     pub text: &'a str,
     /// The stable citation id; [`PageView::citation_id`] writes it as `AL-%08X`.
     pub citation: u32,
+    /// What the format found on the page, a JSON object as text.
+    pub meta_json: Option<&'a str>,
 }
 
 impl PageView<'_> {
@@ -53,6 +55,10 @@ pub struct ChunkView<'a> {
     /// Offsets in characters into the page text, end exclusive.
     pub start: u32,
     pub end: u32,
+    /// What the chunker found in the chunk, a JSON object as text.
+    pub meta_json: Option<&'a str>,
+    /// For a footnote, the `pos` of the body chunk on its page it answers.
+    pub footnote_of: Option<u32>,
 }
 
 /// One search result: its page, document, and best passages with their matched terms.
@@ -88,6 +94,7 @@ fn page_view(p: &ArchivedPageRec) -> PageView<'_> {
         heading: p.heading.as_ref().map(|s| s.as_str()),
         text: p.text.as_str(),
         citation: p.citation.to_native(),
+        meta_json: p.meta_json.as_ref().map(|s| s.as_str()),
     }
 }
 
@@ -99,6 +106,8 @@ fn chunk_view<'a>(page: &'a ArchivedPageRec, c: &'a ArchivedChunkRec) -> ChunkVi
         heading: c.heading.as_ref().map(|s| s.as_str()),
         start: c.start.to_native(),
         end: c.end.to_native(),
+        meta_json: c.meta_json.as_ref().map(|s| s.as_str()),
+        footnote_of: c.footnote_of.as_ref().map(|n| n.to_native()),
     }
 }
 

@@ -34,9 +34,21 @@ pub(crate) fn doc(id: &str, pages: &[&str]) -> Batch {
             first_chunk: n as u32,
             chunks: 1,
             dates: vec![],
+            meta_json: Some(format!(r#"{{"page":{n}}}"#)),
         });
         let len = text.chars().count() as u32;
-        b.chunks.push(ChunkRec { page: n as u32, pos: 0, start: 0, end: len, byte_start: 0, byte_end: text.len() as u32, kinds: 0, heading: None });
+        b.chunks.push(ChunkRec {
+            page: n as u32,
+            pos: 0,
+            start: 0,
+            end: len,
+            byte_start: 0,
+            byte_end: text.len() as u32,
+            kinds: 0,
+            heading: None,
+            meta_json: Some(format!(r#"{{"chunk":{n}}}"#)),
+            footnote_of: (n > 0).then_some(0),
+        });
     }
     b
 }
@@ -107,6 +119,14 @@ fn flush_and_merge_keep_every_document_and_deletes_stay_deleted() {
     assert!(before.iter().filter(|(id, ..)| id != "r3b").all(|b| after.contains(b)));
     let segs = fs::read_dir(dir.path().join("segments")).unwrap().count();
     assert_eq!(segs, 2 * c.snapshot().views.iter().filter(|v| !v.is_memory()).count());
+    // What the format and the chunker found survives the WAL, a flush, a merge and a reopen.
+    let snap = c.snapshot();
+    for id in want {
+        let at = snap.find(id).unwrap();
+        assert_eq!(snap.page_view(at, 0).unwrap().meta_json, Some(r#"{"page":0}"#));
+        let chunk = snap.chunk_views(at, 0)[0];
+        assert_eq!((chunk.meta_json, chunk.footnote_of), (Some(r#"{"chunk":0}"#), None));
+    }
 }
 
 #[test]

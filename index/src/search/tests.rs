@@ -191,6 +191,8 @@ fn chunked(id: &str, title: &str, pages: &[&[&str]]) -> crate::segment::Batch {
                 byte_end: (at + c.len()) as u32,
                 kinds: 0,
                 heading: None,
+                meta_json: None,
+                footnote_of: None,
             });
             at += c.len() + 1;
         }

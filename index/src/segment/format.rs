@@ -2,6 +2,9 @@
 //! columns and page vectors of a set of documents. The same structure is one WAL
 //! record's payload (a batch of one document) and one segment file's contents, so the
 //! in-memory tail of a collection and its flushed segments are read by the same code.
+//!
+//! This is format 2 ([`crate::FORMAT_VERSION`]); `v1.rs` keeps format 1 frozen, which
+//! segment files and WAL records written before it still hold and are read through.
 
 use rkyv::{Archive, Deserialize, Serialize};
 
@@ -64,6 +67,8 @@ pub struct PageRec {
     pub chunks: u32,
     /// Days the chunker found on the page.
     pub dates: Vec<i32>,
+    /// What the format found on the page (a JSON object as text), if anything.
+    pub meta_json: Option<String>,
 }
 
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -79,6 +84,10 @@ pub struct ChunkRec {
     /// A `Kinds` bitset.
     pub kinds: u32,
     pub heading: Option<String>,
+    /// What the chunker found in the chunk (a JSON object as text), if anything.
+    pub meta_json: Option<String>,
+    /// For a footnote, the `pos` of the body chunk on its page it answers.
+    pub footnote_of: Option<u32>,
 }
 
 /// Documents with everything needed to search them.

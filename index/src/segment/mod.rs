@@ -2,6 +2,7 @@
 //! the tantivy index of their chunks. See `format` for what a segment holds.
 
 pub mod format;
+mod v1;
 mod view;
 
 use std::fs::{self, File};
@@ -12,6 +13,11 @@ pub use format::{
     ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedFieldValue, ArchivedPageRec, Batch, ChunkRec, DocRec, Field, FieldValue, PageRec,
 };
 pub use view::BatchView;
+
+/// A format-1 archive (a WAL record written before format 2) upgraded to today's batch.
+pub fn upgrade_v1(archive: &[u8]) -> Result<Batch, String> {
+    v1::upgrade(archive)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {

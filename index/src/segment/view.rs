@@ -38,8 +38,16 @@ impl BatchView {
         // never modified afterwards; the engine deletes a file only after no snapshot
         // refers to it, and unlinking keeps a live mapping valid.
         let map = unsafe { Mmap::map(&file) }.map_err(|source| SegmentError::Io { op: "mmap", path: path.to_owned(), source })?;
-        let (len, crc) = check_header(&map).map_err(corrupt)?;
-        check_archive(&map[HEADER_LEN..HEADER_LEN + len], crc, len >= SIDE_BY_SIDE).map_err(corrupt)?;
+        let (version, len, crc) = check_header(&map).map_err(corrupt)?;
+        let archive = &map[HEADER_LEN..HEADER_LEN + len];
+        if version == 1 {
+            // Written before format 2: checked, then upgraded into memory. The next
+            // merge that takes this segment writes it out in today's format.
+            check_crc(archive, crc).map_err(corrupt)?;
+            let batch = super::v1::upgrade(archive).map_err(corrupt)?;
+            return BatchView::from_bytes(super::archive(&batch), path);
+        }
+        check_archive(archive, crc, len >= SIDE_BY_SIDE).map_err(corrupt)?;
         Ok(BatchView { bytes: Bytes::Mapped(map), offset: HEADER_LEN })
     }
 
@@ -57,7 +65,10 @@ impl BatchView {
         let file = File::open(path).map_err(|source| SegmentError::Io { op: "open", path: path.to_owned(), source })?;
         // SAFETY: as in `open`; the archive's validity is the caller's promise.
         let map = unsafe { Mmap::map(&file) }.map_err(|source| SegmentError::Io { op: "mmap", path: path.to_owned(), source })?;
-        let (len, crc) = check_header(&map).map_err(corrupt)?;
+        let (version, len, crc) = check_header(&map).map_err(corrupt)?;
+        if version != crate::FORMAT_VERSION {
+            return Err(corrupt(format!("format version {version}: the unchecked open reads only {}", crate::FORMAT_VERSION)));
+        }
         check_crc(&map[HEADER_LEN..HEADER_LEN + len], crc).map_err(corrupt)?;
         Ok(BatchView { bytes: Bytes::Mapped(map), offset: HEADER_LEN })
     }
@@ -101,9 +112,10 @@ impl BatchView {
 /// it saves.
 const SIDE_BY_SIDE: usize = 8 << 20;
 
-/// The archive length and checksum the header announces, after checking magic, version
-/// and that the file holds that many bytes.
-fn check_header(map: &[u8]) -> Result<(usize, u32), String> {
+/// The format version, archive length and checksum the header announces, after checking
+/// magic, that this build reads the version (format 1 or today's) and that the file holds
+/// that many bytes.
+fn check_header(map: &[u8]) -> Result<(u32, usize, u32), String> {
     if map.len() < HEADER_LEN {
         return Err(format!("truncated: {} bytes, shorter than the header", map.len()));
     }
@@ -111,15 +123,15 @@ fn check_header(map: &[u8]) -> Result<(usize, u32), String> {
         return Err("not a segment file (bad magic)".into());
     }
     let version = u32::from_le_bytes(map[4..8].try_into().expect("4 bytes"));
-    if version != crate::FORMAT_VERSION {
-        return Err(format!("format version {version}, this build reads {}", crate::FORMAT_VERSION));
+    if version != crate::FORMAT_VERSION && version != 1 {
+        return Err(format!("format version {version}, this build reads 1 to {}", crate::FORMAT_VERSION));
     }
     let len = u64::from_le_bytes(map[8..16].try_into().expect("8 bytes")) as usize;
     let crc = u32::from_le_bytes(map[16..20].try_into().expect("4 bytes"));
     if map.len() < HEADER_LEN + len {
         return Err(format!("truncated: the header announces {len} bytes, the file holds {}", map.len() - HEADER_LEN));
     }
-    Ok((len, crc))
+    Ok((version, len, crc))
 }
 
 fn check_crc(archive: &[u8], crc: u32) -> Result<(), String> {

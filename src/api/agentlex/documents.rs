@@ -17,7 +17,6 @@ use quarry_index::collection::{DocAt, DocView, Snapshot};
 struct Created {
     #[serde(flatten)]
     added: Added,
-    meta: Value,
     identifiers: Identifiers,
 }
 
@@ -33,8 +32,7 @@ pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     call.app.search.check_embedder(&owned.record)?;
     let doc = document::parse(&call.bytes().await?)?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;
-    let meta = serde_json::json!({ "kind": added.chunker });
-    Ok(response::json(StatusCode::CREATED, &Created { added, meta, identifiers: Identifiers::default() }))
+    Ok(response::json(StatusCode::CREATED, &Created { added, identifiers: Identifiers::default() }))
 }
 
 #[derive(Serialize)]

@@ -7,6 +7,7 @@ pub mod evaluate;
 pub mod health;
 pub mod input;
 pub mod keys;
+pub mod sample;
 pub mod search;
 pub mod signup;
 

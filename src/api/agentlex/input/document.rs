@@ -400,7 +400,10 @@ mod tests {
     #[test]
     fn pages_take_numbers_volumes_and_headings() {
         let d = p(&json!({"pages": ["a", {"text": "b", "number": 12, "volume": "II", "heading": "Intro"}]})).unwrap();
-        assert_eq!(d.pages[1], PageDraft { text: "b".into(), number: Some("12".into()), volume: Some("II".into()), heading: Some("Intro".into()), meta: None });
+        assert_eq!(
+            d.pages[1],
+            PageDraft { text: "b".into(), number: Some("12".into()), volume: Some("II".into()), heading: Some("Intro".into()), meta: None }
+        );
         assert_eq!(d.format, "pages");
     }
 
