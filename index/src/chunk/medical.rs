@@ -1,21 +1,177 @@
-//! The medical chunker. Clinical notes: sections (HPI, PMH, medications, allergies, assessment and plan, vitals, labs, ...) and the kinds medication, lab, vital, diagnosis, plan, allergy.
+//! The medical chunker. Clinical notes: sections (HPI, PMH, medications, allergies,
+//! assessment and plan, vitals, labs, ...) and the kinds medication, lab, vital,
+//! diagnosis, plan, allergy.
 //!
-//! For now the prose chunker's spans; the domain's own structure is filled in next.
+//! A clinical note is a run of sections, and what a passage is depends on the section it
+//! sits in: "lisinopril" under ALLERGIES is no medication the patient takes. So the page
+//! is first cut at its section headers ([`sections`]); each section's body is read into
+//! blocks (paragraphs, list items, table rows) as the prose chunker reads them; each
+//! block is tagged with its section's kinds and the content cues it shows ([`cues`]);
+//! blocks of one section are then packed up to `target_chars`, never across a section
+//! boundary. A chunk's `heading` is its section's header as written; its meta names the
+//! canonical section and the codes it holds ([`codes`]).
+
+mod codes;
+mod cues;
+mod meta;
+mod sections;
+mod signal;
 
 use serde_json::{Map, Value};
 
-use super::{chunk_prose, ChunkOptions, ChunkSpan};
+use super::blocks::{blocks, trim, Block, Range};
+use super::kinds::{Kind, Kinds};
+use super::prose::split;
+use super::{ChunkOptions, ChunkSpan};
+use crate::date::find_dates;
+use sections::{Section, SectionSpan};
+
+pub use meta::document_meta;
+pub use signal::signal;
 
 pub fn chunk(page: &str, opts: &ChunkOptions) -> Vec<ChunkSpan> {
-    chunk_prose(page, opts)
+    let max_chars = opts.max_chars.max(1);
+    let target = opts.target_chars.clamp(1, max_chars);
+    let mut units = Vec::new();
+    let split_sections = sections::split(page);
+    for (index, section) in split_sections.iter().enumerate() {
+        section_units(page, section, index, max_chars, &mut units);
+    }
+    let packed = pack(page, &units, target);
+    spans(page, &packed, &split_sections)
 }
 
-/// The domain's keys of the document's meta (`kind` is added by the caller).
-pub fn document_meta(_pages: &[(&str, &[ChunkSpan])]) -> Map<String, Value> {
-    Map::new()
+/// An atom of packing (a header, a block or a piece of one), and after [`pack`] a chunk.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    range: Range,
+    chars: usize,
+    kinds: Kinds,
+    /// Index of the section in [`sections::split`]'s list.
+    section: usize,
 }
 
-/// How strongly the text reads as a clinical note: 1.0 or more means medical.
-pub fn signal(_pages: &[&str]) -> f32 {
-    0.0
+fn section_units(page: &str, span: &SectionSpan, index: usize, max_chars: usize, out: &mut Vec<Unit>) {
+    let section = span.header.as_ref().map(|h| h.section);
+    let base = section.map_or(Kinds::EMPTY, Section::kinds);
+    let mut pieces: Vec<(Range, Kinds)> = Vec::new();
+    let (start, end) = span.body;
+    for block in blocks(&page[start..end]) {
+        let (parts, kind) = match block {
+            Block::Heading { range, .. } | Block::Paragraph { range } => (vec![range], None),
+            Block::List { items } => (items, Some(Kind::List)),
+            Block::Table { rows } => (rows, Some(Kind::Table)),
+        };
+        for (s, e) in parts {
+            let range = (start + s, start + e);
+            let mut kinds = base.union(cues::kinds(&page[range.0..range.1], section));
+            kinds.extend(kind);
+            pieces.extend(split(page, range, max_chars).into_iter().map(|r| (r, kinds)));
+        }
+    }
+    let unit = |range: Range, kinds: Kinds| Unit { range, chars: count(page, range), kinds, section: index };
+    let header = span.header.as_ref().and_then(|h| trim(page, h.range));
+    let Some(header) = header else {
+        out.extend(pieces.into_iter().map(|(r, k)| unit(r, k)));
+        return;
+    };
+    let heading = Kinds::EMPTY.with(Kind::Heading);
+    let mut pieces = pieces.into_iter();
+    match pieces.next() {
+        Some((first, kinds)) if count(page, (header.0, first.1)) <= max_chars => {
+            out.push(unit((header.0, first.1), kinds.union(heading)));
+        }
+        Some((first, kinds)) => {
+            out.extend(split(page, header, max_chars).into_iter().map(|r| unit(r, heading)));
+            out.push(unit(first, kinds));
+        }
+        None => out.extend(split(page, header, max_chars).into_iter().map(|r| unit(r, heading))),
+    }
+    out.extend(pieces.map(|(r, k)| unit(r, k)));
 }
+
+trait Extend {
+    fn extend(&mut self, kind: Option<Kind>);
+}
+
+impl Extend for Kinds {
+    fn extend(&mut self, kind: Option<Kind>) {
+        if let Some(kind) = kind {
+            self.insert(kind);
+        }
+    }
+}
+
+/// Joins each unit to the chunk before it when both are in one section and the joined
+/// span stays within `target` chars.
+fn pack(page: &str, units: &[Unit], target: usize) -> Vec<Unit> {
+    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
+    for unit in units {
+        if let Some(last) = out.last_mut().filter(|last| last.section == unit.section) {
+            let joined = last.chars + count(page, (last.range.1, unit.range.0)) + unit.chars;
+            if joined <= target {
+                last.range.1 = unit.range.1;
+                last.chars = joined;
+                last.kinds = last.kinds.union(unit.kinds);
+                continue;
+            }
+        }
+        out.push(*unit);
+    }
+    out
+}
+
+/// Chunks with char offsets (counted in one pass), dates, heading and meta.
+fn spans(page: &str, chunks: &[Unit], sections: &[SectionSpan]) -> Vec<ChunkSpan> {
+    let (mut chars, mut bytes) = (0, 0);
+    let mut out = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        chars += count(page, (bytes, chunk.range.0));
+        let start = chars;
+        chars += chunk.chars;
+        bytes = chunk.range.1;
+        let text = &page[chunk.range.0..chunk.range.1];
+        let mut kinds = chunk.kinds;
+        if !find_dates(text).is_empty() {
+            kinds.insert(Kind::Date);
+        }
+        let header = sections[chunk.section].header.as_ref();
+        out.push(ChunkSpan {
+            start: offset(start),
+            end: offset(chars),
+            byte_start: offset(chunk.range.0),
+            byte_end: offset(chunk.range.1),
+            kinds,
+            heading: header.map(|h| h.name.clone()),
+            meta: chunk_meta(text, header),
+            footnote_of: None,
+        });
+    }
+    out
+}
+
+/// `{"section": canonical name, "codes": [{system, code}]}`, each where there is one.
+fn chunk_meta(text: &str, header: Option<&sections::Header>) -> Option<Map<String, Value>> {
+    let mut meta = Map::new();
+    if let Some(h) = header {
+        let name = if h.section == Section::Other { h.name.as_str() } else { h.section.name() };
+        meta.insert("section".into(), Value::String(name.into()));
+    }
+    let codes = codes::find(text);
+    if !codes.is_empty() {
+        meta.insert("codes".into(), Value::Array(codes.iter().map(codes::Code::to_json).collect()));
+    }
+    (!meta.is_empty()).then_some(meta)
+}
+
+fn count(page: &str, (start, end): Range) -> usize {
+    page[start..end].chars().count()
+}
+
+/// Offsets are stored as u32: pages beyond 4 GiB are not supported (they saturate).
+fn offset(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests;
