@@ -5,7 +5,7 @@
 use futures_util::future::LocalBoxFuture;
 use hyper::Method;
 
-use super::agentlex::{account, collections, documents, evaluate, health, keys, sample, scan, search, signup};
+use super::agentlex::{account, chunk, collections, documents, evaluate, health, keys, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
 use crate::config::Config;
@@ -59,6 +59,8 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/v1/keys", "list_keys", call!(keys::list)),
         row(M::DELETE, "/v1/keys/{prefix}", "revoke_key", call!(keys::revoke, prefix)),
         // AgentLex: collections, documents, search.
+        // The chunking of a document, previewed: no key, nothing stored.
+        public(row(M::POST, "/v1/chunk", "chunk", call!(chunk::chunk))),
         row(M::GET, "/v1/collections", "list_collections", call!(collections::list)),
         row(M::POST, "/v1/collections", "create_collection", call!(collections::create)),
         row(M::GET, "/v1/collections/{id}", "get_collection", call!(collections::get, id)),

@@ -32,6 +32,13 @@ pub struct Identifiers {
     pub counts: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The batch an add of `draft` would log, without vectors: chunked by the same
+/// [`ingest::prepare`] on an ingest worker, nothing stored.
+pub async fn preview(pool: &IngestPool, index: &IndexConfig, draft: DocDraft) -> Result<quarry_index::segment::Batch, SearchError> {
+    let opts = ChunkOptions { target_chars: index.chunk_target_chars, max_chars: index.chunk_max_chars };
+    pool.run(move |_| ingest::prepare(draft, &opts)).await.map_err(|_| SearchError::WorkerGone)
+}
+
 /// Chunks, embeds (when `embed`) and adds the document; returns once it is durable
 /// and searchable.
 pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, draft: DocDraft, embed: bool) -> Result<Added, SearchError> {

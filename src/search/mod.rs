@@ -192,6 +192,18 @@ impl Service {
         }
     }
 
+    /// What adding `doc` would store (`/v1/chunk`): the same size limit and the same
+    /// chunking as [`Service::add`], with no collection (so no domain: the document's
+    /// own chunker, else detection), no embedding and nothing stored.
+    pub async fn preview(&self, doc: NewDocument) -> Result<quarry_index::segment::Batch, SearchError> {
+        let max = self.index.max_document_bytes;
+        if doc.text_bytes() > max {
+            return Err(SearchError::DocumentTooLarge { bytes: doc.text_bytes(), max });
+        }
+        let draft = doc.into_draft("preview".into(), "none".into(), crate::clock::now_rfc3339(), "auto");
+        ingest::preview(&self.ingest, &self.index, draft).await
+    }
+
     /// Deletes a document (at once for searches) and gives its characters back.
     pub async fn delete(&self, owned: &Owned, doc: &str) -> Result<(), SearchError> {
         let chars = {

@@ -9,6 +9,7 @@ mod collections;
 mod compat;
 mod errors;
 mod evaluate;
+mod formats;
 mod health;
 mod identity;
 mod ingest_cli;

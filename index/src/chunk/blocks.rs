@@ -3,7 +3,12 @@
 //! Chunking must not cut a table row or a list item in half, and must know which heading a
 //! passage sits under. This reads the Markdown-like structure that text extraction
 //! leaves behind (ATX and setext headings, bullet and numbered items, pipe tables, and
-//! tab-separated rows from spreadsheets and PDFs) without parsing full Markdown.
+//! tab-separated rows from spreadsheets and PDFs) without parsing full Markdown: those
+//! line shapes are what PDFs, spreadsheets and the HTML format leave, and CommonMark
+//! reads several of them otherwise (`a)` items, pipe rows with no delimiter row, tabs).
+//! Fenced code blocks are the exception, found by pulldown-cmark's offset iterator
+//! (fence lengths, `~~~`, info strings): a fence is one block, and a `# ` line inside it
+//! is code, not a heading.
 
 /// A byte range of the page, trimmed of whitespace at both ends.
 pub(crate) type Range = (usize, usize);
@@ -29,15 +34,58 @@ pub(crate) enum Block {
 
 /// The blocks of `text` in order. Blank lines separate blocks; inside a run of non-blank
 /// lines, headings, lists and tables start new blocks where they begin.
+/// A closed fenced code block is one paragraph.
 pub(crate) fn blocks(text: &str) -> Vec<Block> {
-    let lines = lines(text);
     let mut out = Vec::new();
+    let mut from = 0;
+    for fence in fences(text) {
+        runs_into(text, from, fence.0, &mut out);
+        out.extend(trim(text, fence).map(|range| Block::Paragraph { range }));
+        from = fence.1;
+    }
+    runs_into(text, from, text.len(), &mut out);
+    out
+}
+
+fn runs_into(text: &str, from: usize, to: usize, out: &mut Vec<Block>) {
+    let lines = lines(text, from, to);
     for run in lines.split(|&(s, e)| is_blank(&text[s..e])) {
         if !run.is_empty() {
-            Run { text, lines: run }.parse_into(&mut out);
+            Run { text, lines: run }.parse_into(out);
+        }
+    }
+}
+
+/// The whole lines of each closed fenced code block outside lists and quotes, in order.
+fn fences(text: &str) -> Vec<Range> {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    if !text.contains("```") && !text.contains("~~~") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut depth = 0u32;
+    for (event, range) in Parser::new(text).into_offset_iter() {
+        match event {
+            Event::Start(Tag::List(_) | Tag::Item | Tag::BlockQuote(_)) => depth += 1,
+            Event::End(TagEnd::List(_) | TagEnd::Item | TagEnd::BlockQuote(_)) => depth = depth.saturating_sub(1),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) if depth == 0 => out.extend(closed_fence(text, range)),
+            _ => {}
         }
     }
     out
+}
+
+/// `range` widened to whole lines, when its last line closes the fence.
+fn closed_fence(text: &str, range: std::ops::Range<usize>) -> Option<Range> {
+    let start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = match text[..range.end].strip_suffix('\n') {
+        Some(kept) => kept.len(),
+        None => text[range.end..].find('\n').map_or(text.len(), |i| range.end + i),
+    };
+    let body = text[start..end].trim_end();
+    let last = body.rsplit('\n').next().unwrap_or("").trim();
+    let closes = body.contains('\n') && (last.starts_with("```") || last.starts_with("~~~"));
+    closes.then_some((start, end))
 }
 
 /// The first heading's text, if the page has one.
@@ -48,18 +96,17 @@ pub(crate) fn first_heading(text: &str) -> Option<String> {
     })
 }
 
-/// Byte ranges of the lines, without their `\n`.
-fn lines(text: &str) -> Vec<Range> {
-    let mut start = 0;
-    let mut out: Vec<Range> = text
-        .match_indices('\n')
-        .map(|(at, _)| {
-            let line = (start, at);
-            start = at + 1;
+/// Byte ranges of the lines of `text[from..to]`, without their `\n`.
+fn lines(text: &str, from: usize, to: usize) -> Vec<Range> {
+    let mut start = from;
+    let mut out: Vec<Range> = memchr::memchr_iter(b'\n', &text.as_bytes()[from..to])
+        .map(|at| {
+            let line = (start, from + at);
+            start = from + at + 1;
             line
         })
         .collect();
-    out.push((start, text.len()));
+    out.push((start, to));
     out
 }
 
@@ -240,6 +287,19 @@ mod tests {
         let items: Vec<&str> = items.iter().map(|&(s, e)| &text[s..e]).collect();
         assert_eq!(items, ["- one\n  still one", "* two"]);
         assert_eq!(kinds("-not a list\n1.5 mg"), ["paragraph"]);
+    }
+
+    #[test]
+    fn a_fenced_block_is_one_paragraph_and_holds_no_headings() {
+        let text = "# Real\n\n```rust\n# not a heading\n\nfn x() {}\n```\nafter\n\n~~~~\n- not a list\n~~~~";
+        assert_eq!(kinds(text), ["heading", "paragraph", "paragraph", "paragraph"]);
+        let Block::Paragraph { range } = &blocks(text)[1] else { panic!() };
+        assert_eq!(&text[range.0..range.1], "```rust\n# not a heading\n\nfn x() {}\n```");
+        assert_eq!(first_heading("```\n# code\n```\n# Title"), Some("Title".into()));
+        // An unclosed fence, and fences inside list items, are read line by line.
+        assert_eq!(kinds("```\n# Open\ntext"), ["paragraph", "heading", "paragraph"]);
+        assert_eq!(kinds("- item\n\n  ```\n  code\n  ```"), ["list", "paragraph"]);
+        assert_eq!(kinds("a\r\n```\r\n# c\r\n```\r\nb"), ["paragraph", "paragraph", "paragraph"]);
     }
 
     #[test]

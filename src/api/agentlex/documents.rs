@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::super::Call;
 use super::caller;
+use super::chunk::{self, ChunkOut};
 use super::collections::Deleted;
 use super::input::document;
 use crate::error::{ApiError, Code};
@@ -16,7 +17,7 @@ use quarry_index::collection::{DocAt, DocView, Snapshot};
 pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     call.app.search.check_embedder(&owned.record)?;
-    let doc = document::parse(&call.bytes().await?)?;
+    let doc = document::parse_off_shard(call.bytes().await?).await?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;
     Ok(response::json(StatusCode::CREATED, &added))
 }
@@ -85,22 +86,8 @@ pub async fn page(call: Call<'_>, id: String, doc: String, n: String) -> Result<
     let at = find(&snap, &doc)?;
     let d = snap.doc_view(at);
     let p = snap.page_view(at, n).ok_or_else(|| SearchError::PageNotFound { doc: doc.clone(), pages: d.pages, n })?;
-    let chunks: Vec<Value> = snap
-        .chunk_views(at, n)
-        .into_iter()
-        .map(|c| {
-            serde_json::json!({
-                "pos": c.pos,
-                "text": c.text,
-                "kinds": c.kinds.names(),
-                "heading": c.heading,
-                "start": c.start,
-                "end": c.end,
-                "meta": Value::Null,
-                "footnoteOf": Value::Null,
-            })
-        })
-        .collect();
+    let views = snap.chunk_views(at, n);
+    let chunks: Vec<ChunkOut> = views.iter().map(ChunkOut::of_view).collect();
     let out = serde_json::json!({
         "document": { "id": d.id, "title": d.title, "author": d.author },
         "page": {
@@ -109,7 +96,7 @@ pub async fn page(call: Call<'_>, id: String, doc: String, n: String) -> Result<
             "volume": p.volume,
             "heading": p.heading,
             "text": p.text,
-            "meta": Value::Null,
+            "meta": chunk::meta(p.meta_json),
             "citation": p.citation_id(),
         },
         "chunks": chunks,

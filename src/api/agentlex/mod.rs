@@ -1,6 +1,7 @@
 //! AgentLex (`/v1/...`): one file per resource.
 
 pub mod account;
+pub mod chunk;
 pub mod collections;
 pub mod documents;
 pub mod evaluate;
