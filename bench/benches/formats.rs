@@ -71,7 +71,9 @@ fn inputs() -> Vec<(Format, String)> {
     let mut csv = String::from("id,title,text\n");
     csv.push_str(&build(&all, |(id, title, text), o| o.push_str(&format!("{id},{},{}\n", quote(title), quote(text)))));
     let mut tsv = String::from("id\ttitle\ttext\n");
-    tsv.push_str(&build(&all, |(id, title, text), o| o.push_str(&format!("{id}\t{}\t{}\n", title.replace('\t', " "), text.replace(['\t', '"'], " ")))));
+    tsv.push_str(&build(&all, |(id, title, text), o| {
+        o.push_str(&format!("{id}\t{}\t{}\n", title.replace('\t', " "), text.replace(['\t', '"'], " ")))
+    }));
     let records: Vec<Value> = {
         let mut n = 0;
         let mut out = Vec::new();

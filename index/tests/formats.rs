@@ -10,8 +10,32 @@ use quarry_index::format::Format;
 use quarry_index::ingest::{prepare, DocDraft};
 
 const WORDS: &[&str] = &[
-    "tide", "Brest", "spring", "café", "2024-03-14", "U.S.C.", "§", "x.", "(1)", "—", "بِسْمِ", "اللَّهِ", "الرَّحْمَٰنِ", "حَدَّثَنَا", "قَالَ", "😀", "👩‍👩‍👧", "🇫🇷", "e\u{301}", "a|b",
-    "\"quoted\"", "HPI:", "means", "1.", "-", "#",
+    "tide",
+    "Brest",
+    "spring",
+    "café",
+    "2024-03-14",
+    "U.S.C.",
+    "§",
+    "x.",
+    "(1)",
+    "—",
+    "بِسْمِ",
+    "اللَّهِ",
+    "الرَّحْمَٰنِ",
+    "حَدَّثَنَا",
+    "قَالَ",
+    "😀",
+    "👩‍👩‍👧",
+    "🇫🇷",
+    "e\u{301}",
+    "a|b",
+    "\"quoted\"",
+    "HPI:",
+    "means",
+    "1.",
+    "-",
+    "#",
 ];
 
 fn words(max: usize) -> impl Strategy<Value = String> {
@@ -44,7 +68,31 @@ fn html_node() -> impl Strategy<Value = String> {
     let text = words(8).prop_map(|w| w.replace('&', "&amp;").replace('<', "&lt;") + " &amp; &#x1F600; &eacute;");
     text.prop_recursive(4, 64, 6, |inner| {
         let kids = prop::collection::vec(inner, 1..5).prop_map(|k| k.concat());
-        (prop::sample::select(&["p", "div", "ul", "ol", "li", "table", "tr", "td", "th", "h1", "h3", "sup", "b", "span hidden", "script", "pre", "section", "blockquote"][..]), kids)
+        (
+            prop::sample::select(
+                &[
+                    "p",
+                    "div",
+                    "ul",
+                    "ol",
+                    "li",
+                    "table",
+                    "tr",
+                    "td",
+                    "th",
+                    "h1",
+                    "h3",
+                    "sup",
+                    "b",
+                    "span hidden",
+                    "script",
+                    "pre",
+                    "section",
+                    "blockquote",
+                ][..],
+            ),
+            kids,
+        )
             .prop_map(|(tag, kids)| {
                 let name = tag.split(' ').next().unwrap();
                 format!("<{tag}>{kids}</{name}>")
@@ -58,7 +106,12 @@ fn html() -> impl Strategy<Value = String> {
 }
 
 fn field() -> impl Strategy<Value = String> {
-    prop_oneof![words(4), (words(3), words(3)).prop_map(|(a, b)| format!("{a},\r\n{b}")), words(2).prop_map(|w| format!("say \"{w}\"")), Just(String::new())]
+    prop_oneof![
+        words(4),
+        (words(3), words(3)).prop_map(|(a, b)| format!("{a},\r\n{b}")),
+        words(2).prop_map(|w| format!("say \"{w}\"")),
+        Just(String::new())
+    ]
 }
 
 fn delimited(delimiter: char) -> impl Strategy<Value = String> {
@@ -72,7 +125,12 @@ fn delimited(delimiter: char) -> impl Strategy<Value = String> {
 }
 
 fn json_value() -> impl Strategy<Value = serde_json::Value> {
-    let leaf = prop_oneof![words(6).prop_map(serde_json::Value::from), any::<i32>().prop_map(serde_json::Value::from), any::<bool>().prop_map(serde_json::Value::from), Just(serde_json::Value::Null)];
+    let leaf = prop_oneof![
+        words(6).prop_map(serde_json::Value::from),
+        any::<i32>().prop_map(serde_json::Value::from),
+        any::<bool>().prop_map(serde_json::Value::from),
+        Just(serde_json::Value::Null)
+    ];
     leaf.prop_recursive(3, 32, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),

@@ -139,7 +139,15 @@ fn bad_documents_get_their_code_and_leave_nothing_behind() {
     let (_, key) = s.signup("bad@example.com");
     let col = create_collection(&s, &key, "c");
     let path = format!("/v1/collections/{col}/documents");
-    for body in [json!(5), json!({}), json!({"html": "<p hidden>x</p>"}), json!({"csv": "a,\"b"}), json!({"text": "  "}), json!({"text": "a", "title": 1}), json!({"pages": []})] {
+    for body in [
+        json!(5),
+        json!({}),
+        json!({"html": "<p hidden>x</p>"}),
+        json!({"csv": "a,\"b"}),
+        json!({"text": "  "}),
+        json!({"text": "a", "title": 1}),
+        json!({"pages": []}),
+    ] {
         let r = post(&s, &path, &key, &body);
         assert_eq!((r.status, r.code()), (400, "invalid_document".to_owned()), "{body}: {}", r.text());
     }

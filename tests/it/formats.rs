@@ -22,7 +22,10 @@ fn bodies() -> Vec<(&'static str, Value)> {
     vec![
         ("bare string", json!("The tide reaches the steps.\n--- page 4 ---\nTwice a month, on 2024-03-14.")),
         ("text", json!({"text": "Plain words, a list:\n- one\n- two\u{c}Second page.", "title": "Plain"})),
-        ("markdown", json!({"text": "# Tides\n\nThe spring tide.\n\n## Heights\n\n| port | m |\n|---|---|\n| Brest | 7 |\n\n```\n# not a heading\n```"})),
+        (
+            "markdown",
+            json!({"text": "# Tides\n\nThe spring tide.\n\n## Heights\n\n| port | m |\n|---|---|\n| Brest | 7 |\n\n```\n# not a heading\n```"}),
+        ),
         (
             "html",
             json!({"html": "<html><head><title>Tide tables</title><script>x()</script></head><body><h1>Tides &amp; times</h1><p>Spring tide<sup>1</sup> at Brest.</p><p hidden>secret</p><ul><li>one</li><li>two</li></ul><table><tr><th>port</th><th>m</th></tr><tr><td>Brest</td><td>7</td></tr></table><hr><p>(1) Measured 2024.</p></body></html>"}),
@@ -73,7 +76,11 @@ fn chunk_preview_equals_what_the_page_view_shows_after_adding_for_every_format()
         let created = created.json();
         super::spec::check("DocumentCreated", &created);
         let doc = created["id"].as_str().unwrap();
-        assert_eq!((&created["chunker"], &created["format"], &created["meta"]), (&preview["chunker"], &preview["format"], &preview["meta"]), "{name}");
+        assert_eq!(
+            (&created["chunker"], &created["format"], &created["meta"]),
+            (&preview["chunker"], &preview["format"], &preview["meta"]),
+            "{name}"
+        );
         let pages = preview["pages"].as_array().unwrap();
         assert_eq!(created["pages"].as_u64(), Some(pages.len() as u64), "{name}");
         for p in pages {
@@ -145,7 +152,10 @@ fn malformed_documents_are_refused_naming_the_place_and_nothing_is_stored() {
         (json!({"text": "line one\nab\u{0}c"}).to_string(), "text: holds the control character U+0000 at line 2, column 3"),
         (json!({"html": "<p>\u{7}</p>"}).to_string(), "html: holds the control character U+0007 at line 1, column 4"),
         (json!({"pages": ["fine", {"text": "\u{1}"}]}).to_string(), "pages[1].text: holds the control character U+0001"),
-        ("{\"text\": \"caf\u{e9}\"}".replace('\u{e9}', "\u{fffd}").replace('\u{fffd}', "\u{ffff}"), "text: holds the noncharacter U+FFFF at line 1, column 4"),
+        (
+            "{\"text\": \"caf\u{e9}\"}".replace('\u{e9}', "\u{fffd}").replace('\u{fffd}', "\u{ffff}"),
+            "text: holds the noncharacter U+FFFF at line 1, column 4",
+        ),
         (json!({"text": "  \n\u{c} "}).to_string(), "The document has no text"),
         (json!({"html": "<script>only()</script><div style='display:none'>x</div>"}).to_string(), "The document has no text"),
         (json!({"json": []}).to_string(), "The document has no text"),

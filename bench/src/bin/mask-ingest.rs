@@ -61,7 +61,11 @@ fn main() -> anyhow::Result<()> {
             }
             let rate = docs.len() as f64 / t.elapsed().as_secs_f64();
             println!("round {}: mask {} {rate:.1} documents/s ({found} identifiers counted)", round + 1, if mask { "on " } else { "off" });
-            if mask { on.push(rate) } else { off.push(rate) }
+            if mask {
+                on.push(rate)
+            } else {
+                off.push(rate)
+            }
         }
     }
     let median = |v: &mut Vec<f64>| {

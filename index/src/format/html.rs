@@ -56,7 +56,10 @@ fn is_space(c: char) -> bool {
 
 /// Elements whose content a reader never sees.
 fn is_dropped(e: &scraper::node::Element) -> bool {
-    const DROPPED: &[&str] = &["script", "style", "template", "noscript", "head", "svg", "math", "canvas", "iframe", "object", "embed", "audio", "video", "select", "textarea", "button"];
+    const DROPPED: &[&str] = &[
+        "script", "style", "template", "noscript", "head", "svg", "math", "canvas", "iframe", "object", "embed", "audio", "video", "select",
+        "textarea", "button",
+    ];
     if DROPPED.contains(&e.name()) || e.attr("hidden").is_some() {
         return true;
     }
@@ -70,8 +73,31 @@ fn is_dropped(e: &scraper::node::Element) -> bool {
 }
 
 const BLOCKS: &[&str] = &[
-    "address", "article", "aside", "blockquote", "body", "center", "details", "dialog", "div", "dl", "fieldset", "figcaption", "figure", "footer", "form", "header",
-    "hgroup", "html", "legend", "main", "nav", "p", "section", "summary", "caption",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "center",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "header",
+    "hgroup",
+    "html",
+    "legend",
+    "main",
+    "nav",
+    "p",
+    "section",
+    "summary",
+    "caption",
 ];
 
 #[derive(Default)]

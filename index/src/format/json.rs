@@ -189,4 +189,3 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Obj(fields))
     }
 }
-

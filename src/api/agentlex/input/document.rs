@@ -328,7 +328,9 @@ fn looks_like_pages(raw: &RawValue) -> bool {
     let Ok(items) = serde_json::from_str::<Vec<Value>>(raw.get()) else { return false };
     let page = |v: &Value| match v {
         Value::String(_) => true,
-        Value::Object(o) => o.get("text").is_some_and(Value::is_string) && o.keys().all(|k| ["text", "number", "volume", "heading"].contains(&k.as_str())),
+        Value::Object(o) => {
+            o.get("text").is_some_and(Value::is_string) && o.keys().all(|k| ["text", "number", "volume", "heading"].contains(&k.as_str()))
+        }
         _ => false,
     };
     !items.is_empty() && items.iter().all(page)
