@@ -44,7 +44,17 @@ const EXACT: f64 = 1e-12;
 
 #[test]
 fn compat_v1_data_directory_opens_and_answers_the_same() {
-    let fixture = Path::new(FIXTURES).join("v1");
+    opens_and_answers_the_same("v1");
+}
+
+/// Format 2: chunks with their meta and footnote links, pages with their format's meta.
+#[test]
+fn compat_v2_data_directory_opens_and_answers_the_same() {
+    opens_and_answers_the_same("v2");
+}
+
+fn opens_and_answers_the_same(version: &str) {
+    let fixture = Path::new(FIXTURES).join(version);
     let expected: Value = serde_json::from_slice(&fs::read(fixture.join("expected.json")).expect("expected.json")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -145,6 +155,10 @@ fn requests(keyword: &str, kw_ids: &[String], library: &str, ids: &[String]) -> 
     ];
     for (doc, page) in [(0, 0), (0, 1), (2, 0), (4, 1), (7, 2), (9, 0), (11, 0)] {
         out.push((format!("library doc {doc} page {page}"), "GET", format!("{lib}/documents/{}/pages/{page}", ids[doc]), Value::Null));
+    }
+    // The documents format 2 added (the generator of v1 had twelve).
+    for doc in (12..ids.len()).filter(|_| ids.len() > 12) {
+        out.push((format!("library doc {doc} page 0"), "GET", format!("{lib}/documents/{}/pages/0", ids[doc]), Value::Null));
     }
     for (doc, page) in [(0, 1), (8, 0)] {
         out.push((format!("keyword-only doc {doc} page {page}"), "GET", format!("{kw}/documents/{}/pages/{page}", kw_ids[doc]), Value::Null));
@@ -264,8 +278,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Twelve small documents: titles, authors, metadata with dates and nested keys,
-/// Markdown pages with headings, lists and tables, printed pages with numbers.
+/// Fifteen small documents: titles, authors, metadata with dates and nested keys,
+/// Markdown pages with headings, lists and tables, printed pages with numbers; from
+/// format 2 on also a legal text, a CSV and a classical page with a footnote.
 const CORPUS: &[fn() -> Value] = &[
     || {
         json!({
@@ -343,6 +358,21 @@ const CORPUS: &[fn() -> Value] = &[
         json!({
             "title": "Glaciers", "author": "D. Geologist", "metadata": {"date": "2019-04-04", "topic": {"kind": "earth"}},
             "text": "# Glaciers\n\nA glacier is a persistent body of dense ice that moves slowly downhill under its own weight, carving valleys as it goes."
+        })
+    },    // From format 2 on: a domain chunker's chunk meta, a format's page meta, footnote links.
+    || {
+        json!({
+            "title": "Supply terms", "chunker": "legal",
+            "text": "1. Definitions.\n\n\"Goods\" means the products listed in Schedule A.\n\n2. Delivery.\n\nThe Supplier shall deliver the Goods as 15 U.S.C. § 2301 requires."
+        })
+    },
+    || json!({ "title": "Rainfall", "csv": "month,rain_mm\nJanuary,78\nFebruary,61\nMarch,55\n" }),
+    || {
+        json!({
+            "title": "باب العلم", "pages": [{
+                "text": "باب فضل العلم\n\nحدثنا قتيبة قال حدثنا الليث عن نافع أن العلم نور (١)\n\n________\n(١) أخرجه الترمذي (٢٦٤٥).",
+                "number": "١٢", "volume": "١"
+            }]
         })
     },
 ];
