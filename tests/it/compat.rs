@@ -359,7 +359,7 @@ const CORPUS: &[fn() -> Value] = &[
             "title": "Glaciers", "author": "D. Geologist", "metadata": {"date": "2019-04-04", "topic": {"kind": "earth"}},
             "text": "# Glaciers\n\nA glacier is a persistent body of dense ice that moves slowly downhill under its own weight, carving valleys as it goes."
         })
-    },    // From format 2 on: a domain chunker's chunk meta, a format's page meta, footnote links.
+    }, // From format 2 on: a domain chunker's chunk meta, a format's page meta, footnote links.
     || {
         json!({
             "title": "Supply terms", "chunker": "legal",
