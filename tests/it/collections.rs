@@ -59,8 +59,8 @@ fn bad_settings_and_names_are_refused_and_change_nothing() {
     let cases = [
         (json!({}), "invalid_name", "name"),
         (json!({"name": 5}), "invalid_name", "name"),
-        (json!({"name": "x", "settings": {"mask_identifiers": true}}), "invalid_settings", "settings.mask_identifiers"),
-        (json!({"name": "x", "settings": {"redact_storage": true}}), "invalid_settings", "settings.redact_storage"),
+        (json!({"name": "x", "settings": {"mask_identifiers": "yes"}}), "invalid_settings", "settings.mask_identifiers"),
+        (json!({"name": "x", "settings": {"redact_storage": 1}}), "invalid_settings", "settings.redact_storage"),
         (json!({"name": "x", "settings": {"domain": "poetry"}}), "invalid_settings", "settings.domain"),
         (json!({"name": "x", "settings": {"guidance": 3}}), "invalid_settings", "settings.guidance"),
     ];

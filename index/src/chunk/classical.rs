@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::blocks::{trim, Range};
 use super::kinds::{Kind, Kinds};
-use super::prose::split;
+use super::prose::{count, offset, split};
 use super::{ChunkOptions, ChunkSpan};
 use crate::date::find_dates;
 use layout::{Block, Role};
@@ -355,14 +355,7 @@ fn first_sk_offset(sk: &Skeleton, blocks: &[Block], id: usize) -> usize {
     sk.lines[blocks[id].lines.0].sk.0
 }
 
-fn count(page: &str, (start, end): Range) -> usize {
-    page[start..end].chars().count()
-}
 
-/// Offsets are stored as u32: pages beyond 4 GiB are not supported (they saturate).
-fn offset(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
 
 #[cfg(test)]
 mod tests;

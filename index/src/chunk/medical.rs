@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::blocks::{blocks, trim, Block, Range};
 use super::kinds::{Kind, Kinds};
-use super::prose::split;
+use super::prose::{count, offset, split};
 use super::{ChunkOptions, ChunkSpan};
 use crate::date::find_dates;
 use sections::{Section, SectionSpan};
@@ -164,14 +164,7 @@ fn chunk_meta(text: &str, header: Option<&sections::Header>) -> Option<Map<Strin
     (!meta.is_empty()).then_some(meta)
 }
 
-fn count(page: &str, (start, end): Range) -> usize {
-    page[start..end].chars().count()
-}
 
-/// Offsets are stored as u32: pages beyond 4 GiB are not supported (they saturate).
-fn offset(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
 
 #[cfg(test)]
 mod tests;

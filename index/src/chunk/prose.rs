@@ -229,7 +229,7 @@ fn sentences(page: &str, (start, end): Range) -> Vec<Range> {
 }
 
 /// The runs of non-whitespace in `range`.
-fn words(page: &str, (start, end): Range) -> Vec<Range> {
+pub(super) fn words(page: &str, (start, end): Range) -> Vec<Range> {
     let mut out = Vec::new();
     let mut word_start = None;
     for (at, c) in page[start..end].char_indices() {
@@ -247,7 +247,7 @@ fn words(page: &str, (start, end): Range) -> Vec<Range> {
 }
 
 /// `range` cut every `limit` chars (for a word longer than a chunk).
-fn slices(page: &str, (start, end): Range, limit: usize) -> Vec<Range> {
+pub(super) fn slices(page: &str, (start, end): Range, limit: usize) -> Vec<Range> {
     let cuts = page[start..end].char_indices().map(|(at, _)| start + at).step_by(limit);
     let mut cuts: Vec<usize> = cuts.collect();
     cuts.push(end);
@@ -299,12 +299,12 @@ fn spans(page: &str, chunks: &[Unit], headings: &[String]) -> Vec<ChunkSpan> {
     chunks.iter().map(span).collect()
 }
 
-fn count(page: &str, (start, end): Range) -> usize {
+pub(super) fn count(page: &str, (start, end): Range) -> usize {
     page[start..end].chars().count()
 }
 
 /// Offsets are stored as u32: pages beyond 4 GiB are not supported (they saturate).
-fn offset(n: usize) -> u32 {
+pub(super) fn offset(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 

@@ -10,6 +10,7 @@
 //! sentence ends that are not abbreviations (`U.S.C.`, `No.`, `v.`), else at spaces.
 
 use super::super::blocks::{trim, Range};
+use super::super::prose::{slices, words};
 use super::lines::{lines, ClauseStart, LineKind, Number};
 
 /// The options with `1 <= target <= max`.
@@ -374,30 +375,7 @@ fn is_abbreviation(before: &str) -> bool {
     letters == 1 || word.contains('.') || ABBREVIATIONS.contains(&word.to_lowercase().as_str())
 }
 
-/// The runs of non-whitespace in `range`.
-fn words(page: &str, (start, end): Range) -> Vec<Range> {
-    let mut out = Vec::new();
-    let mut word_start = None;
-    for (at, c) in page[start..end].char_indices() {
-        match (c.is_whitespace(), word_start) {
-            (false, None) => word_start = Some(start + at),
-            (true, Some(from)) => {
-                out.push((from, start + at));
-                word_start = None;
-            }
-            _ => {}
-        }
-    }
-    out.extend(word_start.map(|from| (from, end)));
-    out
-}
 
-/// `range` cut every `limit` chars (a word longer than a chunk).
-fn slices(page: &str, (start, end): Range, limit: usize) -> Vec<Range> {
-    let mut cuts: Vec<usize> = page[start..end].char_indices().map(|(at, _)| start + at).step_by(limit).collect();
-    cuts.push(end);
-    cuts.windows(2).filter_map(|w| trim(page, (w[0], w[1]))).collect()
-}
 
 #[cfg(test)]
 mod tests {
