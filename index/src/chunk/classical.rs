@@ -355,7 +355,5 @@ fn first_sk_offset(sk: &Skeleton, blocks: &[Block], id: usize) -> usize {
     sk.lines[blocks[id].lines.0].sk.0
 }
 
-
-
 #[cfg(test)]
 mod tests;

@@ -164,7 +164,5 @@ fn chunk_meta(text: &str, header: Option<&sections::Header>) -> Option<Map<Strin
     (!meta.is_empty()).then_some(meta)
 }
 
-
-
 #[cfg(test)]
 mod tests;

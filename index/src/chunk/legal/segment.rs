@@ -375,8 +375,6 @@ fn is_abbreviation(before: &str) -> bool {
     letters == 1 || word.contains('.') || ABBREVIATIONS.contains(&word.to_lowercase().as_str())
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
