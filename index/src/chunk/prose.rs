@@ -192,13 +192,19 @@ impl<'a> Units<'a> {
 /// `range` cut into trimmed pieces of at most `limit` chars: whole if it fits, else at
 /// sentence ends, else at whitespace, else every `limit` chars.
 pub(super) fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
+    split_at(page, range, limit, sentences)
+}
+
+/// [`split`] with a domain's own sentence splitter (legal text does not end a sentence
+/// at `U.S.C.`).
+pub(super) fn split_at(page: &str, range: Range, limit: usize, sentences: fn(&str, Range) -> Vec<Range>) -> Vec<Range> {
     if count(page, range) <= limit {
         return vec![range];
     }
     for level in [sentences, words] {
         let parts = level(page, range);
         if parts.len() > 1 {
-            return parts.into_iter().flat_map(|p| split(page, p, limit)).collect();
+            return parts.into_iter().flat_map(|p| split_at(page, p, limit, sentences)).collect();
         }
     }
     slices(page, range, limit)

@@ -10,7 +10,7 @@
 //! sentence ends that are not abbreviations (`U.S.C.`, `No.`, `v.`), else at spaces.
 
 use super::super::blocks::{trim, Range};
-use super::super::prose::{slices, words};
+use super::super::prose::split_at;
 use super::lines::{lines, ClauseStart, LineKind, Number};
 
 /// The options with `1 <= target <= max`.
@@ -325,16 +325,7 @@ fn clause_ends(units: &[Piece]) -> Vec<usize> {
 /// `range` in trimmed pieces of at most `limit` chars: whole if it fits, else at sentence
 /// ends, else at whitespace, else every `limit` chars.
 fn split(page: &str, range: Range, limit: usize) -> Vec<Range> {
-    if page[range.0..range.1].chars().count() <= limit {
-        return vec![range];
-    }
-    for level in [sentences, words] {
-        let parts = level(page, range);
-        if parts.len() > 1 {
-            return parts.into_iter().flat_map(|p| split(page, p, limit)).collect();
-        }
-    }
-    slices(page, range, limit)
+    split_at(page, range, limit, sentences)
 }
 
 /// Abbreviations a sentence does not end at (compared without their final `.`).
