@@ -107,3 +107,69 @@ fn reranker(name: String, r: RawReranker, llm: &LlmConfig, models_dir: &Path) ->
         other => Err(invalid(&key("kind"), &format!("`{other}` is not \"onnx\" or \"remote\""))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::super::{Config, ConfigError, Flags};
+    use super::*;
+
+    fn load(toml: &str) -> Result<Config, ConfigError> {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        write!(f, "[llm.local]\nenabled = false\n{toml}").unwrap();
+        Config::load(Some(f.path()), Vec::new(), &Flags::default())
+    }
+
+    fn key_of(e: ConfigError) -> String {
+        match e {
+            ConfigError::Invalid { key, .. } | ConfigError::UnknownKey { key, .. } => key,
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn none_by_default() {
+        let c = Config::defaults().rerank;
+        assert!(c.rerankers.is_empty() && c.default.is_none());
+        assert_eq!((c.top, c.timeout), (20, Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn onnx_files_must_exist_and_the_first_is_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, tok) = (dir.path().join("x.onnx"), dir.path().join("x.tokenizer.json"));
+        let onnx = |name: &str, model: &Path| {
+            format!("[rerankers.{name}]\nkind = \"onnx\"\nmodel = \"{}\"\ntokenizer = \"{}\"\n", model.display(), tok.display())
+        };
+        let e = load(&onnx("local", &model)).unwrap_err();
+        assert!(e.to_string().contains("x.onnx does not exist"), "{e}");
+        assert_eq!(key_of(e), "rerankers.local.model");
+        std::fs::write(&model, b"onnx").unwrap();
+        std::fs::write(&tok, b"{}").unwrap();
+        let c = load(&(onnx("b", &model) + &onnx("a", &model))).unwrap().rerank;
+        let names: Vec<&str> = c.rerankers.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!((names, c.default), (vec!["a", "b"], Some(0)));
+        assert_eq!(c.rerankers[0].model, "x");
+        assert!(matches!(c.rerankers[0].kind, RerankerKind::Onnx { max_tokens: 512, pad_id: 0, .. }));
+        let c = load(&(onnx("a", &model) + "[rerank]\ndefault = \"none\"\n")).unwrap().rerank;
+        assert_eq!(c.default, None);
+        assert_eq!(key_of(load(&(onnx("a", &model) + "[rerank]\ndefault = \"b\"\n")).unwrap_err()), "rerank.default");
+        assert_eq!(key_of(load(&(onnx("a", &model) + "max_tokenz = 3\n")).unwrap_err()), "rerankers.a.max_tokenz");
+    }
+
+    #[test]
+    fn a_remote_reranker_needs_a_provider_with_a_rerank_endpoint() {
+        let remote = |provider: &str| format!("[rerankers.r]\nkind = \"remote\"\nprovider = \"{provider}\"\nmodel = \"m\"\n");
+        assert_eq!(key_of(load(&remote("jina")).unwrap_err()), "rerankers.r.provider");
+        let with = |manifest: &str| format!("[llm.providers.p]\nmanifest = \"{manifest}\"\n{}", remote("p"));
+        let e = load(&with("openai")).unwrap_err();
+        assert!(e.to_string().contains("no rerank endpoint"), "{e}");
+        for vendor in ["jina", "cohere", "voyage"] {
+            let c = load(&with(vendor)).unwrap().rerank;
+            assert!(matches!(&c.rerankers[0].kind, RerankerKind::Remote { provider, model } if provider == "p" && model == "m"), "{vendor}");
+        }
+        assert_eq!(key_of(load("[rerankers.r]\nkind = \"cloud\"\n").unwrap_err()), "rerankers.r.kind");
+        assert_eq!(key_of(load("[rerank]\ntop = 0\n").unwrap_err()), "rerank.top");
+    }
+}
