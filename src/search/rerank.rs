@@ -125,6 +125,10 @@ impl Rerankers {
         }
     }
 
+    pub fn name(&self, c: Chosen) -> &str {
+        &self.list[c.0].name
+    }
+
     /// How many pages the engine must return so that `k` can be cut from `top` reranked.
     pub fn depth(&self, k: usize) -> usize {
         k.max(self.top)

@@ -308,3 +308,25 @@ fn a_failing_or_slow_remote_reranker_leaves_the_fused_order_and_says_so() {
     }
     assert!(fake.calls().iter().any(|(_, _, b)| b["model"] == "fail"));
 }
+
+#[test]
+fn evaluate_runs_hybrid_plus_rerank_with_the_default_reranker() {
+    let s = TestServer::with(super::server::Options {
+        embedder: Some("all-MiniLM-L6-v2".into()),
+        config: standin_config(""),
+        ..Default::default()
+    });
+    let (key, col) = corpus(&s);
+    let body = json!({"k": 5, "variants": ["hybrid", "hybrid+rerank"], "questions": [
+        {"query": QUERY, "relevant": [{"text": "A vaccine trains the immune system"}]},
+        {"query": "cold chain vial potency", "relevant": [{"text": "Cold chains keep a vaccine potent"}]},
+    ]});
+    let r = post(&s, &format!("/v1/collections/{col}/evaluate"), &key, &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = r.json();
+    assert_eq!(r["reranker"], "standin", "{r}");
+    assert_eq!(r["variants"].as_object().unwrap().keys().collect::<Vec<_>>(), ["hybrid", "hybrid+rerank"], "{r}");
+    let reranked = r["perQuestion"].as_array().unwrap().iter().filter(|q| q["variant"] == "hybrid+rerank").count();
+    assert_eq!(reranked, 2, "{r}");
+    assert!(!r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("skipped")), "{r}");
+}
