@@ -100,7 +100,10 @@ fn reranker(name: String, r: RawReranker, llm: &LlmConfig, models_dir: &Path) ->
                 .find(|p| p.id == r.provider)
                 .ok_or_else(|| invalid(&key("provider"), &format!("names no [llm.providers.{}]", r.provider)))?;
             if p.manifest.rerank.is_none() {
-                return Err(invalid(&key("provider"), &format!("the manifest `{}` has no rerank endpoint (jina, cohere and voyage have)", p.manifest.id)));
+                return Err(invalid(
+                    &key("provider"),
+                    &format!("the manifest `{}` has no rerank endpoint (jina, cohere and voyage have)", p.manifest.id),
+                ));
             }
             Ok(RerankerConfig { name, model: r.model.clone(), kind: RerankerKind::Remote { provider: r.provider, model: r.model } })
         }

@@ -250,7 +250,9 @@ mod tests {
         assert_eq!(e.code(), Code::UnknownReranker);
         assert!(e.to_string().contains("it has none"), "{e}");
         let two = Rerankers {
-            list: ["a", "b"].map(|n| Configured { name: n.into(), model: "m".into(), kind: Kind::Remote { provider: "p".into(), model: "m".into() } }).into(),
+            list: ["a", "b"]
+                .map(|n| Configured { name: n.into(), model: "m".into(), kind: Kind::Remote { provider: "p".into(), model: "m".into() } })
+                .into(),
             default: Some(0),
             top: 20,
             timeout: Duration::from_secs(1),

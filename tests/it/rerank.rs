@@ -40,9 +40,8 @@ fn standin() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let cache = std::env::var("QUARRY_CACHE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/quarry"));
+        let cache =
+            std::env::var("QUARRY_CACHE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/quarry"));
         let status = std::process::Command::new(cache.join("venv/bin/python"))
             .arg(models_dir().join("standin_reranker.py"))
             .arg(dir.path())
@@ -169,7 +168,7 @@ fn an_unknown_reranker_is_a_400_with_a_stable_code() {
 /// the vendor its path names. Model `fail` answers 500; model `slow` never answers.
 struct FakeRerank {
     addr: SocketAddr,
-    seen: Arc<Mutex<Vec<(String, Vec<(String, String)>, Value)>>>,
+    seen: Arc<Seen>,
 }
 
 impl FakeRerank {
@@ -187,12 +186,14 @@ impl FakeRerank {
         FakeRerank { addr, seen }
     }
 
-    fn calls(&self) -> Vec<(String, Vec<(String, String)>, Value)> {
+    fn calls(&self) -> Vec<Call> {
         self.seen.lock().unwrap().clone()
     }
 }
 
-type Seen = Mutex<Vec<(String, Vec<(String, String)>, Value)>>;
+/// A request the fake saw: its path, its headers, its JSON body.
+type Call = (String, Vec<(String, String)>, Value);
+type Seen = Mutex<Vec<Call>>;
 
 fn serve(stream: TcpStream, seen: &Seen) {
     let mut r = BufReader::new(stream.try_clone().unwrap());
@@ -274,7 +275,9 @@ fn remote_rerankers_round_trip_each_vendors_wire_format() {
     let reversed: Vec<String> = titles(&fused).into_iter().rev().collect();
     let passages: Vec<Value> = fused["results"].as_array().unwrap().iter().map(|x| x["passages"][0]["text"].clone()).collect();
 
-    for (vendor, path, count) in [("jina", "/jina/v1/rerank", "top_n"), ("cohere", "/cohere/v2/rerank", "top_n"), ("voyage", "/voyage/v1/rerank", "top_k")] {
+    for (vendor, path, count) in
+        [("jina", "/jina/v1/rerank", "top_n"), ("cohere", "/cohere/v2/rerank", "top_n"), ("voyage", "/voyage/v1/rerank", "top_k")]
+    {
         let r = search(&s, &key, &col, body(json!(vendor)));
         assert_eq!(titles(&r), reversed, "{vendor}: {r}");
         assert_eq!(r["reranker"], json!({"name": vendor, "model": format!("{vendor}-rerank-model")}));
@@ -311,11 +314,7 @@ fn a_failing_or_slow_remote_reranker_leaves_the_fused_order_and_says_so() {
 
 #[test]
 fn evaluate_runs_hybrid_plus_rerank_with_the_default_reranker() {
-    let s = TestServer::with(super::server::Options {
-        embedder: Some("all-MiniLM-L6-v2".into()),
-        config: standin_config(""),
-        ..Default::default()
-    });
+    let s = TestServer::with(super::server::Options { embedder: Some("all-MiniLM-L6-v2".into()), config: standin_config(""), ..Default::default() });
     let (key, col) = corpus(&s);
     let body = json!({"k": 5, "variants": ["hybrid", "hybrid+rerank"], "questions": [
         {"query": QUERY, "relevant": [{"text": "A vaccine trains the immune system"}]},

@@ -48,7 +48,9 @@ impl RerankSpec {
         if !self.path.starts_with('/') {
             return Err(("rerank.path".into(), "must start with /".into()));
         }
-        for (field, v) in [("top_n_field", &self.top_n_field), ("results", &self.results), ("index_field", &self.index_field), ("score_field", &self.score_field)] {
+        for (field, v) in
+            [("top_n_field", &self.top_n_field), ("results", &self.results), ("index_field", &self.index_field), ("score_field", &self.score_field)]
+        {
             if v.is_empty() {
                 return Err((format!("rerank.{field}"), "must not be empty".into()));
             }
