@@ -139,7 +139,7 @@ impl Rerankers {
         let r = &self.list[chosen.0];
         let n = self.top.min(s.results.hits.len());
         let started = Instant::now();
-        if n > 1 {
+        if n > 0 {
             let texts = passages(s, n);
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             match self.score(chosen, r, sessions, llm, query, &texts).await {
