@@ -330,7 +330,7 @@ mod tests {
                     filters: &echo,
                     warnings: &warnings,
                     results: (0..n).map(result).collect(),
-                    reranker: None,
+                    reranker: (n % 2 == 0).then_some(RerankerOut { name: tricky[n % tricky.len()], model: tricky[(n + 2) % tricky.len()] }),
                     timings: BTreeMap::from([("keywordMs", 0.0123), ("totalMs", 12.5), ("embedMs", 3.0)]),
                     considered: n * 10,
                 };
