@@ -25,6 +25,8 @@ pub enum OpenError {
     Index(#[from] quarry_index::collection::CollectionError),
     #[error("starting the ingest workers: {0}")]
     Workers(EmbedError),
+    #[error("loading reranker `{name}`: {source}")]
+    Reranker { name: String, source: EmbedError },
 }
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -53,6 +55,8 @@ pub struct App {
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<crate::llm::Llm>,
+    /// The configured rerankers (local ones loaded once; each shard opens its sessions).
+    pub rerankers: crate::search::rerank::Rerankers,
     /// The local model, installed and enabled, until `shard::run` starts its supervisor.
     local: std::sync::Mutex<Option<crate::llm::local::Local>>,
     /// Set while the local model answers.
@@ -88,6 +92,8 @@ impl App {
             None
         });
         let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
+        let rerankers = crate::search::rerank::Rerankers::load(&config.rerank, &config.models.runtime_library)
+            .map_err(|(name, source)| OpenError::Reranker { name, source })?;
         let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let engine = Arc::new(open_engine(&config, &records)?);
         reconcile_stored_chars(&records, &engine)?;
@@ -103,7 +109,7 @@ impl App {
                 ok: true,
                 version: VERSION,
                 embedder: config.embedder.as_deref().unwrap_or("none"),
-                rerankers: Vec::new(),
+                rerankers: rerankers.names(),
                 llm: llm.is_some() && (remote || local_ready),
                 local_model: local_model.as_deref().filter(|_| local_ready),
                 features: vec!["keys", "rate_limits", "collections", "documents", "search", "scan"],
@@ -125,6 +131,7 @@ impl App {
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
             llm,
+            rerankers,
             engine,
             search,
             config,

@@ -38,6 +38,8 @@ codes! {
     InvalidDocument => ("invalid_document", 400),
     InvalidQuery => ("invalid_query", 400),
     QueryTooLong => ("query_too_long", 400),
+    // ours: a search names a reranker this server does not configure.
+    UnknownReranker => ("unknown_reranker", 400),
     InvalidFilter => ("invalid_filter", 400),
     InvalidQuestion => ("invalid_question", 400),
     InvalidQuestions => ("invalid_questions", 400),

@@ -39,7 +39,17 @@ fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched
     };
     let snapshot = corpus.snapshot.clone();
     let results = search::search(&snapshot, &q);
-    let s = Searched { results, snapshot, mode: req.mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms: None, warnings: Vec::new() };
+    let s = Searched {
+        results,
+        snapshot,
+        mode: req.mode,
+        intent: parsed.intent,
+        phrases: parsed.phrases,
+        embed_ms: None,
+        warnings: Vec::new(),
+        reranker: None,
+        rerank_ms: None,
+    };
     (parsed_in, s)
 }
 

@@ -7,6 +7,7 @@ mod install;
 mod layers;
 mod llm;
 mod raw;
+mod rerank;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
 pub use layers::RESERVED_ENV;
+pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
 pub const DEFAULTS_TOML: &str = include_str!("../../ops/quarry.toml");
@@ -55,6 +57,8 @@ pub struct Config {
     pub failpoint: quarry_index::wal::Failpoint,
     pub index: IndexConfig,
     pub llm: crate::llm::LlmConfig,
+    /// `[rerank]` and `[rerankers.NAME]`.
+    pub rerank: RerankConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -216,6 +220,8 @@ fn check_known(known: &Table, layer: &Table, path: &mut Vec<String>, origin: &dy
             None if path.len() == 2 && path[0] == "plans" => known.values().next(),
             // Any provider id and alias; a provider's keys are checked by serde.
             None if path.len() == 3 && path[0] == "llm" && (path[1] == "providers" || path[1] == "aliases") => Some(value),
+            // Any reranker name; its keys are checked by serde.
+            None if path.len() == 2 && path[0] == "rerankers" => Some(value),
             None => None,
         };
         let dotted = path.join(".");
@@ -258,6 +264,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         also_load: raw.models.also_load,
     };
     let llm = llm::resolve(raw.llm, env, &models.dir)?;
+    let rerank = rerank::resolve(raw.rerank, raw.rerankers, &llm, &models.dir)?;
     let embedder = match raw.embedder.as_str() {
         "" => return Err(invalid("embedder", "must name a model or be \"none\"")),
         "none" => None,
@@ -292,6 +299,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         failpoint: failpoint(&raw.debug.failpoint)?,
         index: resolve_index(raw.index)?,
         llm,
+        rerank,
     })
 }
 

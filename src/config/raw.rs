@@ -22,6 +22,8 @@ pub struct RawConfig {
     pub log: RawLog,
     pub plans: BTreeMap<String, RawPlan>,
     pub llm: RawLlm,
+    pub rerank: RawRerank,
+    pub rerankers: BTreeMap<String, RawReranker>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -174,4 +176,25 @@ pub struct RawProvider {
     pub token_env: String,
     pub models: Vec<String>,
     pub timeout: String,
+}
+
+/// `[rerank]`: the reranker stage.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRerank {
+    pub default: String,
+    pub top: usize,
+    pub timeout: String,
+}
+
+/// One `[rerankers.NAME]` table; which keys apply depends on `kind`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawReranker {
+    pub kind: String,
+    pub model: String,
+    pub tokenizer: String,
+    pub max_tokens: usize,
+    pub pad_id: u32,
+    pub provider: String,
 }

@@ -136,7 +136,11 @@ fn runnable(app: &App, record: &CollectionRecord, asked: &[Variant], notes: &mut
     let mut out = Vec::new();
     for &v in asked {
         let skipped = match v {
-            Variant::HybridRerank => Some("no reranker is configured on this server".to_owned()),
+            Variant::HybridRerank => match app.rerankers.choose(true, None) {
+                Ok(Some(_)) => vectors.clone().err(),
+                _ if app.rerankers.names().is_empty() => Some("no reranker is configured on this server".to_owned()),
+                _ => Some("this server has no default reranker (rerank.default = \"none\")".to_owned()),
+            },
             Variant::Semantic | Variant::Hybrid => vectors.clone().err(),
             Variant::Keyword => None,
         };
@@ -262,6 +266,7 @@ fn round2(x: f64) -> f64 {
 pub async fn run(
     app: &App,
     embedders: &RefCell<Vec<Embedder>>,
+    rerankers: &search::rerank::Sessions,
     record: &CollectionRecord,
     coll: &Collection,
     req: &Request,
@@ -271,15 +276,26 @@ pub async fn run(
     let mut tallies: Vec<Tally> = variants.iter().map(|_| Tally::default()).collect();
     let mut per_question = Vec::with_capacity(counted.len() * variants.len());
     let mut warnings = BTreeSet::new();
+    let mut reranker = None;
     for (i, gold) in &counted {
         let question = &req.questions[*i];
         for (v, tally) in variants.iter().zip(&mut tallies) {
             let mut input = question.search.clone();
             input.mode = v.mode();
-            input.rerank = false;
+            input.rerank = *v == Variant::HybridRerank;
+            // Settled by `runnable`: the default reranker, for hybrid+rerank only.
+            let chosen = if input.rerank { app.rerankers.choose(true, None).ok().flatten() } else { None };
+            let k = input.k;
+            if chosen.is_some() {
+                input.k = app.rerankers.depth(k);
+            }
             let settled = query::mode_for(&app.search, record, &input)?;
             let started = Instant::now();
-            let searched = query::run(&app.search, embedders, coll, &input, settled)?;
+            let mut searched = query::run(&app.search, embedders, coll, &input, settled)?;
+            if let Some(c) = chosen {
+                app.rerankers.apply(c, rerankers, app.llm.as_ref(), &input.query, &mut searched, k).await;
+                reranker = Some(app.rerankers.name(c).to_owned());
+            }
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             warnings.extend(searched.warnings.iter().cloned());
             let ranked: Vec<u32> = searched.results.hits.iter().map(|h| searched.snapshot.citation_of(h)).collect();
@@ -294,7 +310,7 @@ pub async fn run(
         n: counted.len(),
         k: req.k,
         embedder: app.config.embedder.clone(),
-        reranker: None,
+        reranker,
         // Means over no question would read as scores of 0; leave them out instead.
         variants: if counted.is_empty() { Vec::new() } else { variants.iter().zip(&tallies).map(|(v, t)| (v.name(), t.metrics())).collect() },
         per_question,

@@ -29,6 +29,8 @@ pub struct Call<'a> {
     pub limits: BodyLimits,
     /// This shard's embedder sessions (the configured embedder first).
     pub embedders: &'a std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+    /// This shard's reranker sessions.
+    pub rerankers: &'a crate::search::rerank::Sessions,
     pub params: Params,
     /// The surface of the route, whose error shape a handler answering its own errors uses.
     pub surface: Surface,

@@ -128,6 +128,7 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
         principal: None,
         limits: shard.body_limits,
         embedders: &shard.embedders,
+        rerankers: &shard.rerankers,
         params,
         surface,
         peer: conn.peer,

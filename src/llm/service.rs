@@ -21,6 +21,8 @@ use super::transport::{Body, Call, Failure, SendError, Transport, TransportError
 use super::usage::TokenMeters;
 use super::wire;
 
+mod rerank;
+
 /// A configured provider instance.
 struct Provider {
     id: String,
@@ -183,14 +185,7 @@ impl Llm {
             body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
             timeout: p.timeout,
         };
-        match self.transport.send(call).await {
-            Ok(up) => Ok(up),
-            Err(SendError::Down) => Err(LlmError::TransportDown),
-            Err(SendError::Failed(Failure { error, unreachable: true, attempts })) => {
-                Err(LlmError::Unreachable { provider: p.id.clone(), message: error.message, attempts })
-            }
-            Err(SendError::Failed(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),
-        }
+        sent(p, self.transport.send(call).await)
     }
 
     fn head(&self, p: &Provider, model: &str, stream: bool) -> Result<(hyper::Uri, HeaderMap), LlmError> {
@@ -207,6 +202,18 @@ impl Llm {
         }
         let uri = url.parse().map_err(|_| bad("the model name"))?;
         Ok((uri, h))
+    }
+}
+
+/// A call's outcome in this layer's terms.
+fn sent(p: &Provider, r: Result<Upstream, SendError>) -> Result<Upstream, LlmError> {
+    match r {
+        Ok(up) => Ok(up),
+        Err(SendError::Down) => Err(LlmError::TransportDown),
+        Err(SendError::Failed(Failure { error, unreachable: true, attempts })) => {
+            Err(LlmError::Unreachable { provider: p.id.clone(), message: error.message, attempts })
+        }
+        Err(SendError::Failed(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),
     }
 }
 

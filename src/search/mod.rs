@@ -12,6 +12,7 @@ pub mod ingest;
 pub mod pool;
 pub mod query;
 pub mod request;
+pub mod rerank;
 
 use std::sync::Arc;
 

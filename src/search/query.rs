@@ -21,6 +21,9 @@ pub struct Searched {
     pub phrases: Vec<String>,
     pub embed_ms: Option<f64>,
     pub warnings: Vec<String>,
+    /// The reranker that reordered the results ([`super::rerank`]), and its time.
+    pub reranker: Option<super::rerank::Ran>,
+    pub rerank_ms: Option<f64>,
 }
 
 /// The mode a search can run in: keyword when the server has no embedder (a warning
@@ -81,5 +84,5 @@ pub fn run(
     let snapshot = coll.snapshot();
     let mut results = search::search(&snapshot, &q);
     warnings.append(&mut results.warnings);
-    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings })
+    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings, reranker: None, rerank_ms: None })
 }

@@ -166,6 +166,13 @@ fn spawn_shard(
                     return;
                 }
             };
+            let rerankers = match app.rerankers.sessions() {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = start.ready.send(Err(ServeError::Executor { shard: id, message: format!("opening its reranker sessions: {e}") }));
+                    return;
+                }
+            };
             let _ = start.ready.send(Ok(()));
             // Closed when another shard failed to start: nothing to serve.
             let Ok(addr) = start.bind.recv() else { return };
@@ -178,7 +185,9 @@ fn spawn_shard(
                 }
             };
             let _ = start.bound.send(listener.local_addr().map_err(listen_error));
-            serve_shard(Rc::new(Shard::new(id, app, router, embedders)), listener, stop).await;
+            let mut shard = Shard::new(id, app, router, embedders);
+            shard.rerankers = rerankers;
+            serve_shard(Rc::new(shard), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
 }

@@ -21,6 +21,7 @@ mod network;
 mod plugin;
 mod privacy;
 mod quality;
+mod rerank;
 mod routes;
 mod sample;
 mod scan;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 pub use embedder::{Embedder, Embeddings, Model};
 pub use manifest::{Manifest, ModelSpec, Normalize, Pooling, Precision};
 pub use pool::{cosine, l2_normalize, mean_pool};
-pub use reranker::Reranker;
+pub use reranker::{Reranker, RerankerModel};
 pub use tokenize::{Batch, TextEncoder};
 
 #[derive(Debug, thiserror::Error)]

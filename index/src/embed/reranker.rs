@@ -4,7 +4,8 @@
 //! token_type_ids, when the model declares it) with a [batch, 1] (or [batch]) logit
 //! output, plus its tokenizer.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ort::session::Session;
 use ort::value::TensorRef;
@@ -13,24 +14,50 @@ use super::embedder::session;
 use super::tokenize::TextEncoder;
 use super::EmbedError;
 
+/// A cross-encoder loaded once per process (its tokenizer parsed, its file checked);
+/// each shard opens its own [`Reranker`] session from it.
+pub struct RerankerModel {
+    env: &'static ort::environment::Environment,
+    onnx: PathBuf,
+    encoder: Arc<TextEncoder>,
+}
+
+impl RerankerModel {
+    /// Loads an operator's cross-encoder. `runtime_lib` as for the embedder.
+    pub fn load(runtime_lib: &Path, onnx: &Path, tokenizer: &Path, max_tokens: usize, pad_id: u32) -> Result<RerankerModel, EmbedError> {
+        let env = super::runtime::init(runtime_lib)?;
+        if !onnx.is_file() {
+            return Err(EmbedError::Model { path: onnx.to_owned(), reason: "missing".into() });
+        }
+        let encoder = Arc::new(TextEncoder::load(tokenizer, max_tokens, pad_id)?);
+        Ok(RerankerModel { env, onnx: onnx.to_owned(), encoder })
+    }
+
+    /// A new session of this model: one per shard, never shared.
+    pub fn session(&self) -> Result<Reranker, EmbedError> {
+        let session = session(self.env, &self.onnx)?;
+        let takes_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
+        Ok(Reranker { encoder: self.encoder.clone(), session, takes_types })
+    }
+}
+
 pub struct Reranker {
-    encoder: std::sync::Arc<TextEncoder>,
+    encoder: Arc<TextEncoder>,
     session: Session,
     takes_types: bool,
 }
 
 impl Reranker {
-    /// Loads an operator's cross-encoder. `runtime_lib` as for the embedder.
+    /// Loads an operator's cross-encoder and opens one session of it.
     pub fn load(runtime_lib: &Path, onnx: &Path, tokenizer: &Path, max_tokens: usize, pad_id: u32) -> Result<Reranker, EmbedError> {
-        let env = super::runtime::init(runtime_lib)?;
-        let encoder = std::sync::Arc::new(TextEncoder::load(tokenizer, max_tokens, pad_id)?);
-        let session = session(env, onnx)?;
-        let takes_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
-        Ok(Reranker { encoder, session, takes_types })
+        RerankerModel::load(runtime_lib, onnx, tokenizer, max_tokens, pad_id)?.session()
     }
 
     /// A relevance score per passage, higher is better.
     pub fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        if passages.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut ids = Vec::with_capacity(passages.len());
         let mut types = Vec::with_capacity(passages.len());
         for p in passages {

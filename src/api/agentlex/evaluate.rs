@@ -31,7 +31,7 @@ pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError>
             e => e.into(),
         })?;
     }
-    let report = evaluate::run(call.app, call.embedders, &owned.record, &owned.coll, &req, prepared).await;
+    let report = evaluate::run(call.app, call.embedders, call.rerankers, &owned.record, &owned.coll, &req, prepared).await;
     if report.is_err() {
         // A failed evaluation is not charged.
         call.app.search.refund_searches(who, searches);

@@ -28,9 +28,15 @@ struct Response<'a> {
     filters: &'a Echo,
     warnings: &'a [String],
     results: Vec<ResultOut<'a>>,
-    reranker: Option<()>,
+    reranker: Option<RerankerOut<'a>>,
     timings: BTreeMap<&'static str, f64>,
     considered: usize,
+}
+
+#[derive(Serialize)]
+struct RerankerOut<'a> {
+    name: &'a str,
+    model: &'a str,
 }
 
 #[derive(Serialize)]
@@ -92,13 +98,25 @@ fn mode_str(m: Mode) -> &'static str {
 pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let started = Instant::now();
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
-    let req = input::parse(&call.bytes().await?)?;
-    let s = call.app.search.search(call.embedders, caller(&call), &owned, &req.request).map_err(|e| match e {
+    let mut req = input::parse(&call.bytes().await?)?;
+    let rerankers = &call.app.rerankers;
+    let chosen = rerankers.choose(req.request.rerank, req.reranker.as_deref())?;
+    // A reranked search asks the engine for the pages it reranks, then keeps k.
+    let k = req.request.k;
+    if chosen.is_some() {
+        req.request.k = rerankers.depth(k);
+    }
+    let searched = call.app.search.search(call.embedders, caller(&call), &owned, &req.request);
+    req.request.k = k;
+    let mut s = searched.map_err(|e| match e {
         SearchError::Searches { allowance, plan, .. } => {
             ApiError::new(Code::AllowanceExceeded, format!("This month's {allowance} searches of the {plan} plan are spent."))
         }
         e => e.into(),
     })?;
+    if let Some(chosen) = chosen {
+        rerankers.apply(chosen, call.rerankers, call.app.llm.as_ref(), &req.request.query, &mut s, k).await;
+    }
     let domain = req.domain.as_deref().unwrap_or(match owned.record.settings.domain.as_str() {
         "medical" => "medical",
         "legal" => "legal",
@@ -199,6 +217,9 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     if let Some(e) = s.embed_ms {
         timings.insert("embedMs", e);
     }
+    if let Some(r) = s.rerank_ms {
+        timings.insert("rerankMs", r);
+    }
     timings.insert("totalMs", started.elapsed().as_secs_f64() * 1000.0);
     Response {
         query: &req.request.query,
@@ -211,7 +232,7 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
         filters: &req.echo,
         warnings: &s.warnings,
         results,
-        reranker: None,
+        reranker: s.reranker.as_ref().map(|r| RerankerOut { name: &r.name, model: &r.model }),
         timings,
         considered: s.results.considered,
     }
@@ -309,7 +330,7 @@ mod tests {
                     filters: &echo,
                     warnings: &warnings,
                     results: (0..n).map(result).collect(),
-                    reranker: None,
+                    reranker: (n % 2 == 0).then_some(RerankerOut { name: tricky[n % tricky.len()], model: tricky[(n + 2) % tricky.len()] }),
                     timings: BTreeMap::from([("keywordMs", 0.0123), ("totalMs", 12.5), ("embedMs", 3.0)]),
                     considered: n * 10,
                 };

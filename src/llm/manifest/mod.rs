@@ -6,6 +6,7 @@
 //! file and the offending field.
 
 mod raw;
+pub mod rerank;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,6 +33,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("gemini.yaml", include_str!("../../../providers/gemini.yaml")),
     ("deepseek.yaml", include_str!("../../../providers/deepseek.yaml")),
     ("openai-compatible.yaml", include_str!("../../../providers/openai-compatible.yaml")),
+    ("jina.yaml", include_str!("../../../providers/jina.yaml")),
+    ("cohere.yaml", include_str!("../../../providers/cohere.yaml")),
+    ("voyage.yaml", include_str!("../../../providers/voyage.yaml")),
 ];
 
 /// The standard error codes and their provider mappings (error-codes.yaml v2).
@@ -100,6 +104,8 @@ pub struct Manifest {
     pub capabilities: Capabilities,
     /// `tool_calls.text_forms`: how its models may write a tool call as text.
     pub text_tools: super::text_tools::TextForms,
+    /// Its rerank endpoint, when it has one.
+    pub rerank: Option<rerank::RerankSpec>,
 }
 
 impl Manifest {
@@ -149,6 +155,9 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
     let frame_shape = events.shape();
     let text_tools = raw.tool_calls.clone().unwrap_or_default();
     text_tools.check()?;
+    if let Some(r) = &raw.rerank {
+        r.check()?;
+    }
     Ok(Manifest {
         name: raw.name.clone().unwrap_or_else(|| id.clone()),
         format,
@@ -175,6 +184,7 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
         frame_shape,
         capabilities: Capabilities { streaming: has("streaming"), tools: has("tools"), vision: has("vision"), reasoning: has("reasoning") },
         text_tools,
+        rerank: raw.rerank.clone(),
         id,
     })
 }

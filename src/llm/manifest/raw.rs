@@ -47,6 +47,9 @@ pub struct RawManifest {
     /// Tool calls the models may write as text (see `llm::text_tools`).
     #[serde(default)]
     pub tool_calls: Option<crate::llm::text_tools::TextForms>,
+    /// A rerank endpoint (see `manifest::rerank`).
+    #[serde(default)]
+    pub rerank: Option<super::rerank::RerankSpec>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -10,7 +10,14 @@ fn data(path: &str) -> String {
 fn the_shipped_manifests_load() {
     let c = Catalog::load(None).unwrap();
     let ids: Vec<&str> = c.manifests.keys().map(String::as_str).collect();
-    assert_eq!(ids, ["anthropic", "deepseek", "gemini", "openai", "openai-compatible"]);
+    assert_eq!(ids, ["anthropic", "cohere", "deepseek", "gemini", "jina", "openai", "openai-compatible", "voyage"]);
+    // The chat providers have no rerank endpoint; the rerank ones name theirs.
+    assert!(c.get("openai").unwrap().rerank.is_none());
+    let rerank = |id: &str| c.get(id).unwrap().rerank.clone().unwrap();
+    assert_eq!((rerank("jina").path, rerank("jina").top_n_field, rerank("jina").results), ("/rerank".into(), "top_n".into(), "results".into()));
+    assert_eq!(c.get("cohere").unwrap().base_url, "https://api.cohere.com/v2");
+    assert_eq!((rerank("voyage").top_n_field, rerank("voyage").results), ("top_k".into(), "data".into()));
+    assert!(!c.get("voyage").unwrap().capabilities.streaming);
     let a = c.get("anthropic").unwrap();
     assert_eq!(a.auth, Auth::Header { name: "x-api-key".into(), prefix: None });
     assert_eq!(a.format, PayloadFormat::Anthropic);

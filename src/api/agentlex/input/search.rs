@@ -19,6 +19,9 @@ use quarry_index::segment::FieldValue;
 pub struct SearchIn {
     pub request: Request,
     pub domain: Option<String>,
+    /// `rerank` given as a reranker's name: that one runs (checked against the
+    /// configured ones by the handler).
+    pub reranker: Option<String>,
     /// The filters as applied, for the response.
     pub echo: Echo,
 }
@@ -76,12 +79,16 @@ pub fn build(b: Body) -> Result<SearchIn, ApiError> {
         k: Int::or(b.k, 10),
         mode: b.mode.map_or(Mode::Hybrid, |m| m.0),
         passages: Int::or(b.passages, 2),
-        rerank: b.rerank.is_none_or(|r| r.0),
+        rerank: b.rerank.as_ref().is_none_or(|r| !matches!(r, Rerank::Off)),
         expand: b.expand.map_or(Expand::Default, |e| e.0),
         filters: Filters::default(),
         warnings: Vec::new(),
     };
-    let mut s = SearchIn { request, domain: b.domain.map(|d| d.0), echo: Echo::default() };
+    let reranker = match b.rerank {
+        Some(Rerank::Named(name)) => Some(name),
+        _ => None,
+    };
+    let mut s = SearchIn { request, domain: b.domain.map(|d| d.0), reranker, echo: Echo::default() };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     Ok(s)
 }
@@ -179,13 +186,20 @@ impl<'de> Deserialize<'de> for ExpandIn {
     }
 }
 
-struct Rerank(bool);
+/// `rerank`: true (the default reranker), false (none), or a configured reranker's name.
+enum Rerank {
+    On,
+    Off,
+    Named(String),
+}
 
 impl<'de> Deserialize<'de> for Rerank {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Leaf::deserialize(d)? {
-            Leaf::Bool(b) => Ok(Rerank(b)),
-            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
+            Leaf::Bool(true) => Ok(Rerank::On),
+            Leaf::Bool(false) => Ok(Rerank::Off),
+            Leaf::Str(s) if !s.is_empty() => Ok(Rerank::Named(s)),
+            other => Err(refuse(format_args!("must be a boolean or a reranker's name, not {}.", other.kind()))),
         }
     }
 }
@@ -371,6 +385,14 @@ mod tests {
     }
 
     #[test]
+    fn rerank_is_a_switch_or_a_name() {
+        let on = |v: Value| p(&json!({"query": "q", "rerank": v})).map(|s| (s.request.rerank, s.reranker)).unwrap();
+        assert_eq!(on(json!(true)), (true, None));
+        assert_eq!(on(json!(false)), (false, None));
+        assert_eq!(on(json!("jina")), (true, Some("jina".to_owned())));
+    }
+
+    #[test]
     fn integer_valued_numbers_are_integers() {
         let s = p(&json!({"query": "q", "k": 3.0, "passages": 1e0})).unwrap();
         assert_eq!((s.request.k, s.request.passages), (3, 1));
@@ -389,7 +411,8 @@ mod tests {
             (json!({"query": "q", "passages": 11}), Code::InvalidQuery, "passages must be"),
             (json!({"query": "q", "mode": "fuzzy"}), Code::InvalidQuery, "mode must be"),
             (json!({"query": "q", "expand": "yes"}), Code::InvalidQuery, "expand must be"),
-            (json!({"query": "q", "rerank": "no"}), Code::InvalidQuery, "rerank must be"),
+            (json!({"query": "q", "rerank": 1}), Code::InvalidQuery, "rerank must be a boolean or a reranker's name"),
+            (json!({"query": "q", "rerank": ""}), Code::InvalidQuery, "rerank must be"),
             (json!({"query": "q", "domain": "poetry"}), Code::InvalidDomain, "domain must be"),
             (json!({"query": "q", "documents": "d1"}), Code::InvalidFilter, "documents must be an array"),
             (json!({"query": "q", "filters": []}), Code::InvalidFilter, "filters must be an object"),
