@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod extract;
 mod install;
 mod layers;
 mod llm;
@@ -17,6 +18,7 @@ use toml::{Table, Value};
 use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
+pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
@@ -55,6 +57,7 @@ pub struct Config {
     pub failpoint: quarry_index::wal::Failpoint,
     pub index: IndexConfig,
     pub llm: crate::llm::LlmConfig,
+    pub extract: ExtractConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -292,6 +295,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         failpoint: failpoint(&raw.debug.failpoint)?,
         index: resolve_index(raw.index)?,
         llm,
+        extract: extract::resolve(raw.extract)?,
     })
 }
 
