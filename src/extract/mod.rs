@@ -80,7 +80,7 @@ pub enum ExtractError {
     #[error("This needs {needed} extracts and {left} of this month's {allowance} extracts of the {plan} plan are left.")]
     Allowance { needed: u64, left: u64, allowance: u64, plan: String },
     #[error("The reader model failed: {0}")]
-    Model(LlmError),
+    Model(Box<LlmError>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -91,9 +91,11 @@ impl ErrorCode for ExtractError {
             ExtractError::Search(e) => e.code(),
             ExtractError::NotConfigured => Code::LlmNotConfigured,
             ExtractError::Allowance { .. } => Code::AllowanceExceeded,
-            ExtractError::Model(LlmError::Unreachable { .. } | LlmError::TransportDown) => Code::LlmUnreachable,
-            ExtractError::Model(LlmError::NotConfigured | LlmError::UnknownModel(_)) => Code::LlmNotConfigured,
-            ExtractError::Model(_) => Code::LlmError,
+            ExtractError::Model(e) => match **e {
+                LlmError::Unreachable { .. } | LlmError::TransportDown => Code::LlmUnreachable,
+                LlmError::NotConfigured | LlmError::UnknownModel(_) => Code::LlmNotConfigured,
+                _ => Code::LlmError,
+            },
             ExtractError::Store(_) => Code::Internal,
         }
     }
@@ -228,7 +230,7 @@ impl Extractor<'_> {
             format!("{}, page {}", out.title.as_deref().unwrap_or(&out.doc_id), out.number.clone().unwrap_or_else(|| (out.n + 1).to_string()));
         let c = self.config;
         let chat = prompt::request(model, question, &source, seen, c.page_chars, c.max_tokens);
-        let done = llm.complete(account, chat).await.map_err(ExtractError::Model)?;
+        let done = llm.complete(account, chat).await.map_err(|e| ExtractError::Model(Box::new(e)))?;
         let reading = prompt::parse(&done.output.text);
         out.relevant = reading.relevant;
         out.note = reading.note;

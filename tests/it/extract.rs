@@ -231,3 +231,41 @@ fn a_spent_allowance_is_429_with_retry_after_and_nothing_is_metered_or_read() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(extracts_spent(&s, &key), 1);
 }
+
+#[test]
+fn arabic_with_harakat_cjk_and_emoji_excerpts_are_found_at_their_char_offsets() {
+    let up = Scripted::start();
+    up.on(
+        "Field notes",
+        reading(
+            true,
+            "Three quotations.",
+            &["انما الاعمال بالنيات", "東京は日本の首都です。", "the team 👨\u{200d}👩\u{200d}👧 LOVED it.", "東京は日本の首都ではない。"],
+        ),
+    );
+    let s = server(&up, "");
+    let (_, key) = s.signup("scripts@example.com");
+    let col = post(&s, "/v1/collections", &key, &json!({ "name": "mixed" })).json()["id"].as_str().unwrap().to_owned();
+    let text = "Field notes 👍🏽\n\u{0625}\u{0650}\u{0646}\u{0651}\u{064e}\u{0645}\u{064e}\u{0627} \u{0627}\u{0644}\u{0623}\u{064e}\u{0639}\u{0652}\u{0645}\u{064e}\u{0627}\u{0644}\u{064f} \u{0628}\u{0650}\u{0627}\u{0644}\u{0646}\u{0651}\u{0650}\u{064a}\u{0651}\u{064e}\u{0627}\u{062a}\u{0650}\u{060c} 東京は日本の首都です。The team 👨\u{200d}👩\u{200d}👧 loved it.";
+    let doc = add(&s, &key, &col, &json!({ "title": "Notes", "text": text }))["id"].as_str().unwrap().to_owned();
+    let r = extract(&s, &key, &col, &json!({ "question": "What do the field notes say about the team?", "mode": "keyword" }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let j = r.json();
+    super::spec::check("ExtractResponse", &j);
+    assert_eq!(j["rejectedExcerpts"], 1, "{j}");
+    let stored = page_text(&s, &key, &col, &doc);
+    let ex = j["pages"][0]["excerpts"].as_array().unwrap();
+    let got: Vec<(&str, &str)> = ex.iter().map(|e| (e["match"].as_str().unwrap(), e["text"].as_str().unwrap())).collect();
+    assert_eq!(
+        got,
+        [
+            ("normalized_exact", "\u{0625}\u{0650}\u{0646}\u{0651}\u{064e}\u{0645}\u{064e}\u{0627} \u{0627}\u{0644}\u{0623}\u{064e}\u{0639}\u{0652}\u{0645}\u{064e}\u{0627}\u{0644}\u{064f} \u{0628}\u{0650}\u{0627}\u{0644}\u{0646}\u{0651}\u{0650}\u{064a}\u{0651}\u{064e}\u{0627}\u{062a}\u{0650}"),
+            ("exact", "東京は日本の首都です。"),
+            ("normalized_exact", "The team 👨\u{200d}👩\u{200d}👧 loved it."),
+        ]
+    );
+    for e in ex {
+        assert_eq!(chars(&stored, &e["offset"]), e["text"].as_str().unwrap());
+    }
+    assert_eq!(ex[0]["offset"]["start"], 15, "counted in characters: the emoji and its modifier are two");
+}
