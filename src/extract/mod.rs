@@ -245,7 +245,8 @@ impl Extractor<'_> {
 /// text and without repeats, become the page's excerpts, the others its `rejected`.
 fn verify_into(out: &mut PageOut, stored: &str, seen: &str, masked: Option<&masking::Masked>, excerpts: &[String]) {
     let page = verify::Page::new(seen);
-    let stored_page = verify::Page::new(stored);
+    let stored_page = masked.map(|_| verify::Page::new(stored));
+    let stored_page = stored_page.as_ref().unwrap_or(&page);
     for e in excerpts {
         let Some(at) = page.locate(e) else {
             out.rejected += 1;
