@@ -269,3 +269,20 @@ fn arabic_with_harakat_cjk_and_emoji_excerpts_are_found_at_their_char_offsets() 
     }
     assert_eq!(ex[0]["offset"]["start"], 15, "counted in characters: the emoji and its modifier are two");
 }
+
+#[test]
+fn pages_are_read_concurrently_up_to_the_configured_bound() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Slow(std::time::Duration::from_millis(300), Box::new(reading(false, "Not it.", &[]))));
+    let s = server(&up, "concurrency = 2\n");
+    let (_, key) = s.signup("many@example.com");
+    let col = post(&s, "/v1/collections", &key, &json!({ "name": "many" })).json()["id"].as_str().unwrap().to_owned();
+    for i in 0..5 {
+        add(&s, &key, &col, &json!({ "title": format!("Audit note {i}"), "text": format!("Audit note {i}: the provider was audited.") }));
+    }
+    let r = extract(&s, &key, &col, &json!({ "question": "audit", "mode": "keyword", "all": true }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["pages"].as_array().unwrap().len(), 5);
+    assert_eq!(up.bodies().len(), 5);
+    assert_eq!(up.most_in_flight(), 2, "two pages at a time, never more");
+}

@@ -16,6 +16,8 @@ pub enum Reply {
     Text(String, u64, u64),
     /// An error status with OpenAI's error body.
     Fail(u16),
+    /// The same reply, after a pause.
+    Slow(std::time::Duration, Box<Reply>),
 }
 
 #[derive(Default)]
@@ -23,6 +25,8 @@ struct State {
     rules: Vec<(String, Reply)>,
     default: Option<Reply>,
     bodies: Vec<Value>,
+    in_flight: usize,
+    most_in_flight: usize,
 }
 
 pub struct Scripted {
@@ -55,6 +59,11 @@ impl Scripted {
     pub fn otherwise(&self, reply: Reply) -> &Self {
         self.state.lock().unwrap().default = Some(reply);
         self
+    }
+
+    /// The most requests that were being answered at once.
+    pub fn most_in_flight(&self) -> usize {
+        self.state.lock().unwrap().most_in_flight
     }
 
     /// Every request body received so far.
@@ -118,8 +127,16 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
         let reply = {
             let mut s = state.lock().unwrap();
             s.bodies.push(body.clone());
+            s.in_flight += 1;
+            s.most_in_flight = s.most_in_flight.max(s.in_flight);
             s.rules.iter().find(|(needle, _)| prompt.contains(needle.as_str())).map(|r| r.1.clone()).or(s.default.clone())
         };
+        let mut reply = reply;
+        while let Some(Reply::Slow(pause, inner)) = reply {
+            std::thread::sleep(pause);
+            reply = Some(*inner);
+        }
+        state.lock().unwrap().in_flight -= 1;
         let (status, bytes) = match reply {
             Some(Reply::Text(text, input, output)) => (
                 200,
@@ -133,6 +150,7 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
                 }),
             ),
             Some(Reply::Fail(status)) => (status, json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } })),
+            Some(Reply::Slow(..)) => unreachable!("unwrapped above"),
             None => (200, json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": "{}" }, "finish_reason": "stop" }] })),
         };
         let bytes = bytes.to_string();
