@@ -77,6 +77,8 @@ pub enum ExtractError {
     Search(#[from] SearchError),
     #[error("This server has no language model for extraction; configure [extract] model or install the local model.")]
     NotConfigured,
+    #[error("The local model is still starting; retry shortly.")]
+    Busy,
     #[error("This needs {needed} extracts and {left} of this month's {allowance} extracts of the {plan} plan are left.")]
     Allowance { needed: u64, left: u64, allowance: u64, plan: String },
     #[error("The reader model failed: {0}")]
@@ -90,6 +92,7 @@ impl ErrorCode for ExtractError {
         match self {
             ExtractError::Search(e) => e.code(),
             ExtractError::NotConfigured => Code::LlmNotConfigured,
+            ExtractError::Busy => Code::LlmBusy,
             ExtractError::Allowance { .. } => Code::AllowanceExceeded,
             ExtractError::Model(e) => match **e {
                 LlmError::Unreachable { .. } | LlmError::TransportDown => Code::LlmUnreachable,
@@ -108,7 +111,11 @@ impl ErrorCode for ExtractError {
     }
 
     fn retry_after(&self) -> Option<u64> {
-        matches!(self, ExtractError::Allowance { .. }).then(crate::clock::seconds_to_next_month)
+        match self {
+            ExtractError::Allowance { .. } => Some(crate::clock::seconds_to_next_month()),
+            ExtractError::Busy => Some(5),
+            _ => None,
+        }
     }
 }
 
@@ -118,6 +125,8 @@ pub struct Extractor<'a> {
     pub llm: Option<&'a Llm>,
     pub meters: &'a Meters,
     pub config: &'a ExtractConfig,
+    /// Whether the local model answers yet (`None`: there is none).
+    pub local_ready: Option<bool>,
 }
 
 /// One page found, owned (the snapshot's views do not cross the model calls).
@@ -127,12 +136,19 @@ struct Found {
 }
 
 impl Extractor<'_> {
-    /// The reader: `[extract] model`, else the local model; 503 without either.
+    /// The reader: `[extract] model`, else the local model; 503 without either, and
+    /// 503 `llm_busy` while the local model is starting.
     pub fn model(&self) -> Result<(&Llm, String), ExtractError> {
         let llm = self.llm.ok_or(ExtractError::NotConfigured)?;
         let model = match &self.config.model {
             Some(m) => m.clone(),
-            None => llm.models().into_iter().find(|m| m.provider == crate::llm::local::PROVIDER).ok_or(ExtractError::NotConfigured)?.id,
+            None => {
+                let local = llm.models().into_iter().find(|m| m.provider == crate::llm::local::PROVIDER).ok_or(ExtractError::NotConfigured)?;
+                if self.local_ready == Some(false) {
+                    return Err(ExtractError::Busy);
+                }
+                local.id
+            }
         };
         Ok((llm, model))
     }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::collections::{add, post};
 use super::scripted_llm::{reading, Reply, Scripted};
-use super::server::TestServer;
+use super::server::{Options, TestServer};
 
 const MSA: &str = "2. Audit\n\n2.1 Provider shall permit one audit per year on reasonable notice.\n2.2 The Customer\u{2019}s auditors may inspect the \u{201c}Service Records\u{201d} for up to 30 days after each audit.";
 const SUPPORT: &str = "The customer support line is open on weekdays; the provider answers within one day.";
@@ -285,4 +285,49 @@ fn pages_are_read_concurrently_up_to_the_configured_bound() {
     assert_eq!(r.json()["pages"].as_array().unwrap().len(), 5);
     assert_eq!(up.bodies().len(), 5);
     assert_eq!(up.most_in_flight(), 2, "two pages at a time, never more");
+}
+
+/// `[llm.local]` on the fake local model (tests/llm/fake_local.py, a real process
+/// serving OpenAI's wire format; it answers "ok"), "loading" for `delay` seconds;
+/// enabled in so many words, since .cargo/config.toml turns the local model off for tests.
+fn local_model(delay: &str) -> TestServer {
+    let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/llm/fake_local.py");
+    let out = std::process::Command::new("sh").args(["-c", "command -v python3"]).output().expect("sh runs");
+    let python = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let config =
+        format!("[llm.local]\nenabled = true\nruntime = \"{python}\"\nlauncher = \"{fake}\"\nmodel = \"{fake}\"\nname = \"fake-1b\"\nnice = 0\n");
+    TestServer::with(Options {
+        config,
+        env: vec![("FAKE_LOCAL_MODEL_DELAY".into(), delay.into()), ("QUARRY_LLM__LOCAL__ENABLED".into(), "true".into())],
+        ..Options::default()
+    })
+}
+
+#[test]
+fn the_local_model_reads_by_default_and_while_it_starts_extract_is_503_llm_busy() {
+    let s = local_model("600");
+    let (key, col, _) = corpus(&s, json!({}));
+    let r = extract(&s, &key, &col, &json!({ "question": QUESTION, "mode": "keyword" }));
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], "llm_busy");
+    assert_eq!(r.header("retry-after"), Some("5"));
+    assert_eq!(extracts_spent(&s, &key), 0);
+    drop(s);
+
+    let s = local_model("0.1");
+    let started = std::time::Instant::now();
+    while s.get("/v1/health", None).json()["llm"] != true {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "the fake local model never became ready");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (key, col, _) = corpus(&s, json!({}));
+    let r = extract(&s, &key, &col, &json!({ "question": QUESTION, "mode": "keyword", "all": true }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let j = r.json();
+    super::spec::check("ExtractResponse", &j);
+    assert_eq!(j["model"], "local/fake-1b", "{j}");
+    // Its "ok" is no reading: each page is not relevant, with a note, and still metered.
+    assert_eq!((j["kept"].as_u64(), j["pages"].as_array().unwrap().len()), (Some(0), 2), "{j}");
+    assert!(j["pages"].as_array().unwrap().iter().all(|p| p["relevant"] == false && p["note"].as_str().unwrap().contains("could not be read")));
+    assert_eq!(extracts_spent(&s, &key), 2);
 }
