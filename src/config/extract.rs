@@ -35,3 +35,26 @@ pub fn resolve(raw: RawExtract) -> Result<ExtractConfig, ConfigError> {
         max_tokens: at_least("extract.max_tokens", raw.max_tokens as usize, 16)? as u64,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(model: &str, concurrency: usize) -> RawExtract {
+        RawExtract { model: model.into(), concurrency, page_chars: 6000, max_tokens: 512 }
+    }
+
+    #[test]
+    fn an_empty_model_is_the_local_one_and_bounds_are_checked() {
+        assert_eq!(resolve(raw(" ", 4)).unwrap().model, None);
+        assert_eq!(resolve(raw("openai/gpt-4.1-mini", 4)).unwrap().model.as_deref(), Some("openai/gpt-4.1-mini"));
+        let e = resolve(raw("", 0)).unwrap_err().to_string();
+        assert!(e.contains("extract.concurrency"), "{e}");
+    }
+
+    #[test]
+    fn the_shipped_defaults_resolve() {
+        let c = crate::config::Config::load(None, Vec::new(), &crate::config::Flags::default()).unwrap();
+        assert_eq!(c.extract, ExtractConfig { model: None, concurrency: 4, page_chars: 6000, max_tokens: 512 });
+    }
+}
