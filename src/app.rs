@@ -144,6 +144,11 @@ impl App {
         self.health_json[usize::from(ready)].clone()
     }
 
+    /// Whether the local model answers yet; `None` when there is none.
+    pub fn local_ready(&self) -> Option<bool> {
+        self.local_ready.as_ref().map(|r| r.load(Ordering::Acquire))
+    }
+
     /// The local model's supervisor, started once (`shard::run`); it stops the model
     /// once `stop` is set.
     pub fn start_local_model(&self, stop: Arc<std::sync::atomic::AtomicBool>) -> Option<crate::llm::local::Supervisor> {

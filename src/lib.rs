@@ -9,6 +9,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod evaluate;
+pub mod extract;
 pub mod http;
 pub mod identity;
 pub mod ids;

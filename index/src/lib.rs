@@ -20,4 +20,5 @@ pub mod search;
 pub mod segment;
 pub mod text;
 pub mod vector;
+pub mod verify;
 pub mod wal;

@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod extract;
 mod install;
 mod layers;
 mod llm;
@@ -18,6 +19,7 @@ use toml::{Table, Value};
 use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
+pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
 
@@ -59,6 +61,7 @@ pub struct Config {
     pub llm: crate::llm::LlmConfig,
     /// `[rerank]` and `[rerankers.NAME]`.
     pub rerank: RerankConfig,
+    pub extract: ExtractConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -300,6 +303,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         index: resolve_index(raw.index)?,
         llm,
         rerank,
+        extract: extract::resolve(raw.extract)?,
     })
 }
 

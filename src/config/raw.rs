@@ -24,6 +24,7 @@ pub struct RawConfig {
     pub llm: RawLlm,
     pub rerank: RawRerank,
     pub rerankers: BTreeMap<String, RawReranker>,
+    pub extract: super::extract::RawExtract,
 }
 
 #[derive(Debug, Deserialize)]

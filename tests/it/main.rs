@@ -2,6 +2,7 @@
 //! temporary data directory. One binary (quicker to link), one module per concern.
 
 mod client;
+mod scripted_llm;
 mod server;
 
 mod accounts_cli;
@@ -9,6 +10,7 @@ mod collections;
 mod compat;
 mod errors;
 mod evaluate;
+mod extract;
 mod formats;
 mod health;
 mod identity;

@@ -5,6 +5,7 @@ pub mod chunk;
 pub mod collections;
 pub mod documents;
 pub mod evaluate;
+pub mod extract;
 pub mod health;
 pub mod input;
 pub mod keys;

@@ -5,6 +5,7 @@
 
 pub mod document;
 pub mod evaluate;
+pub mod extract;
 pub mod field;
 pub mod scan;
 pub mod search;

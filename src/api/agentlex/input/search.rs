@@ -158,7 +158,7 @@ impl<'de> Deserialize<'de> for Query {
 /// `passages`: best passages per page.
 pub type Passages = Int<1, 10>;
 
-struct ModeIn(Mode);
+pub struct ModeIn(pub Mode);
 
 impl<'de> Deserialize<'de> for ModeIn {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -204,7 +204,7 @@ impl<'de> Deserialize<'de> for Rerank {
     }
 }
 
-struct Domain(String);
+pub struct Domain(pub String);
 
 impl<'de> Deserialize<'de> for Domain {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
