@@ -1,5 +1,5 @@
 //! The ingest workers: threads that chunk, embed and log documents, each with its own
-//! embedder session. They run at SCHED_IDLE, so the kernel gives the shards' searches
+//! session of every loaded embedder. They run at SCHED_IDLE, so the kernel gives the shards' searches
 //! the CPU whenever both want it: glommio cannot pre-empt a running ort call, the
 //! kernel can.
 
@@ -9,9 +9,10 @@ use std::thread;
 
 use quarry_index::embed::{EmbedError, Embedder, Model};
 
-/// What a job gets: this worker's embedder, when the server has one.
+/// What a job gets: this worker's sessions, one per loaded embedder in load order
+/// (`super::embedders::Loaded`'s slots).
 pub struct Worker {
-    pub embedder: Option<Embedder>,
+    pub embedders: Vec<Embedder>,
 }
 
 type Job = Box<dyn FnOnce(&mut Worker) + Send>;
@@ -25,13 +26,13 @@ pub struct IngestPool {
 }
 
 impl IngestPool {
-    pub fn start(threads: usize, model: Option<&Arc<Model>>) -> Result<IngestPool, EmbedError> {
+    pub fn start(threads: usize, models: &[Arc<Model>]) -> Result<IngestPool, EmbedError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads.max(1) {
-            let embedder = model.map(|m| m.embedder()).transpose()?;
+            let embedders = models.iter().map(|m| m.embedder()).collect::<Result<_, _>>()?;
             let rx = rx.clone();
-            thread::Builder::new().name(format!("ingest-{i}")).spawn(move || work(Worker { embedder }, &rx)).expect("spawning an ingest thread");
+            thread::Builder::new().name(format!("ingest-{i}")).spawn(move || work(Worker { embedders }, &rx)).expect("spawning an ingest thread");
         }
         Ok(IngestPool { tx })
     }

@@ -19,11 +19,13 @@ fn the_default_embedder_is_loaded_and_named_by_health() {
 fn the_embedder_is_chosen_by_config_and_others_load_beside_it() {
     let s = TestServer::with(Options {
         embedder: Some("all-MiniLM-L6-v2".into()),
-        config: "[models]\nprecision = \"fp32\"\nalso_load = [\"multilingual-e5-small\"]\n".into(),
+        config: "embedders = [\"all-MiniLM-L6-v2\", \"multilingual-e5-small\"]\n[models]\nprecision = \"fp32\"\n".into(),
         shards: Some(1),
         ..Options::default()
     });
-    assert_eq!(s.get("/v1/health", None).json()["embedder"], "all-MiniLM-L6-v2");
+    let h = s.get("/v1/health", None).json();
+    assert_eq!(h["embedder"], "all-MiniLM-L6-v2");
+    assert_eq!(h["embedders"], serde_json::json!(["all-MiniLM-L6-v2", "multilingual-e5-small"]));
 }
 
 #[test]
@@ -38,6 +40,16 @@ fn a_missing_model_stops_start_up_with_a_clear_message() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no model `no-such-model`") && err.contains("multilingual-e5-small"), "{err}");
+    // So is an unknown id among the loaded set, whose message names the choices too.
+    let out = Command::new(bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--shards", "1", "--data"])
+        .arg(dir.path())
+        .env("QUARRY_EMBEDDERS", r#"["no-such-model", "multilingual-e5-small"]"#)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no model `no-such-model`") && err.contains("all-MiniLM-L6-v2"), "{err}");
     let out = Command::new(bin())
         .args(["serve", "--listen", "127.0.0.1:0", "--shards", "1", "--data"])
         .arg(dir.path())
