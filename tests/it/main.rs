@@ -7,6 +7,7 @@ mod server;
 mod accounts_cli;
 mod collections;
 mod compat;
+mod embedders;
 mod errors;
 mod evaluate;
 mod formats;
