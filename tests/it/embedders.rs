@@ -121,6 +121,10 @@ fn an_embedder_is_chosen_among_the_loaded_and_changed_only_while_the_collection_
     assert_eq!((got["name"].clone(), got["embedder"].clone()), (json!("notes"), json!("all-MiniLM-L6-v2")));
     let r = patch(json!({"settings": {"embedder": "all-MiniLM-L6-v2", "domain": "general"}}));
     assert_eq!(r.status, 200, "naming the model it has is no change: {}", r.text());
+    // Evaluate names the collection's model, not the server's default.
+    let body = json!({"k": 3, "questions": [{"query": "silica mineral", "relevant": [{"text": "Quartz is a hard mineral"}]}]});
+    let r = post(&s, &format!("/v1/collections/{col}/evaluate"), &key, &body);
+    assert_eq!((r.status, r.json()["embedder"].clone()), (200, json!("all-MiniLM-L6-v2")), "{}", r.text());
     // Restarted without MiniLM: semantic is the existing 409, hybrid falls back to
     // keywords with a warning (the answer's mode is the one asked, as without an
     // embedder), adds are refused, keyword search still works.
