@@ -26,13 +26,32 @@ pub struct IngestPool {
 }
 
 impl IngestPool {
+    /// Starts `threads` workers, each opening its own session of every model on its own
+    /// thread (side by side: a second model would otherwise add its sessions' time once
+    /// per worker to start-up); returns once all have, or with the first failure.
     pub fn start(threads: usize, models: &[Arc<Model>]) -> Result<IngestPool, EmbedError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
+        let mut opened = Vec::new();
         for i in 0..threads.max(1) {
-            let embedders = models.iter().map(|m| m.embedder()).collect::<Result<_, _>>()?;
-            let rx = rx.clone();
-            thread::Builder::new().name(format!("ingest-{i}")).spawn(move || work(Worker { embedders }, &rx)).expect("spawning an ingest thread");
+            let (ready, is_ready) = mpsc::sync_channel(1);
+            let (models, rx) = (models.to_vec(), rx.clone());
+            thread::Builder::new()
+                .name(format!("ingest-{i}"))
+                .spawn(move || match models.iter().map(|m| m.embedder()).collect::<Result<Vec<_>, _>>() {
+                    Ok(embedders) => {
+                        let _ = ready.send(Ok(()));
+                        work(Worker { embedders }, &rx)
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                })
+                .expect("spawning an ingest thread");
+            opened.push(is_ready);
+        }
+        for r in opened {
+            r.recv().expect("an ingest thread says whether its sessions opened")?;
         }
         Ok(IngestPool { tx })
     }
