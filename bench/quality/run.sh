@@ -15,6 +15,7 @@
 #                                              default ../shared/eval from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+command="bench/quality/run.sh${*:+ $*}"
 embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
 chosen=()
 datasets=()
@@ -68,7 +69,7 @@ for embedder in "${embedders[@]}"; do
     {
         echo "# Retrieval quality, $embedder ($(date -u +%F))"
         echo
-        echo "Command: \`bench/quality/run.sh --embedder $embedder\` (one server loading ${embedders[*]};"
+        echo "Command: \`$command\` (one server loading ${embedders[*]};"
         echo "each collection created with settings.embedder = $embedder). The evaluation account is on"
         echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
         echo
