@@ -95,7 +95,9 @@ impl Loaded {
 
     /// The mode a search of the collection runs in and the slot that embeds its query:
     /// keyword needs none; semantic without the collection's model is 409; hybrid without
-    /// it runs on keywords, with the warning returned.
+    /// it runs on keywords, with the warning returned, except for a keyword-only
+    /// collection ("none") on a server with a default embedder, which stays 409 as it
+    /// always was.
     pub fn settle(&self, record: &CollectionRecord, mode: Mode) -> Result<(Mode, Option<usize>, Option<String>), SearchError> {
         if mode == Mode::Keyword {
             return Ok((mode, None, None));
@@ -106,10 +108,13 @@ impl Loaded {
         if mode == Mode::Semantic {
             return Err(if record.embedder == "none" && self.ids.is_empty() { SearchError::NoEmbedder } else { self.mismatch(record) });
         }
-        let why = if self.ids.is_empty() {
+        let why = if record.embedder == "none" {
+            // As before per-collection models (and pinned by the compat fixtures): a
+            // keyword-only collection on a server with a default is 409 for hybrid too.
+            if self.has_default() {
+                return Err(self.mismatch(record));
+            }
             "This server runs without an embedder; the search used keywords only.".to_owned()
-        } else if record.embedder == "none" {
-            format!("Collection {} was created without an embedder, so it holds no vectors; the search used keywords only.", record.id)
         } else {
             format!(
                 "Collection {} was built with the embedder {}, which this server does not load ({}); the search used keywords only.",
@@ -177,8 +182,10 @@ mod tests {
         let (mode, slot, warning) = l.settle(&record("gone"), Mode::Hybrid).unwrap();
         assert_eq!((mode, slot), (Mode::Keyword, None));
         assert!(warning.unwrap().contains("gone"));
+        assert!(matches!(l.settle(&record("none"), Mode::Hybrid), Err(SearchError::EmbedderMismatch { .. })));
         let none = Loaded::new(Vec::new(), None);
         assert!(matches!(none.settle(&record("none"), Mode::Semantic), Err(SearchError::NoEmbedder)));
+        assert_eq!(none.settle(&record("none"), Mode::Hybrid).unwrap().0, Mode::Keyword);
         assert_eq!(none.for_collection(&record("none")).unwrap(), None);
         assert!(matches!(l.for_collection(&record("none")), Err(SearchError::EmbedderMismatch { .. })));
         assert_eq!(l.for_collection(&record("all-MiniLM-L6-v2")).unwrap(), Some(1));

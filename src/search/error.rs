@@ -14,7 +14,7 @@ pub enum SearchError {
     DocumentNotFound(String),
     #[error("Document {doc} has {pages} pages (0 to {last}); there is no page {n}.", last = pages.saturating_sub(1))]
     PageNotFound { doc: String, pages: u32, n: u32 },
-    #[error("Collection {collection} was built with the embedder {built}, and this server loads {server}; search it with mode \"keyword\", or re-index it.")]
+    #[error("Collection {collection} was built with the embedder {built}, and this server runs {server}; search it with mode \"keyword\", or re-index it.")]
     EmbedderMismatch { collection: String, built: String, server: String },
     #[error("This server runs without an embedder; use mode \"keyword\".")]
     NoEmbedder,
