@@ -41,10 +41,10 @@ pub struct App {
     /// Bumped after every key revocation or plan change commits; a shard whose key
     /// cache is older drops it.
     pub key_epoch: AtomicU64,
-    /// The embedding model (`embedder`), loaded once; each shard opens its own session.
-    pub embedder: Option<Arc<Model>>,
-    /// Models loaded beside it (`models.also_load`).
-    pub also_loaded: Vec<Arc<Model>>,
+    /// The embedding models (`embedders`, the default among them), loaded once, in the
+    /// order of `search::embedders::Loaded`; each shard and ingest thread opens its own
+    /// session of each.
+    pub embedders: Vec<Arc<Model>>,
     pub metrics: Vec<ShardMetrics>,
     /// The route table's names, in row order, which label the metrics.
     pub route_names: Vec<&'static str>,
@@ -72,6 +72,8 @@ struct Health<'a> {
     ok: bool,
     version: &'a str,
     embedder: &'a str,
+    /// Every embedder loaded (ours): what a collection's settings.embedder may name.
+    embedders: &'a [String],
     rerankers: Vec<String>,
     llm: bool,
     /// `local/<name>` once the local model answers.
@@ -91,17 +93,16 @@ impl App {
             tracing::error!(error = %e, "the provider layer could not start; model calls are off");
             None
         });
-        let embedder = config.embedder.as_deref().map(|id| load_model(&config, id)).transpose()?;
+        let embedders = config.embedders.iter().map(|id| load_model(&config, id)).collect::<Result<Vec<_>, _>>()?;
         let rerankers = crate::search::rerank::Rerankers::load(&config.rerank, &config.models.runtime_library)
             .map_err(|(name, source)| OpenError::Reranker { name, source })?;
-        let also_loaded = config.models.also_load.iter().map(|id| load_model(&config, id)).collect::<Result<_, _>>()?;
         let engine = Arc::new(open_engine(&config, &records)?);
         reconcile_stored_chars(&records, &engine)?;
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
-        let ingest = crate::search::pool::IngestPool::start(workers, embedder.as_ref()).map_err(OpenError::Workers)?;
+        let ingest = crate::search::pool::IngestPool::start(workers, &embedders).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
-        let search =
-            crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), config.embedder.clone(), config.index.clone());
+        let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref());
+        let search = crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone());
         let local_model = local.as_ref().map(|l| l.model_id());
         let health = |local_ready: bool| {
             let remote = !config.llm.providers.is_empty();
@@ -109,6 +110,7 @@ impl App {
                 ok: true,
                 version: VERSION,
                 embedder: config.embedder.as_deref().unwrap_or("none"),
+                embedders: &config.embedders,
                 rerankers: rerankers.names(),
                 llm: llm.is_some() && (remote || local_ready),
                 local_model: local_model.as_deref().filter(|_| local_ready),
@@ -126,8 +128,7 @@ impl App {
             buckets: Buckets::default(),
             signups: PerAddress::new(config.auth.signup_per_ip),
             key_epoch: AtomicU64::new(0),
-            embedder,
-            also_loaded,
+            embedders,
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
             llm,

@@ -64,6 +64,10 @@ pub struct IngestArgs {
     /// Create a collection with this name and add to it.
     #[arg(long)]
     pub create: Option<String>,
+    /// With --create: the collection's embedder, one the server loads (its default when
+    /// absent).
+    #[arg(long, requires = "create")]
+    pub embedder: Option<String>,
     /// Adds in flight at once.
     #[arg(long, short = 'j', default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: u16,

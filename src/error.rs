@@ -67,6 +67,10 @@ codes! {
     // ours: GET /v1/keys's limit is not 1-200, or its after names no key of the account.
     InvalidPaging => ("invalid_paging", 400),
     EmbedderMismatch => ("embedder_mismatch", 409),
+    // ours: settings.embedder names a model this server does not load.
+    UnknownEmbedder => ("unknown_embedder", 400),
+    // ours: a PATCH would change the embedder of a collection that holds documents.
+    EmbedderLocked => ("embedder_locked", 409),
     BodyTooLarge => ("body_too_large", 413),
     DocumentTooLarge => ("document_too_large", 413),
     // ours: the request body did not arrive within http.body_read_timeout.

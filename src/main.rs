@@ -29,7 +29,7 @@ fn ingest(args: IngestArgs) -> Result<()> {
     let input = ingest_cli::Input::detect(&args.path, args.files).map_err(|e| anyhow::anyhow!(e))?;
     let collection = match (args.collection, args.create) {
         (Some(id), _) => ingest_cli::Target::Existing(id),
-        (None, Some(name)) => ingest_cli::Target::Create(name),
+        (None, Some(name)) => ingest_cli::Target::Create { name, embedder: args.embedder },
         (None, None) => unreachable!("clap requires --collection or --create"),
     };
     eprintln!("quarry ingest: sending {} to {} with {} in flight", input.describe(), args.server, args.concurrency);

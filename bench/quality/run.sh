@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
-# Retrieval quality through the HTTP API on the full BEIR sets: for each embedder, starts
-# a release quarry on a fresh data directory, creates the evaluation account on a plan whose
+# Retrieval quality through the HTTP API on the full BEIR sets: starts one release quarry
+# loading every embedder asked for on a fresh data directory, creates the evaluation account on a plan whose
 # limits are raised (the operator plan in bench/evaluation-plan.toml, assigned with the
 # operator CLI), indexes each set (quarry-quality adds the corpus through `quarry ingest`'s
 # code, quarry::ingest_cli, so each record's _id is its metadata.source_id) and prints
 # nDCG@10, recall@50 and MRR@10 per mode beside the published references and beside bm25s
 # (PyPI; k1 1.2, b 0.75, English stopwords and stemming) run on the same data in the same
-# run. Results land in bench/results/.
+# run, once per embedder, each set in a collection created with that embedder
+# (settings.embedder). Results land in bench/results/.
 #
-#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
+#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small]... [--port 4471]
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
 #                                              and NFCorpus keyword-only, from $EVAL_DIR,
 #                                              default ../shared/eval from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+command="bench/quality/run.sh${*:+ $*}"
 embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
+chosen=()
 datasets=()
 port=4471
 while [ $# -gt 0 ]; do
     case "$1" in
-        --embedder) embedders=("$2"); shift 2 ;;
+        --embedder) chosen+=("$2"); shift 2 ;;
         --dataset) datasets+=("$2"); shift 2 ;;
         --port) port=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
+[ ${#chosen[@]} -gt 0 ] && embedders=("${chosen[@]}")
 cargo build --release --locked -p quarry -p quarry-bench --bin quarry --bin quarry-quality >&2
 
 # The peer: bm25s in its own venv, from PyPI only, every wheel pinned by hash.
@@ -42,36 +46,40 @@ peer_scores() { # dataset → a JSON file of bm25s's scores on it
     echo "$out"
 }
 
+# One server loads every embedder asked for; each run's collection chooses its own
+# (settings.embedder, through quarry-quality --embedder), so the models are compared on
+# the same server, data directory and plan.
+work=$(mktemp -d)
+trap 'kill "${pid:-0}" 2>/dev/null || true; wait "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+loaded=$(printf '"%s", ' "${embedders[@]}")
+{ echo "embedder = \"${embedders[0]}\""; echo "embedders = [${loaded%, }]"; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
+key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
+    --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
+target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &
+pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null && break; sleep 0.2; done
+if [ ${#datasets[@]} -eq 0 ]; then
+    eval_dir=${EVAL_DIR:-../shared/eval}
+    runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
+else
+    runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
+fi
 for embedder in "${embedders[@]}"; do
-    work=$(mktemp -d)
-    trap 'kill "${pid:-0}" 2>/dev/null || true; wait "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-    { echo "embedder = \"$embedder\""; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
-    key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
-        --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
-    target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &
-    pid=$!
-    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null && break; sleep 0.2; done
     out=bench/results/quality-$embedder-$(date -u +%F-%H%M%S).md
     {
         echo "# Retrieval quality, $embedder ($(date -u +%F))"
         echo
-        echo "Command: \`bench/quality/run.sh --embedder $embedder\`. The evaluation account is on"
+        echo "Command: \`$command\` (one server loading ${embedders[*]};"
+        echo "each collection created with settings.embedder = $embedder). The evaluation account is on"
         echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
         echo
     } > "$out"
-    if [ ${#datasets[@]} -eq 0 ]; then
-        eval_dir=${EVAL_DIR:-../shared/eval}
-        runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
-    else
-        runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
-    fi
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
-        target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" \
+        target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" --embedder "$embedder" \
             --dataset "$set" --modes "$modes" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
     done
     cat "$out"
     echo "written to $out" >&2
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-    rm -rf "$work"
 done
+kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -21,8 +21,8 @@ pub fn merge(base: &mut Table, top: Table) {
 }
 
 /// Builds a table from `QUARRY_*` variables: `QUARRY_HTTP__MAX_BODY_BYTES=1`
-/// becomes `http.max_body_bytes = 1`. A value that parses as a TOML scalar keeps its
-/// type; anything else is a string.
+/// becomes `http.max_body_bytes = 1`. A value that parses as a TOML scalar or array
+/// (`QUARRY_EMBEDDERS='["a", "b"]'`) keeps its type; anything else is a string.
 pub fn env_table(vars: impl IntoIterator<Item = (String, String)>) -> Table {
     let mut table = Table::new();
     for (name, value) in vars {
@@ -53,7 +53,7 @@ pub fn insert_path(table: &mut Table, path: &[String], value: Value) {
 fn scalar(text: &str) -> Value {
     match format!("v = {text}").parse::<Table>() {
         Ok(mut t) => match t.remove("v") {
-            Some(v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_))) => v,
+            Some(v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_) | Value::Array(_))) => v,
             _ => Value::String(text.to_owned()),
         },
         Err(_) => Value::String(text.to_owned()),

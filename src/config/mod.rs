@@ -44,8 +44,11 @@ pub struct Config {
     pub listen: SocketAddr,
     /// 0 means one shard per CPU this process may run on.
     pub shards: usize,
-    /// The embedding model's id, or `None` for "none".
+    /// The default embedding model's id (new collections get it), or `None` for "none".
     pub embedder: Option<String>,
+    /// Every embedder the server loads (the default among them), in load order: a
+    /// collection may choose any of these.
+    pub embedders: Vec<String>,
     pub models: ModelsConfig,
     pub http: HttpConfig,
     pub runtime: RuntimeConfig,
@@ -93,7 +96,6 @@ pub struct ModelsConfig {
     /// binary has none and they were taken from the working directory.
     pub installation: Option<PathBuf>,
     pub precision: quarry_index::embed::Precision,
-    pub also_load: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -264,7 +266,6 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         runtime_library: install::resolve(installation.as_deref(), &raw.models.runtime_library),
         installation,
         precision,
-        also_load: raw.models.also_load,
     };
     let llm = llm::resolve(raw.llm, env, &models.dir)?;
     let rerank = rerank::resolve(raw.rerank, raw.rerankers, &llm, &models.dir)?;
@@ -273,6 +274,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         "none" => None,
         id => Some(id.to_owned()),
     };
+    let embedders = loaded_embedders(embedder.as_deref(), raw.embedders)?;
     let r = raw.runtime;
     let runtime = RuntimeConfig {
         spin_before_park: duration("runtime.spin_before_park", &r.spin_before_park)?,
@@ -291,6 +293,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         listen,
         shards: raw.shards,
         embedder,
+        embedders,
         models,
         http,
         runtime,
@@ -305,6 +308,30 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         rerank,
         extract: extract::resolve(raw.extract)?,
     })
+}
+
+/// `embedders`, checked: empty means just the default (memory and start-up as with one
+/// model); otherwise the list must hold the default and no id twice. Whether each id
+/// names a model in models.toml is checked when it loads (the error lists the choices).
+fn loaded_embedders(default: Option<&str>, listed: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    if listed.is_empty() {
+        return Ok(default.map(str::to_owned).into_iter().collect());
+    }
+    for (i, id) in listed.iter().enumerate() {
+        if id.is_empty() || id == "none" {
+            return Err(invalid("embedders", "lists model ids; \"none\" is not one (set embedder = \"none\" for keyword-only collections)"));
+        }
+        if listed[..i].contains(id) {
+            return Err(invalid("embedders", &format!("lists `{id}` twice")));
+        }
+    }
+    if let Some(d) = default.filter(|d| !listed.iter().any(|id| id == d)) {
+        return Err(invalid(
+            "embedders",
+            &format!("must hold the default embedder `{d}` (embedder), or be empty to load just it; it lists {}", listed.join(", ")),
+        ));
+    }
+    Ok(listed)
 }
 
 fn failpoint(text: &str) -> Result<quarry_index::wal::Failpoint, ConfigError> {

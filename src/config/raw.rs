@@ -12,6 +12,7 @@ pub struct RawConfig {
     pub listen: String,
     pub shards: usize,
     pub embedder: String,
+    pub embedders: Vec<String>,
     pub models: RawModels,
     pub http: RawHttp,
     pub runtime: RawRuntime,
@@ -46,7 +47,6 @@ pub struct RawModels {
     pub dir: String,
     pub runtime_library: String,
     pub precision: String,
-    pub also_load: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -138,3 +138,21 @@ fn the_local_model_is_on_by_default_off_by_env_and_may_not_be_shadowed() {
     write!(f, "[llm.aliases]\nfast = \"local/qwen2.5-coder-1.5b-instruct\"\n").unwrap();
     assert!(Config::load(Some(f.path()), env(&[]), &Flags::default()).is_ok());
 }
+
+#[test]
+fn the_loaded_embedders_hold_the_default_once_each() {
+    let c = Config::load(None, env(&[]), &Flags::default()).unwrap();
+    assert_eq!((c.embedder.as_deref(), c.embedders.as_slice()), (Some("multilingual-e5-small"), &["multilingual-e5-small".to_owned()][..]));
+    let both = r#"["all-MiniLM-L6-v2", "multilingual-e5-small"]"#;
+    let c = Config::load(None, env(&[("QUARRY_EMBEDDERS", both)]), &Flags::default()).unwrap();
+    assert_eq!(c.embedders, ["all-MiniLM-L6-v2", "multilingual-e5-small"]);
+    let c = Config::load(None, env(&[("QUARRY_EMBEDDER", "none")]), &Flags::default()).unwrap();
+    assert!(c.embedder.is_none() && c.embedders.is_empty());
+    let err = Config::load(None, env(&[("QUARRY_EMBEDDERS", r#"["all-MiniLM-L6-v2"]"#)]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("must hold the default embedder `multilingual-e5-small`"), "{err}");
+    let twice = r#"["multilingual-e5-small", "multilingual-e5-small"]"#;
+    let err = Config::load(None, env(&[("QUARRY_EMBEDDERS", twice)]), &Flags::default()).unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+    let err = Config::load(None, env(&[("QUARRY_EMBEDDERS", r#"["none", "multilingual-e5-small"]"#)]), &Flags::default()).unwrap_err();
+    assert!(matches!(&err, ConfigError::Invalid { key, .. } if key == "embedders"), "{err}");
+}

@@ -128,10 +128,10 @@ pub async fn prepare(app: &App, record: &CollectionRecord, coll: &Collection, re
 /// The variants asked for that this server can run for this collection; a note for
 /// each one skipped.
 fn runnable(app: &App, record: &CollectionRecord, asked: &[Variant], notes: &mut Vec<String>) -> Vec<Variant> {
-    let vectors = if app.config.embedder.is_none() {
-        Err("this server runs without an embedder".to_owned())
-    } else {
-        app.search.check_embedder(record).map_err(|e| e.to_string())
+    let vectors = match app.search.embedders().for_collection(record) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err("this server runs without an embedder".to_owned()),
+        Err(e) => Err(e.to_string()),
     };
     let mut out = Vec::new();
     for &v in asked {
@@ -309,7 +309,7 @@ pub async fn run(
     Ok(Report {
         n: counted.len(),
         k: req.k,
-        embedder: app.config.embedder.clone(),
+        embedder: Some(record.embedder.clone()).filter(|e| e != "none"),
         reranker,
         // Means over no question would read as scores of 0; leave them out instead.
         variants: if counted.is_empty() { Vec::new() } else { variants.iter().zip(&tallies).map(|(v, t)| (v.name(), t.metrics())).collect() },

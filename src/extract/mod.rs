@@ -198,7 +198,7 @@ impl Extractor<'_> {
         embedders: &RefCell<Vec<Embedder>>,
         owned: &Owned,
         search: &crate::search::Request,
-        settled: (quarry_index::search::Mode, Vec<String>),
+        settled: query::Settled,
     ) -> Result<Vec<Found>, ExtractError> {
         let s = query::run(self.search, embedders, &owned.coll, search, settled)?;
         Ok(s.results

@@ -86,12 +86,16 @@ impl Client {
     }
 
     /// `POST /v1/collections`; its id.
-    pub fn create_collection(&self, name: &str) -> Result<String, IngestError> {
+    pub fn create_collection(&self, name: &str, embedder: Option<&str>) -> Result<String, IngestError> {
         #[derive(Deserialize)]
         struct Collection {
             id: String,
         }
-        let body = serde_json::to_vec(&serde_json::json!({ "name": name })).expect("a name serializes");
+        let body = match embedder {
+            Some(e) => serde_json::json!({ "name": name, "settings": { "embedder": e } }),
+            None => serde_json::json!({ "name": name }),
+        };
+        let body = serde_json::to_vec(&body).expect("a name serializes");
         let reply = self.call("/v1/collections", Some(&body))?;
         Ok(reply.expect::<Collection>(201)?.id)
     }

@@ -38,8 +38,12 @@ use source::{Feed, Job, Work};
 #[derive(Debug, Clone)]
 pub enum Target {
     Existing(String),
-    /// Created with this name; its id is in the summary.
-    Create(String),
+    /// Created with this name (and this embedder, else the server's default); its id is
+    /// in the summary.
+    Create {
+        name: String,
+        embedder: Option<String>,
+    },
 }
 
 /// Told `(documents done, documents in the input)` as each document finishes.
@@ -98,7 +102,7 @@ pub fn run(options: Options) -> Result<Summary, IngestError> {
             let present = client.source_ids(&id)?;
             (id, present)
         }
-        Target::Create(name) => (client.create_collection(&name)?, HashSet::new()),
+        Target::Create { name, embedder } => (client.create_collection(&name, embedder.as_deref())?, HashSet::new()),
     };
     let feed = options.input.open()?;
     let total = feed.total_docs;

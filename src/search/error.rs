@@ -18,6 +18,10 @@ pub enum SearchError {
     EmbedderMismatch { collection: String, built: String, server: String },
     #[error("This server runs without an embedder; use mode \"keyword\".")]
     NoEmbedder,
+    #[error("This server does not load the embedder {asked}; settings.embedder may name one of: {loaded}.")]
+    UnknownEmbedder { asked: String, loaded: String },
+    #[error("Collection {collection} holds {documents} documents embedded with {built}; its embedder can change only while it is empty (delete its documents, or create a new collection with settings.embedder = \"{asked}\").")]
+    EmbedderLocked { collection: String, documents: u64, built: String, asked: String },
     #[error("The document holds {bytes} bytes of text; this server takes at most {max}.")]
     DocumentTooLarge { bytes: usize, max: usize },
     #[error("This document would pass the plan's {} stored characters.", .0.allowance)]
@@ -43,6 +47,8 @@ impl ErrorCode for SearchError {
             SearchError::DocumentNotFound(_) => Code::DocumentNotFound,
             SearchError::PageNotFound { .. } => Code::PageNotFound,
             SearchError::EmbedderMismatch { .. } | SearchError::NoEmbedder => Code::EmbedderMismatch,
+            SearchError::UnknownEmbedder { .. } => Code::UnknownEmbedder,
+            SearchError::EmbedderLocked { .. } => Code::EmbedderLocked,
             SearchError::DocumentTooLarge { .. } => Code::DocumentTooLarge,
             SearchError::Storage(_) => Code::StorageExceeded,
             SearchError::Searches { .. } => Code::AllowanceExceeded,

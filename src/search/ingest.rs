@@ -39,9 +39,9 @@ pub async fn preview(pool: &IngestPool, index: &IndexConfig, draft: DocDraft) ->
     pool.run(move |_| ingest::prepare(draft, &opts)).await.map_err(|_| SearchError::WorkerGone)
 }
 
-/// Chunks, embeds (when `embed`) and adds the document; returns once it is durable
-/// and searchable.
-pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, draft: DocDraft, embed: bool) -> Result<Added, SearchError> {
+/// Chunks, embeds (with the worker's session in slot `embed`, the collection's model,
+/// when there is one) and adds the document; returns once it is durable and searchable.
+pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, draft: DocDraft, embed: Option<usize>) -> Result<Added, SearchError> {
     let opts = ChunkOptions { target_chars: index.chunk_target_chars, max_chars: index.chunk_max_chars };
     let (embedder, format, id) = (draft.embedder.clone(), draft.format.clone(), draft.id.clone());
     // Chunking and embedding take CPU: an ingest worker does them at idle priority.
@@ -49,8 +49,8 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
         .run(move |w| {
             let mask = draft.privacy.mask_embedding;
             let (mut batch, found) = ingest::prepare_counted(draft, &opts);
-            if embed {
-                let e = w.embedder.as_mut().ok_or(SearchError::NoEmbedder)?;
+            if let Some(slot) = embed {
+                let e = super::embedders::session(&mut w.embedders, slot)?;
                 let inputs = ingest::embedding_inputs(&batch, mask);
                 let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
                 let v = e.embed_passages(&refs).map_err(|e| SearchError::Embed(e.to_string()))?;

@@ -7,6 +7,7 @@
 
 pub mod bulk;
 pub mod document;
+pub mod embedders;
 pub mod error;
 pub mod ingest;
 pub mod pool;
@@ -59,8 +60,8 @@ pub struct Service {
     ingest: pool::IngestPool,
     records: Arc<Records>,
     meters: Arc<Meters>,
-    /// The embedder this server indexes with, `None` without one.
-    embedder: Option<String>,
+    /// The embedders this server loads and its default.
+    embedders: embedders::Loaded,
     index: IndexConfig,
 }
 
@@ -70,19 +71,24 @@ impl Service {
         ingest: pool::IngestPool,
         records: Arc<Records>,
         meters: Arc<Meters>,
-        embedder: Option<String>,
+        embedders: embedders::Loaded,
         index: IndexConfig,
     ) -> Service {
-        Service { engine, ingest, records, meters, embedder, index }
+        Service { engine, ingest, records, meters, embedders, index }
     }
 
-    /// The embedder name this server indexes with ("none" without one).
+    /// The default embedder new collections get ("none" without one).
     pub fn embedder(&self) -> &str {
-        self.embedder.as_deref().unwrap_or("none")
+        self.embedders.default_id()
     }
 
     pub fn has_embedder(&self) -> bool {
-        self.embedder.is_some()
+        self.embedders.has_default()
+    }
+
+    /// The embedders this server loads.
+    pub fn embedders(&self) -> &embedders::Loaded {
+        &self.embedders
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -151,12 +157,9 @@ impl Service {
         Ok(())
     }
 
-    /// 409 when the collection's vectors come from another model than this server's.
+    /// 409 when the collection's vectors come from a model this server does not load.
     pub fn check_embedder(&self, record: &CollectionRecord) -> Result<(), SearchError> {
-        if record.embedder == self.embedder() {
-            return Ok(());
-        }
-        Err(SearchError::EmbedderMismatch { collection: record.id.clone(), built: record.embedder.clone(), server: self.embedder().to_owned() })
+        self.embedders.for_collection(record).map(drop)
     }
 
     /// Adds a document under `id` (a new one when `None`): checked against the size
@@ -164,7 +167,7 @@ impl Service {
     /// durable and searchable. Storage is reserved before and given back on failure;
     /// pages are counted only once the document is durable.
     pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
-        self.check_embedder(&owned.record)?;
+        let embed = self.embedders.for_collection(&owned.record)?;
         let max = self.index.max_document_bytes;
         if doc.text_bytes() > max {
             return Err(SearchError::DocumentTooLarge { bytes: doc.text_bytes(), max });
@@ -176,7 +179,6 @@ impl Service {
         let settings = &owned.record.settings;
         let mut draft = doc.into_draft(id, owned.record.embedder.clone(), crate::clock::now_rfc3339(), &settings.domain);
         draft.privacy = Privacy { mask_embedding: settings.mask_identifiers, redact: settings.redact_storage };
-        let embed = owned.record.embedder != "none";
         match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
             Ok(added) => {
                 let _ = meters.try_spend(Meter::PagesIndexed, added.pages as u64, None);

@@ -1,5 +1,5 @@
 //! The ingest workers: threads that chunk, embed and log documents, each with its own
-//! embedder session. They run at SCHED_IDLE, so the kernel gives the shards' searches
+//! session of every loaded embedder. They run at SCHED_IDLE, so the kernel gives the shards' searches
 //! the CPU whenever both want it: glommio cannot pre-empt a running ort call, the
 //! kernel can.
 
@@ -9,9 +9,10 @@ use std::thread;
 
 use quarry_index::embed::{EmbedError, Embedder, Model};
 
-/// What a job gets: this worker's embedder, when the server has one.
+/// What a job gets: this worker's sessions, one per loaded embedder in load order
+/// (`super::embedders::Loaded`'s slots).
 pub struct Worker {
-    pub embedder: Option<Embedder>,
+    pub embedders: Vec<Embedder>,
 }
 
 type Job = Box<dyn FnOnce(&mut Worker) + Send>;
@@ -25,13 +26,32 @@ pub struct IngestPool {
 }
 
 impl IngestPool {
-    pub fn start(threads: usize, model: Option<&Arc<Model>>) -> Result<IngestPool, EmbedError> {
+    /// Starts `threads` workers, each opening its own session of every model on its own
+    /// thread (side by side: a second model would otherwise add its sessions' time once
+    /// per worker to start-up); returns once all have, or with the first failure.
+    pub fn start(threads: usize, models: &[Arc<Model>]) -> Result<IngestPool, EmbedError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
+        let mut opened = Vec::new();
         for i in 0..threads.max(1) {
-            let embedder = model.map(|m| m.embedder()).transpose()?;
-            let rx = rx.clone();
-            thread::Builder::new().name(format!("ingest-{i}")).spawn(move || work(Worker { embedder }, &rx)).expect("spawning an ingest thread");
+            let (ready, is_ready) = mpsc::sync_channel(1);
+            let (models, rx) = (models.to_vec(), rx.clone());
+            thread::Builder::new()
+                .name(format!("ingest-{i}"))
+                .spawn(move || match models.iter().map(|m| m.embedder()).collect::<Result<Vec<_>, _>>() {
+                    Ok(embedders) => {
+                        let _ = ready.send(Ok(()));
+                        work(Worker { embedders }, &rx)
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                })
+                .expect("spawning an ingest thread");
+            opened.push(is_ready);
+        }
+        for r in opened {
+            r.recv().expect("an ingest thread says whether its sessions opened")?;
         }
         Ok(IngestPool { tx })
     }

@@ -26,26 +26,25 @@ pub struct Searched {
     pub rerank_ms: Option<f64>,
 }
 
-/// The mode a search can run in: keyword when the server has no embedder (a warning
-/// for hybrid, 409 for semantic), 409 when the collection's embedder is another.
-pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> Result<(Mode, Vec<String>), SearchError> {
+/// How a search will run, settled before one is spent: the mode, the session slot that
+/// embeds the query (the collection's own model, [`super::embedders::Loaded`]), and the
+/// warnings so far.
+pub struct Settled {
+    pub mode: Mode,
+    pub slot: Option<usize>,
+    pub warnings: Vec<String>,
+}
+
+/// The mode a search can run in: keyword when the server does not load the
+/// collection's embedder (a warning for hybrid, 409 for semantic).
+pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> Result<Settled, SearchError> {
     let mut warnings = req.warnings.clone();
-    let mut mode = req.mode;
-    if mode != Mode::Keyword {
-        if !service.has_embedder() && record.embedder == "none" {
-            if mode == Mode::Semantic {
-                return Err(SearchError::NoEmbedder);
-            }
-            warnings.push("This server runs without an embedder; the search used keywords only.".into());
-            mode = Mode::Keyword;
-        } else {
-            service.check_embedder(record)?;
-        }
-    }
+    let (mode, slot, fallback) = service.embedders().settle(record, req.mode)?;
+    warnings.extend(fallback);
     if req.expand.asked() {
         warnings.push("Query expansion is not available in this version; the query was searched as typed.".into());
     }
-    Ok((mode, warnings))
+    Ok(Settled { mode, slot, warnings })
 }
 
 /// Runs the search in the mode [`mode_for`] settled (with its warnings).
@@ -54,19 +53,19 @@ pub fn run(
     embedders: &RefCell<Vec<Embedder>>,
     coll: &Collection,
     req: &Request,
-    (mode, mut warnings): (Mode, Vec<String>),
+    Settled { mode, slot, mut warnings }: Settled,
 ) -> Result<Searched, SearchError> {
     let parsed = text::parse(&req.query);
     let mut embed_ms = None;
-    let vector = if mode == Mode::Keyword {
-        None
-    } else {
+    let vector = if let Some(slot) = slot.filter(|_| mode != Mode::Keyword) {
         let t = Instant::now();
         let mut e = embedders.borrow_mut();
-        let e = e.first_mut().ok_or(SearchError::NoEmbedder)?;
+        let e = super::embedders::session(&mut e, slot)?;
         let v = e.embed_query(&parsed.text).map_err(|err| SearchError::Embed(err.to_string()))?;
         embed_ms = Some(t.elapsed().as_secs_f64() * 1000.0);
         Some(v)
+    } else {
+        None
     };
     let i = service.index_config();
     let q = Query {

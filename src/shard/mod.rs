@@ -212,9 +212,10 @@ impl Drop for SmallPages {
     }
 }
 
-/// This shard's own sessions: the embedder's first, then `also_load`'s.
+/// This shard's own sessions, one per loaded embedder, in load order (a collection's
+/// model is found by its slot, `search::embedders::Loaded`).
 fn open_embedders(app: &App) -> Result<Vec<quarry_index::embed::Embedder>, quarry_index::embed::EmbedError> {
-    app.embedder.iter().chain(&app.also_loaded).map(|m| m.embedder()).collect()
+    app.embedders.iter().map(|m| m.embedder()).collect()
 }
 
 struct SignalWatch {

@@ -185,4 +185,10 @@ fn a_bad_key_or_collection_stops_the_run_with_exit_2() {
     let run = ingest(&s, &key, &[dir.to_str().unwrap(), "--collection", "col_nope"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("collection_not_found"), "{}", run.stderr);
+    // --embedder goes with --create as settings.embedder: one the server does not load
+    // stops the run before anything is added.
+    let run = ingest(&s, &key, &[dir.to_str().unwrap(), "--create", "y", "--embedder", "bge-small"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("unknown_embedder") && run.stderr.contains("bge-small"), "{}", run.stderr);
+    assert_eq!(s.get("/v1/collections", Some(&key)).json()["collections"].as_array().unwrap().len(), 0);
 }

@@ -8,6 +8,7 @@ mod server;
 mod accounts_cli;
 mod collections;
 mod compat;
+mod embedders;
 mod errors;
 mod evaluate;
 mod extract;

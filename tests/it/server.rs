@@ -166,6 +166,11 @@ impl TestServer {
         child.wait().unwrap();
     }
 
+    /// The config file (TOML) the next (re)start reads, replacing the one it had.
+    pub fn set_config(&mut self, config: &str) {
+        std::fs::write(self.config.as_ref().unwrap().path(), config).unwrap();
+    }
+
     /// The embedder the next (re)start uses.
     pub fn set_embedder(&mut self, embedder: &str) {
         self.embedder = embedder.to_owned();

@@ -48,6 +48,10 @@ struct Args {
     /// Pages asked of each search (the API allows 1 to 50); recall is measured at this depth.
     #[arg(long, default_value_t = MAX_K, value_parser = clap::value_parser!(u64).range(1..=50).map(|k| k as usize))]
     k: usize,
+    /// The collection's embedder: one the server loads (`embedders`); the server's default
+    /// when absent.
+    #[arg(long)]
+    embedder: Option<String>,
     /// Questions per evaluate call (the API allows 1000 at most).
     #[arg(long, default_value_t = DEFAULT_BATCH, value_parser = clap::value_parser!(u64).range(1..=MAX_QUESTIONS as u64).map(|n| n as usize))]
     batch: usize,
@@ -83,7 +87,7 @@ fn run(args: Args) -> Result<()> {
         args.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",")
     );
     let name = collection_name(&data.name, args.subset);
-    let indexed = run::index(&client, &data, &name, &options)?;
+    let indexed = run::index_with(&client, &data, &name, args.embedder.as_deref(), &options)?;
     let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
     report.subset = args.subset;
     for path in &args.peer {

@@ -229,6 +229,11 @@ impl Client {
         self.rate_limited.load(Ordering::Relaxed)
     }
 
+    /// `GET /v1/collections/{id}`.
+    pub fn collection(&self, id: &str) -> Result<Collection, ClientError> {
+        self.call("GET", &format!("/v1/collections/{id}"), None, 200)
+    }
+
     pub fn health(&self) -> Result<Health, ClientError> {
         self.call("GET", "/v1/health", None, 200)
     }

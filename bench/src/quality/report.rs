@@ -9,7 +9,7 @@ use super::run::IngestStats;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerInfo {
-    /// `embedder` of `GET /v1/health`.
+    /// The evaluated collection's `embedder` (else the server's default).
     pub embedder: Option<String>,
     /// `plan` of `GET /v1/account` for the evaluation key.
     pub plan: Option<String>,
@@ -131,7 +131,7 @@ impl Report {
         let embedder = self.server.embedder.as_deref().unwrap_or("unknown");
         let plan = self.server.plan.as_deref().unwrap_or("unknown");
         format!(
-            "Server embedder (`GET /v1/health`): `{embedder}`. The evaluation account was on \
+            "Embedder (the collection's): `{embedder}`. The evaluation account was on \
              the `{plan}` plan."
         )
     }

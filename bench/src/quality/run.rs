@@ -103,6 +103,18 @@ pub struct QualityRun {
 /// its `metadata.source_id`, which search does not read, so the scores are those of the plain
 /// adds the harness sent before. The first document refused fails the run.
 pub fn index(client: &Client, data: &Dataset, collection_name: &str, options: &RunOptions) -> Result<QualityRun, RunError> {
+    index_with(client, data, collection_name, None, options)
+}
+
+/// [`index`] into a collection created with `embedder` (one the server loads; its
+/// default when `None`), so one server loading several models evaluates each.
+pub fn index_with(
+    client: &Client,
+    data: &Dataset,
+    collection_name: &str,
+    embedder: Option<&str>,
+    options: &RunOptions,
+) -> Result<QualityRun, RunError> {
     let started = Instant::now();
     let progress = options.progress;
     let records = data.corpus.iter().map(|doc| Record {
@@ -114,7 +126,7 @@ pub fn index(client: &Client, data: &Dataset, collection_name: &str, options: &R
     let summary = ingest_cli::run(ingest_cli::Options {
         server: client.base().to_owned(),
         key: client.key().unwrap_or_default().to_owned(),
-        collection: Target::Create(collection_name.to_owned()),
+        collection: Target::Create { name: collection_name.to_owned(), embedder: embedder.map(str::to_owned) },
         input: Input::Records(records.collect()),
         concurrency: options.concurrency,
         // The harness shows its own progress, as it did before ingest did the adds.
@@ -182,7 +194,7 @@ pub fn evaluate(client: &Client, run: &QualityRun, data: &Dataset, modes: &[Mode
         ingest: run.ingest.clone(),
         modes,
         peers: Vec::new(),
-        server: server_info(client),
+        server: server_info(client, &run.collection),
         rate_limited: run.ingest.rate_limited + client.rate_limited_count(),
         notes,
     })
@@ -255,10 +267,11 @@ fn judged_queries(data: &Dataset) -> super::beir::Qrels {
     data.queries.iter().filter_map(|q| data.qrels.get(&q.id).map(|j| (q.id.clone(), j.clone()))).collect()
 }
 
-/// The embedder from `GET /v1/health` and the plan from `GET /v1/account`; what failed reads
-/// as unknown, since neither changes the scores.
-pub fn server_info(client: &Client) -> ServerInfo {
-    let embedder = client.health().ok().and_then(|h| h.embedder);
+/// The collection's embedder (`GET /v1/collections/{id}`, else the server's default from
+/// `GET /v1/health`) and the plan from `GET /v1/account`; what failed reads as unknown,
+/// since neither changes the scores.
+pub fn server_info(client: &Client, collection: &str) -> ServerInfo {
+    let embedder = client.collection(collection).ok().and_then(|c| c.embedder).or_else(|| client.health().ok().and_then(|h| h.embedder));
     let plan = client.account().ok().map(|a| a.plan);
     ServerInfo { embedder, plan }
 }

@@ -59,11 +59,12 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let mut body = settings::parse(&call.bytes().await?)?;
     let name = body.name(true)?.expect("required");
     let (settings, warnings) = body.merge(&CollectionSettings::default());
+    let embedder = call.app.search.embedders().choose(body.embedder()).map_err(|e| ApiError::from(e).at("settings.embedder"))?;
     let record = CollectionRecord {
         id: format!("col_{}", crate::ids::random_base62(16)),
         account_id: call.principal().account_id.clone(),
         name,
-        embedder: call.app.search.embedder().to_owned(),
+        embedder,
         created_at: crate::clock::now_rfc3339(),
         settings,
     };
@@ -83,7 +84,12 @@ pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         owned.record.name = name;
     }
     let (settings, mut warnings) = body.merge(&owned.record.settings);
-    warnings.extend(changed_on_documents(&owned.record.settings, &settings, owned.snapshot().counts().documents));
+    let documents = owned.snapshot().counts().documents;
+    if let Some(asked) = body.embedder() {
+        owned.record.embedder =
+            call.app.search.embedders().change(&owned.record, asked, documents).map_err(|e| ApiError::from(e).at("settings.embedder"))?;
+    }
+    warnings.extend(changed_on_documents(&owned.record.settings, &settings, documents));
     owned.record.settings = settings;
     call.app.search.update(&owned).await?;
     Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(owned) }))

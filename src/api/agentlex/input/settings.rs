@@ -11,7 +11,7 @@ use crate::error::{ApiError, Code};
 use crate::store::CollectionSettings;
 
 const DOMAINS: &[&str] = &["auto", "medical", "legal", "classical", "general"];
-const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary";
+const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary, embedder";
 
 /// The body of a create or a patch: a name and settings, each optional here (create
 /// asks for the name through [`CollectionIn::name`]). Other keys are ignored.
@@ -34,6 +34,12 @@ impl CollectionIn {
             None if required => Err(ApiError::new(Code::InvalidName, "name is required.").at("name")),
             name => Ok(name.map(|n| n.0)),
         }
+    }
+
+    /// `settings.embedder` as given (ours: which loaded model the collection embeds with;
+    /// whether the server loads it is the search service's to say).
+    pub fn embedder(&self) -> Option<&str> {
+        self.settings.as_ref()?.0.embedder.as_ref().map(|e| e.0.as_str())
     }
 
     /// The settings over `base`: a key present replaces (null removes guidance or
@@ -88,6 +94,8 @@ struct SettingsIn {
     guidance: Option<Option<Guidance>>,
     #[serde(default, deserialize_with = "patch")]
     glossary: Option<Option<Glossary>>,
+    #[serde(default, deserialize_with = "present")]
+    embedder: Option<EmbedderId>,
     /// Keys that are not settings, for the warnings.
     #[serde(flatten)]
     other: BTreeMap<String, IgnoredAny>,
@@ -114,6 +122,19 @@ impl<'de> Deserialize<'de> for SettingsDomain {
         match Leaf::deserialize(d)? {
             Leaf::Str(s) if DOMAINS.contains(&s.as_str()) => Ok(SettingsDomain(s)),
             _ => Err(refuse(format_args!("must be one of {}.", DOMAINS.join(", ")))),
+        }
+    }
+}
+
+/// `embedder`: a model id (at most 120 characters).
+struct EmbedderId(String);
+
+impl<'de> Deserialize<'de> for EmbedderId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) if !s.is_empty() && s.chars().count() <= 120 => Ok(EmbedderId(s)),
+            Leaf::Str(_) => Err(refuse("must name a model (1 to 120 characters).")),
+            other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
         }
     }
 }
@@ -208,6 +229,19 @@ mod tests {
         let many: serde_json::Map<String, Value> = (0..301).map(|i| (format!("t{i}"), json!("x"))).collect();
         let e = merged(&base, json!({"settings": {"glossary": many}})).unwrap_err();
         assert_eq!(e.message, "settings.glossary holds 301 entries; at most 300.");
+    }
+
+    #[test]
+    fn the_embedder_setting_is_a_model_id() {
+        let c = parse(json!({"settings": {"embedder": "all-MiniLM-L6-v2"}}).to_string().as_bytes()).unwrap();
+        assert_eq!(c.embedder(), Some("all-MiniLM-L6-v2"));
+        let (_, warnings) = c.merge(&CollectionSettings::default());
+        assert!(warnings.is_empty(), "embedder is a setting: {warnings:?}");
+        assert_eq!(parse(b"{}").unwrap().embedder(), None);
+        let e = merged(&CollectionSettings::default(), json!({"settings": {"embedder": 3}})).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidSettings, "settings.embedder must be a string, not a number."));
+        let e = merged(&CollectionSettings::default(), json!({"settings": {"embedder": ""}})).unwrap_err();
+        assert_eq!(e.message, "settings.embedder must name a model (1 to 120 characters).");
     }
 
     #[test]
