@@ -16,7 +16,7 @@ use crate::bm25::Stats;
 use crate::collection::Snapshot;
 use crate::text;
 pub use filter::{Allowed, Filters};
-use fusion::PageKey;
+use fusion::{List, PageKey};
 pub use passages::{ChunkScores, Passage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub struct Query {
     pub weights: [f64; 2],
     /// How deep each list goes before fusion.
     pub depth: usize,
+    /// Rewrites of the query (`crate::expand`), each its own keyword list fused with
+    /// the keyword weight × its weight. Empty: no extra work at all.
+    pub expansions: Vec<crate::expand::Expansion>,
 }
 
 impl Query {
@@ -60,6 +63,7 @@ impl Query {
             rrf_k: 60.0,
             weights: [1.0, 1.0],
             depth: 100,
+            expansions: Vec::new(),
         }
     }
 }
@@ -81,6 +85,8 @@ pub struct Timings {
     pub keyword_ms: f64,
     pub semantic_ms: f64,
     pub phrase_ms: f64,
+    /// The expansions' keyword lists.
+    pub expansion_ms: f64,
     pub total_ms: f64,
 }
 
@@ -92,6 +98,8 @@ pub struct Results {
     pub timings: Timings,
     /// The analysed query terms.
     pub terms: Vec<String>,
+    /// The expansions' analysed terms that are not the query's.
+    pub expansion_terms: Vec<String>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -112,18 +120,57 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
         _ => Vec::new(),
     };
     out.timings.semantic_ms = ms(t);
-    let fused = fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k);
+    let t = Instant::now();
+    let expanded = if q.mode != Mode::Semantic { expansion_lists(snap, &allowed, q) } else { Vec::new() };
+    out.timings.expansion_ms = ms(t);
+    let fused = if expanded.is_empty() {
+        fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k)
+    } else {
+        let mut lists = vec![List { keys: &keyword, weight: q.weights[0], slot: 0 }, List { keys: &semantic, weight: q.weights[1], slot: 1 }];
+        lists.extend(expanded.iter().map(|(keys, weight)| List { keys, weight: *weight, slot: 0 }));
+        fusion::rrf_lists(&lists, q.rrf_k)
+    };
     let t = Instant::now();
     let fused = enforce_phrases(snap, fused, &q.phrases, &mut out.warnings);
     out.timings.phrase_ms = ms(t);
     out.considered = fused.len();
     let mut hits = fold_duplicates(snap, fused, q.k);
-    let held = text::Held::new(&out.terms);
+    out.expansion_terms = expansion_terms(q, &out.terms);
+    let all: Vec<String> = out.terms.iter().chain(&out.expansion_terms).cloned().collect();
+    let held = text::Held::new(&all);
+    let extra = (!out.expansion_terms.is_empty()).then(|| text::Held::new(&out.expansion_terms));
     for h in &mut hits {
         h.passages = passages::best(snap, h.view, h.page, &held, &chunk_scores, q.filters.kinds, q.passages);
+        if let Some(extra) = &extra {
+            passages::add_matched(snap, h.view, &mut h.passages, extra);
+        }
     }
     out.hits = hits;
     out.timings.total_ms = ms(started);
+    out
+}
+
+/// One keyword list per expansion, with its fusion weight (keyword weight × its own);
+/// their chunk scores are not kept (passages are ranked by the query's own).
+fn expansion_lists(snap: &Snapshot, allowed: &[Arc<Allowed>], q: &Query) -> Vec<(Vec<PageKey>, f64)> {
+    q.expansions
+        .iter()
+        .map(|e| {
+            let terms = dedup(text::terms(&e.text));
+            let mut scores = ChunkScores::new(snap.views.len());
+            (keyword(snap, allowed, &terms, q.depth, &mut scores), q.weights[0] * e.weight)
+        })
+        .collect()
+}
+
+/// The expansions' index terms the query's own do not hold, each once.
+fn expansion_terms(q: &Query, own: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in q.expansions.iter().flat_map(|e| text::terms(&e.text)) {
+        if !own.contains(&t) && !out.contains(&t) {
+            out.push(t);
+        }
+    }
     out
 }
 
