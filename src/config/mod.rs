@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod expand;
 mod install;
 mod layers;
 mod llm;
@@ -17,6 +18,7 @@ use toml::{Table, Value};
 use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
+pub use expand::ExpandConfig;
 pub use layers::RESERVED_ENV;
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
@@ -55,6 +57,7 @@ pub struct Config {
     pub failpoint: quarry_index::wal::Failpoint,
     pub index: IndexConfig,
     pub llm: crate::llm::LlmConfig,
+    pub expand: ExpandConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -258,6 +261,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         also_load: raw.models.also_load,
     };
     let llm = llm::resolve(raw.llm, env, &models.dir)?;
+    let expand = expand::resolve(raw.expand, &llm)?;
     let embedder = match raw.embedder.as_str() {
         "" => return Err(invalid("embedder", "must name a model or be \"none\"")),
         "none" => None,
@@ -292,6 +296,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         failpoint: failpoint(&raw.debug.failpoint)?,
         index: resolve_index(raw.index)?,
         llm,
+        expand,
     })
 }
 

@@ -22,6 +22,7 @@ pub struct RawConfig {
     pub log: RawLog,
     pub plans: BTreeMap<String, RawPlan>,
     pub llm: RawLlm,
+    pub expand: super::expand::RawExpand,
 }
 
 #[derive(Debug, Deserialize)]

@@ -8,6 +8,7 @@
 pub mod bulk;
 pub mod document;
 pub mod error;
+pub mod expand;
 pub mod ingest;
 pub mod pool;
 pub mod query;

@@ -9,6 +9,7 @@ use quarry_index::embed::Embedder;
 use quarry_index::search::{self, Mode, Query, Results};
 use quarry_index::text::{self, Intent};
 
+use super::expand::Expanded;
 use super::{Request, SearchError, Service};
 use crate::store::CollectionRecord;
 
@@ -21,11 +22,21 @@ pub struct Searched {
     pub phrases: Vec<String>,
     pub embed_ms: Option<f64>,
     pub warnings: Vec<String>,
+    /// The expansions that ran (src/search/expand.rs).
+    pub expanded: Expanded,
+}
+
+/// What [`mode_for`] settled, for [`run`]: the mode, the warnings so far, and the
+/// collection's expansion inputs (domain, glossary) already applied.
+pub struct Settled {
+    pub mode: Mode,
+    pub warnings: Vec<String>,
+    expanded: Expanded,
 }
 
 /// The mode a search can run in: keyword when the server has no embedder (a warning
 /// for hybrid, 409 for semantic), 409 when the collection's embedder is another.
-pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> Result<(Mode, Vec<String>), SearchError> {
+pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> Result<Settled, SearchError> {
     let mut warnings = req.warnings.clone();
     let mut mode = req.mode;
     if mode != Mode::Keyword {
@@ -39,10 +50,8 @@ pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> 
             service.check_embedder(record)?;
         }
     }
-    if req.expand.asked() {
-        warnings.push("Query expansion is not available in this version; the query was searched as typed.".into());
-    }
-    Ok((mode, warnings))
+    let expanded = super::expand::resolve(record, req, &text::parse(&req.query).text, mode, &mut warnings);
+    Ok(Settled { mode, warnings, expanded })
 }
 
 /// Runs the search in the mode [`mode_for`] settled (with its warnings).
@@ -51,7 +60,7 @@ pub fn run(
     embedders: &RefCell<Vec<Embedder>>,
     coll: &Collection,
     req: &Request,
-    (mode, mut warnings): (Mode, Vec<String>),
+    Settled { mode, mut warnings, expanded }: Settled,
 ) -> Result<Searched, SearchError> {
     let parsed = text::parse(&req.query);
     let mut embed_ms = None;
@@ -77,9 +86,10 @@ pub fn run(
         rrf_k: i.rrf_k,
         weights: i.weights,
         depth: i.depth.max(req.k),
+        expansions: expanded.list.clone(),
     };
     let snapshot = coll.snapshot();
     let mut results = search::search(&snapshot, &q);
     warnings.append(&mut results.warnings);
-    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings })
+    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings, expanded })
 }

@@ -9,6 +9,7 @@ mod collections;
 mod compat;
 mod errors;
 mod evaluate;
+mod expand;
 mod formats;
 mod health;
 mod identity;

@@ -98,7 +98,9 @@ pub struct Results {
     pub timings: Timings,
     /// The analysed query terms.
     pub terms: Vec<String>,
-    /// The expansions' analysed terms that are not the query's.
+    /// The expansions searched: those of the query's whose own terms the collection holds.
+    pub expansions: Vec<crate::expand::Expansion>,
+    /// The searched expansions' analysed terms that are not the query's.
     pub expansion_terms: Vec<String>,
 }
 
@@ -121,7 +123,7 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     };
     out.timings.semantic_ms = ms(t);
     let t = Instant::now();
-    let expanded = if q.mode != Mode::Semantic { expansion_lists(snap, &allowed, q) } else { Vec::new() };
+    let expanded = if q.mode != Mode::Semantic { expansion_lists(snap, &allowed, q, &out.terms, &mut out.expansions) } else { Vec::new() };
     out.timings.expansion_ms = ms(t);
     let fused = if expanded.is_empty() {
         fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k)
@@ -135,7 +137,7 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     out.timings.phrase_ms = ms(t);
     out.considered = fused.len();
     let mut hits = fold_duplicates(snap, fused, q.k);
-    out.expansion_terms = expansion_terms(q, &out.terms);
+    out.expansion_terms = expansion_terms(&out.expansions, &out.terms);
     let all: Vec<String> = out.terms.iter().chain(&out.expansion_terms).cloned().collect();
     let held = text::Held::new(&all);
     let extra = (!out.expansion_terms.is_empty()).then(|| text::Held::new(&out.expansion_terms));
@@ -151,22 +153,39 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
 }
 
 /// One keyword list per expansion, with its fusion weight (keyword weight × its own);
-/// their chunk scores are not kept (passages are ranked by the query's own).
-fn expansion_lists(snap: &Snapshot, allowed: &[Arc<Allowed>], q: &Query) -> Vec<(Vec<PageKey>, f64)> {
-    q.expansions
-        .iter()
-        .map(|e| {
-            let terms = dedup(text::terms(&e.text));
-            let mut scores = ChunkScores::new(snap.views.len());
-            (keyword(snap, allowed, &terms, q.depth, &mut scores), q.weights[0] * e.weight)
-        })
-        .collect()
+/// their chunk scores are not kept (passages are ranked by the query's own). An
+/// expansion none of whose own terms (those the query lacks) the collection holds is
+/// skipped: its list would be the query's again, counted twice.
+fn expansion_lists(
+    snap: &Snapshot,
+    allowed: &[Arc<Allowed>],
+    q: &Query,
+    own: &[String],
+    used: &mut Vec<crate::expand::Expansion>,
+) -> Vec<(Vec<PageKey>, f64)> {
+    if q.expansions.is_empty() || snap.views.is_empty() {
+        return Vec::new();
+    }
+    let terms: Vec<Vec<String>> = q.expansions.iter().map(|e| dedup(text::terms(&e.text))).collect();
+    let fresh: Vec<String> = dedup(terms.iter().flatten().filter(|t| !own.contains(t)).cloned().collect());
+    let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
+    let Ok(stats) = Stats::of(&views, &fresh) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (e, terms) in q.expansions.iter().zip(&terms) {
+        if !terms.iter().any(|t| !own.contains(t) && stats.chunks_holding(t) > 0) {
+            continue;
+        }
+        let mut scores = ChunkScores::new(snap.views.len());
+        out.push((keyword(snap, allowed, terms, q.depth, &mut scores), q.weights[0] * e.weight));
+        used.push(e.clone());
+    }
+    out
 }
 
 /// The expansions' index terms the query's own do not hold, each once.
-fn expansion_terms(q: &Query, own: &[String]) -> Vec<String> {
+fn expansion_terms(used: &[crate::expand::Expansion], own: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for t in q.expansions.iter().flat_map(|e| text::terms(&e.text)) {
+    for t in used.iter().flat_map(|e| text::terms(&e.text)) {
         if !own.contains(&t) && !out.contains(&t) {
             out.push(t);
         }

@@ -294,8 +294,17 @@ fn an_expansions_list_finds_what_the_query_alone_misses() {
     assert_eq!(r.expansion_terms, ["hypertens"]);
     let at = ids.iter().position(|id| *id == "pressure").unwrap();
     assert_eq!(r.hits[at].passages[0].matched, ["cat", "hypertens"]);
+    assert_eq!(r.expansions, q.expansions);
     q.expansions.clear();
     assert_eq!(search(&snap, &q).hits, before.hits);
+    // An expansion whose own terms the collection lacks would be the query's list again.
+    q.expansions = crate::expand::expand("COPD cats", crate::expand::Domain::Medical, None);
+    q.text = "COPD cats".into();
+    assert_eq!(q.expansions.len(), 1);
+    let r = search(&snap, &q);
+    assert!(r.expansions.is_empty() && r.expansion_terms.is_empty());
+    q.expansions.clear();
+    assert_eq!(r.hits, search(&snap, &q).hits);
     // Only the expansion matches: the page is still found.
     let mut q = query("HTN", Mode::Keyword);
     assert!(search(&snap, &q).hits.is_empty());

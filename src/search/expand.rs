@@ -1,0 +1,191 @@
+//! Query expansion for one search: what the request asked (`expand`), the engine's
+//! deterministic rewrites for the request's domain (else the collection's) and its
+//! glossary, and, for `expand: "llm"`, a model's paraphrases fetched before the search
+//! within `expand.timeout`. A model that is slow, failing or absent never fails the
+//! search: it runs with the deterministic expansions, and a warning says why.
+
+use std::time::{Duration, Instant};
+
+use quarry_index::expand::{self as engine, Domain, Expansion, Glossary, Kind};
+use quarry_index::search::Mode;
+use serde_json::Value;
+
+use super::request::{Expand, Request};
+use crate::config::ExpandConfig;
+use crate::llm::request::{Block, ChatRequest, Message, Params, Role};
+use crate::llm::Llm;
+use crate::store::CollectionRecord;
+
+/// What the caller adds to a request for its expansion: the request's own domain, and
+/// the model's paraphrases when they were asked for (fetched before the search, which
+/// is synchronous).
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    pub domain: Option<Domain>,
+    pub paraphrases: Paraphrased,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Paraphrased {
+    /// Not asked, or asked where no model is reached (evaluate, the plugin).
+    #[default]
+    NotFetched,
+    Got {
+        texts: Vec<String>,
+        ms: f64,
+    },
+    /// Why there are none (a warning's sentence).
+    Failed {
+        why: String,
+        ms: f64,
+    },
+}
+
+/// The expansion a search ran.
+#[derive(Debug, Clone, Default)]
+pub struct Expanded {
+    /// Off, On or Llm: what ran (On when the model's paraphrases were asked for but none came).
+    pub ran: Expand,
+    pub list: Vec<Expansion>,
+    /// Time spent finding them, the model's wait included.
+    pub ms: f64,
+}
+
+/// The expansions of `req` (whose query, parsed, is `text`) on `record`'s collection.
+/// Off when not asked (`Expand::Default` is off here: each surface says its own default)
+/// and in semantic mode, which embeds the query as typed.
+pub fn resolve(record: &CollectionRecord, req: &Request, text: &str, mode: Mode, warnings: &mut Vec<String>) -> Expanded {
+    if !req.expand.asked() {
+        return Expanded { ran: Expand::Off, ..Expanded::default() };
+    }
+    if mode == Mode::Semantic {
+        warnings.push("Query expansion applies to the keyword list; a semantic search embeds the query as typed.".into());
+        return Expanded { ran: Expand::Off, ..Expanded::default() };
+    }
+    let started = Instant::now();
+    let domain = req.expansion.domain.unwrap_or_else(|| Domain::parse(&record.settings.domain));
+    let glossary = record.settings.glossary.as_ref().map(glossary);
+    let mut list = engine::expand(text, domain, glossary.as_ref());
+    let mut ran = Expand::On;
+    let mut waited = 0.0;
+    if req.expand == Expand::Llm {
+        match &req.expansion.paraphrases {
+            Paraphrased::Got { texts, ms } => {
+                list.extend(texts.iter().map(|t| Expansion { text: t.clone(), kind: Kind::Llm, weight: engine::LLM_WEIGHT }));
+                list = engine::distinct(text, list, engine::MAX_EXPANSIONS + texts.len());
+                ran = Expand::Llm;
+                waited = *ms;
+            }
+            Paraphrased::Failed { why, ms } => {
+                warnings.push(format!("{why}; the search used the deterministic expansions only."));
+                waited = *ms;
+            }
+            Paraphrased::NotFetched => {
+                warnings.push("Model expansion is not available here; the search used the deterministic expansions only.".into())
+            }
+        }
+    }
+    // The model's wait happened before the search; the rest is measured here.
+    Expanded { ran, list, ms: waited + started.elapsed().as_secs_f64() * 1000.0 }
+}
+
+/// A stored glossary (`{term: long form or [long forms]}`, checked when it was set).
+pub fn glossary(g: &std::collections::BTreeMap<String, Value>) -> Glossary {
+    Glossary::new(g.iter().map(|(term, v)| {
+        let longs = match v {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        (term.as_str(), longs)
+    }))
+}
+
+/// Asks the configured model for paraphrases of `query`, waiting at most the configured
+/// time. Never an error: what went wrong is the `Failed` sentence.
+pub async fn paraphrase(llm: Option<&Llm>, config: &ExpandConfig, account: &str, query: &str) -> Paraphrased {
+    let started = Instant::now();
+    let ms = || started.elapsed().as_secs_f64() * 1000.0;
+    let (Some(llm), Some(model)) = (llm, config.model.as_deref()) else {
+        return Paraphrased::Failed { why: "No model is configured for query expansion".into(), ms: 0.0 };
+    };
+    let ask = async { llm.complete(account, prompt(model, query, config.paraphrases)).await.map_err(|e| e.to_string()) };
+    let timeout = async {
+        glommio::timer::sleep(config.timeout).await;
+        Err(format!("The expansion model did not answer within {}", humantime::format_duration(round(config.timeout))))
+    };
+    match futures_lite::future::or(ask, timeout).await {
+        Ok(done) => {
+            let texts = lines(&done.output.text, query, config.paraphrases);
+            if texts.is_empty() {
+                return Paraphrased::Failed { why: "The expansion model gave no paraphrase".into(), ms: ms() };
+            }
+            Paraphrased::Got { texts, ms: ms() }
+        }
+        Err(e) if e.starts_with("The expansion model") => Paraphrased::Failed { why: e, ms: ms() },
+        Err(e) => {
+            tracing::warn!(error = %e, "query expansion: the model call failed");
+            Paraphrased::Failed { why: "The expansion model's call failed".into(), ms: ms() }
+        }
+    }
+}
+
+fn round(d: Duration) -> Duration {
+    Duration::from_millis(d.as_millis() as u64)
+}
+
+fn prompt(model: &str, query: &str, n: usize) -> ChatRequest {
+    ChatRequest {
+        model: model.to_owned(),
+        system: Some(format!(
+            "You rewrite search queries for a document search engine. Write {n} alternative phrasings of the user's query that \
+             mean the same, using other words a document might use (synonyms, spelled-out abbreviations). One per line, no \
+             numbering, no quotes, no commentary."
+        )),
+        messages: vec![Message { role: Role::User, content: vec![Block::Text(query.to_owned())] }],
+        params: Params { temperature: Some(0.2), max_tokens: Some(160), ..Params::default() },
+        ..ChatRequest::default()
+    }
+}
+
+/// The model's lines as paraphrases: list markers, numbering and quotes taken off, the
+/// query itself, blanks and overlong lines left out; at most `n`.
+fn lines(answer: &str, query: &str, n: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in answer.lines() {
+        let l = line.trim().trim_start_matches(|c: char| c.is_ascii_digit() || "-*•.) ".contains(c));
+        let l = l.trim().trim_matches(|c| c == '"' || c == '\'' || c == '“' || c == '”').trim();
+        let too_long = l.chars().count() > 4 * query.chars().count().max(50);
+        if l.is_empty() || too_long || l.eq_ignore_ascii_case(query.trim()) || out.iter().any(|o| o == l) {
+            continue;
+        }
+        out.push(l.to_owned());
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_models_lines_become_paraphrases() {
+        let answer = "1. heart attack treatment\n- \"myocardial infarction therapy\"\n\nHeart attack care\nheart attack care\nmore than enough";
+        assert_eq!(lines(answer, "Heart attack care", 2), ["heart attack treatment", "myocardial infarction therapy"]);
+        assert_eq!(lines(answer, "Heart attack care", 5).len(), 3, "the query itself and repeats are left out");
+        assert!(lines("", "q", 3).is_empty());
+    }
+
+    #[test]
+    fn a_stored_glossary_compiles_both_shapes() {
+        let stored: std::collections::BTreeMap<String, Value> =
+            serde_json::from_value(serde_json::json!({"SSA": "Software Services Agreement", "PoC": ["proof of concept", "pilot"]})).unwrap();
+        let g = glossary(&stored);
+        let e = engine::expand("the PoC for the SSA", Domain::General, Some(&g));
+        let texts: Vec<&str> = e.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(texts, ["the proof of concept for the SSA", "the pilot for the SSA", "the PoC for the Software Services Agreement"]);
+    }
+}
