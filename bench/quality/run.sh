@@ -9,6 +9,8 @@
 # run. Results land in bench/results/.
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
+#                        [--expand off|on|both]  (both: every mode with expand false and
+#                                              true on the same collection, and the change)
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
 #                                              and NFCorpus keyword-only, from $EVAL_DIR,
 #                                              default ../shared/eval from the repository root)
@@ -17,11 +19,13 @@ cd "$(dirname "$0")/../.."
 embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
 datasets=()
 port=4471
+expand=off
 while [ $# -gt 0 ]; do
     case "$1" in
         --embedder) embedders=("$2"); shift 2 ;;
         --dataset) datasets+=("$2"); shift 2 ;;
         --port) port=$2; shift 2 ;;
+        --expand) expand=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -68,7 +72,7 @@ for embedder in "${embedders[@]}"; do
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
         target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" \
-            --dataset "$set" --modes "$modes" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
+            --dataset "$set" --modes "$modes" --expand "$expand" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
     done
     cat "$out"
     echo "written to $out" >&2

@@ -121,7 +121,7 @@ async fn expansion_input(call: &Call<'_>, req: &mut input::SearchIn) {
 }
 
 /// `expand` as the answer echoes it: true, false or "llm".
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 #[serde(untagged)]
 enum ExpandOut {
     Flag(bool),
