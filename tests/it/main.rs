@@ -10,6 +10,7 @@ mod compat;
 mod errors;
 mod evaluate;
 mod expand;
+mod expand_quality;
 mod formats;
 mod health;
 mod identity;

@@ -40,7 +40,16 @@ mod tests {
     fn report(scores: &[(Mode, f64)]) -> Vec<ModeReport> {
         scores
             .iter()
-            .map(|&(mode, ndcg)| ModeReport { mode, ndcg_at_10: ndcg, mrr_at_10: ndcg / 2.0, recall: 0.0, recall_k: 50, queries: 300, empty: 0, median_latency_ms: None })
+            .map(|&(mode, ndcg)| ModeReport {
+                mode,
+                ndcg_at_10: ndcg,
+                mrr_at_10: ndcg / 2.0,
+                recall: 0.0,
+                recall_k: 50,
+                queries: 300,
+                empty: 0,
+                median_latency_ms: None,
+            })
             .collect()
     }
 

@@ -20,6 +20,7 @@ impl Glossary {
                 short: term.as_ref().trim().to_owned(),
                 longs: longs.iter().map(|l| l.as_ref().trim().to_owned()).filter(|l| !l.is_empty()).collect(),
                 exact: false,
+                ambiguous: false,
             })
             .filter(|e| !e.longs.is_empty())
             .collect();

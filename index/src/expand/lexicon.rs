@@ -12,6 +12,9 @@ pub struct Entry {
     pub longs: Vec<String>,
     /// The short form matches only as written (it is also an ordinary word: "OR", "MI").
     pub exact: bool,
+    /// The short form has other meanings ("CA", "Rx"): a one-word long form does not
+    /// add it.
+    pub ambiguous: bool,
 }
 
 /// Which way a lexicon rewrites.
@@ -101,18 +104,27 @@ impl Lexicon {
     /// order. A match must stand as whole words.
     pub fn rewrites(&self, query: &str) -> Vec<Rewrite> {
         let mut out = Vec::new();
+        let lower = query.to_lowercase();
+        // The query already spells out this form too: nothing to add.
+        let spelled = |form: &str| lower.contains(&form.to_lowercase());
         for m in self.ac.find_iter(query) {
             let (start, end) = (m.start(), m.end());
             if !self.bounded(query, start, end) {
                 continue;
             }
             let written = &query[start..end];
+            // "reactive oxygen species (ROS)": the query defines its own short form.
+            let defined = query[..start].ends_with('(') && query[end..].starts_with(')');
             for f in &self.forms[m.pattern().as_usize()] {
                 let e = &self.entries[f.entry as usize];
                 match f.long {
-                    None if e.exact && written != e.short => {}
-                    None => out.extend(e.longs.iter().map(|l| Rewrite { start, end, with: l.clone() })),
-                    Some(_) if self.direction == Direction::Both => out.push(Rewrite { start, end, with: e.short.clone() }),
+                    None if defined || (e.exact && written != e.short) => {}
+                    None => out.extend(e.longs.iter().filter(|l| !spelled(l)).map(|l| Rewrite { start, end, with: l.clone() })),
+                    // A one-word long form does not add a short form that is also a word
+                    // or another abbreviation ("cancer" → "CA", "treatment" → "Rx").
+                    Some(j) if self.direction == Direction::Both && !(e.ambiguous && !e.longs[j as usize].contains(' ')) && !spelled(&e.short) => {
+                        out.push(Rewrite { start, end, with: e.short.clone() })
+                    }
                     Some(_) => {}
                 }
             }
@@ -125,17 +137,19 @@ impl Lexicon {
     /// side (a form's own edge may be punctuation: "s/p", "Ass'n", "Co.").
     fn bounded(&self, query: &str, start: usize, end: usize) -> bool {
         let word = |c: char| c.is_alphanumeric() || crate::text::is_arabic_mark(c);
+        // Outside the form a hyphen joins words: "G-CSF" holds no "CSF".
+        let joined = |c: char| word(c) || c == '-';
         let after = query[end..].chars().next();
         let first = query[start..].chars().next();
         let last = query[..end].chars().next_back();
         // A form ending in punctuation ("Co.") may touch anything; one ending in a letter
         // may not run on into another.
-        if last.is_some_and(word) && after.is_some_and(word) {
+        if last.is_some_and(word) && after.is_some_and(joined) {
             return false;
         }
         let mut before = query[..start].chars().rev();
         match before.next() {
-            Some(b) if first.is_some_and(word) && word(b) => self.proclitics && "وفبلك".contains(b) && !before.next().is_some_and(word),
+            Some(b) if first.is_some_and(word) && joined(b) => self.proclitics && "وفبلك".contains(b) && !before.next().is_some_and(word),
             _ => true,
         }
     }
@@ -155,6 +169,7 @@ pub fn parse_tsv(text: &str, keep: impl Fn(&str) -> bool) -> Vec<Entry> {
                 short: short.to_owned(),
                 longs: longs.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect(),
                 exact: flags.contains('c'),
+                ambiguous: flags.contains('c'),
             })
         })
         .collect()

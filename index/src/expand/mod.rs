@@ -108,7 +108,7 @@ fn case_names() -> Vec<Entry> {
         serde_json::from_str(include_str!("data/case_name_abbreviations.json")).expect("the bundled case-name abbreviations parse");
     map.into_iter()
         .filter(|(short, _)| short.chars().filter(|c| c.is_alphanumeric()).count() > 1)
-        .map(|(short, longs)| Entry { short, longs, exact: true })
+        .map(|(short, longs)| Entry { short, longs, exact: true, ambiguous: false })
         .collect()
 }
 
@@ -121,6 +121,7 @@ fn arabic_variants() -> Vec<Entry> {
             short: crate::text::normalize_arabic(&e.short).into_owned(),
             longs: e.longs.iter().map(|l| crate::text::normalize_arabic(l).into_owned()).collect(),
             exact: false,
+            ambiguous: false,
         })
         .collect()
 }
