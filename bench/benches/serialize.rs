@@ -39,7 +39,16 @@ fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched
     };
     let snapshot = corpus.snapshot.clone();
     let results = search::search(&snapshot, &q);
-    let s = Searched { results, snapshot, mode: req.mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms: None, warnings: Vec::new() };
+    let s = Searched {
+        results,
+        snapshot,
+        mode: req.mode,
+        intent: parsed.intent,
+        phrases: parsed.phrases,
+        embed_ms: None,
+        warnings: Vec::new(),
+        expanded: Default::default(),
+    };
     (parsed_in, s)
 }
 

@@ -122,7 +122,7 @@ impl Lexicon {
                     None => out.extend(e.longs.iter().filter(|l| !spelled(l)).map(|l| Rewrite { start, end, with: l.clone() })),
                     // A one-word long form does not add a short form that is also a word
                     // or another abbreviation ("cancer" → "CA", "treatment" → "Rx").
-                    Some(j) if self.direction == Direction::Both && !(e.ambiguous && !e.longs[j as usize].contains(' ')) && !spelled(&e.short) => {
+                    Some(j) if self.direction == Direction::Both && self.shortens(e, j as usize) && !spelled(&e.short) => {
                         out.push(Rewrite { start, end, with: e.short.clone() })
                     }
                     Some(_) => {}
@@ -131,6 +131,12 @@ impl Lexicon {
         }
         out.dedup();
         out
+    }
+
+    /// Whether a long form adds its short form: not a one-word one whose short form has
+    /// other meanings.
+    fn shortens(&self, e: &Entry, long: usize) -> bool {
+        !e.ambiguous || e.longs[long].contains(' ')
     }
 
     /// Whether `query[start..end]` is whole words: no letter or digit joined on either

@@ -169,6 +169,9 @@ pub fn expand(query: &str, domain: Domain, glossary: Option<&Glossary>) -> Vec<E
 /// means and no earlier kept one's, at most `max`: a rewrite that searches the same
 /// terms would only count the same list twice.
 pub fn distinct(query: &str, candidates: Vec<Expansion>, max: usize) -> Vec<Expansion> {
+    if candidates.is_empty() {
+        return candidates;
+    }
     let key = |s: &str| {
         let mut t = crate::text::terms(s);
         t.sort_unstable();

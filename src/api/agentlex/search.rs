@@ -242,7 +242,7 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     if let Some(e) = s.embed_ms {
         timings.insert("embedMs", e);
     }
-    if s.expanded.ran != Expand::Off {
+    if s.expanded.ran.asked() {
         // The model's wait, the rewrites, and their keyword lists.
         timings.insert("expandMs", s.expanded.ms + t.expansion_ms);
     }
