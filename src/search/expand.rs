@@ -52,14 +52,15 @@ pub struct Expanded {
 }
 
 /// The expansions of `req` (whose query, parsed, is `text`) on `record`'s collection.
-/// Off when not asked (`Expand::Default` is off here: each surface says its own default)
-/// and in semantic mode, which embeds the query as typed.
+/// Off when not asked (`Expand::Default` is off here: AgentLex and evaluate ask on by
+/// default, the retrieval plugin does not) and in semantic mode.
 pub fn resolve(record: &CollectionRecord, req: &Request, text: &str, mode: Mode, warnings: &mut Vec<String>) -> Expanded {
     if !req.expand.asked() {
         return Expanded { ran: Expand::Off, ..Expanded::default() };
     }
+    // A semantic search embeds the query as typed (expansions are keyword lists, and
+    // embedding each would cost what the search costs): the answer's `expand` says false.
     if mode == Mode::Semantic {
-        warnings.push("Query expansion applies to the keyword list; a semantic search embeds the query as typed.".into());
         return Expanded { ran: Expand::Off, ..Expanded::default() };
     }
     let started = Instant::now();
@@ -177,6 +178,48 @@ mod tests {
         assert_eq!(lines(answer, "Heart attack care", 2), ["heart attack treatment", "myocardial infarction therapy"]);
         assert_eq!(lines(answer, "Heart attack care", 5).len(), 3, "the query itself and repeats are left out");
         assert!(lines("", "q", 3).is_empty());
+    }
+
+    fn record(domain: &str) -> CollectionRecord {
+        let mut settings = crate::store::CollectionSettings::default();
+        settings.domain = domain.into();
+        CollectionRecord {
+            id: "col_x".into(),
+            account_id: "acc".into(),
+            name: "x".into(),
+            embedder: "none".into(),
+            created_at: String::new(),
+            settings,
+        }
+    }
+
+    /// What ran, by what was asked, the mode and the model's answer.
+    #[test]
+    fn the_expansion_that_ran_is_what_was_asked_where_it_applies() {
+        let mut req = Request::new("SOB", 10, Mode::Keyword);
+        let mut warnings = Vec::new();
+        let run = |req: &Request, mode, warnings: &mut Vec<String>| resolve(&record("medical"), req, "SOB", mode, warnings);
+        assert_eq!(run(&req, Mode::Keyword, &mut warnings).ran, Expand::Off, "the plugin's default");
+        req.expand = Expand::On;
+        let on = run(&req, Mode::Hybrid, &mut warnings);
+        assert_eq!((on.ran, on.list[0].text.as_str()), (Expand::On, "shortness of breath"));
+        assert_eq!(run(&req, Mode::Semantic, &mut warnings).ran, Expand::Off);
+        req.expansion.domain = Some(Domain::General);
+        assert!(run(&req, Mode::Keyword, &mut warnings).list.is_empty(), "the request's domain wins");
+        assert!(warnings.is_empty());
+        req.expand = Expand::Llm;
+        req.expansion.domain = None;
+        req.expansion.paraphrases = Paraphrased::Got { texts: vec!["breathless".into(), "shortness of breath".into()], ms: 12.0 };
+        let llm = run(&req, Mode::Keyword, &mut warnings);
+        assert_eq!(llm.ran, Expand::Llm);
+        assert_eq!(
+            llm.list.iter().map(|e| (e.text.as_str(), e.kind)).collect::<Vec<_>>(),
+            [("shortness of breath", Kind::Abbreviation), ("breathless", Kind::Llm)]
+        );
+        assert!(llm.ms >= 12.0);
+        req.expansion.paraphrases = Paraphrased::Failed { why: "The expansion model did not answer within 1s".into(), ms: 1000.0 };
+        assert_eq!(run(&req, Mode::Keyword, &mut warnings).ran, Expand::On);
+        assert_eq!(warnings, ["The expansion model did not answer within 1s; the search used the deterministic expansions only."]);
     }
 
     #[test]
