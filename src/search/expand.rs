@@ -4,6 +4,9 @@
 //! within `expand.timeout`. A model that is slow, failing or absent never fails the
 //! search: it runs with the deterministic expansions, and a warning says why.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use quarry_index::expand::{self as engine, Domain, Expansion, Glossary, Kind};
@@ -65,8 +68,8 @@ pub fn resolve(record: &CollectionRecord, req: &Request, text: &str, mode: Mode,
     }
     let started = Instant::now();
     let domain = req.expansion.domain.unwrap_or_else(|| Domain::parse(&record.settings.domain));
-    let glossary = record.settings.glossary.as_ref().map(glossary);
-    let mut list = engine::expand(text, domain, glossary.as_ref());
+    let glossary = compiled_glossary(record);
+    let mut list = engine::expand(text, domain, glossary.as_deref());
     let mut ran = Expand::On;
     let mut waited = 0.0;
     if req.expand == Expand::Llm {
@@ -88,6 +91,36 @@ pub fn resolve(record: &CollectionRecord, req: &Request, text: &str, mode: Mode,
     }
     // The model's wait happened before the search; the rest is measured here.
     Expanded { ran, list, ms: waited + started.elapsed().as_secs_f64() * 1000.0 }
+}
+
+thread_local! {
+    /// Per shard, the compiled glossaries of the collections it searched, by collection
+    /// id, with the stored form each was compiled from (compiling 300 terms costs more
+    /// than a keyword search; comparing them costs microseconds).
+    static GLOSSARIES: RefCell<HashMap<String, (Stored, Rc<Glossary>)>> = RefCell::default();
+}
+
+type Stored = std::collections::BTreeMap<String, Value>;
+
+/// Glossaries a shard keeps compiled; past this many, it starts again.
+const CACHED_GLOSSARIES: usize = 64;
+
+/// The collection's glossary compiled, from this shard's cache while unchanged.
+fn compiled_glossary(record: &CollectionRecord) -> Option<Rc<Glossary>> {
+    let stored = record.settings.glossary.as_ref()?;
+    GLOSSARIES.with_borrow_mut(|cache| {
+        if let Some((was, compiled)) = cache.get(&record.id) {
+            if was == stored {
+                return Some(compiled.clone());
+            }
+        }
+        if cache.len() >= CACHED_GLOSSARIES {
+            cache.clear();
+        }
+        let compiled = Rc::new(glossary(stored));
+        cache.insert(record.id.clone(), (stored.clone(), compiled.clone()));
+        Some(compiled)
+    })
 }
 
 /// A stored glossary (`{term: long form or [long forms]}`, checked when it was set).
@@ -220,6 +253,22 @@ mod tests {
         req.expansion.paraphrases = Paraphrased::Failed { why: "The expansion model did not answer within 1s".into(), ms: 1000.0 };
         assert_eq!(run(&req, Mode::Keyword, &mut warnings).ran, Expand::On);
         assert_eq!(warnings, ["The expansion model did not answer within 1s; the search used the deterministic expansions only."]);
+    }
+
+    /// A changed glossary is compiled again, not served from the shard's cache.
+    #[test]
+    fn an_edited_glossary_takes_effect_on_the_next_search() {
+        let mut rec = record("general");
+        let mut req = Request::new("SSA", 10, Mode::Keyword);
+        req.expand = Expand::On;
+        let texts =
+            |rec: &CollectionRecord| resolve(rec, &req, "SSA", Mode::Keyword, &mut Vec::new()).list.into_iter().map(|e| e.text).collect::<Vec<_>>();
+        assert!(texts(&rec).is_empty());
+        rec.settings.glossary = Some(serde_json::from_value(serde_json::json!({"SSA": "Software Services Agreement"})).unwrap());
+        assert_eq!(texts(&rec), ["Software Services Agreement"]);
+        assert_eq!(texts(&rec), ["Software Services Agreement"], "from the cache");
+        rec.settings.glossary = Some(serde_json::from_value(serde_json::json!({"SSA": "Social Security Administration"})).unwrap());
+        assert_eq!(texts(&rec), ["Social Security Administration"]);
     }
 
     #[test]
