@@ -214,8 +214,7 @@ mod tests {
     }
 
     fn record(domain: &str) -> CollectionRecord {
-        let mut settings = crate::store::CollectionSettings::default();
-        settings.domain = domain.into();
+        let settings = crate::store::CollectionSettings { domain: domain.into(), ..Default::default() };
         CollectionRecord {
             id: "col_x".into(),
             account_id: "acc".into(),
