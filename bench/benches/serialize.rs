@@ -49,6 +49,7 @@ fn searched(corpus: &scifact::Corpus, claim: &str) -> (input::SearchIn, Searched
         warnings: Vec::new(),
         reranker: None,
         rerank_ms: None,
+        expanded: Default::default(),
     };
     (parsed_in, s)
 }

@@ -10,6 +10,8 @@
 # (settings.embedder). Results land in bench/results/.
 #
 #   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small]... [--port 4471]
+#                        [--expand off|on|both]  (both: every mode with expand false and
+#                                              true on the same collection, and the change)
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
 #                                              and NFCorpus keyword-only, from $EVAL_DIR,
 #                                              default ../shared/eval from the repository root)
@@ -20,11 +22,13 @@ embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
 chosen=()
 datasets=()
 port=4471
+expand=off
 while [ $# -gt 0 ]; do
     case "$1" in
         --embedder) chosen+=("$2"); shift 2 ;;
         --dataset) datasets+=("$2"); shift 2 ;;
         --port) port=$2; shift 2 ;;
+        --expand) expand=$2; shift 2 ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -77,7 +81,7 @@ for embedder in "${embedders[@]}"; do
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
         target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" --embedder "$embedder" \
-            --dataset "$set" --modes "$modes" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
+            --dataset "$set" --modes "$modes" --expand "$expand" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
     done
     cat "$out"
     echo "written to $out" >&2

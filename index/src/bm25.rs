@@ -633,6 +633,12 @@ impl Stats {
         Some((infos, &self.text_df))
     }
 
+    /// How many of the collection's chunks hold `term` (one of these statistics' terms)
+    /// in any field.
+    pub fn chunks_holding(&self, term: &str) -> u64 {
+        self.df.iter().map(|f| f.get(term).copied().unwrap_or(0)).sum()
+    }
+
     /// The postings the query's terms have in the whole collection.
     pub fn postings(&self) -> u64 {
         self.df[0].values().sum()

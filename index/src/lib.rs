@@ -13,6 +13,7 @@ pub mod collection;
 pub mod date;
 pub mod embed;
 pub mod engine;
+pub mod expand;
 pub mod format;
 pub mod identify;
 pub mod ingest;

@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod expand;
 mod extract;
 mod install;
 mod layers;
@@ -19,6 +20,7 @@ use toml::{Table, Value};
 use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
+pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
@@ -65,6 +67,7 @@ pub struct Config {
     /// `[rerank]` and `[rerankers.NAME]`.
     pub rerank: RerankConfig,
     pub extract: ExtractConfig,
+    pub expand: ExpandConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -269,6 +272,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
     };
     let llm = llm::resolve(raw.llm, env, &models.dir)?;
     let rerank = rerank::resolve(raw.rerank, raw.rerankers, &llm, &models.dir)?;
+    let expand = expand::resolve(raw.expand, &llm)?;
     let embedder = match raw.embedder.as_str() {
         "" => return Err(invalid("embedder", "must name a model or be \"none\"")),
         "none" => None,
@@ -307,6 +311,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         llm,
         rerank,
         extract: extract::resolve(raw.extract)?,
+        expand,
     })
 }
 

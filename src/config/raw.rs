@@ -26,6 +26,7 @@ pub struct RawConfig {
     pub rerank: RawRerank,
     pub rerankers: BTreeMap<String, RawReranker>,
     pub extract: super::extract::RawExtract,
+    pub expand: super::expand::RawExpand,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,6 +9,7 @@ pub mod bulk;
 pub mod document;
 pub mod embedders;
 pub mod error;
+pub mod expand;
 pub mod ingest;
 pub mod pool;
 pub mod query;

@@ -9,6 +9,7 @@ use quarry_index::embed::Embedder;
 use quarry_index::search::{self, Mode, Query, Results};
 use quarry_index::text::{self, Intent};
 
+use super::expand::Expanded;
 use super::{Request, SearchError, Service};
 use crate::store::CollectionRecord;
 
@@ -24,15 +25,18 @@ pub struct Searched {
     /// The reranker that reordered the results ([`super::rerank`]), and its time.
     pub reranker: Option<super::rerank::Ran>,
     pub rerank_ms: Option<f64>,
+    /// The expansions that ran (src/search/expand.rs).
+    pub expanded: Expanded,
 }
 
 /// How a search will run, settled before one is spent: the mode, the session slot that
-/// embeds the query (the collection's own model, [`super::embedders::Loaded`]), and the
-/// warnings so far.
+/// embeds the query (the collection's own model, [`super::embedders::Loaded`]), the
+/// warnings so far, and the collection's expansion inputs (domain, glossary) applied.
 pub struct Settled {
     pub mode: Mode,
     pub slot: Option<usize>,
     pub warnings: Vec<String>,
+    expanded: Expanded,
 }
 
 /// The mode a search can run in: keyword when the server does not load the
@@ -41,10 +45,8 @@ pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> 
     let mut warnings = req.warnings.clone();
     let (mode, slot, fallback) = service.embedders().settle(record, req.mode)?;
     warnings.extend(fallback);
-    if req.expand.asked() {
-        warnings.push("Query expansion is not available in this version; the query was searched as typed.".into());
-    }
-    Ok(Settled { mode, slot, warnings })
+    let expanded = super::expand::resolve(record, req, &text::parse(&req.query).text, mode, &mut warnings);
+    Ok(Settled { mode, slot, warnings, expanded })
 }
 
 /// Runs the search in the mode [`mode_for`] settled (with its warnings).
@@ -53,7 +55,7 @@ pub fn run(
     embedders: &RefCell<Vec<Embedder>>,
     coll: &Collection,
     req: &Request,
-    Settled { mode, slot, mut warnings }: Settled,
+    Settled { mode, slot, mut warnings, expanded }: Settled,
 ) -> Result<Searched, SearchError> {
     let parsed = text::parse(&req.query);
     let mut embed_ms = None;
@@ -79,9 +81,21 @@ pub fn run(
         rrf_k: i.rrf_k,
         weights: i.weights,
         depth: i.depth.max(req.k),
+        expansions: expanded.list.clone(),
     };
     let snapshot = coll.snapshot();
     let mut results = search::search(&snapshot, &q);
     warnings.append(&mut results.warnings);
-    Ok(Searched { results, snapshot, mode, intent: parsed.intent, phrases: parsed.phrases, embed_ms, warnings, reranker: None, rerank_ms: None })
+    Ok(Searched {
+        results,
+        snapshot,
+        mode,
+        intent: parsed.intent,
+        phrases: parsed.phrases,
+        embed_ms,
+        warnings,
+        reranker: None,
+        rerank_ms: None,
+        expanded,
+    })
 }

@@ -30,6 +30,8 @@ pub struct Request {
     pub passages: usize,
     pub filters: Filters,
     pub expand: Expand,
+    /// The request's domain and the model's paraphrases, for the expansion.
+    pub expansion: super::expand::Input,
     pub rerank: bool,
     /// What parsing the request already has to say (an unknown kind ignored, …).
     pub warnings: Vec<String>,
@@ -45,6 +47,7 @@ impl Request {
             passages: 2,
             filters: Filters::default(),
             expand: Expand::Default,
+            expansion: Default::default(),
             rerank: false,
             warnings: Vec::new(),
         }

@@ -11,6 +11,8 @@ mod compat;
 mod embedders;
 mod errors;
 mod evaluate;
+mod expand;
+mod expand_quality;
 mod extract;
 mod formats;
 mod health;

@@ -81,13 +81,13 @@ fn phrases_filters_and_warnings_behave_as_the_spec_says() {
     let r = search(&s, &key, &col, json!({"query": "\"purple elephants\" cats", "mode": "keyword"}));
     let warnings = r["warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("purple elephants")), "{r}");
-    // Regression (the expansion warning on every search): not asked, nothing is said.
-    assert!(!warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand was not asked for: {r}");
-    assert_eq!(r["expand"], false);
+    // Regression (the expansion warning on every search): nothing is said about it, and
+    // the spec's default (true) ran.
+    assert!(!warnings.iter().any(|w| w.as_str().unwrap().contains("xpansion")), "{r}");
+    assert_eq!(r["expand"], true);
     let r = search(&s, &key, &col, json!({"query": "cats", "mode": "keyword", "expand": true}));
-    let warnings = r["warnings"].as_array().unwrap();
-    assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("expansion")), "expand was asked and is answered false: {r}");
-    assert_eq!(r["expand"], false);
+    assert!(r["warnings"].as_array().unwrap().is_empty(), "{r}");
+    assert_eq!((&r["expand"], &r["expansions"]), (&json!(true), &json!([])), "nothing to expand in \"cats\"");
     let r = search(
         &s,
         &key,

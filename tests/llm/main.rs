@@ -11,6 +11,7 @@ mod client;
 #[allow(dead_code)]
 mod server;
 
+mod expand;
 mod faults;
 mod gateway;
 mod local;

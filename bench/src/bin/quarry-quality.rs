@@ -59,6 +59,10 @@ struct Args {
     /// `bench/quality/bm25s_peer.py` prints), shown under ours; repeatable.
     #[arg(long)]
     peer: Vec<PathBuf>,
+    /// Query expansion in the evaluate calls: off (the query as typed), on, or both (each
+    /// mode evaluated twice on the same collection, with a table of the change).
+    #[arg(long, default_value = "off", value_parser = ["off", "on", "both"])]
+    expand: String,
     /// Also write the Markdown report to this file (it is always printed).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -88,13 +92,30 @@ fn run(args: Args) -> Result<()> {
     );
     let name = collection_name(&data.name, args.subset);
     let indexed = run::index_with(&client, &data, &name, args.embedder.as_deref(), &options)?;
-    let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
-    report.subset = args.subset;
-    for path in &args.peer {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        report.peers.push(serde_json::from_str(&text).with_context(|| format!("{}: not a peer's scores", path.display()))?);
+    let runs: &[bool] = match args.expand.as_str() {
+        "on" => &[true],
+        "both" => &[false, true],
+        _ => &[false],
+    };
+    let mut markdown = String::new();
+    let mut modes = Vec::new();
+    for &expand in runs {
+        let options = RunOptions { expand, ..options };
+        let mut report = run::evaluate(&client, &indexed, &data, &args.modes, &options)?;
+        report.subset = args.subset;
+        for path in &args.peer {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            report.peers.push(serde_json::from_str(&text).with_context(|| format!("{}: not a peer's scores", path.display()))?);
+        }
+        if runs.len() > 1 || expand {
+            markdown.push_str(&format!("\n#### expand: {expand}\n\n"));
+        }
+        markdown.push_str(&report.markdown());
+        modes.push(report.modes);
     }
-    let markdown = report.markdown();
+    if let [off, on] = &modes[..] {
+        markdown.push_str(&quarry_bench::quality::expand::comparison(off, on));
+    }
     print!("{markdown}");
     if let Some(path) = &args.out {
         std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;

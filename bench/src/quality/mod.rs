@@ -6,10 +6,12 @@
 //! `run` indexes a corpus once and evaluates it per search mode through the evaluate endpoint
 //! (`questions` is the gold it sends, `answers` reads the ranks back), `metrics` scores the
 //! rankings as pytrec_eval does, `report` and `reference` turn it into Markdown.
-//! `quarry-quality` drives it from the command line.
+//! `expand` compares runs with query expansion off and on. `quarry-quality` drives it
+//! from the command line.
 pub mod answers;
 pub mod beir;
 pub mod client;
+pub mod expand;
 pub mod metrics;
 mod pool;
 pub mod questions;

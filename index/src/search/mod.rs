@@ -16,7 +16,7 @@ use crate::bm25::Stats;
 use crate::collection::Snapshot;
 use crate::text;
 pub use filter::{Allowed, Filters};
-use fusion::PageKey;
+use fusion::{List, PageKey};
 pub use passages::{ChunkScores, Passage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,9 @@ pub struct Query {
     pub weights: [f64; 2],
     /// How deep each list goes before fusion.
     pub depth: usize,
+    /// Rewrites of the query (`crate::expand`), each its own keyword list fused with
+    /// the keyword weight × its weight. Empty: no extra work at all.
+    pub expansions: Vec<crate::expand::Expansion>,
 }
 
 impl Query {
@@ -60,6 +63,7 @@ impl Query {
             rrf_k: 60.0,
             weights: [1.0, 1.0],
             depth: 100,
+            expansions: Vec::new(),
         }
     }
 }
@@ -81,6 +85,8 @@ pub struct Timings {
     pub keyword_ms: f64,
     pub semantic_ms: f64,
     pub phrase_ms: f64,
+    /// The expansions' keyword lists.
+    pub expansion_ms: f64,
     pub total_ms: f64,
 }
 
@@ -92,6 +98,10 @@ pub struct Results {
     pub timings: Timings,
     /// The analysed query terms.
     pub terms: Vec<String>,
+    /// The expansions searched: those of the query's whose own terms the collection holds.
+    pub expansions: Vec<crate::expand::Expansion>,
+    /// The searched expansions' analysed terms that are not the query's.
+    pub expansion_terms: Vec<String>,
 }
 
 fn ms(since: Instant) -> f64 {
@@ -112,18 +122,74 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
         _ => Vec::new(),
     };
     out.timings.semantic_ms = ms(t);
-    let fused = fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k);
+    let t = Instant::now();
+    let expanded = if q.mode != Mode::Semantic { expansion_lists(snap, &allowed, q, &out.terms, &mut out.expansions) } else { Vec::new() };
+    out.timings.expansion_ms = ms(t);
+    let fused = if expanded.is_empty() {
+        fusion::rrf([&keyword, &semantic], q.weights, q.rrf_k)
+    } else {
+        let mut lists = vec![List { keys: &keyword, weight: q.weights[0], slot: 0 }, List { keys: &semantic, weight: q.weights[1], slot: 1 }];
+        lists.extend(expanded.iter().map(|(keys, weight)| List { keys, weight: *weight, slot: 0 }));
+        fusion::rrf_lists(&lists, q.rrf_k)
+    };
     let t = Instant::now();
     let fused = enforce_phrases(snap, fused, &q.phrases, &mut out.warnings);
     out.timings.phrase_ms = ms(t);
     out.considered = fused.len();
     let mut hits = fold_duplicates(snap, fused, q.k);
-    let held = text::Held::new(&out.terms);
+    out.expansion_terms = expansion_terms(&out.expansions, &out.terms);
+    let all: Vec<String> = out.terms.iter().chain(&out.expansion_terms).cloned().collect();
+    let held = text::Held::new(&all);
+    let extra = (!out.expansion_terms.is_empty()).then(|| text::Held::new(&out.expansion_terms));
     for h in &mut hits {
         h.passages = passages::best(snap, h.view, h.page, &held, &chunk_scores, q.filters.kinds, q.passages);
+        if let Some(extra) = &extra {
+            passages::add_matched(snap, h.view, &mut h.passages, extra);
+        }
     }
     out.hits = hits;
     out.timings.total_ms = ms(started);
+    out
+}
+
+/// One keyword list per expansion, with its fusion weight (keyword weight × its own);
+/// their chunk scores are not kept (passages are ranked by the query's own). An
+/// expansion none of whose own terms (those the query lacks) the collection holds is
+/// skipped: its list would be the query's again, counted twice.
+fn expansion_lists(
+    snap: &Snapshot,
+    allowed: &[Arc<Allowed>],
+    q: &Query,
+    own: &[String],
+    used: &mut Vec<crate::expand::Expansion>,
+) -> Vec<(Vec<PageKey>, f64)> {
+    if q.expansions.is_empty() || snap.views.is_empty() {
+        return Vec::new();
+    }
+    let terms: Vec<Vec<String>> = q.expansions.iter().map(|e| dedup(text::terms(&e.text))).collect();
+    let fresh: Vec<String> = dedup(terms.iter().flatten().filter(|t| !own.contains(t)).cloned().collect());
+    let views: Vec<&crate::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
+    let Ok(stats) = Stats::of(&views, &fresh) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (e, terms) in q.expansions.iter().zip(&terms) {
+        if !terms.iter().any(|t| !own.contains(t) && stats.chunks_holding(t) > 0) {
+            continue;
+        }
+        let mut scores = ChunkScores::new(snap.views.len());
+        out.push((keyword(snap, allowed, terms, q.depth, &mut scores), q.weights[0] * e.weight));
+        used.push(e.clone());
+    }
+    out
+}
+
+/// The expansions' index terms the query's own do not hold, each once.
+fn expansion_terms(used: &[crate::expand::Expansion], own: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in used.iter().flat_map(|e| text::terms(&e.text)) {
+        if !own.contains(&t) && !out.contains(&t) {
+            out.push(t);
+        }
+    }
     out
 }
 

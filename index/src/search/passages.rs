@@ -108,3 +108,19 @@ pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &Chunk
     ranked.truncate(n);
     ranked
 }
+
+/// Adds to each passage's matched terms those of `extra` (the query expansions' own
+/// terms) its chunk's text holds, after the query's.
+pub fn add_matched(snap: &Snapshot, view: usize, passages: &mut [Passage], extra: &Held) {
+    let b = snap.views[view].batch();
+    for p in passages {
+        let rec = &b.chunks[p.chunk as usize];
+        let page = &b.pages[snap.views[view].page_of_chunk(p.chunk) as usize];
+        let text = &page.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize];
+        for t in extra.in_text(text) {
+            if !p.matched.contains(&t) {
+                p.matched.push(t);
+            }
+        }
+    }
+}

@@ -273,3 +273,43 @@ fn the_bounded_selection_keeps_what_a_full_sort_keeps() {
         assert_eq!(top.ranked(), ranked(keys.clone(), depth), "{n} keys, depth {depth}");
     }
 }
+
+/// An expansion is its own keyword list: a page only it matches is found (as a keyword
+/// hit), its terms are the passage's matched ones after the query's, and without
+/// expansions the search is the one it always was.
+#[test]
+fn an_expansions_list_finds_what_the_query_alone_misses() {
+    let (_d, c) = corpus();
+    c.add(doc("pressure", &["Hypertension in cats is treated with amlodipine."])).unwrap();
+    let snap = c.snapshot();
+    let plain = query("HTN cats", Mode::Keyword);
+    let before = search(&snap, &plain);
+    let mut q = plain.clone();
+    q.expansions = crate::expand::expand("HTN cats", crate::expand::Domain::Medical, None);
+    assert_eq!(q.expansions.len(), 1, "{:?}", q.expansions);
+    let r = search(&snap, &q);
+    let ids: Vec<&str> = r.hits.iter().map(|h| snap.doc(snap_at(&snap, h)).id.as_str()).collect();
+    assert!(ids[..2].contains(&"pressure") && ids[..2].contains(&"cats"), "{ids:?}");
+    assert!(r.hits.iter().all(|h| h.keyword && !h.semantic));
+    assert_eq!(r.expansion_terms, ["hypertens"]);
+    let at = ids.iter().position(|id| *id == "pressure").unwrap();
+    assert_eq!(r.hits[at].passages[0].matched, ["cat", "hypertens"]);
+    assert_eq!(r.expansions, q.expansions);
+    q.expansions.clear();
+    assert_eq!(search(&snap, &q).hits, before.hits);
+    // An expansion whose own terms the collection lacks would be the query's list again.
+    q.expansions = crate::expand::expand("COPD cats", crate::expand::Domain::Medical, None);
+    q.text = "COPD cats".into();
+    assert_eq!(q.expansions.len(), 1);
+    let r = search(&snap, &q);
+    assert!(r.expansions.is_empty() && r.expansion_terms.is_empty());
+    q.expansions.clear();
+    assert_eq!(r.hits, search(&snap, &q).hits);
+    // Only the expansion matches: the page is still found.
+    let mut q = query("HTN", Mode::Keyword);
+    assert!(search(&snap, &q).hits.is_empty());
+    q.expansions = crate::expand::expand("HTN", crate::expand::Domain::Medical, None);
+    let r = search(&snap, &q);
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.hits[0].passages[0].matched, ["hypertens"]);
+}

@@ -12,7 +12,7 @@ use super::input::search::{self as input, Echo};
 use crate::error::{ApiError, Code};
 use crate::http::json_out as j;
 use crate::http::response::{self, Reply};
-use crate::search::{query, SearchError};
+use crate::search::{expand, query, Expand, SearchError};
 use quarry_index::collection::Snapshot;
 use quarry_index::search::{Hit, Mode};
 
@@ -21,10 +21,10 @@ struct Response<'a> {
     query: &'a str,
     mode: &'static str,
     domain: &'a str,
-    expand: bool,
+    expand: ExpandOut,
     intent: &'static str,
     phrases: &'a [String],
-    expansions: [(); 0],
+    expansions: Vec<ExpansionOut<'a>>,
     filters: &'a Echo,
     warnings: &'a [String],
     results: Vec<ResultOut<'a>>,
@@ -101,6 +101,7 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let mut req = input::parse(&call.bytes().await?)?;
     let rerankers = &call.app.rerankers;
     let chosen = rerankers.choose(req.request.rerank, req.reranker.as_deref())?;
+    expansion_input(&call, &mut req).await;
     // A reranked search asks the engine for the pages it reranks, then keeps k.
     let k = req.request.k;
     if chosen.is_some() {
@@ -124,6 +125,41 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     });
     let out = render(&req, &s, domain, started);
     Ok(response::json_bytes(StatusCode::OK, write(&out).into()))
+}
+
+/// The request's domain and, for `expand: "llm"`, the model's paraphrases (asked before
+/// the search, within `expand.timeout`).
+async fn expansion_input(call: &Call<'_>, req: &mut input::SearchIn) {
+    req.request.expansion.domain = req.domain.as_deref().map(quarry_index::expand::Domain::parse);
+    if req.request.expand == Expand::Llm && req.request.mode != Mode::Semantic {
+        let query = quarry_index::text::parse(&req.request.query).text;
+        let account = &call.principal().account_id;
+        req.request.expansion.paraphrases = expand::paraphrase(call.app.llm.as_ref(), &call.app.config.expand, account, &query).await;
+    }
+}
+
+/// `expand` as the answer echoes it: true, false or "llm".
+#[derive(Serialize, Clone, Copy)]
+#[serde(untagged)]
+enum ExpandOut {
+    Flag(bool),
+    Named(&'static str),
+}
+
+impl ExpandOut {
+    fn of(e: Expand) -> ExpandOut {
+        match e {
+            Expand::Llm => ExpandOut::Named("llm"),
+            e => ExpandOut::Flag(e == Expand::On),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ExpansionOut<'a> {
+    text: &'a str,
+    kind: &'static str,
+    weight: f64,
 }
 
 /// The response body of a search as the handler sends it, serialized. Public for the
@@ -156,7 +192,7 @@ fn write(r: &Response) -> Vec<u8> {
     j::value(o.field("expand"), &r.expand);
     j::str(o.field("intent"), r.intent);
     j::strs(o.field("phrases"), r.phrases);
-    j::value(o.field("expansions"), &r.expansions);
+    j::array(o.field("expansions"), &r.expansions, write_expansion);
     j::value(o.field("filters"), r.filters);
     j::strs(o.field("warnings"), r.warnings);
     j::array(o.field("results"), &r.results, write_result);
@@ -165,6 +201,13 @@ fn write(r: &Response) -> Vec<u8> {
     j::value(o.field("considered"), &r.considered);
     drop(o);
     out
+}
+
+fn write_expansion(out: &mut Vec<u8>, e: &ExpansionOut) {
+    let mut o = j::Object::new(out);
+    j::str(o.field("text"), e.text);
+    j::str(o.field("kind"), e.kind);
+    j::value(o.field("weight"), &e.weight);
 }
 
 fn write_result(out: &mut Vec<u8>, x: &ResultOut) {
@@ -220,15 +263,19 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     if let Some(r) = s.rerank_ms {
         timings.insert("rerankMs", r);
     }
+    if s.expanded.ran.asked() {
+        // The model's wait, the rewrites, and their keyword lists.
+        timings.insert("expandMs", s.expanded.ms + t.expansion_ms);
+    }
     timings.insert("totalMs", started.elapsed().as_secs_f64() * 1000.0);
     Response {
         query: &req.request.query,
         mode: mode_str(req.request.mode),
         domain,
-        expand: false,
+        expand: ExpandOut::of(s.expanded.ran),
         intent: s.intent.as_str(),
         phrases: &s.phrases,
-        expansions: [],
+        expansions: s.results.expansions.iter().map(|e| ExpansionOut { text: &e.text, kind: e.kind.as_str(), weight: e.weight }).collect(),
         filters: &req.echo,
         warnings: &s.warnings,
         results,
@@ -323,10 +370,16 @@ mod tests {
                     query: tricky[n % tricky.len()],
                     mode: "hybrid",
                     domain: "medical",
-                    expand: false,
+                    expand: [ExpandOut::Flag(false), ExpandOut::Flag(true), ExpandOut::Named("llm")][n % 3],
                     intent: "lookup",
                     phrases: &phrases[..n % 3],
-                    expansions: [],
+                    expansions: (0..n % 4)
+                        .map(|i| ExpansionOut {
+                            text: tricky[i],
+                            kind: ["abbreviation", "section", "variant", "llm"][i],
+                            weight: [1.0, 0.8, 0.5, 1e-7][i],
+                        })
+                        .collect(),
                     filters: &echo,
                     warnings: &warnings,
                     results: (0..n).map(result).collect(),

@@ -172,6 +172,7 @@ fn question(i: usize, q: QuestionIn, k: usize, expand: Expand, notes: &mut Vec<S
         passages: Int::or(q.passages, 2),
         filters: Default::default(),
         expand,
+        expansion: Default::default(),
         rerank: false,
         warnings: Vec::new(),
     };

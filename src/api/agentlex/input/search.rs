@@ -80,7 +80,9 @@ pub fn build(b: Body) -> Result<SearchIn, ApiError> {
         mode: b.mode.map_or(Mode::Hybrid, |m| m.0),
         passages: Int::or(b.passages, 2),
         rerank: b.rerank.as_ref().is_none_or(|r| !matches!(r, Rerank::Off)),
-        expand: b.expand.map_or(Expand::Default, |e| e.0),
+        // The spec's default is true.
+        expand: b.expand.map_or(Expand::On, |e| e.0),
+        expansion: Default::default(),
         filters: Filters::default(),
         warnings: Vec::new(),
     };
