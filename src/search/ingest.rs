@@ -51,10 +51,11 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
             let (mut batch, found) = ingest::prepare_counted(draft, &opts);
             if embed {
                 let e = w.embedder.as_mut().ok_or(SearchError::NoEmbedder)?;
-                let inputs = ingest::embedding_inputs(&batch, mask);
-                let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+                // A page longer than the model's window is embedded in windows.
+                let plan = quarry_index::windows::plan(&batch, mask, &*e).map_err(|e| SearchError::Embed(e.to_string()))?;
+                let refs: Vec<&str> = plan.inputs.iter().map(String::as_str).collect();
                 let v = e.embed_passages(&refs).map_err(|e| SearchError::Embed(e.to_string()))?;
-                ingest::attach_vectors(&mut batch, v.dims, v.data);
+                ingest::attach_vectors(&mut batch, plan.windows, v.dims, v.data);
             }
             Ok::<_, SearchError>((batch, found))
         })

@@ -198,6 +198,8 @@ impl Collection {
     /// Adds the one document of `batch`: citations assigned, logged, synced, published.
     pub fn add(&self, mut batch: Batch) -> Result<(), CollectionError> {
         let doc_id = batch.docs.first().map(|d| d.id.clone()).unwrap_or_default();
+        // Checked before it is logged: a record the replay would refuse is never written.
+        batch.check_windows().map_err(|reason| CollectionError::Corrupt { path: self.dir.clone(), reason })?;
         let (bytes, lsn, wal_seq) = {
             let mut w = self.writer.lock().expect("writer lock");
             w.load(&self.snapshot.load());
