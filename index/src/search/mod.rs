@@ -323,3 +323,5 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>, k: usize) -> Vec<
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod windows_tests;
