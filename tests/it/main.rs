@@ -28,3 +28,4 @@ mod schema;
 mod search;
 mod spec;
 mod vendored;
+mod windows;
