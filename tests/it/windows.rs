@@ -19,7 +19,8 @@ const LONG_TITLE: &str = "Harbour district annual budget report";
 /// About 30,000 characters of budget prose, one page, then the only paragraph about
 /// the storm, the cat and who rescued it.
 fn long_markdown() -> String {
-    let items = ["road resurfacing", "street lighting", "school meals", "library books", "park benches", "water mains", "bus shelters", "refuse collection"];
+    let items =
+        ["road resurfacing", "street lighting", "school meals", "library books", "park benches", "water mains", "bus shelters", "refuse collection"];
     let mut md = format!("# {LONG_TITLE}\n\n");
     for i in 0..80 {
         let item = items[i % items.len()];

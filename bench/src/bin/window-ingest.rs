@@ -90,7 +90,13 @@ fn main() -> anyhow::Result<()> {
         window_pages.extend(windows::plan(&ingest::prepare(draft, &ChunkOptions::default()), false, &e)?.inputs);
     }
     let abs = ingest(&mut e, &abstracts)?;
-    println!("abstracts as they are: {:.2} ms/window ({} pages, {} windows, {:.0} tokens/window)", abs.total.as_secs_f64() * 1000.0 / abs.windows as f64, abs.pages, abs.windows, abs.tokens as f64 / abs.windows as f64);
+    println!(
+        "abstracts as they are: {:.2} ms/window ({} pages, {} windows, {:.0} tokens/window)",
+        abs.total.as_secs_f64() * 1000.0 / abs.windows as f64,
+        abs.pages,
+        abs.windows,
+        abs.tokens as f64 / abs.windows as f64
+    );
     let (mut short_runs, mut long_runs) = (Vec::new(), Vec::new());
     for round in 0..a.rounds {
         let s = ingest(&mut e, &window_pages)?;
@@ -130,6 +136,9 @@ fn main() -> anyhow::Result<()> {
     );
     println!("median: {sw:.2} ms per single-window page, {lw:.2} ms per window of a long page: ratio {:.3}", lw / sw);
     println!("per token embedded: {st:.1} µs against {lt:.1} µs: ratio {:.3}", lt / st);
-    println!("a long page costs {:.3}× its windows embedded as pages of their own", median(&long_runs, &|p| p.total.as_secs_f64()) / median(&short_runs, &|p| p.total.as_secs_f64()));
+    println!(
+        "a long page costs {:.3}× its windows embedded as pages of their own",
+        median(&long_runs, &|p| p.total.as_secs_f64()) / median(&short_runs, &|p| p.total.as_secs_f64())
+    );
     Ok(())
 }

@@ -75,10 +75,16 @@ fn main() -> anyhow::Result<()> {
     let (mut windows_total, mut pages) = (0, 0);
     for (g, group) in picked.chunks(a.group).enumerate() {
         let id = format!("long_{g}");
-        let text: Vec<String> = group.iter().map(|d| format!("## {}\n\n{}", d["title"].as_str().unwrap_or(""), d["text"].as_str().unwrap_or(""))).collect();
+        let text: Vec<String> =
+            group.iter().map(|d| format!("## {}\n\n{}", d["title"].as_str().unwrap_or(""), d["text"].as_str().unwrap_or(""))).collect();
         holds.insert(id.clone(), group.iter().map(|d| d["_id"].as_str().unwrap().to_owned()).collect());
         let title = format!("SciFact abstracts, part {}", g + 1);
-        let draft = DocDraft { id, title: Some(title.clone()), pages: vec![PageDraft { text: text.join("\n\n"), ..PageDraft::default() }], ..DocDraft::default() };
+        let draft = DocDraft {
+            id,
+            title: Some(title.clone()),
+            pages: vec![PageDraft { text: text.join("\n\n"), ..PageDraft::default() }],
+            ..DocDraft::default()
+        };
         let batch = ingest::prepare(draft, &opts);
         let page = &batch.pages[0];
         let one = Plan { inputs: vec![format!("{title}\n\n{}", page.text)], windows: vec![WindowRec { page: 0, first_pos: 0, chunks: page.chunks }] };

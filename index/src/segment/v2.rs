@@ -100,7 +100,6 @@ pub struct Batch {
     pub vectors: Vec<f32>,
 }
 
-
 /// A format-2 archive, validated, as today's batch.
 pub fn upgrade(archive: &[u8]) -> Result<super::format::Batch, String> {
     let archived = rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map_err(|e| format!("invalid format-2 archive: {e}"))?;
