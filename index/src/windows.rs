@@ -12,7 +12,7 @@
 //! embeddings per long page (a window holds three to four chunks at the default sizes)
 //! to recover only facts split across two chunks.
 
-use crate::embed::{EmbedError, Embedder};
+use crate::embed::{EmbedError, Embedder, Embeddings};
 use crate::identify::{self, Kinds};
 use crate::segment::{Batch, PageRec, WindowRec};
 
@@ -76,6 +76,34 @@ pub fn plan(b: &Batch, mask: bool, tokens: &impl Tokens) -> Result<Plan, EmbedEr
         }
     }
     Ok(out)
+}
+
+/// Embeds a plan's inputs as passages, row `i` for input `i`: the pages that are one
+/// window in one call, as before windows (so their vectors are the same bits), and each
+/// window of a long page in a call of its own. Batched, a long page's windows (most near
+/// the limit, padded to the longest) took 1.35-1.6x as long per window as one at a time
+/// (`window-ingest`), which would make a long page cost more than its embeddings.
+pub fn embed(e: &mut Embedder, plan: &Plan) -> Result<Embeddings, EmbedError> {
+    let mut per_page = std::collections::HashMap::<u32, u32>::new();
+    for w in &plan.windows {
+        *per_page.entry(w.page).or_default() += 1;
+    }
+    let (whole, windowed): (Vec<usize>, Vec<usize>) = (0..plan.inputs.len()).partition(|&i| per_page[&plan.windows[i].page] == 1);
+    let dims = e.spec().dims;
+    let mut data = vec![0f32; plan.inputs.len() * dims];
+    let mut put = |rows: &[usize], v: Embeddings| {
+        for (k, &i) in rows.iter().enumerate() {
+            data[i * dims..(i + 1) * dims].copy_from_slice(v.row(k));
+        }
+    };
+    if !whole.is_empty() {
+        let refs: Vec<&str> = whole.iter().map(|&i| plan.inputs[i].as_str()).collect();
+        put(&whole, e.embed_passages(&refs)?);
+    }
+    for i in windowed {
+        put(&[i], e.embed_passages(&[plan.inputs[i].as_str()])?);
+    }
+    Ok(Embeddings { dims, data })
 }
 
 /// A window of a page: its first chunk's `pos`, how many chunks, the bytes of text.

@@ -41,8 +41,7 @@ fn a_short_pages_vector_is_the_one_format_2_stored_bit_for_bit() {
                 long += 1; // a page format 2 cut at the window's end
                 continue;
             }
-            let refs: Vec<&str> = plan.inputs.iter().map(String::as_str).collect();
-            let got = e.embed_passages(&refs).unwrap();
+            let got = quarry_index::windows::embed(&mut e, &plan).unwrap();
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got.data), bits(&b.vectors), "{}: the vector moved", d.id);
             same += 1;

@@ -53,8 +53,7 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
                 let e = w.embedder.as_mut().ok_or(SearchError::NoEmbedder)?;
                 // A page longer than the model's window is embedded in windows.
                 let plan = quarry_index::windows::plan(&batch, mask, &*e).map_err(|e| SearchError::Embed(e.to_string()))?;
-                let refs: Vec<&str> = plan.inputs.iter().map(String::as_str).collect();
-                let v = e.embed_passages(&refs).map_err(|e| SearchError::Embed(e.to_string()))?;
+                let v = quarry_index::windows::embed(e, &plan).map_err(|e| SearchError::Embed(e.to_string()))?;
                 ingest::attach_vectors(&mut batch, plan.windows, v.dims, v.data);
             }
             Ok::<_, SearchError>((batch, found))

@@ -44,7 +44,9 @@ struct Pass {
     windows: usize,
     single_window_pages: usize,
     tokens: usize,
+    prepare: Duration,
     plan: Duration,
+    embed: Duration,
     total: Duration,
 }
 
@@ -54,12 +56,16 @@ fn ingest(e: &mut Embedder, pages: &[String]) -> anyhow::Result<Pass> {
     let started = Instant::now();
     for (i, text) in pages.iter().enumerate() {
         let draft = DocDraft { id: format!("doc_{i}"), pages: vec![PageDraft { text: text.clone(), ..PageDraft::default() }], ..DocDraft::default() };
+        let t = Instant::now();
         let mut batch = ingest::prepare(draft, &opts);
+        p.prepare += t.elapsed();
         let t = Instant::now();
         let plan = windows::plan(&batch, false, &*e).context("planning")?;
         p.plan += t.elapsed();
         let refs: Vec<&str> = plan.inputs.iter().map(String::as_str).collect();
-        let v = e.embed_passages(&refs).context("embedding")?;
+        let t = Instant::now();
+        let v = windows::embed(e, &plan).context("embedding")?;
+        p.embed += t.elapsed();
         p.windows += plan.windows.len();
         p.single_window_pages += usize::from(plan.windows.len() == 1);
         ingest::attach_vectors(&mut batch, plan.windows, v.dims, v.data);
@@ -113,6 +119,10 @@ fn main() -> anyhow::Result<()> {
             l.windows,
             100.0 * l.plan.as_secs_f64() / l.total.as_secs_f64()
         );
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        for (name, p) in [("windows as pages", &s), ("long pages", &l)] {
+            println!("  {name}: prepare {:.0} ms, plan {:.0} ms, embed {:.0} ms, all {:.0} ms", ms(p.prepare), ms(p.plan), ms(p.embed), ms(p.total));
+        }
         short_runs.push(s);
         long_runs.push(l);
     }

@@ -130,8 +130,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn embedded(e: &mut Embedder, mut batch: quarry_index::segment::Batch, plan: Plan) -> anyhow::Result<quarry_index::segment::Batch> {
-    let refs: Vec<&str> = plan.inputs.iter().map(String::as_str).collect();
-    let v = e.embed_passages(&refs)?;
+    let v = windows::embed(e, &plan)?;
     ingest::attach_vectors(&mut batch, plan.windows, v.dims, v.data);
     Ok(batch)
 }
