@@ -7,8 +7,8 @@
 //! each page as before windows (title and text, cut at the model's window), "windows" as
 //! ingest now does. Prints nDCG@10, recall@10 and recall@100 of each.
 //!
-//!   cargo run --release -p quarry-bench --bin window-quality -- --scifact ../shared/eval/scifact \
-//!       [--model all-MiniLM-L6-v2] [--abstracts 1600] [--group 8]
+//!   cargo run --release -p quarry-bench --bin window-quality -- [--scifact $EVAL_DIR/scifact] \
+//!       [--model all-MiniLM-L6-v2] [--abstracts 1000] [--group 8]
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -30,10 +30,11 @@ struct Args {
     model: String,
     #[arg(long, default_value = "models")]
     models_dir: PathBuf,
-    /// A BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.
+    /// A BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv (default: the
+    /// evaluation sets' SciFact, see `quarry_bench::eval`).
     #[arg(long)]
-    scifact: PathBuf,
-    #[arg(long, default_value_t = 1600)]
+    scifact: Option<PathBuf>,
+    #[arg(long, default_value_t = 1000)]
     abstracts: usize,
     #[arg(long, default_value_t = 8)]
     group: usize,
@@ -48,17 +49,18 @@ fn jsonl(path: &std::path::Path) -> anyhow::Result<Vec<serde_json::Value>> {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
+    let scifact = a.scifact.clone().unwrap_or_else(|| quarry_bench::eval::eval_set("scifact"));
     let lib = a.models_dir.join("lib/libonnxruntime.so.1.31.1");
     let model = Model::load(&a.models_dir, &lib, &a.model, Precision::Int8).context("loading the model")?;
     let mut e = model.embedder().context("a session")?;
 
     let mut qrels: HashMap<String, Vec<String>> = HashMap::new();
-    for line in std::fs::read_to_string(a.scifact.join("qrels/test.tsv"))?.lines().skip(1) {
+    for line in std::fs::read_to_string(scifact.join("qrels/test.tsv"))?.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
         qrels.entry(f[0].to_owned()).or_default().push(f[1].to_owned());
     }
     let relevant: HashSet<&str> = qrels.values().flatten().map(String::as_str).collect();
-    let corpus = jsonl(&a.scifact.join("corpus.jsonl"))?;
+    let corpus = jsonl(&scifact.join("corpus.jsonl"))?;
     let mut rng = Rng::new(a.seed);
     let mut picked: Vec<&serde_json::Value> = corpus.iter().filter(|d| relevant.contains(d["_id"].as_str().unwrap())).collect();
     let mut others: Vec<&serde_json::Value> = corpus.iter().filter(|d| !relevant.contains(d["_id"].as_str().unwrap())).collect();
@@ -96,7 +98,7 @@ fn main() -> anyhow::Result<()> {
     }
     println!("{} abstracts in {pages} long pages ({:.1} windows a page, model {})", picked.len(), windows_total as f64 / pages as f64, a.model);
 
-    let queries: Vec<(String, String)> = jsonl(&a.scifact.join("queries.jsonl"))?
+    let queries: Vec<(String, String)> = jsonl(&scifact.join("queries.jsonl"))?
         .into_iter()
         .filter_map(|q| {
             let id = q["_id"].as_str()?.to_owned();
