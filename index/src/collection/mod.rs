@@ -54,7 +54,7 @@ pub struct Options {
     pub flush_chunks: usize,
     /// Merge when a collection has more segments than this.
     pub max_segments: usize,
-    /// Segments with at least this many page vectors get an HNSW graph.
+    /// Segments with at least this many vectors (window rows) get an HNSW graph.
     pub hnsw_min_rows: usize,
 }
 
