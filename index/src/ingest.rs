@@ -1,10 +1,11 @@
 //! From a parsed document to a batch ready to log: pages chunked by the document's
 //! chunker (the one asked for, else the one its text calls for), dates found,
-//! near-duplicate fingerprints taken, and page vectors attached once the embedder has run.
+//! near-duplicate fingerprints taken, and window vectors attached once the embedder has run
+//! (`windows.rs` plans what it reads).
 
 use crate::chunk::{ChunkOptions, Chunker};
 use crate::identify::{self, Counts, Kinds};
-use crate::segment::{Batch, ChunkRec, DocRec, Field, PageRec};
+use crate::segment::{Batch, ChunkRec, DocRec, Field, PageRec, WindowRec};
 
 /// A document as the API parsed it: pages of text, no chunks yet.
 #[derive(Debug, Clone, Default)]
@@ -157,17 +158,11 @@ pub fn prepare_counted(mut d: DocDraft, opts: &ChunkOptions) -> (Batch, Counts) 
     (b, found)
 }
 
-/// What the embedder reads for each page: the title, then the page text; with `mask`
-/// (`mask_identifiers`), with its identifiers masked (the default set).
-pub fn embedding_inputs(b: &Batch, mask: bool) -> Vec<String> {
-    let title = b.docs.first().and_then(|d| d.title.as_deref()).unwrap_or("");
-    let input = |p: &crate::segment::PageRec| if title.is_empty() { p.text.clone() } else { format!("{title}\n\n{}", p.text) };
-    let masked = |text: String| if mask { identify::mask(&text, Kinds::default_mask()).text } else { text };
-    b.pages.iter().map(|p| masked(input(p))).collect()
-}
-
-pub fn attach_vectors(b: &mut Batch, dims: usize, data: Vec<f32>) {
-    debug_assert_eq!(data.len(), b.pages.len() * dims);
+/// Attaches the embedder's output for `windows` (see [`crate::windows::plan`]): one
+/// row of `dims` floats per window, in order.
+pub fn attach_vectors(b: &mut Batch, windows: Vec<WindowRec>, dims: usize, data: Vec<f32>) {
+    debug_assert_eq!(data.len(), windows.len() * dims);
     b.dims = dims as u32;
     b.vectors = data;
+    b.windows = windows;
 }

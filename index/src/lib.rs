@@ -5,7 +5,7 @@
 //! results, so the compiler keeps the runtime out of the hot loops.
 
 /// The engine's on-disk format version; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 pub mod bm25;
 pub mod chunk;
@@ -23,3 +23,4 @@ pub mod text;
 pub mod vector;
 pub mod verify;
 pub mod wal;
+pub mod windows;

@@ -17,8 +17,10 @@ use std::sync::{Arc, Mutex};
 /// An add in format 1 (written before format 2), upgraded as it is replayed.
 const TAG_ADD_V1: u8 = 1;
 const TAG_DELETE: u8 = 2;
+/// An add in format 2 (written before format 3), upgraded as it is replayed.
+const TAG_ADD_V2: u8 = 3;
 /// An add: one document's batch in today's format.
-const TAG_ADD: u8 = 3;
+const TAG_ADD: u8 = 4;
 const FRAME: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
@@ -262,11 +264,11 @@ fn decode(bytes: &[u8]) -> Result<(Op, usize), String> {
     }
     let op = match body[0] {
         TAG_ADD => Op::Add(body[1..].to_vec()),
-        TAG_ADD_V1 => {
+        TAG_ADD_V1 | TAG_ADD_V2 => {
             let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(body.len());
             aligned.extend_from_slice(&body[1..]);
-            let batch = crate::segment::upgrade_v1(&aligned)?;
-            Op::Add(crate::segment::archive(&batch).to_vec())
+            let upgrade = if body[0] == TAG_ADD_V1 { crate::segment::upgrade_v1 } else { crate::segment::upgrade_v2 };
+            Op::Add(crate::segment::archive(&upgrade(&aligned)?).to_vec())
         }
         TAG_DELETE => Op::Delete(String::from_utf8(body[1..].to_vec()).map_err(|_| "a delete with a non-UTF-8 id")?),
         t => return Err(format!("unknown record tag {t}")),

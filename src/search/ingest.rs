@@ -51,10 +51,10 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
             let (mut batch, found) = ingest::prepare_counted(draft, &opts);
             if let Some(slot) = embed {
                 let e = super::embedders::session(&mut w.embedders, slot)?;
-                let inputs = ingest::embedding_inputs(&batch, mask);
-                let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-                let v = e.embed_passages(&refs).map_err(|e| SearchError::Embed(e.to_string()))?;
-                ingest::attach_vectors(&mut batch, v.dims, v.data);
+                // A page longer than the model's window is embedded in windows.
+                let plan = quarry_index::windows::plan(&batch, mask, &*e).map_err(|e| SearchError::Embed(e.to_string()))?;
+                let v = quarry_index::windows::embed(e, &plan).map_err(|e| SearchError::Embed(e.to_string()))?;
+                ingest::attach_vectors(&mut batch, plan.windows, v.dims, v.data);
             }
             Ok::<_, SearchError>((batch, found))
         })

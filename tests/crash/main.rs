@@ -65,6 +65,7 @@ fn add_until(
     round: usize,
     threads: usize,
     stop: Arc<AtomicBool>,
+    body: fn(&str) -> String,
 ) -> Vec<std::thread::JoinHandle<Vec<Acked>>> {
     (0..threads)
         .map(|t| {
@@ -136,7 +137,7 @@ fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for round in 0..20 {
         let stop = Arc::new(AtomicBool::new(false));
-        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone());
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), body);
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -154,6 +155,61 @@ fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
     assert!(acked.len() >= 40, "the rounds acknowledged {} documents; too few to mean much", acked.len());
 }
 
+/// One page far longer than MiniLM's 256-token window, the token at its head and tail.
+fn long_body(token: &str) -> String {
+    let para = |i: usize| {
+        format!(
+            "Paragraph {i} of {token}: the survey team walked the northern transect, counted lichens on the granite boulders \
+             and noted the weather, which stayed cold and dry through the morning."
+        )
+    };
+    json!({"title": token, "text": (0..16).map(para).collect::<Vec<_>>().join("\n\n")}).to_string()
+}
+
+/// Issue 22: a long page is several window vectors in one WAL record; after `kill -9`
+/// during adds, flushes and merges, every acknowledged long page is back whole, and the
+/// engine finds each with more than one window.
+#[test]
+fn kill_9_during_adds_of_long_pages_keeps_every_window() {
+    let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: BUSY_INDEX.into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let mut acked: Vec<Acked> = Vec::new();
+    for round in 0..4 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), long_body);
+        // A long page is a few embeddings: long enough for several acknowledgements per round.
+        std::thread::sleep(Duration::from_millis(2500 + 500 * round as u64));
+        s.kill9();
+        stop.store(true, Ordering::Release);
+        for c in clients {
+            acked.extend(c.join().unwrap());
+        }
+        s.restart();
+        let listed = s.get(&format!("/v1/collections/{col}/documents"), Some(&key)).json();
+        let listed = listed["documents"].as_array().unwrap();
+        for a in &acked {
+            let d = listed.iter().find(|d| d["id"] == a.id.as_str());
+            let d = d.unwrap_or_else(|| panic!("acknowledged document {} ({}) is missing", a.id, a.token));
+            assert!(d["pages"] == 1 && d["chunks"].as_u64().unwrap() >= 3, "{d}");
+        }
+    }
+    assert!(s.terminate(Duration::from_secs(10)).success());
+    let dir = s.data().join("collections").join(&col);
+    let (c, _) = quarry_index::collection::Collection::open(&col, &dir, quarry_index::collection::Options::default()).unwrap();
+    let snap = c.snapshot();
+    let mut pages = 0;
+    for v in &snap.views {
+        let b = v.batch();
+        assert!(b.dims.to_native() > 0 || b.pages.is_empty());
+        for p in 0..b.pages.len() as u32 {
+            let windows = b.windows.iter().filter(|w| w.page.to_native() == p).count();
+            assert!(windows >= 2, "a long page has {windows} window(s)");
+            pages += 1;
+        }
+    }
+    assert!(pages >= acked.len() && acked.len() >= 4, "{} acknowledged, {pages} pages held", acked.len());
+}
+
 #[test]
 fn meters_count_only_what_the_index_holds_after_kill_9() {
     let mut s = TestServer::with(Options { config: BUSY_INDEX.into(), ..Options::default() });
@@ -161,7 +217,7 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
     let mut acked = 0;
     for round in 0..6 {
         let stop = Arc::new(AtomicBool::new(false));
-        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone());
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), body);
         // Past the meters' one-second flush, so a flush lands while adds are in flight.
         std::thread::sleep(Duration::from_millis(1300 + 170 * round as u64));
         s.kill9();
@@ -181,7 +237,7 @@ fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
     });
     let (key, col) = setup(&s);
     let stop = Arc::new(AtomicBool::new(false));
-    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone())
+    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone(), body)
         .into_iter()
         .flat_map(|c| {
             std::thread::sleep(Duration::from_millis(300));

@@ -53,6 +53,12 @@ fn compat_v2_data_directory_opens_and_answers_the_same() {
     opens_and_answers_the_same("v2");
 }
 
+/// Format 3: vectors are rows of windows; the bird notes' ringing log is several.
+#[test]
+fn compat_v3_data_directory_opens_and_answers_the_same() {
+    opens_and_answers_the_same("v3");
+}
+
 fn opens_and_answers_the_same(version: &str) {
     let fixture = Path::new(FIXTURES).join(version);
     let expected: Value = serde_json::from_slice(&fs::read(fixture.join("expected.json")).expect("expected.json")).unwrap();
@@ -153,7 +159,7 @@ fn requests(keyword: &str, kw_ids: &[String], library: &str, ids: &[String]) -> 
         ("a deleted flushed document".into(), "GET", format!("{lib}/documents/{}", ids[3]), Value::Null),
         ("a deleted document in the WAL".into(), "GET", format!("{lib}/documents/{}", ids[10]), Value::Null),
     ];
-    for (doc, page) in [(0, 0), (0, 1), (2, 0), (4, 1), (7, 2), (9, 0), (11, 0)] {
+    for (doc, page) in [(0, 0), (0, 1), (0, 2), (2, 0), (4, 1), (7, 2), (9, 0), (11, 0)] {
         out.push((format!("library doc {doc} page {page}"), "GET", format!("{lib}/documents/{}/pages/{page}", ids[doc]), Value::Null));
     }
     // The documents format 2 added (the generator of v1 had twelve).
@@ -170,6 +176,8 @@ fn requests(keyword: &str, kw_ids: &[String], library: &str, ids: &[String]) -> 
         "ice moving slowly down a valley",
         "\"hollow bones\" birds",
         "withdrawn memo about the budget",
+        // Format 3: answered only by the tail of a page longer than the window.
+        "who ringed the last swift of the season at Cape Clear",
     ];
     for q in queries {
         for mode in ["keyword", "semantic", "hybrid"] {
@@ -278,6 +286,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// From format 3 on, the bird notes' third page: a ringing log far longer than the
+/// embedder's window (several windows), whose last line alone says who ringed the last
+/// swift; fixtures v1 and v2 were written without it.
+fn ringing_log() -> String {
+    let mut log = String::from("\u{c}## Ringing log\n\n");
+    let species = ["robin", "wren", "blackbird", "chaffinch", "great tit", "dunnock"];
+    for day in 1..=40 {
+        let bird = species[day % species.len()];
+        log.push_str(&format!(
+            "Day {day}: nets opened at dawn in the hedge by the east field; one {bird} ringed, weighed at {} grams and released; wind from the west, light rain after noon.\n\n",
+            10 + day % 7
+        ));
+    }
+    log.push_str("Last entry: the last swift of the season was ringed by Ada Lovell at the Cape Clear observatory on 3 November.");
+    log
+}
+
 /// Fifteen small documents: titles, authors, metadata with dates and nested keys,
 /// Markdown pages with headings, lists and tables, printed pages with numbers; from
 /// format 2 on also a legal text, a CSV and a classical page with a footnote.
@@ -286,7 +311,7 @@ const CORPUS: &[fn() -> Value] = &[
         json!({
             "title": "Field notes on birds", "author": "A. Naturalist",
             "metadata": {"date": "2024-03-14", "topic": {"kind": "nature"}, "tags": ["birds", "field"]},
-            "text": "# Birds\n\nBirds have feathers and hollow bones, which keep them light in flight.\n\n- robins\n- wrens\n- swifts\n\u{c}## Migration\n\nMany birds fly south in autumn and return in spring, following the same routes each year."
+            "text": format!("# Birds\n\nBirds have feathers and hollow bones, which keep them light in flight.\n\n- robins\n- wrens\n- swifts\n\u{c}## Migration\n\nMany birds fly south in autumn and return in spring, following the same routes each year.{}", ringing_log())
         })
     },
     || {

@@ -34,3 +34,4 @@ mod schema;
 mod search;
 mod spec;
 mod vendored;
+mod windows;

@@ -55,9 +55,8 @@ fn main() -> anyhow::Result<()> {
                 };
                 let (batch, counts) = ingest::prepare_counted(draft, &opts);
                 found += counts.total() as u64;
-                let inputs = ingest::embedding_inputs(&batch, mask);
-                let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-                e.embed_passages(&refs).context("embedding")?;
+                let plan = quarry_index::windows::plan(&batch, mask, &e).context("planning windows")?;
+                quarry_index::windows::embed(&mut e, &plan).context("embedding")?;
             }
             let rate = docs.len() as f64 / t.elapsed().as_secs_f64();
             println!("round {}: mask {} {rate:.1} documents/s ({found} identifiers counted)", round + 1, if mask { "on " } else { "off" });

@@ -39,9 +39,9 @@ impl Manifest {
             Err(source) => return Err(CollectionError::Io { op: "read", path, source }),
         };
         let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| CollectionError::Corrupt { path: path.clone(), reason: e.to_string() })?;
-        // Format 1's collections are read as they are: its segments and WAL records are
-        // upgraded as they are opened; the next manifest written says format 2.
-        if m.format != crate::FORMAT_VERSION && m.format != 1 {
+        // Older formats' collections are read as they are: their segments and WAL
+        // records are upgraded as they are opened; the next manifest written says today's.
+        if !(1..=crate::FORMAT_VERSION).contains(&m.format) {
             let reason = format!("format version {}, this build reads 1 to {}", m.format, crate::FORMAT_VERSION);
             return Err(CollectionError::Corrupt { path, reason });
         }
@@ -56,7 +56,7 @@ impl Manifest {
             let p = p.to_owned();
             move |source| CollectionError::Io { op, path: p, source }
         };
-        // Stamped with today's format: what this build writes. Format-1 segments it still
+        // Stamped with today's format: what this build writes. Older segments it still
         // lists say their own version in their headers and are read as such.
         let today = Manifest { format: crate::FORMAT_VERSION, ..self.clone() };
         let bytes = serde_json::to_vec_pretty(&today).expect("a manifest serializes");

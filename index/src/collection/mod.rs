@@ -54,7 +54,7 @@ pub struct Options {
     pub flush_chunks: usize,
     /// Merge when a collection has more segments than this.
     pub max_segments: usize,
-    /// Segments with at least this many page vectors get an HNSW graph.
+    /// Segments with at least this many vectors (window rows) get an HNSW graph.
     pub hnsw_min_rows: usize,
 }
 
@@ -198,6 +198,8 @@ impl Collection {
     /// Adds the one document of `batch`: citations assigned, logged, synced, published.
     pub fn add(&self, mut batch: Batch) -> Result<(), CollectionError> {
         let doc_id = batch.docs.first().map(|d| d.id.clone()).unwrap_or_default();
+        // Checked before it is logged: a record the replay would refuse is never written.
+        batch.check_windows().map_err(|reason| CollectionError::Corrupt { path: self.dir.clone(), reason })?;
         let (bytes, lsn, wal_seq) = {
             let mut w = self.writer.lock().expect("writer lock");
             w.load(&self.snapshot.load());

@@ -158,7 +158,7 @@ impl View {
     pub fn quantized(&self) -> Option<&crate::vector::Quantized> {
         let b = self.batch();
         let dims = b.dims.to_native() as usize;
-        (dims > 0 && b.pages.len() >= QUANTIZE_MIN_ROWS)
+        (dims > 0 && b.windows.len() >= QUANTIZE_MIN_ROWS)
             .then(|| self.quantized.get_or_init(|| crate::vector::Quantized::new(self.data.vectors(), dims)))
     }
 
@@ -169,7 +169,7 @@ impl View {
     /// A segment of at least `min_rows` vectors that has no graph yet.
     pub fn wants_graph(&self, min_rows: usize) -> bool {
         let b = self.batch();
-        !self.is_memory() && b.dims.to_native() > 0 && b.pages.len() >= min_rows && self.graph.load().is_none()
+        !self.is_memory() && b.dims.to_native() > 0 && b.windows.len() >= min_rows && self.graph.load().is_none()
     }
 
     /// Loads the segment's saved graph, or builds and saves one.

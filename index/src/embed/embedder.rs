@@ -110,6 +110,17 @@ impl Embedder {
         self.embed_with_prefix(texts, &prefix)
     }
 
+    /// Tokens `text` takes as a passage input (prefix and special tokens included, up
+    /// to the model's limit).
+    pub fn passage_tokens(&self, text: &str) -> Result<usize, EmbedError> {
+        Ok(self.encoder.encode(&format!("{}{text}", self.spec.passage_prefix))?.len())
+    }
+
+    /// Where each token of `text` starts, in bytes, with no limit (see [`TextEncoder::token_starts`]).
+    pub fn token_starts(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        self.encoder.token_starts(text)
+    }
+
     /// Texts exactly as given, no prefix.
     pub fn embed_raw(&mut self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
         self.embed_with_prefix(texts, "")

@@ -11,6 +11,8 @@ use super::EmbedError;
 /// A tokenizer bound to one model's limits. Loaded once per process and shared.
 pub struct TextEncoder {
     inner: Tokenizer,
+    /// The same tokenizer without the limit, to count what a long text holds.
+    untruncated: Tokenizer,
     pad_id: u32,
 }
 
@@ -29,6 +31,8 @@ impl TextEncoder {
         let err = |reason: String| EmbedError::Tokenizer { path: path.to_owned(), reason };
         let mut inner = Tokenizer::from_file(path).map_err(|e| err(e.to_string()))?;
         inner.with_padding(None);
+        let mut untruncated = inner.clone();
+        untruncated.with_truncation(None).map_err(|e| err(e.to_string()))?;
         inner
             .with_truncation(Some(TruncationParams {
                 max_length: max_tokens,
@@ -37,13 +41,19 @@ impl TextEncoder {
                 direction: TruncationDirection::Right,
             }))
             .map_err(|e| err(e.to_string()))?;
-        Ok(TextEncoder { inner, pad_id })
+        Ok(TextEncoder { inner, untruncated, pad_id })
     }
 
     /// Ids with the model's special tokens, truncated to its maximum.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
         let enc = self.inner.encode(text, true).map_err(|e| EmbedError::Encode(e.to_string()))?;
         Ok(enc.get_ids().to_vec())
+    }
+
+    /// Where each token of `text` starts, in bytes: no special tokens, no limit.
+    pub fn token_starts(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let enc = self.untruncated.encode(text, false).map_err(|e| EmbedError::Encode(e.to_string()))?;
+        Ok(enc.get_offsets().iter().map(|o| o.0 as u32).collect())
     }
 
     /// A (query, passage) pair as a cross-encoder takes it: ids and segment ids.

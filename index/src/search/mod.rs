@@ -1,5 +1,5 @@
 //! The search path over one snapshot: filters → BM25 over chunks rolled up to pages ∥
-//! vector search over page vectors → weighted reciprocal-rank fusion → quoted phrases
+//! vector search over window vectors (a page by its best window) → weighted reciprocal-rank fusion → quoted phrases
 //! enforced → near-duplicates folded → the cut → the best passages of each page.
 
 pub mod filter;
@@ -244,7 +244,8 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
     pages.ranked()
 }
 
-/// Cosine over page vectors (they are normalised: a dot product).
+/// Cosine over window vectors (they are normalised: a dot product), a page scored by
+/// its best window.
 fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
     let mut pages: Vec<u128> = Vec::new();
     for (vi, view) in snap.views.iter().enumerate() {
@@ -388,3 +389,5 @@ fn fold_duplicates(snap: &Snapshot, fused: Vec<fusion::Fused>, k: usize) -> Vec<
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod windows_tests;

@@ -130,6 +130,7 @@ fn a_large_segment_gets_a_graph_that_answers_like_the_scan_and_survives_reopen()
         let mut d = doc(&format!("v{i}"), &["text"]);
         d.dims = dims as u32;
         d.vectors = unit();
+        d.windows = vec![crate::segment::WindowRec { page: 0, first_pos: 0, chunks: d.pages[0].chunks }];
         c.add(d).unwrap();
     }
     c.flush().unwrap();

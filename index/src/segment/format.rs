@@ -3,8 +3,10 @@
 //! record's payload (a batch of one document) and one segment file's contents, so the
 //! in-memory tail of a collection and its flushed segments are read by the same code.
 //!
-//! This is format 2 ([`crate::FORMAT_VERSION`]); `v1.rs` keeps format 1 frozen, which
-//! segment files and WAL records written before it still hold and are read through.
+//! This is format 3 ([`crate::FORMAT_VERSION`]): vectors are rows of windows, a page
+//! longer than the embedder's window holding several (see [`WindowRec`]). `v1.rs` and
+//! `v2.rs` keep formats 1 and 2 frozen, which segment files and WAL records written
+//! before still hold and are read through.
 
 use rkyv::{Archive, Deserialize, Serialize};
 
@@ -90,19 +92,62 @@ pub struct ChunkRec {
     pub footnote_of: Option<u32>,
 }
 
+/// One embedded window of a page: a run of its chunks, packed up to the embedder's
+/// token limit (a page within the limit is one window of all its chunks). Vector row
+/// `i` of a batch is window `i`'s.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowRec {
+    /// The page's index in this batch.
+    pub page: u32,
+    /// The window's first chunk, by its `pos` on the page, and how many it holds.
+    pub first_pos: u32,
+    pub chunks: u32,
+}
+
 /// Documents with everything needed to search them.
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
 pub struct Batch {
     pub docs: Vec<DocRec>,
     pub pages: Vec<PageRec>,
     pub chunks: Vec<ChunkRec>,
-    /// Floats per page vector; 0 when the collection has no embedder.
+    /// Floats per vector; 0 when the collection has no embedder.
     pub dims: u32,
-    /// Page vectors, row-major, L2-normalised.
+    /// Window vectors, row-major, L2-normalised, one row per entry of `windows`.
     pub vectors: Vec<f32>,
+    /// In page order, at least one per page when `dims > 0`; empty when it is 0.
+    pub windows: Vec<WindowRec>,
+}
+
+/// What a batch's vectors must be to be searched: no rows without an embedder; else one
+/// row per window, windows in page order and every page holding one or more. `windows`
+/// yields each window's page.
+pub(crate) fn check_windows(dims: usize, vectors: usize, pages: usize, windows: impl ExactSizeIterator<Item = u32>) -> Result<(), String> {
+    let n = windows.len();
+    if dims == 0 {
+        return if vectors == 0 && n == 0 { Ok(()) } else { Err(format!("{vectors} floats and {n} windows without dimensions")) };
+    }
+    if vectors != n * dims {
+        return Err(format!("{vectors} floats for {n} windows of {dims} dimensions"));
+    }
+    let mut next = 0u32;
+    for page in windows {
+        if page != next && page + 1 != next {
+            return Err(format!("window of page {page} out of order (next page {next})"));
+        }
+        next = page + 1;
+    }
+    if next as usize != pages {
+        return Err(format!("windows cover {next} of {pages} pages"));
+    }
+    Ok(())
 }
 
 impl Batch {
+    /// See [`check_windows`].
+    pub fn check_windows(&self) -> Result<(), String> {
+        check_windows(self.dims as usize, self.vectors.len(), self.pages.len(), self.windows.iter().map(|w| w.page))
+    }
+
     /// Appends the documents of an archived batch, skipping those `drop` names.
     pub fn extend_from(&mut self, other: &ArchivedBatch, drop: impl Fn(&str) -> bool) {
         let dims = other.dims.to_native() as usize;
@@ -128,11 +173,23 @@ impl Batch {
                     self.chunks.push(chunk);
                 }
                 if dims > 0 {
-                    self.vectors.extend(other.vectors[old_page * dims..(old_page + 1) * dims].iter().map(|v| v.to_native()));
+                    let from = other.windows.partition_point(|w| (w.page.to_native() as usize) < old_page);
+                    let to = from + other.windows[from..].partition_point(|w| w.page.to_native() as usize == old_page);
+                    for w in &other.windows[from..to] {
+                        self.windows.push(WindowRec { page: page_ix, first_pos: w.first_pos.to_native(), chunks: w.chunks.to_native() });
+                    }
+                    self.vectors.extend(other.vectors[from * dims..to * dims].iter().map(|v| v.to_native()));
                 }
                 self.pages.push(page);
             }
             self.docs.push(d);
         }
+    }
+}
+
+impl ArchivedBatch {
+    /// See [`check_windows`].
+    pub fn check_windows(&self) -> Result<(), String> {
+        check_windows(self.dims.to_native() as usize, self.vectors.len(), self.pages.len(), self.windows.iter().map(|w| w.page.to_native()))
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod format;
 mod v1;
+mod v2;
 mod view;
 
 use std::fs::{self, File};
@@ -11,12 +12,18 @@ use std::path::{Path, PathBuf};
 
 pub use format::{
     ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedFieldValue, ArchivedPageRec, Batch, ChunkRec, DocRec, Field, FieldValue, PageRec,
+    WindowRec,
 };
 pub use view::BatchView;
 
 /// A format-1 archive (a WAL record written before format 2) upgraded to today's batch.
 pub fn upgrade_v1(archive: &[u8]) -> Result<Batch, String> {
     v1::upgrade(archive)
+}
+
+/// A format-2 archive (a WAL record written before format 3) upgraded to today's batch.
+pub fn upgrade_v2(archive: &[u8]) -> Result<Batch, String> {
+    v2::upgrade(archive)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -62,6 +62,7 @@ pub(crate) fn sample_batch() -> Batch {
         ],
         dims: 2,
         vectors: vec![0.6, 0.8],
+        windows: vec![WindowRec { page: 0, first_pos: 0, chunks: 2 }],
     }
 }
 
@@ -181,6 +182,134 @@ fn a_format_1_segment_opens_upgraded_with_no_meta() {
     fs::write(&path, [&header[..], &today[..]].concat()).unwrap();
     let e = BatchView::open(&path).err().expect("version 9");
     assert!(e.to_string().contains("format version 9"), "{e}");
+}
+
+/// `sample_batch` as format 2 wrote it: one vector per page, no windows.
+fn sample_batch_v2() -> v2::Batch {
+    let b = sample_batch();
+    let field = |f: &Field| v2::Field {
+        key: f.key.clone(),
+        value: match &f.value {
+            FieldValue::Str(s) => v2::FieldValue::Str(s.clone()),
+            FieldValue::Num(n) => v2::FieldValue::Num(*n),
+            FieldValue::Bool(b) => v2::FieldValue::Bool(*b),
+            FieldValue::Null => v2::FieldValue::Null,
+        },
+    };
+    let d = &b.docs[0];
+    let p = &b.pages[0];
+    v2::Batch {
+        docs: vec![v2::DocRec {
+            id: d.id.clone(),
+            title: d.title.clone(),
+            author: d.author.clone(),
+            metadata_json: d.metadata_json.clone(),
+            meta_json: d.meta_json.clone(),
+            chunker: d.chunker.clone(),
+            format: d.format.clone(),
+            embedder: d.embedder.clone(),
+            created_at: d.created_at.clone(),
+            chars: d.chars,
+            first_page: d.first_page,
+            pages: d.pages,
+            chunks: d.chunks,
+            fields: d.fields.iter().map(field).collect(),
+            dates: d.dates.clone(),
+        }],
+        pages: vec![v2::PageRec {
+            doc: p.doc,
+            n: p.n,
+            number: p.number.clone(),
+            volume: p.volume.clone(),
+            heading: p.heading.clone(),
+            text: p.text.clone(),
+            citation: p.citation,
+            simhash: p.simhash,
+            first_chunk: p.first_chunk,
+            chunks: p.chunks,
+            dates: p.dates.clone(),
+            meta_json: p.meta_json.clone(),
+        }],
+        chunks: b
+            .chunks
+            .iter()
+            .map(|c| v2::ChunkRec {
+                page: c.page,
+                pos: c.pos,
+                start: c.start,
+                end: c.end,
+                byte_start: c.byte_start,
+                byte_end: c.byte_end,
+                kinds: c.kinds,
+                heading: c.heading.clone(),
+                meta_json: c.meta_json.clone(),
+                footnote_of: c.footnote_of,
+            })
+            .collect(),
+        dims: b.dims,
+        vectors: b.vectors.clone(),
+    }
+}
+
+#[test]
+fn a_format_2_segment_opens_upgraded_with_one_window_per_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2.seg");
+    let archive = rkyv::to_bytes::<rkyv::rancor::Error>(&sample_batch_v2()).unwrap();
+    let mut header = view::header(&archive);
+    header[4..8].copy_from_slice(&2u32.to_le_bytes());
+    fs::write(&path, [&header[..], &archive[..]].concat()).unwrap();
+
+    let view = BatchView::open(&path).unwrap();
+    assert!(!view.is_mapped(), "a format-2 segment is upgraded into memory");
+    let got: Batch = rkyv::deserialize::<Batch, rkyv::rancor::Error>(view.batch()).unwrap();
+    assert_eq!(got, sample_batch(), "the page's one vector is its one window of every chunk");
+
+    // A format-2 WAL record (tag 3) is upgraded as it is replayed.
+    assert_eq!(upgrade_v2(&archive).unwrap(), sample_batch());
+    // Today's bytes under a format-2 header are not taken for format 2 silently.
+    let today = super::archive(&sample_batch());
+    let mut header = view::header(&today);
+    header[4..8].copy_from_slice(&2u32.to_le_bytes());
+    fs::write(&path, [&header[..], &today[..]].concat()).unwrap();
+    match BatchView::open(&path) {
+        Err(SegmentError::Corrupt { reason, .. }) => assert!(reason.contains("format-2"), "{reason}"),
+        Err(e) => panic!("{e}"),
+        Ok(view) => assert_ne!(rkyv::deserialize::<Batch, rkyv::rancor::Error>(view.batch()).unwrap(), sample_batch()),
+    }
+}
+
+#[test]
+fn a_batch_whose_windows_do_not_match_its_vectors_is_refused() {
+    let mut b = sample_batch();
+    assert_eq!(b.check_windows(), Ok(()));
+    b.windows.clear();
+    assert!(b.check_windows().unwrap_err().contains("2 floats for 0 windows"));
+    let e = BatchView::from_bytes(archive(&b), Path::new("mem")).err().expect("no windows");
+    assert!(e.to_string().contains("windows"), "{e}");
+    b.windows = vec![WindowRec { page: 1, first_pos: 0, chunks: 2 }];
+    assert!(b.check_windows().unwrap_err().contains("out of order"));
+    // Two windows of one page: one row each.
+    b.windows = vec![WindowRec { page: 0, first_pos: 0, chunks: 1 }, WindowRec { page: 0, first_pos: 1, chunks: 1 }];
+    assert!(b.check_windows().is_err());
+    b.vectors = vec![0.6, 0.8, 0.8, 0.6];
+    assert_eq!(b.check_windows(), Ok(()));
+}
+
+#[test]
+fn extend_from_carries_every_window_of_a_page_with_its_rows() {
+    let mut b = sample_batch();
+    b.windows = vec![WindowRec { page: 0, first_pos: 0, chunks: 1 }, WindowRec { page: 0, first_pos: 1, chunks: 1 }];
+    b.vectors = vec![0.6, 0.8, 0.8, 0.6];
+    let view = BatchView::from_bytes(archive(&b), Path::new("mem")).unwrap();
+    let one = BatchView::from_bytes(archive(&sample_batch()), Path::new("mem")).unwrap();
+    let mut merged = Batch::default();
+    merged.extend_from(one.batch(), |_| false);
+    merged.extend_from(view.batch(), |_| false);
+    assert_eq!(merged.check_windows(), Ok(()));
+    let pages: Vec<(u32, u32, u32)> = merged.windows.iter().map(|w| (w.page, w.first_pos, w.chunks)).collect();
+    assert_eq!(pages, [(0, 0, 2), (1, 0, 1), (1, 1, 1)]);
+    assert_eq!(merged.vectors, vec![0.6, 0.8, 0.6, 0.8, 0.8, 0.6]);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! meta and footnote links and pages their format's meta (format 2). Never edit these
 //! types: the bytes already on users' disks are laid out by them. A format-1 archive is
 //! validated against them and upgraded to today's [`Batch`](super::format::Batch) in
-//! memory; the next merge writes it out as format 2.
+//! memory (through format 2's); the next merge writes it out in today's format.
 
 use rkyv::{Archive, Deserialize, Serialize};
 
@@ -94,11 +94,16 @@ pub struct Batch {
     pub vectors: Vec<f32>,
 }
 
-/// A format-1 archive, validated, as a format-2 batch.
+/// A format-1 archive, validated, as today's batch (through format 2).
 pub fn upgrade(archive: &[u8]) -> Result<super::format::Batch, String> {
+    upgrade_to_v2(archive).map(super::v2::upgrade_batch)
+}
+
+/// A format-1 archive, validated, as a format-2 batch.
+fn upgrade_to_v2(archive: &[u8]) -> Result<super::v2::Batch, String> {
     let archived = rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map_err(|e| format!("invalid format-1 archive: {e}"))?;
     let old: Batch = rkyv::deserialize::<Batch, rkyv::rancor::Error>(archived).map_err(|e| format!("format-1 archive: {e}"))?;
-    use super::format as now;
+    use super::v2 as now;
     let field = |f: Field| now::Field {
         key: f.key,
         value: match f.value {

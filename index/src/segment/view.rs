@@ -40,11 +40,11 @@ impl BatchView {
         let map = unsafe { Mmap::map(&file) }.map_err(|source| SegmentError::Io { op: "mmap", path: path.to_owned(), source })?;
         let (version, len, crc) = check_header(&map).map_err(corrupt)?;
         let archive = &map[HEADER_LEN..HEADER_LEN + len];
-        if version == 1 {
-            // Written before format 2: checked, then upgraded into memory. The next
+        if version < crate::FORMAT_VERSION {
+            // Written in an older format: checked, then upgraded into memory. The next
             // merge that takes this segment writes it out in today's format.
             check_crc(archive, crc).map_err(corrupt)?;
-            let batch = super::v1::upgrade(archive).map_err(corrupt)?;
+            let batch = if version == 1 { super::v1::upgrade(archive) } else { super::v2::upgrade(archive) }.map_err(corrupt)?;
             return BatchView::from_bytes(super::archive(&batch), path);
         }
         check_archive(archive, crc, len >= SIDE_BY_SIDE).map_err(corrupt)?;
@@ -76,7 +76,9 @@ impl BatchView {
     /// A batch built in this process (or replayed from the WAL), validated once.
     pub fn from_bytes(bytes: AlignedVec, origin: &Path) -> Result<BatchView, SegmentError> {
         rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(&bytes)
-            .map_err(|e| SegmentError::Corrupt { path: PathBuf::from(origin), reason: format!("invalid batch: {e}") })?;
+            .map_err(|e| format!("invalid batch: {e}"))
+            .and_then(|b| b.check_windows())
+            .map_err(|reason| SegmentError::Corrupt { path: PathBuf::from(origin), reason })?;
         Ok(BatchView { bytes: Bytes::Owned(bytes), offset: 0 })
     }
 
@@ -113,7 +115,7 @@ impl BatchView {
 const SIDE_BY_SIDE: usize = 8 << 20;
 
 /// The format version, archive length and checksum the header announces, after checking
-/// magic, that this build reads the version (format 1 or today's) and that the file holds
+/// magic, that this build reads the version (format 1, 2 or today's) and that the file holds
 /// that many bytes.
 fn check_header(map: &[u8]) -> Result<(u32, usize, u32), String> {
     if map.len() < HEADER_LEN {
@@ -123,7 +125,7 @@ fn check_header(map: &[u8]) -> Result<(u32, usize, u32), String> {
         return Err("not a segment file (bad magic)".into());
     }
     let version = u32::from_le_bytes(map[4..8].try_into().expect("4 bytes"));
-    if version != crate::FORMAT_VERSION && version != 1 {
+    if !(1..=crate::FORMAT_VERSION).contains(&version) {
         return Err(format!("format version {version}, this build reads 1 to {}", crate::FORMAT_VERSION));
     }
     let len = u64::from_le_bytes(map[8..16].try_into().expect("8 bytes")) as usize;
@@ -145,7 +147,10 @@ fn check_crc(archive: &[u8], crc: u32) -> Result<(), String> {
 /// the two run at once on two threads. A checksum mismatch is reported first either way:
 /// it says more than whatever the validation trips on in damaged bytes.
 pub(super) fn check_archive(archive: &[u8], crc: u32, side_by_side: bool) -> Result<(), String> {
-    let validate = || rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map(|_| ()).map_err(|e| format!("invalid archive: {e}"));
+    let validate = || {
+        let b = rkyv::access::<ArchivedBatch, rkyv::rancor::Error>(archive).map_err(|e| format!("invalid archive: {e}"))?;
+        b.check_windows()
+    };
     let (checksum, valid) = if side_by_side {
         std::thread::scope(|s| {
             let checksum = s.spawn(|| check_crc(archive, crc));
