@@ -8,10 +8,16 @@
 # (PyPI; k1 1.2, b 0.75, English stopwords and stemming) run on the same data in the same
 # run. Results land in bench/results/.
 #
-#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small] [--port 4471]
+#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small|none] [--port 4471]
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
-#                                              and NFCorpus keyword-only, from $EVAL_DIR,
-#                                              default ../shared/eval from the repository root)
+#                                              NFCorpus keyword-only, and scifact-long, from
+#                                              $EVAL_DIR, default ../shared/eval from the
+#                                              repository root)
+#
+# scifact-long is built in the run by long_queries.py (seeded): each judged SciFact claim
+# as a long request of 30-60 words with one or two words in double quotes; bm25s gets
+# the same text, quotes included. `--embedder none` runs the server without an embedder
+# and scores the keyword list alone (no model loaded: the fast way to check keyword ranking).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 embedders=(all-MiniLM-L6-v2 multilingual-e5-small)
@@ -59,11 +65,14 @@ for embedder in "${embedders[@]}"; do
         echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
         echo
     } > "$out"
+    all_modes=keyword,semantic,hybrid
+    [ "$embedder" = none ] && all_modes=keyword
     if [ ${#datasets[@]} -eq 0 ]; then
         eval_dir=${EVAL_DIR:-../shared/eval}
-        runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
+        python3 bench/quality/long_queries.py "$eval_dir/scifact" "$work/scifact-long"
+        runs=("$eval_dir/scifact $all_modes" "$eval_dir/nfcorpus-test-preproc keyword" "$work/scifact-long keyword")
     else
-        runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
+        runs=(); for d in "${datasets[@]}"; do runs+=("$d $all_modes"); done
     fi
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
