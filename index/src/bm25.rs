@@ -189,6 +189,22 @@ impl DiskIndex {
     /// Indexes `batch`'s chunks (text, and the document title), in `dir` when given
     /// (committed and fsynced by tantivy), else in memory.
     pub fn build(batch: &ArchivedBatch, dir: Option<&Path>) -> Result<DiskIndex, Bm25Error> {
+        DiskIndex::build_with(batch, dir, crate::text::analyzer(), true)
+    }
+
+    /// An index of `batch` in `dir` by another `analyzer`, with no analyser version:
+    /// what a segment written before [`ANALYZER_VERSION`] 2 holds.
+    #[cfg(test)]
+    pub(crate) fn build_unversioned(batch: &ArchivedBatch, dir: &Path, analyzer: tantivy::tokenizer::TextAnalyzer) -> Result<DiskIndex, Bm25Error> {
+        DiskIndex::build_with(batch, Some(dir), analyzer, false)
+    }
+
+    fn build_with(
+        batch: &ArchivedBatch,
+        dir: Option<&Path>,
+        analyzer: tantivy::tokenizer::TextAnalyzer,
+        versioned: bool,
+    ) -> Result<DiskIndex, Bm25Error> {
         let where_ = dir.map(|d| d.display().to_string()).unwrap_or_else(|| "(memory)".into());
         let fail = |source| Bm25Error { path: where_.clone(), source };
         let (schema, f) = schema();
@@ -199,7 +215,7 @@ impl DiskIndex {
             }
             None => Index::create_in_ram(schema),
         };
-        register(&index);
+        index.tokenizers().register(crate::text::ANALYZER, analyzer);
         let heap = if dir.is_some() { 64_000_000 } else { 15_000_000 };
         let mut writer = index.writer_with_num_threads::<tantivy::TantivyDocument>(1, heap).map_err(fail)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
@@ -208,6 +224,9 @@ impl DiskIndex {
         }
         writer.commit().map_err(fail)?;
         writer.wait_merging_threads().map_err(fail)?;
+        if let Some(d) = dir.filter(|_| versioned) {
+            write_analyzer_version(d).map_err(|e| fail(e.into()))?;
+        }
         DiskIndex::from_index(index, &where_)
     }
 
@@ -420,6 +439,31 @@ fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) 
         return true;
     }
     (0..=64u64).map(|i| (i * (max as u64 - 1) / 64) as u32).all(|doc| column.first(doc) == Some(doc as u64))
+}
+
+/// The version of [`crate::text::analyzer`] the terms of an index written today come
+/// from. 1: the analyser before Unicode normalisation (no version file); 2: words
+/// normalised (NFKC, Latin diacritics folded, combining marks inside words). Bump it
+/// whenever the analyser changes the terms it makes: segments of another version have
+/// their index rebuilt on open (`collection/reanalyse.rs`).
+pub const ANALYZER_VERSION: u32 = 2;
+
+/// The file in an index directory that records its analyser version; written last, once
+/// the index is committed.
+const ANALYZER_FILE: &str = "ANALYZER";
+
+/// The analyser version the index in `dir` was built with: `None` when it records none
+/// (written before versions were recorded, or a build cut short).
+pub fn analyzer_version(dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(dir.join(ANALYZER_FILE)).ok()?.trim().parse().ok()
+}
+
+fn write_analyzer_version(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join(ANALYZER_FILE))?;
+    writeln!(f, "{ANALYZER_VERSION}")?;
+    f.sync_all()?;
+    std::fs::File::open(dir)?.sync_all()
 }
 
 /// Term i's weight: `weights[i]`, or 1 past the end (no weights given).

@@ -86,3 +86,46 @@ fn a_query_of_more_than_31_distinct_terms_scores_and_shows_every_term() {
     let late = snap.hit_view(&r.hits[0]);
     assert_eq!(late.passages[0].1.matched, ["w36x", "w37x", "w38x", "w39x"]);
 }
+
+const UNICODE: &[(&str, &str)] = &[
+    ("decomposed", "A small cafe\u{0301} near the station serves breakfast."),
+    ("ligature", "The \u{FB01}nal report of the committee."),
+    ("city", "Notes from a visit to Kraków in winter."),
+    ("greek", "Ἀλήθεια as a word of the philosophers."),
+];
+
+#[test]
+fn a_precomposed_query_finds_text_written_with_a_combining_mark() {
+    let (_d, c) = collection(UNICODE);
+    let (ids, r) = ask(&c, "café");
+    assert_eq!(ids, ["decomposed"]);
+    assert_eq!(r.terms, ["cafe"]);
+    // The passage shows the term it matched, and a quoted phrase holds too.
+    let snap = c.snapshot();
+    assert_eq!(snap.hit_view(&r.hits[0]).passages[0].1.matched, ["cafe"]);
+    assert_eq!(ask(&c, "\"small café\"").0, ["decomposed"]);
+    assert_eq!(ask(&c, "cafe\u{0301}").0, ["decomposed"]);
+}
+
+#[test]
+fn a_ligature_is_the_letters_it_joins() {
+    let (_d, c) = collection(UNICODE);
+    assert_eq!(ask(&c, "final report").0, ["ligature"]);
+    assert_eq!(ask(&c, "\"final report\"").0, ["ligature"]);
+    let (ids, r) = ask(&c, "\u{FB01}nal");
+    assert_eq!((ids, r.terms), (vec!["ligature".to_owned()], vec!["final".to_owned()]));
+}
+
+#[test]
+fn latin_diacritics_fold_and_other_scripts_keep_their_marks() {
+    let (_d, c) = collection(UNICODE);
+    assert_eq!(ask(&c, "krakow").0, ["city"]);
+    assert_eq!(ask(&c, "KRAKÓW").0, ["city"]);
+    assert_eq!(ask(&c, "\"visit to krakow\"").0, ["city"]);
+    let snap = c.snapshot();
+    let (_, r) = ask(&c, "Krakow winter");
+    assert_eq!(snap.hit_view(&r.hits[0]).passages[0].1.matched, ["krakow", "winter"]);
+    // Greek breathings and accents are part of the spelling: kept.
+    assert_eq!(ask(&c, "ἀλήθεια").0, ["greek"]);
+    assert!(ask(&c, "αληθεια").0.is_empty());
+}

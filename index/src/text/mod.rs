@@ -13,6 +13,7 @@ mod matching;
 pub mod query;
 mod simhash;
 mod tokenizer;
+mod unicode;
 mod weights;
 
 use std::cell::RefCell;
@@ -25,6 +26,7 @@ pub use matching::{contains_phrase, normalize_for_match};
 pub use query::{parse, Intent, ParsedQuery};
 pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};
 pub use tokenizer::{QuarryTokenStream, QuarryTokenizer};
+pub use unicode::{is_word_char, normalize_word};
 pub use weights::{weighted_terms, EMPHASIS};
 
 /// The name [`analyzer`] is registered under in a tantivy index's tokenizer manager.
