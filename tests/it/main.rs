@@ -26,5 +26,6 @@ mod sample;
 mod scan;
 mod schema;
 mod search;
+mod search_keyword;
 mod spec;
 mod vendored;
