@@ -110,7 +110,8 @@ impl Held {
 /// skipped eight bytes at a time, and most other text (Greek letters, dashes, quotes
 /// in English abstracts) fails the test without decoding a character. Arabic U+0600–
 /// U+06FF begins with D8–DB, U+08D3–U+08FF with E0, İ with C4 and the Kelvin sign
-/// with E2 84.
+/// with E2 84; Latin letters with diacritics, superscripts, combining marks, ligatures
+/// and fullwidth forms (whose normalised forms hold ASCII) with most other lead bytes.
 fn may_hide_ascii(text: &str) -> bool {
     let b = text.as_bytes();
     // And every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`) or

@@ -1,12 +1,13 @@
 //! What a search query asks for: its quoted phrases and its intent.
 //!
-//! Phrases are enforced after retrieval (a page must contain them); the intent lets
+//! Phrases are enforced after retrieval (a page must contain them), except a single
+//! quoted word in a long request, which is emphasis ([`EMPHASIS_MIN_WORDS`]); the intent lets
 //! search pick passage sizes and fusion weights (a list wants many short items, a question
 //! a passage that answers, an entity name the page about it). Intent is a cheap guess from
 //! the query's shape, not a model.
 //!
 //! Rules, checked in this order:
-//! 1. **Phrase**: the query has a quoted phrase.
+//! 1. **Phrase**: the query has a quoted phrase a page must hold (emphasis is not one).
 //! 2. **List**: it starts with `list`, `enumerate`, `itemize`, `all`, `every`, `top N`, or a
 //!    list-asking opening such as `what are the`, `name all`, `give me all`, `types of`,
 //!    or Arabic `اذكر`. Checked before questions, since "what are the …?" asks for a list.
