@@ -9,12 +9,18 @@
 # run, once per embedder, each set in a collection created with that embedder
 # (settings.embedder). Results land in bench/results/.
 #
-#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small]... [--port 4471]
+#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small|none]... [--port 4471]
 #                        [--expand off|on|both]  (both: every mode with expand false and
 #                                              true on the same collection, and the change)
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
-#                                              and NFCorpus keyword-only, from $EVAL_DIR,
-#                                              default ../shared/eval from the repository root)
+#                                              NFCorpus keyword-only, and scifact-long, from
+#                                              $EVAL_DIR, default ../shared/eval from the
+#                                              repository root)
+#
+# scifact-long is built in the run by long_queries.py (seeded): each judged SciFact claim
+# as a long request of 30-60 words with one or two words in double quotes; bm25s gets
+# the same text, quotes included. `--embedder none` runs the server without an embedder
+# and scores the keyword list alone (no model loaded: the fast way to check keyword ranking).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command="bench/quality/run.sh${*:+ $*}"
@@ -55,18 +61,30 @@ peer_scores() { # dataset → a JSON file of bm25s's scores on it
 # the same server, data directory and plan.
 work=$(mktemp -d)
 trap 'kill "${pid:-0}" 2>/dev/null || true; wait "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-loaded=$(printf '"%s", ' "${embedders[@]}")
-{ echo "embedder = \"${embedders[0]}\""; echo "embedders = [${loaded%, }]"; cat bench/evaluation-plan.toml; } > "$work/quarry.toml"
+# "none" runs keyword-only collections (fast: nothing is embedded); it loads no model.
+models=(); for e in "${embedders[@]}"; do [ "$e" != none ] && models+=("$e"); done
+{
+    if [ ${#models[@]} -eq 0 ]; then
+        echo 'embedder = "none"'
+    else
+        loaded=$(printf '"%s", ' "${models[@]}")
+        echo "embedder = \"${models[0]}\""; echo "embedders = [${loaded%, }]"
+    fi
+    cat bench/evaluation-plan.toml
+} > "$work/quarry.toml"
 key=$(target/release/quarry accounts create --config "$work/quarry.toml" --data "$work/data" \
     --email evaluation@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
 target/release/quarry serve --config "$work/quarry.toml" --data "$work/data" --listen "127.0.0.1:$port" 2> "$work/server.log" &
 pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/v1/health" > /dev/null && break; sleep 0.2; done
+# The default sets: SciFact (every mode), NFCorpus (keyword: its text is pre-processed)
+# and SciFact's claims rewritten as long requests (keyword; bench/quality/long_queries.py).
 if [ ${#datasets[@]} -eq 0 ]; then
     eval_dir=${EVAL_DIR:-../shared/eval}
-    runs=("$eval_dir/scifact keyword,semantic,hybrid" "$eval_dir/nfcorpus-test-preproc keyword")
+    python3 bench/quality/long_queries.py "$eval_dir/scifact" "$work/scifact-long"
+    runs=("$eval_dir/scifact all" "$eval_dir/nfcorpus-test-preproc keyword" "$work/scifact-long keyword")
 else
-    runs=(); for d in "${datasets[@]}"; do runs+=("$d keyword,semantic,hybrid"); done
+    runs=(); for d in "${datasets[@]}"; do runs+=("$d all"); done
 fi
 for embedder in "${embedders[@]}"; do
     out=bench/results/quality-$embedder-$(date -u +%F-%H%M%S).md
@@ -78,9 +96,13 @@ for embedder in "${embedders[@]}"; do
         echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
         echo
     } > "$out"
+    all_modes=keyword,semantic,hybrid
+    chosen_embedder=(--embedder "$embedder")
+    if [ "$embedder" = none ]; then all_modes=keyword; chosen_embedder=(); fi
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
-        target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" --embedder "$embedder" \
+        [ "$modes" = all ] && modes=$all_modes
+        target/release/quarry-quality --server "http://127.0.0.1:$port" --key "$key" "${chosen_embedder[@]}" \
             --dataset "$set" --modes "$modes" --expand "$expand" --concurrency 8 --peer "$(peer_scores "$set")" >> "$out"
     done
     cat "$out"

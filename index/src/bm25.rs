@@ -14,7 +14,7 @@ use tantivy::collector::{FilterCollector, TopDocs};
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::{Postings, SegmentPostings, TermInfo};
-use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{doc, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Term, TERMINATED};
 
@@ -154,18 +154,29 @@ impl Bm25 {
     where
         F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
     {
+        self.scored_weighted(terms, &[], stats, limit, allow)
+    }
+
+    /// [`Bm25::scored`] with a weight per term (`weights[i]` multiplies term i's BM25
+    /// score; a missing weight is 1): how often the query says a term, and quoted words
+    /// it stresses (see `text::weighted_terms`). Weights of 1 give the same scores to
+    /// the bit as [`Bm25::scored`].
+    pub fn scored_weighted<F>(&self, terms: &[String], weights: &[f32], stats: &Stats, limit: usize, allow: Option<F>) -> tantivy::Result<Matches>
+    where
+        F: Fn(u64) -> bool + Send + Sync + Clone + 'static,
+    {
         let every = match self {
             Bm25::Disk(_) => stats.postings() <= WAND_MIN_POSTINGS,
             Bm25::Memory(_) => true,
         };
         let mut chunks = match self {
-            Bm25::Disk(d) if every => d.every_match(terms, stats, allow.as_ref())?,
+            Bm25::Disk(d) if every => d.every_match(terms, weights, stats, allow.as_ref())?,
             Bm25::Disk(d) => d
-                .search(&d.query(terms), stats, limit, allow)?
+                .search(&d.query_weighted(terms, weights), stats, limit, allow)?
                 .into_iter()
                 .map(|(chunk, score)| Scored { chunk, score, terms: Scored::UNKNOWN, repeated: 0 })
                 .collect(),
-            Bm25::Memory(m) => m.matches(terms, stats, |c| allow.as_ref().is_none_or(|a| a(c)))?,
+            Bm25::Memory(m) => m.matches(terms, weights, stats, |c| allow.as_ref().is_none_or(|a| a(c)))?,
         };
         if !chunks.is_sorted_by_key(|x| x.chunk) {
             chunks.sort_unstable_by_key(|x| x.chunk);
@@ -178,6 +189,22 @@ impl DiskIndex {
     /// Indexes `batch`'s chunks (text, and the document title), in `dir` when given
     /// (committed and fsynced by tantivy), else in memory.
     pub fn build(batch: &ArchivedBatch, dir: Option<&Path>) -> Result<DiskIndex, Bm25Error> {
+        DiskIndex::build_with(batch, dir, crate::text::analyzer(), true)
+    }
+
+    /// An index of `batch` in `dir` by another `analyzer`, with no analyser version:
+    /// what a segment written before [`ANALYZER_VERSION`] 2 holds.
+    #[cfg(test)]
+    pub(crate) fn build_unversioned(batch: &ArchivedBatch, dir: &Path, analyzer: tantivy::tokenizer::TextAnalyzer) -> Result<DiskIndex, Bm25Error> {
+        DiskIndex::build_with(batch, Some(dir), analyzer, false)
+    }
+
+    fn build_with(
+        batch: &ArchivedBatch,
+        dir: Option<&Path>,
+        analyzer: tantivy::tokenizer::TextAnalyzer,
+        versioned: bool,
+    ) -> Result<DiskIndex, Bm25Error> {
         let where_ = dir.map(|d| d.display().to_string()).unwrap_or_else(|| "(memory)".into());
         let fail = |source| Bm25Error { path: where_.clone(), source };
         let (schema, f) = schema();
@@ -188,7 +215,7 @@ impl DiskIndex {
             }
             None => Index::create_in_ram(schema),
         };
-        register(&index);
+        index.tokenizers().register(crate::text::ANALYZER, analyzer);
         let heap = if dir.is_some() { 64_000_000 } else { 15_000_000 };
         let mut writer = index.writer_with_num_threads::<tantivy::TantivyDocument>(1, heap).map_err(fail)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
@@ -197,6 +224,9 @@ impl DiskIndex {
         }
         writer.commit().map_err(fail)?;
         writer.wait_merging_threads().map_err(fail)?;
+        if let Some(d) = dir.filter(|_| versioned) {
+            write_analyzer_version(d).map_err(|e| fail(e.into()))?;
+        }
         DiskIndex::from_index(index, &where_)
     }
 
@@ -239,12 +269,12 @@ impl DiskIndex {
     /// and the order in which exhausted terms leave the list (swapped with the last)
     /// are tantivy's, so every chunk's sum is added in the same order and the scores
     /// are the same to the bit (a test holds them to tantivy's).
-    fn every_match<F>(&self, terms: &[String], stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<Scored>>
+    fn every_match<F>(&self, terms: &[String], weights: &[f32], stats: &Stats, allow: Option<&F>) -> tantivy::Result<Vec<Scored>>
     where
         F: Fn(u64) -> bool,
     {
         if !self.identity {
-            return self.every_match_tantivy(&self.query(terms), stats, allow);
+            return self.every_match_tantivy(&self.query_weighted(terms, weights), stats, allow);
         }
         let Some(inverted) = self.text_index.first() else { return Ok(Vec::new()) };
         let docs = stats.total_num_docs()?;
@@ -266,7 +296,7 @@ impl DiskIndex {
             if postings.doc() == TERMINATED {
                 continue;
             }
-            let weight = Bm25Weight::for_one_term_without_explain(df, docs, average);
+            let weight = boosted(Bm25Weight::for_one_term_without_explain(df, docs, average), weight_of(weights, i));
             cursors.push((postings, weight, if known { 1 << i } else { 0 }));
         }
         let mut out = Vec::with_capacity(stats.postings().min(self.num_docs) as usize);
@@ -346,11 +376,21 @@ impl DiskIndex {
 
     /// Any of the query's terms; scores add up.
     pub fn query(&self, terms: &[String]) -> BooleanQuery {
+        self.query_weighted(terms, &[])
+    }
+
+    /// [`DiskIndex::query`] with term i's score multiplied by `weights[i]` (1 when
+    /// missing). A boosted term query still scores with a term scorer, so block-max
+    /// WAND prunes as before.
+    pub fn query_weighted(&self, terms: &[String], weights: &[f32]) -> BooleanQuery {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let term = Term::from_field_text(self.fields.text, t);
-                (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+                let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                let w = weight_of(weights, i);
+                (Occur::Should, if w == 1.0 { query } else { Box::new(BoostQuery::new(query, w)) })
             })
             .collect();
         BooleanQuery::new(clauses)
@@ -399,6 +439,45 @@ fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) 
         return true;
     }
     (0..=64u64).map(|i| (i * (max as u64 - 1) / 64) as u32).all(|doc| column.first(doc) == Some(doc as u64))
+}
+
+/// The version of [`crate::text::analyzer`] the terms of an index written today come
+/// from. 1: the analyser before Unicode normalisation (no version file); 2: words
+/// normalised (NFKC, Latin diacritics folded, combining marks inside words). Bump it
+/// whenever the analyser changes the terms it makes: segments of another version have
+/// their index rebuilt on open (`collection/reanalyse.rs`).
+pub const ANALYZER_VERSION: u32 = 2;
+
+/// The file in an index directory that records its analyser version; written last, once
+/// the index is committed.
+const ANALYZER_FILE: &str = "ANALYZER";
+
+/// The analyser version the index in `dir` was built with: `None` when it records none
+/// (written before versions were recorded, or a build cut short).
+pub fn analyzer_version(dir: &Path) -> Option<u32> {
+    std::fs::read_to_string(dir.join(ANALYZER_FILE)).ok()?.trim().parse().ok()
+}
+
+fn write_analyzer_version(dir: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join(ANALYZER_FILE))?;
+    writeln!(f, "{ANALYZER_VERSION}")?;
+    f.sync_all()?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Term i's weight: `weights[i]`, or 1 past the end (no weights given).
+fn weight_of(weights: &[f32], i: usize) -> f32 {
+    weights.get(i).copied().unwrap_or(1.0)
+}
+
+/// `w` multiplied by `by`; untouched at 1, so unweighted scores stay tantivy's to the bit.
+fn boosted(w: Bm25Weight, by: f32) -> Bm25Weight {
+    if by == 1.0 {
+        w
+    } else {
+        w.boost_by(by)
+    }
 }
 
 /// The doc ids [`DiskIndex::every_match`] adds up at a time: tantivy's union horizon.
@@ -521,7 +600,7 @@ impl MemoryIndex {
     /// The best `limit` chunks by the same sum of per-term BM25 scores a tantivy
     /// `BooleanQuery` of `Should` term queries gives.
     fn search(&self, terms: &[String], stats: &Stats, limit: usize, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<(u32, f32)>> {
-        let mut top: Vec<(u32, f32)> = self.matches(terms, stats, allow)?.into_iter().map(|s| (s.chunk, s.score)).collect();
+        let mut top: Vec<(u32, f32)> = self.matches(terms, &[], stats, allow)?.into_iter().map(|s| (s.chunk, s.score)).collect();
         top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(limit);
         Ok(top)
@@ -529,7 +608,7 @@ impl MemoryIndex {
 
     /// Every chunk that holds a term of `terms` and that `allow` admits, scored, with
     /// the terms it holds; in no particular order.
-    fn matches(&self, terms: &[String], stats: &Stats, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<Scored>> {
+    fn matches(&self, terms: &[String], weights: &[f32], stats: &Stats, allow: impl Fn(u64) -> bool) -> tantivy::Result<Vec<Scored>> {
         let n = stats.total_num_docs()?;
         let known = terms.len() <= Scored::MAX_TERMS;
         let mut scores: HashMap<u32, (f32, u32, u32)> = HashMap::default();
@@ -539,7 +618,7 @@ impl MemoryIndex {
             for (i, t) in terms.iter().enumerate() {
                 let Some(postings) = self.postings[f].get(t) else { continue };
                 let df = stats.doc_freq(&Term::from_field_text(field, t))?;
-                let w = Bm25Weight::for_one_term_without_explain(df, n, avg);
+                let w = boosted(Bm25Weight::for_one_term_without_explain(df, n, avg), weight_of(weights, i));
                 for &(chunk, tf) in postings {
                     if allow(chunk as u64) {
                         let norm = FieldNormReader::fieldnorm_to_id(self.norms[f][chunk as usize]);
@@ -774,7 +853,7 @@ mod tests {
         for q in ["t3x t30x t12x v1x t49x", "v7x v8x v9x t2x", many.as_str()] {
             let terms = crate::text::terms(q);
             let stats = Stats::of(&[&bm25], &terms).unwrap();
-            let ours = disk.every_match(&terms, &stats, None::<&fn(u64) -> bool>).unwrap();
+            let ours = disk.every_match(&terms, &[], &stats, None::<&fn(u64) -> bool>).unwrap();
             let theirs = disk.every_match_tantivy(&disk.query(&terms), &stats, None::<&fn(u64) -> bool>).unwrap();
             assert!(ours.len() > 500, "{} matches", ours.len());
             assert_eq!(ours.len(), theirs.len());
@@ -789,7 +868,7 @@ mod tests {
             more.push("v2x".into());
             let other = Stats::of(&[&bm25], &more).unwrap();
             assert!(other.entries(disk.id, &terms).is_none() && stats.entries(disk.id, &terms).is_some());
-            let looked_up = disk.every_match(&terms, &other, None::<&fn(u64) -> bool>).unwrap();
+            let looked_up = disk.every_match(&terms, &[], &other, None::<&fn(u64) -> bool>).unwrap();
             assert_eq!(looked_up, ours, "{q:?}");
         }
     }

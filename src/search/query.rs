@@ -73,6 +73,7 @@ pub fn run(
     let q = Query {
         text: parsed.text.clone(),
         phrases: parsed.phrases.clone(),
+        emphasis: parsed.emphasis.clone(),
         mode,
         k: req.k,
         passages: req.passages,

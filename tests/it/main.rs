@@ -32,6 +32,7 @@ mod sample;
 mod scan;
 mod schema;
 mod search;
+mod search_keyword;
 mod spec;
 mod vendored;
 mod windows;

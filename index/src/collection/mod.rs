@@ -9,6 +9,7 @@
 
 pub mod manifest;
 pub mod read;
+mod reanalyse;
 pub mod snapshot;
 pub mod view;
 

@@ -99,7 +99,7 @@ pub mod graveyard {
 impl View {
     pub fn segment(dir: &Path, seq: u64) -> Result<View, CollectionError> {
         let data = BatchView::open(&segment_path(dir, seq))?;
-        let bm25 = Bm25::open(&bm25_path(dir, seq))?;
+        let bm25 = super::reanalyse::open(&bm25_path(dir, seq), data.batch())?;
         Ok(View::new(Source::Segment(seq), data, bm25))
     }
 

@@ -31,6 +31,9 @@ pub struct Query {
     /// The query text without its quote marks.
     pub text: String,
     pub phrases: Vec<String>,
+    /// Quoted words taken as emphasis (`text::ParsedQuery::emphasis`): weighed more, not
+    /// enforced.
+    pub emphasis: Vec<String>,
     pub mode: Mode,
     pub k: usize,
     pub passages: usize,
@@ -55,6 +58,7 @@ impl Query {
         Query {
             text: text.into(),
             phrases: Vec::new(),
+            emphasis: Vec::new(),
             mode,
             k: 10,
             passages: 2,
@@ -110,11 +114,15 @@ fn ms(since: Instant) -> f64 {
 
 pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let started = Instant::now();
-    let mut out = Results { terms: dedup(text::terms(&q.text)), ..Results::default() };
+    let (terms, weights) = text::weighted_terms(&q.text, &q.emphasis);
+    let mut out = Results { terms, ..Results::default() };
+    if !q.emphasis.is_empty() {
+        out.warnings.push(emphasis_warning(&q.emphasis));
+    }
     let allowed: Vec<Arc<Allowed>> = snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
     let mut chunk_scores = ChunkScores::new(snap.views.len());
     let t = Instant::now();
-    let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, &out.terms, q.depth, &mut chunk_scores) } else { Vec::new() };
+    let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, (&out.terms, &weights), q.depth, &mut chunk_scores) } else { Vec::new() };
     out.timings.keyword_ms = ms(t);
     let t = Instant::now();
     let semantic = match (&q.vector, q.mode) {
@@ -176,7 +184,8 @@ fn expansion_lists(
             continue;
         }
         let mut scores = ChunkScores::new(snap.views.len());
-        out.push((keyword(snap, allowed, terms, q.depth, &mut scores), q.weights[0] * e.weight));
+        let ones = vec![1.0; terms.len()];
+        out.push((keyword(snap, allowed, (terms, &ones), q.depth, &mut scores), q.weights[0] * e.weight));
         used.push(e.clone());
     }
     out
@@ -205,9 +214,25 @@ fn dedup(terms: Vec<String>) -> Vec<String> {
     out
 }
 
+/// What the answer says when quoted words were weighed rather than enforced.
+fn emphasis_warning(words: &[String]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    format!(
+        "In a long query a quoted single word is emphasis, not a required phrase: {} weighed more, pages without {} kept.",
+        quoted.join(", "),
+        if words.len() > 1 { "them" } else { "it" }
+    )
+}
+
 /// BM25 over every view with the collection's statistics; chunks rolled up to pages
 /// by their best chunk.
-fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: usize, chunk_scores: &mut ChunkScores) -> Vec<PageKey> {
+fn keyword(
+    snap: &Snapshot,
+    allowed: &[Arc<Allowed>],
+    (terms, weights): (&[String], &[f32]),
+    depth: usize,
+    chunk_scores: &mut ChunkScores,
+) -> Vec<PageKey> {
     if terms.is_empty() || snap.views.is_empty() {
         return Vec::new();
     }
@@ -221,7 +246,7 @@ fn keyword(snap: &Snapshot, allowed: &[Arc<Allowed>], terms: &[String], depth: u
         // When block-max WAND prunes (long postings lists), two chunks per page of
         // depth: pages rarely hold more hits than that among the best, and a shorter
         // top list lets it skip more.
-        let Ok(matches) = view.bm25.scored(terms, &stats, depth * 2, filter) else { continue };
+        let Ok(matches) = view.bm25.scored_weighted(terms, weights, &stats, depth * 2, filter) else { continue };
         // In chunk order a page's chunks are a run: its score is the run's best.
         let mut run: Option<(u32, f32)> = None;
         for &crate::bm25::Scored { chunk, score, .. } in &matches.chunks {

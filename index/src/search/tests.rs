@@ -239,7 +239,7 @@ fn matched_terms_are_the_chunk_texts_own() {
         // Every page, found or not, as the search path's passage selection sees it.
         let allowed: Vec<Arc<Allowed>> = snap.views.iter().zip(&snap.dead).map(|(v, d)| Arc::new(Allowed::new(v, d.clone(), &q.filters))).collect();
         let mut scores = ChunkScores::new(snap.views.len());
-        keyword(&snap, &allowed, &r.terms, q.depth, &mut scores);
+        keyword(&snap, &allowed, (&r.terms, &[]), q.depth, &mut scores);
         let held = text::Held::new(&r.terms);
         for (vi, view) in snap.views.iter().enumerate() {
             let b = view.batch();

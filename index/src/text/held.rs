@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
 use super::arabic::is_arabic_mark;
+use super::unicode::normalizes_to_ascii;
 use super::{fold_arabic, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
@@ -109,13 +110,18 @@ impl Held {
 /// skipped eight bytes at a time, and most other text (Greek letters, dashes, quotes
 /// in English abstracts) fails the test without decoding a character. Arabic U+0600–
 /// U+06FF begins with D8–DB, U+08D3–U+08FF with E0, İ with C4 and the Kelvin sign
-/// with E2 84.
+/// with E2 84; Latin letters with diacritics, superscripts, combining marks, ligatures
+/// and fullwidth forms (whose normalised forms hold ASCII) with most other lead bytes.
 fn may_hide_ascii(text: &str) -> bool {
     let b = text.as_bytes();
+    // And every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`) or
+    // that is a combining mark: most lead bytes. Greek and Cyrillic letters (CE–D1),
+    // general punctuation and mathematical operators (E2 80, E2 88–), and the CJK
+    // ideographs (E4–E9) hold none and are common in abstracts, so they pass here.
     let at = |i: usize| match b[i] {
-        0xD8..=0xDB | 0xC4 | 0xE0 => true,
-        0xE2 => b.get(i + 1) == Some(&0x84),
-        _ => false,
+        0x00..=0xC1 | 0xCE..=0xD1 | 0xE4..=0xE9 => false,
+        0xE2 => matches!(b.get(i + 1), Some(0x81..=0x87 | 0x91..=0x93 | 0xB1..=0xB7)),
+        _ => true,
     };
     let (words, _) = b.as_chunks::<8>();
     for (k, w) in words.iter().enumerate() {
@@ -127,10 +133,11 @@ fn may_hide_ascii(text: &str) -> bool {
 }
 
 /// Characters that can put ASCII into a token without being ASCII in the text: Arabic
-/// marks (dropped from inside a word) and the two whose lower case is ASCII (KELVIN
-/// SIGN → k, LATIN CAPITAL I WITH DOT ABOVE → i + a combining dot).
+/// marks (dropped from inside a word), the two whose lower case is ASCII (KELVIN
+/// SIGN → k, LATIN CAPITAL I WITH DOT ABOVE → i + a combining dot), and those whose
+/// normalised form holds ASCII (`é`, `ﬁ`, a combining accent: `unicode.rs`).
 fn hides_ascii(c: char) -> bool {
-    !c.is_ascii() && (is_arabic_mark(c) || c == '\u{212A}' || c == '\u{130}')
+    !c.is_ascii() && (is_arabic_mark(c) || c == '\u{212A}' || c == '\u{130}' || normalizes_to_ascii(c))
 }
 
 /// Terms in ASCII, in text without [`hides_ascii`] characters (most text in Latin

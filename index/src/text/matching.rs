@@ -2,27 +2,35 @@
 //!
 //! BM25 finds pages holding a phrase's terms; whether they hold the phrase itself is a
 //! plain substring test once both sides are reduced to lowercase, Arabic-normalised words
-//! separated by single spaces. Stemming is left out on purpose: a quoted phrase asks for
-//! those words.
+//! separated by single spaces, each word normalised as the analyser normalises it
+//! (`unicode.rs`). Stemming is left out on purpose: a quoted phrase asks for those words.
 
 use super::arabic::fold_arabic;
+use super::unicode::{is_word_char, normalize_word};
 
-/// Lowercase, Arabic-normalised words of `text` joined by single spaces: every run of
-/// characters that are not alphanumeric becomes one space, and none lead or trail.
+/// Lowercase, Arabic-normalised words of `text` joined by single spaces: words are the
+/// tokenizer's runs, each normalised as it normalises them (NFKC, Latin diacritics
+/// folded, marks kept inside a word), then every run of characters that are not
+/// alphanumeric becomes one space, and none lead or trail.
 pub fn normalize_for_match(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut gap = false;
-    for c in text.chars() {
-        let Some(c) = fold_arabic(c) else { continue };
-        if !c.is_alphanumeric() {
-            gap = true;
-            continue;
+    let mut word = String::new();
+    for run in text.split(|c| !is_word_char(c)) {
+        word.clear();
+        normalize_word(run, &mut word);
+        let mut gap = true;
+        for c in word.chars() {
+            let Some(c) = fold_arabic(c) else { continue };
+            if !c.is_alphanumeric() {
+                gap = true;
+                continue;
+            }
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.extend(c.to_lowercase());
         }
-        if gap && !out.is_empty() {
-            out.push(' ');
-        }
-        gap = false;
-        out.extend(c.to_lowercase());
     }
     out
 }
@@ -63,6 +71,14 @@ mod tests {
         assert!(!has("blood press"));
         assert!(!has("pressure normally"));
         assert!(has(""));
+    }
+
+    #[test]
+    fn phrases_match_across_unicode_forms_as_the_analyser_does() {
+        let page = normalize_for_match("The \u{FB01}nal café in Kraków");
+        assert_eq!(page, "the final cafe in krakow");
+        assert!(contains_phrase(&page, &normalize_for_match("final cafe\u{0301}")));
+        assert!(contains_phrase(&page, &normalize_for_match("Krakow")));
     }
 
     #[test]

@@ -6,6 +6,16 @@
 //! a lighter normalisation that keeps every word ([`normalize_for_match`]). Arabic is a
 //! first-class language throughout: vowel marks and spelling variants never split or
 //! distinguish words.
+//!
+//! Unicode (`unicode.rs`), the same on every side (index, query, phrases, passages):
+//! combining marks stay inside their word, and each word is put in NFKC (`ﬁnal` =
+//! `final`, `cafe` + U+0301 = `café`). Decision per script: **Latin diacritics fold**
+//! (`Kraków` ≡ `krakow`, `résumé` ≡ `resume`; ł ø đ → l o d; ß æ œ stay letters), since
+//! English stemming knows no accents and people type names without them; **Arabic**
+//! drops its marks and unifies alef, ya and ta marbuta (`arabic.rs`); **Greek,
+//! Cyrillic and other scripts** keep their marks, which are part of the spelling there.
+//! A change to what the analyser makes is a new [`crate::bm25::ANALYZER_VERSION`]:
+//! older segments get their BM25 index rebuilt when opened.
 
 mod arabic;
 mod held;
@@ -13,6 +23,8 @@ mod matching;
 pub mod query;
 mod simhash;
 mod tokenizer;
+mod unicode;
+mod weights;
 
 use std::cell::RefCell;
 
@@ -24,6 +36,8 @@ pub use matching::{contains_phrase, normalize_for_match};
 pub use query::{parse, Intent, ParsedQuery};
 pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};
 pub use tokenizer::{QuarryTokenStream, QuarryTokenizer};
+pub use unicode::{is_word_char, normalize_word};
+pub use weights::{weighted_terms, EMPHASIS};
 
 /// The name [`analyzer`] is registered under in a tantivy index's tokenizer manager.
 pub const ANALYZER: &str = "quarry";
@@ -31,7 +45,7 @@ pub const ANALYZER: &str = "quarry";
 /// Tokens of this many bytes or more are dropped (base64 blobs, hashes, URLs).
 const MAX_TOKEN_BYTES: usize = 40;
 
-/// Quarry's BM25 analyzer: words, long ones dropped, lowercased, Arabic-normalised,
+/// Quarry's BM25 analyzer: words (Unicode-normalised), long ones dropped, lowercased, Arabic-normalised,
 /// English stop words removed, English-stemmed. The shape of tantivy's `en_stem`, which
 /// scores nDCG@10 0.684 on SciFact, with Arabic-aware word splitting.
 pub fn analyzer() -> TextAnalyzer {

@@ -1,12 +1,13 @@
 //! What a search query asks for: its quoted phrases and its intent.
 //!
-//! Phrases are enforced after retrieval (a page must contain them); the intent lets
+//! Phrases are enforced after retrieval (a page must contain them), except a single
+//! quoted word in a long request, which is emphasis ([`EMPHASIS_MIN_WORDS`]); the intent lets
 //! search pick passage sizes and fusion weights (a list wants many short items, a question
 //! a passage that answers, an entity name the page about it). Intent is a cheap guess from
 //! the query's shape, not a model.
 //!
 //! Rules, checked in this order:
-//! 1. **Phrase**: the query has a quoted phrase.
+//! 1. **Phrase**: the query has a quoted phrase a page must hold (emphasis is not one).
 //! 2. **List**: it starts with `list`, `enumerate`, `itemize`, `all`, `every`, `top N`, or a
 //!    list-asking opening such as `what are the`, `name all`, `give me all`, `types of`,
 //!    or Arabic `اذكر`. Checked before questions, since "what are the …?" asks for a list.
@@ -25,8 +26,11 @@ use super::matching::normalize_for_match;
 pub struct ParsedQuery {
     /// The query with its quote marks removed and whitespace collapsed; phrase words kept.
     pub text: String,
-    /// The quoted phrases, whitespace collapsed, in order.
+    /// The quoted phrases a page must hold, whitespace collapsed, in order.
     pub phrases: Vec<String>,
+    /// Quoted words of a long request, which stress a word rather than filter pages
+    /// (see [`EMPHASIS_MIN_WORDS`]): their terms weigh more, no page is dropped.
+    pub emphasis: Vec<String>,
     pub intent: Intent,
 }
 
@@ -78,11 +82,22 @@ const ASKING_VERBS: &[&str] = &["explain", "describe", "tell"];
 const ARABIC_QUESTION_WORDS: &[&str] = &["ما", "ماذا", "من", "متي", "اين", "لماذا", "كيف", "هل", "كم"];
 const CONNECTORS: &[&str] = &["of", "the", "and", "for", "in", "on", "de", "la", "von", "van", "&"];
 
+/// A query of more words than this (quote marks aside) is a request written out, where
+/// a single quoted word is emphasis, not a filter. People quote words in long requests
+/// to stress them ("papers that discuss \"apoptosis\""), not to demand an exact
+/// string: a hard filter on each such word threw away relevant pages (keyword nDCG@10
+/// 0.44 against bm25s's 0.56 on long SciFact requests). Twelve words is about one
+/// sentence; a shorter query with quotes, or any quoted phrase of two or more words,
+/// is the query's main constraint and stays one a page must hold.
+pub const EMPHASIS_MIN_WORDS: usize = 13;
+
 pub fn parse(q: &str) -> ParsedQuery {
-    let phrases = phrases(q);
     let text = collapse_whitespace(&q.replace(is_quote, " "));
+    let long = text.split(' ').count() >= EMPHASIS_MIN_WORDS;
+    let (emphasis, phrases): (Vec<String>, Vec<String>) =
+        phrases(q).into_iter().partition(|p| long && normalize_for_match(p).split(' ').count() == 1);
     let intent = if phrases.is_empty() { intent(&text) } else { Intent::Phrase };
-    ParsedQuery { text, phrases, intent }
+    ParsedQuery { text, phrases, emphasis, intent }
 }
 
 fn is_quote(c: char) -> bool {

@@ -4,11 +4,13 @@
 //! Most Arabic harakat count as alphabetic, but several Quranic marks do not, and split a
 //! vocalised word in two. [`QuarryTokenizer`] keeps every Arabic mark inside its word and
 //! leaves it out of the token text, so `بِسۡمِ` and `بسم` are the same token; offsets
-//! still point into the original text, marks included.
+//! still point into the original text, marks included. Any other combining mark stays
+//! inside its word too, and each word is normalised (NFKC, Latin diacritics folded:
+//! `unicode.rs`), so `cafe` + U+0301 and `café` are one token.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
-use super::arabic::is_arabic_mark;
+use super::unicode::{is_word_char, normalize_word};
 
 #[derive(Clone, Debug, Default)]
 pub struct QuarryTokenizer {
@@ -30,10 +32,6 @@ impl Tokenizer for QuarryTokenizer {
     }
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || is_arabic_mark(c)
-}
-
 impl QuarryTokenStream<'_> {
     /// The byte range of the next run of word characters at or after the cursor.
     fn next_run(&self) -> Option<(usize, usize)> {
@@ -49,8 +47,7 @@ impl TokenStream for QuarryTokenStream<'_> {
         self.token.text.clear();
         while let Some((start, end)) = self.next_run() {
             self.cursor = end;
-            let letters = self.text[start..end].chars().filter(|&c| !is_arabic_mark(c));
-            self.token.text.extend(letters);
+            normalize_word(&self.text[start..end], &mut self.token.text);
             if !self.token.text.is_empty() {
                 self.token.offset_from = start;
                 self.token.offset_to = end;

@@ -81,3 +81,18 @@ fn intent_names_are_stable() {
     let names: Vec<&str> = all.iter().map(|i| i.as_str()).collect();
     assert_eq!(names, ["phrase", "list", "question", "entity", "keyword"]);
 }
+
+#[test]
+fn single_quoted_words_of_long_requests_are_emphasis() {
+    let long = r#"Hello, I am preparing a talk for our journal club and need the papers on "apoptosis" in "tumour cells", please."#;
+    let q = parse(long);
+    assert_eq!(q.emphasis, ["apoptosis"]);
+    assert_eq!(q.phrases, ["tumour cells"]);
+    assert_eq!(q.intent, Intent::Phrase);
+    let q = parse(r#"Hello, I am preparing a talk for our journal club and I need the papers on "apoptosis" please."#);
+    assert_eq!((q.emphasis.len(), q.phrases.len(), q.intent), (1, 0, Intent::Keyword));
+    // Twelve words or fewer: the quoted word is the query's constraint.
+    let q = parse(r#"papers on "apoptosis" in tumour cells of the liver and the lung"#);
+    assert_eq!(q.text.split(' ').count(), EMPHASIS_MIN_WORDS - 1);
+    assert_eq!((q.phrases, q.emphasis), (vec!["apoptosis".to_owned()], vec![]));
+}
