@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::super::Call;
 use super::caller;
 use super::input::extract as input;
+use super::search::{DocRef, Offsets, PageRef};
 use crate::error::ApiError;
 use crate::extract::{Extracted, Extractor};
 use crate::http::response::{self, Reply};
@@ -35,7 +36,7 @@ struct PageJson<'a> {
     note: &'a str,
     excerpts: Vec<ExcerptJson<'a>>,
     rejected: usize,
-    document: DocJson<'a>,
+    document: DocRef<'a>,
     page: PageRef<'a>,
 }
 
@@ -44,28 +45,7 @@ struct ExcerptJson<'a> {
     text: &'a str,
     #[serde(rename = "match")]
     matched: &'static str,
-    offset: Offset,
-}
-
-#[derive(Serialize)]
-struct Offset {
-    start: u32,
-    end: u32,
-}
-
-#[derive(Serialize)]
-struct DocJson<'a> {
-    id: &'a str,
-    title: Option<&'a str>,
-    author: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct PageRef<'a> {
-    n: u32,
-    number: Option<&'a str>,
-    volume: Option<&'a str>,
-    heading: Option<&'a str>,
+    offset: Offsets,
 }
 
 pub async fn extract(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
@@ -90,10 +70,10 @@ fn render<'a>(question: &'a str, x: &'a Extracted) -> Response<'a> {
             excerpts: p
                 .excerpts
                 .iter()
-                .map(|e| ExcerptJson { text: &e.text, matched: e.matched.as_str(), offset: Offset { start: e.start, end: e.end } })
+                .map(|e| ExcerptJson { text: &e.text, matched: e.matched.as_str(), offset: Offsets { start: e.start, end: e.end } })
                 .collect(),
             rejected: p.rejected,
-            document: DocJson { id: &p.doc_id, title: p.title.as_deref(), author: p.author.as_deref() },
+            document: DocRef { id: &p.doc_id, title: p.title.as_deref(), author: p.author.as_deref() },
             page: PageRef { n: p.n, number: p.number.as_deref(), volume: p.volume.as_deref(), heading: p.heading.as_deref() },
         })
         .collect();

@@ -54,19 +54,21 @@ struct ResultOut<'a> {
     also_in: u32,
 }
 
+/// The spec's DocumentRef, as every answer that cites a page writes it.
 #[derive(Serialize)]
-struct DocRef<'a> {
-    id: &'a str,
-    title: Option<&'a str>,
-    author: Option<&'a str>,
+pub(super) struct DocRef<'a> {
+    pub id: &'a str,
+    pub title: Option<&'a str>,
+    pub author: Option<&'a str>,
 }
 
+/// The spec's PageRef.
 #[derive(Serialize)]
-struct PageRef<'a> {
-    n: u32,
-    number: Option<&'a str>,
-    volume: Option<&'a str>,
-    heading: Option<&'a str>,
+pub(super) struct PageRef<'a> {
+    pub n: u32,
+    pub number: Option<&'a str>,
+    pub volume: Option<&'a str>,
+    pub heading: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -82,9 +84,9 @@ struct PassageOut<'a> {
 }
 
 #[derive(Serialize)]
-struct Offsets {
-    start: u32,
-    end: u32,
+pub(super) struct Offsets {
+    pub start: u32,
+    pub end: u32,
 }
 
 fn mode_str(m: Mode) -> &'static str {
