@@ -214,13 +214,20 @@ fn dedup(terms: Vec<String>) -> Vec<String> {
     out
 }
 
-/// What the answer says when quoted words were weighed rather than enforced.
+/// What the answer says when quoted words were weighed rather than enforced: each word
+/// once, however often it was quoted (each quote still weighs).
 fn emphasis_warning(words: &[String]) -> String {
-    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    let mut quoted: Vec<String> = Vec::with_capacity(words.len());
+    for w in words {
+        let w = format!("\"{w}\"");
+        if !quoted.contains(&w) {
+            quoted.push(w);
+        }
+    }
     format!(
         "In a long query a quoted single word is emphasis, not a required phrase: {} weighed more, pages without {} kept.",
         quoted.join(", "),
-        if words.len() > 1 { "them" } else { "it" }
+        if quoted.len() > 1 { "them" } else { "it" }
     )
 }
 

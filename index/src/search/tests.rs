@@ -314,3 +314,13 @@ fn an_expansions_list_finds_what_the_query_alone_misses() {
     assert_eq!(r.hits.len(), 1);
     assert_eq!(r.hits[0].passages[0].matched, ["hypertens"]);
 }
+
+/// A word quoted twice is named once in the warning (it still weighs twice).
+#[test]
+fn the_emphasis_warning_names_each_word_once() {
+    let w = super::emphasis_warning(&["ADAR1".to_string(), "ADAR1".to_string()]);
+    assert_eq!(w.matches("\"ADAR1\"").count(), 1, "{w}");
+    assert!(w.ends_with("pages without it kept."), "{w}");
+    let two = super::emphasis_warning(&["a".to_string(), "b".to_string(), "a".to_string()]);
+    assert!(two.contains("\"a\", \"b\" weighed") && two.ends_with("them kept."), "{two}");
+}
