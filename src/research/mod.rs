@@ -472,8 +472,10 @@ fn quotes(answer: &str, sources: &[Source]) -> Vec<QuoteOut> {
 
 /// The most tool calls of one step that are run (the rest are told so).
 const CALLS_PER_STEP: usize = 4;
-/// The characters of a passage a search result shows the model.
-const PASSAGE_CHARS: usize = 300;
+/// The characters of a passage a search result shows the model, and how many passages
+/// of a page it shows (the rest it can `read`): a small model's context is short.
+const PASSAGE_CHARS: usize = 280;
+const PASSAGES_SHOWN: usize = 1;
 
 impl Run<'_, '_> {
     fn emit(&self, e: Event<'_>) {
@@ -601,7 +603,7 @@ impl Run<'_, '_> {
                     src.passages.push((c.pos, c.text.to_owned()));
                 }
             }
-            let shown: Vec<String> = v.passages.iter().map(|(c, _)| cut(c.text, PASSAGE_CHARS)).collect();
+            let shown: Vec<String> = v.passages.iter().take(PASSAGES_SHOWN).map(|(c, _)| cut(c.text, PASSAGE_CHARS)).collect();
             listed.push(format!("[{}] {}\n{}", i + 1, src.label(), shown.join("\n…\n")));
         }
         let run = QueryRun { query: q.to_owned(), mode: mode_str(s.mode), results: s.results.hits.len() };

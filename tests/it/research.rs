@@ -136,7 +136,7 @@ fn check_integrity(s: &TestServer, c: &Corpus, r: &Value) {
     assert_eq!(total as usize, v["claims"].as_array().unwrap().len());
 }
 
-fn markers(answer: &str) -> Vec<u64> {
+pub fn markers(answer: &str) -> Vec<u64> {
     let mut out = Vec::new();
     let b = answer.as_bytes();
     let mut i = 0;
@@ -415,7 +415,13 @@ fn lines(buf: &[u8]) -> Vec<Value> {
 fn stream_true_yields_the_events_in_the_specs_order() {
     let up = Scripted::start();
     up.on(LOOP, Reply::Seq(vec![tools(&[("search", json!({ "query": "records" }))]), text("Done.")]));
-    up.on(ANSWER, text("The provider must permit one audit per year [1]. Records are kept three years [1]."));
+    up.on(
+        ANSWER,
+        from(|p| {
+            let msa = numbered(p, "MSA");
+            text(&format!("The provider must permit one audit per year [{msa}]. Records of each audit are kept for three years [{msa}]."))
+        }),
+    );
     up.on(JUDGE, judged(&[("supported", ""), ("supported", "")]));
     let s = server(&up, "");
     let c = corpus(&s, "stream@example.com", &[("MSA", MSA), ("Support", SUPPORT)]);
@@ -445,7 +451,12 @@ fn stream_true_yields_the_events_in_the_specs_order() {
     assert_eq!(events[6]["step"], 2);
     let streamed: String = events.iter().filter(|e| e["type"] == "delta").map(|e| e["text"].as_str().unwrap()).collect();
     let done = &events.last().unwrap()["result"];
-    assert_eq!(streamed, done["answer"].as_str().unwrap());
+    // Deltas carry the model's own numbering, the one the sources events list; the
+    // answer event and the result carry the final one (dense, in order of first use).
+    let raw = super::research::markers(&streamed)[0];
+    assert_eq!(streamed.replace(&format!("[{raw}]"), "[1]"), done["answer"].as_str().unwrap());
+    let listed = events.iter().rfind(|e| e["type"] == "sources").unwrap();
+    assert_eq!(listed["sources"][raw as usize - 1]["document"]["title"], "MSA", "a delta's [n] is the sources event's n");
     let answer = events.iter().find(|e| e["type"] == "answer").unwrap();
     assert_eq!(answer["text"], done["answer"]);
     check_integrity(&s, &c, done);
@@ -522,6 +533,8 @@ fn errors_are_refused_before_anything_is_spent() {
     // No model at all: 503, in either form.
     let s = TestServer::with_config(&format!("[llm.local]\nenabled = false\n{PLAN}"));
     let c = corpus(&s, "none@example.com", &[("MSA", MSA)]);
+    let features = s.get("/v1/health", None).json()["features"].clone();
+    assert!(!features.as_array().unwrap().iter().any(|f| f == "research" || f == "extract"), "{features}");
     let r = research(&s, &c, &json!({ "question": QUESTION }));
     assert_eq!((r.status, r.code().as_str()), (503, "llm_not_configured"), "{}", r.text());
     let mut st = Stream::open(&s, &c, &json!({ "question": QUESTION, "stream": true }));

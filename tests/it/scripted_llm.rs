@@ -7,8 +7,8 @@
 //! repeated), fail with an HTTP status, break off mid-stream, or hang mid-stream until
 //! the caller goes away (counted as cancelled). Every request body is recorded.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -53,16 +53,9 @@ pub struct Scripted {
 
 impl Scripted {
     pub fn start() -> Scripted {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State::default()));
         let s = state.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || serve(stream, s));
-            }
-        });
+        let addr = super::loopback::listen(move |stream| serve(stream, s.clone()));
         Scripted { addr, state }
     }
 
@@ -127,30 +120,6 @@ pub fn reading(relevant: bool, note: &str, excerpts: &[&str]) -> Reply {
     Reply::Text(json!({ "relevant": relevant, "note": note, "excerpts": excerpts }).to_string(), 100, 20)
 }
 
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Value> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(serde_json::from_slice(&body).unwrap_or_default())
-}
-
 /// Every string under `v`, joined: the messages' text, whatever their content shape.
 fn text_of(v: &Value) -> String {
     match v {
@@ -164,7 +133,7 @@ fn text_of(v: &Value) -> String {
 fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    while let Some(body) = read_request(&mut reader) {
+    while let Some(super::loopback::Request { body, .. }) = super::loopback::read_request(&mut reader) {
         let prompt = text_of(&body["messages"]);
         let reply = {
             let mut s = state.lock().unwrap();
@@ -216,9 +185,7 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             Some(Reply::Slow(..) | Reply::Seq(_) | Reply::From(_)) => unreachable!("unwrapped above"),
             None => (200, json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": "{}" }, "finish_reason": "stop" }] })),
         };
-        let bytes = bytes.to_string();
-        let head = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", bytes.len());
-        if out.write_all(head.as_bytes()).is_err() || out.write_all(bytes.as_bytes()).is_err() {
+        if !super::loopback::respond(&mut out, status, &bytes) {
             return;
         }
     }
@@ -265,9 +232,7 @@ fn stream_reply(out: &mut TcpStream, body: &Value, reply: Option<Reply>, state: 
         _ => 200,
     };
     if status != 200 {
-        let b = json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } }).to_string();
-        let head = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", b.len());
-        return out.write_all(head.as_bytes()).is_ok() && out.write_all(b.as_bytes()).is_ok();
+        return super::loopback::respond(out, status, &json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } }));
     }
     if out.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n").is_err() {
         return false;
