@@ -584,3 +584,34 @@ fn errors_are_refused_before_anything_is_spent() {
     assert!(after_one - after_two >= 4, "five tokens a research: {after_one} then {after_two}");
     assert_eq!(researches_spent(&s, &c.key), 1);
 }
+
+#[test]
+fn the_last_six_turns_the_collections_guidance_and_domain_reach_the_model() {
+    let up = Scripted::start();
+    up.on(LOOP, text("Done."));
+    up.on(ANSWER, text("Audits are yearly [1]."));
+    up.on(JUDGE, judged(&[("supported", "2.1 Provider shall permit one audit per year on reasonable notice.")]));
+    let s = server(&up, "");
+    let (_, key) = s.signup("turns@example.com");
+    let settings = json!({ "domain": "legal", "guidance": "Quote clause numbers." });
+    let r = post(&s, "/v1/collections", &key, &json!({ "name": "contracts", "settings": settings }));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let col = r.json()["id"].as_str().unwrap().to_owned();
+    add(&s, &key, &col, &json!({ "title": "MSA", "text": MSA }));
+    let c = Corpus { key, col, docs: Vec::new() };
+    let history: Vec<Value> =
+        (1..=8).map(|i| json!({ "role": if i % 2 == 1 { "user" } else { "assistant" }, "content": format!("turn number {i}") })).collect();
+    let r = research(&s, &c, &json!({ "question": QUESTION, "history": history }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["domain"], "legal", "the collection's domain");
+    let first = up.bodies().into_iter().find(|b| b.to_string().contains(LOOP)).unwrap().to_string();
+    assert!(first.contains("Quote clause numbers.") && first.contains("legal material"), "{first}");
+    for i in 1..=8 {
+        assert_eq!(first.contains(&format!("turn number {i}")), i > 2, "turn {i}: only the last six are used");
+    }
+    let answer = up.bodies().into_iter().find(|b| b.to_string().contains(ANSWER)).unwrap().to_string();
+    assert!(answer.contains("turn number 8") && answer.contains("Quote clause numbers."));
+    // The request's domain wins over the collection's.
+    let r = research(&s, &c, &json!({ "question": QUESTION, "domain": "medical" }));
+    assert_eq!(r.json()["domain"], "medical");
+}
