@@ -257,12 +257,23 @@ pub struct Researcher<'a> {
 }
 
 /// A research admitted: its model, its place in the account's gate, its allowance spent.
+/// Dropped before it [`Researcher::run`]s to an answer (a failure, or a client that
+/// went away and dropped the streamed body), it gives the research back.
 pub struct Admitted<'a> {
     llm: &'a Llm,
     model: String,
     warnings: Vec<String>,
     _slot: gate::Slot<'a>,
     meters: std::sync::Arc<crate::limits::AccountMeters>,
+    answered: std::cell::Cell<bool>,
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        if !self.answered.get() {
+            self.meters.refund(Meter::Research, 1);
+        }
+    }
 }
 
 /// How long since `t`, in milliseconds.
@@ -324,10 +335,11 @@ impl<'a> Researcher<'a> {
         meters
             .try_spend(Meter::Research, 1, caller.plan.research)
             .map_err(|e| ResearchError::Allowance { allowance: e.allowance, plan: caller.plan.name.clone() })?;
-        Ok(Admitted { llm, model, warnings, _slot: slot, meters })
+        Ok(Admitted { llm, model, warnings, _slot: slot, meters, answered: Default::default() })
     }
 
-    /// Runs an admitted research; a failure gives its research back to the allowance.
+    /// Runs an admitted research; unless it answers, dropping `admitted` gives its
+    /// research back to the allowance.
     pub async fn run(
         &self,
         admitted: &Admitted<'a>,
@@ -338,9 +350,7 @@ impl<'a> Researcher<'a> {
         events: Events<'_>,
     ) -> Result<Researched, ResearchError> {
         let out = self.research(admitted, embedders, account, owned, req, events).await;
-        if out.is_err() {
-            admitted.meters.refund(Meter::Research, 1);
-        }
+        admitted.answered.set(out.is_ok());
         out
     }
 

@@ -509,12 +509,14 @@ fn a_client_that_goes_away_cancels_the_model_call_and_frees_its_place() {
     let r = research(&s, &c, &json!({ "question": QUESTION }));
     assert_eq!((r.status, r.code().as_str()), (429, "too_many_concurrent"), "{}", r.text());
     assert!(r.header("retry-after").is_some());
+    assert_eq!(researches_spent(&s, &c.key), 1, "spent while it runs");
     drop(st);
     let started = Instant::now();
     while up.cancelled() == 0 {
         assert!(started.elapsed() < Duration::from_secs(20), "the upstream call was never cancelled");
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert_eq!(researches_spent(&s, &c.key), 0, "a research its client abandoned is given back");
     // The place is free again: the next research runs (and its model call is scripted).
     up.on(ANSWER, text("Audits are yearly [1]."));
     let started = Instant::now();
