@@ -104,6 +104,26 @@ codes! {
     HeadersTooLarge => ("headers_too_large", 431),
     // ours: the request target is longer than hyper accepts.
     UriTooLong => ("uri_too_long", 414),
+    // SOAT agents (src/agents/agents): the spec's codes, named by `soat_code`.
+    InvalidAgent => ("invalid_agent", 400),
+    ForcedToolChoiceCannotStop => ("forced_tool_choice_cannot_stop", 400),
+    InvalidToolContextKey => ("invalid_tool_context_key", 400),
+    LiteralCredential => ("literal_credential", 400),
+    ReservedTagKey => ("reserved_tag_key", 400),
+    AiProviderNotFound => ("ai_provider_not_found", 404),
+    // An archived config (restore, release) names a provider deleted since: a 400.
+    AiProviderNotFoundInConfig => ("ai_provider_not_found_in_config", 400),
+    ModelRouteNotFound => ("model_route_not_found", 400),
+    ToolNotFound => ("tool_not_found", 400),
+    GuardrailNotFound => ("guardrail_not_found", 400),
+    AgentNotFound => ("agent_not_found", 404),
+    AgentVersionNotFound => ("agent_version_not_found", 404),
+    VersionConflict => ("version_conflict", 409),
+    AgentHasDependents => ("agent_has_dependents", 409),
+    NoActiveRelease => ("no_active_release", 409),
+    PromotionGateUnmet => ("promotion_gate_unmet", 409),
+    ModelRouteHasDependents => ("model_route_has_dependents", 409),
+    GuardrailHasReferences => ("guardrail_has_references", 409),
 }
 
 /// An error as the client sees it.

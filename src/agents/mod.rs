@@ -1,0 +1,3 @@
+//! The agents product (SOAT Agents API): one module per resource.
+
+pub mod agents;
