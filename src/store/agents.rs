@@ -80,8 +80,8 @@ fn version_key(agent_id: &str, version: u64) -> String {
     format!("{agent_id}/{version:020}")
 }
 
-fn owned_by<A: AgentRow>(a: &A, account_id: &str, project_id: &str) -> bool {
-    a.account_id() == account_id && a.project_id() == project_id
+fn owned_by<A: AgentRow>(a: &A, account_id: &str) -> bool {
+    a.account_id() == account_id
 }
 
 impl Records {
@@ -101,15 +101,15 @@ impl Records {
         txn.commit().op("commit create agent")
     }
 
-    /// The agent when it exists in this account's project.
-    pub fn agent<A: AgentRow>(&self, account_id: &str, project_id: &str, id: &str) -> Result<Option<A>, StoreError> {
+    /// The agent when it exists and is this account's (the caller checks its project).
+    pub fn agent<A: AgentRow>(&self, account_id: &str, id: &str) -> Result<Option<A>, StoreError> {
         let txn = self.db.begin_read().op("begin read")?;
         let table = match txn.open_table(AGENTS) {
             Err(TableError::TableDoesNotExist(_)) => return Ok(None),
             t => t.op("open agents")?,
         };
         let found = table.get(id).op("read agent")?.map(|v| from_json::<A>("agent", v.value())).transpose()?;
-        Ok(found.filter(|a| owned_by(a, account_id, project_id)))
+        Ok(found.filter(|a| owned_by(a, account_id)))
     }
 
     /// The project's agents (in id order; callers sort).
@@ -129,12 +129,28 @@ impl Records {
         Ok(out)
     }
 
+    /// Every agent of the account, in every project.
+    pub fn agents_of_account<A: AgentRow>(&self, account_id: &str) -> Result<Vec<A>, StoreError> {
+        let txn = self.db.begin_read().op("begin read")?;
+        let table = match txn.open_table(AGENTS) {
+            Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            t => t.op("open agents")?,
+        };
+        let mut out = Vec::new();
+        for row in table.iter().op("list agents")? {
+            let a: A = from_json("agent", row.op("read agent")?.1.value())?;
+            if a.account_id() == account_id {
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+
     /// Reads the agent, lets `decide` choose the write, and makes it, in one write
-    /// transaction. `None` when the project has no such agent.
+    /// transaction. `None` when the account has no such agent.
     pub fn write_agent<A: AgentRow, V: VersionRow, T, E: From<StoreError>>(
         &self,
         account_id: &str,
-        project_id: &str,
         id: &str,
         decide: impl FnOnce(A) -> Result<Write<A, V, T>, E>,
     ) -> Result<Option<T>, E> {
@@ -142,11 +158,11 @@ impl Records {
         let out = {
             let mut agents = txn.open_table(AGENTS).op("open agents")?;
             let current = agents.get(id).op("read agent")?.map(|v| from_json::<A>("agent", v.value())).transpose()?;
-            let Some(current) = current.filter(|a| owned_by(a, account_id, project_id)) else { return Ok(None) };
+            let Some(current) = current.filter(|a| owned_by(a, account_id)) else { return Ok(None) };
             match decide(current)? {
                 Write::Keep(out) => return Ok(Some(out)),
                 Write::Put { agent, version, out } => {
-                    assert!(agent.id() == id && owned_by(&agent, account_id, project_id), "a write changed an agent's id or owner");
+                    assert!(agent.id() == id && owned_by(&agent, account_id), "a write changed an agent's id or owner");
                     agents.insert(id, to_json(&agent).as_slice()).op("write agent")?;
                     if let Some(v) = &version {
                         assert_eq!(v.agent_id(), id, "a version of another agent");
@@ -211,14 +227,12 @@ impl Records {
 
     /// Deletes the agent and its versions, unless something names it and `force` is
     /// off; the count and the delete are one transaction.
-    pub fn delete_agent<A: AgentRow>(&self, account_id: &str, project_id: &str, id: &str, force: bool) -> Result<Deleted, StoreError> {
+    pub fn delete_agent<A: AgentRow>(&self, account_id: &str, id: &str, force: bool) -> Result<Deleted, StoreError> {
         let txn = self.db.begin_write().op("begin delete agent")?;
         let done = {
             let mut agents = txn.open_table(AGENTS).op("open agents")?;
             let current = agents.get(id).op("read agent")?.map(|v| from_json::<A>("agent", v.value())).transpose()?;
-            if !current.is_some_and(|a| owned_by(&a, account_id, project_id)) {
-                return Ok(Deleted::NotFound);
-            }
+            let Some(current) = current.filter(|a| owned_by(a, account_id)) else { return Ok(Deleted::NotFound) };
             let mut dependents = txn.open_multimap_table(DEPENDENTS).op("open dependents")?;
             let mut links = Vec::new();
             for d in dependents.get(id).op("list dependents")? {
@@ -234,7 +248,7 @@ impl Records {
             agents.remove(id).op("remove agent")?;
             txn.open_multimap_table(BY_PROJECT)
                 .op("open agents index")?
-                .remove(project_key(account_id, project_id).as_str(), id)
+                .remove(project_key(account_id, current.project_id()).as_str(), id)
                 .op("unindex agent")?;
             let mut versions = txn.open_table(VERSIONS).op("open versions")?;
             let (start, end) = (format!("{id}/"), format!("{id}0"));

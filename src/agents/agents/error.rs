@@ -94,13 +94,16 @@ impl AgentError {
         AgentError::Invalid { field: field.into(), message: message.into() }
     }
 
-    /// The error's `meta` on the SOAT body.
-    pub fn meta(&self) -> Option<Value> {
+    /// The error's `meta` on the SOAT body: the field at fault, a conflict's
+    /// `current_version`, a delete's dependents.
+    pub fn meta_value(&self) -> Option<Value> {
         match self {
             AgentError::VersionConflict { current, .. } => Some(json!({"current_version": current})),
             AgentError::HasDependents(d) => Some(serde_json::to_value(d).expect("counts serialize")),
             AgentError::PromotionGateUnmet { eval_id, canary_version } => Some(json!({"promotion_gate": eval_id, "canary_version": canary_version})),
-            _ => None,
+            AgentError::Missing { field, id, .. } => Some(json!({"field": field, "id": id})),
+            AgentError::Referenced { count, .. } => Some(json!({"reference_count": count})),
+            _ => self.field().map(|f| json!({"field": f})),
         }
     }
 
@@ -120,21 +123,20 @@ impl AgentError {
 impl ErrorCode for AgentError {
     fn code(&self) -> Code {
         match self {
-            AgentError::Invalid { .. } => Code::InvalidAgent,
+            AgentError::Invalid { .. } => Code::SoatValidation,
             AgentError::ForcedToolChoiceCannotStop { .. } => Code::ForcedToolChoiceCannotStop,
             AgentError::ToolContextKey { .. } => Code::InvalidToolContextKey,
             AgentError::LiteralCredential { .. } => Code::LiteralCredential,
             AgentError::ReservedTagKey { .. } => Code::ReservedTagKey,
             AgentError::Missing { kind, archived, .. } => match kind {
-                RefKind::AiProvider if *archived => Code::AiProviderNotFoundInConfig,
-                RefKind::AiProvider => Code::AiProviderNotFound,
+                RefKind::AiProvider if *archived => Code::AiProviderNotFound,
+                RefKind::AiProvider => Code::AgentAiProviderNotFound,
                 RefKind::ModelRoute => Code::ModelRouteNotFound,
                 RefKind::Tool => Code::ToolNotFound,
                 RefKind::Guardrail => Code::GuardrailNotFound,
-                RefKind::Eval => Code::InvalidAgent,
+                RefKind::Eval => Code::SoatValidation,
             },
-            AgentError::NotFound { .. } => Code::AgentNotFound,
-            AgentError::VersionNotFound { .. } => Code::AgentVersionNotFound,
+            AgentError::NotFound { .. } | AgentError::VersionNotFound { .. } => Code::SoatNotFound,
             AgentError::VersionConflict { .. } => Code::VersionConflict,
             AgentError::HasDependents(_) => Code::AgentHasDependents,
             AgentError::NoActiveRelease => Code::NoActiveRelease,
@@ -142,6 +144,13 @@ impl ErrorCode for AgentError {
             AgentError::Referenced { kind: RefKind::Guardrail, .. } => Code::GuardrailHasReferences,
             AgentError::Referenced { .. } => Code::ModelRouteHasDependents,
             AgentError::Store(e) => e.code(),
+        }
+    }
+
+    fn meta(&self) -> Option<serde_json::Map<String, Value>> {
+        match self.meta_value()? {
+            Value::Object(m) => Some(m),
+            _ => None,
         }
     }
 }

@@ -16,4 +16,4 @@ pub mod service;
 pub mod validate;
 
 pub use error::{AgentError, Dependents, RefKind};
-pub use service::{Agents, Project};
+pub use service::Agents;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::config::AgentConfig;
+use crate::agents::InProject;
 use crate::store::agents::{AgentRow, VersionRow};
 use crate::store::owned::Owned;
 
@@ -156,11 +157,6 @@ pub struct ModelRouteRecord {
     pub cooldown_seconds: u64,
     pub created_at: String,
     pub updated_at: String,
-}
-
-/// A project-scoped record on the store's account-owned table.
-pub trait InProject: Owned {
-    fn project_id(&self) -> &str;
 }
 
 macro_rules! owned_in_project {

@@ -6,8 +6,9 @@
 use serde::Deserialize;
 
 use super::error::{AgentError, RefKind};
-use super::record::{EvalRecord, EvalRunRecord, GuardrailRecord, InProject, ModelRouteRecord, RetryOn, RouteTarget, RunStatus};
-use super::service::{Agents, Project};
+use super::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord, RetryOn, RouteTarget, RunStatus};
+use super::service::Agents;
+use crate::agents::{InProject, Scope};
 
 fn id(prefix: &str) -> String {
     format!("{prefix}{}", crate::ids::random_base62(16))
@@ -59,7 +60,7 @@ pub struct NewModelRoute {
 pub const MAX_ROUTE_ATTEMPTS: u64 = 10;
 
 impl Agents {
-    pub fn create_guardrail(&self, p: &Project, body: NewGuardrail) -> Result<GuardrailRecord, AgentError> {
+    pub fn create_guardrail(&self, p: &Scope, body: NewGuardrail) -> Result<GuardrailRecord, AgentError> {
         let r = GuardrailRecord {
             id: id("guardrail_"),
             account_id: p.account_id.clone(),
@@ -71,7 +72,7 @@ impl Agents {
         Ok(r)
     }
 
-    pub fn create_eval(&self, p: &Project, body: NewEval) -> Result<EvalRecord, AgentError> {
+    pub fn create_eval(&self, p: &Scope, body: NewEval) -> Result<EvalRecord, AgentError> {
         self.get(p, &body.agent_id)
             .map_err(|_| AgentError::invalid("agent_id", format!("agent_id: there is no agent {} in this project.", body.agent_id)))?;
         let r = EvalRecord {
@@ -87,7 +88,7 @@ impl Agents {
     }
 
     /// Records a run of the eval against one version of its agent.
-    pub fn create_eval_run(&self, p: &Project, eval_id: &str, body: NewEvalRun) -> Result<EvalRunRecord, AgentError> {
+    pub fn create_eval_run(&self, p: &Scope, eval_id: &str, body: NewEvalRun) -> Result<EvalRunRecord, AgentError> {
         let eval = self.found::<EvalRecord>(p, eval_id)?;
         let version = u64::try_from(body.agent_version).ok().filter(|v| *v >= 1);
         let version = version.ok_or_else(|| AgentError::invalid("agent_version", "agent_version must be a version number of at least 1."))?;
@@ -110,7 +111,7 @@ impl Agents {
         Ok(r)
     }
 
-    pub fn eval_runs(&self, p: &Project, eval_id: &str) -> Result<Vec<EvalRunRecord>, AgentError> {
+    pub fn eval_runs(&self, p: &Scope, eval_id: &str) -> Result<Vec<EvalRunRecord>, AgentError> {
         let eval = self.found::<EvalRecord>(p, eval_id)?;
         let mut runs: Vec<EvalRunRecord> = self.records().list(&p.account_id)?;
         runs.retain(|r| r.eval_id == eval.id && r.project_id == p.project_id);
@@ -118,7 +119,7 @@ impl Agents {
         Ok(runs)
     }
 
-    pub fn create_model_route(&self, p: &Project, body: NewModelRoute) -> Result<ModelRouteRecord, AgentError> {
+    pub fn create_model_route(&self, p: &Scope, body: NewModelRoute) -> Result<ModelRouteRecord, AgentError> {
         let name = name_of("name", &body.name)?;
         if body.targets.is_empty() {
             return Err(AgentError::invalid("targets", "targets needs at least one provider and model."));
@@ -131,7 +132,7 @@ impl Agents {
             ));
         }
         for (i, t) in body.targets.iter().enumerate() {
-            if !super::links::provider_exists(self.records(), p, &t.ai_provider_id)? {
+            if !super::links::provider_exists(self.records(), &p.account_id, &p.project_id, &t.ai_provider_id)? {
                 return Err(AgentError::Missing {
                     kind: RefKind::AiProvider,
                     id: t.ai_provider_id.clone(),
@@ -161,20 +162,19 @@ impl Agents {
     }
 
     /// The record, or 404.
-    pub fn found<R: InProject>(&self, p: &Project, id: &str) -> Result<R, AgentError> {
-        self.in_project::<R>(p, id)?.ok_or_else(|| AgentError::NotFound { id: id.to_owned() })
+    pub fn found<R: InProject>(&self, p: &Scope, id: &str) -> Result<R, AgentError> {
+        p.get::<R>(self.records(), id)?.ok_or_else(|| AgentError::NotFound { id: id.to_owned() })
     }
 
     /// The project's records of a kind, oldest first.
-    pub fn all_in_project<R: InProject>(&self, p: &Project) -> Result<Vec<R>, AgentError> {
-        let mut all: Vec<R> = self.records().list(&p.account_id)?;
-        all.retain(|r| r.project_id() == p.project_id);
+    pub fn all_in_project<R: InProject>(&self, p: &Scope) -> Result<Vec<R>, AgentError> {
+        let mut all: Vec<R> = p.list(self.records())?;
         all.sort_by(|a, b| a.id().cmp(b.id()));
         Ok(all)
     }
 
     /// Deletes a guardrail or model route no agent names (409 otherwise), or an eval.
-    pub fn delete_related<R: InProject>(&self, p: &Project, id: &str, kind: Option<RefKind>) -> Result<(), AgentError> {
+    pub fn delete_related<R: InProject>(&self, p: &Scope, id: &str, kind: Option<RefKind>) -> Result<(), AgentError> {
         self.found::<R>(p, id)?;
         if let Some(kind) = kind {
             let agents = self.list(p)?;

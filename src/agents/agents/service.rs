@@ -12,19 +12,11 @@ use std::sync::Arc;
 use super::config::{AgentConfig, Create, Restore, SetRelease, TraceContentMode, Update};
 use super::error::{AgentError, Dependents, RefKind};
 use super::links;
-use super::record::{AgentRecord, Author, EvalRecord, EvalRunRecord, InProject, Release, VersionRecord};
+use super::record::{AgentRecord, Author, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord, Release, VersionRecord};
 use super::validate::{self, Reference};
+use crate::agents::{InProject, Scope};
 use crate::store::agents::{Deleted, Write};
-use crate::store::Records;
-
-/// The project a request acts in, with what agents need to know of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Project {
-    pub account_id: String,
-    pub project_id: String,
-    /// The project's `trace_content_mode`: `Some(None)` is the floor agents cannot loosen.
-    pub trace_content_mode: Option<TraceContentMode>,
-}
+use crate::store::{ProjectRecord, Records};
 
 pub struct Agents {
     records: Arc<Records>,
@@ -32,6 +24,16 @@ pub struct Agents {
 
 /// The version a write must find: the caller's, or `None` for "as this request read it".
 pub type Expected = Option<u64>;
+
+/// Who a version is attributed to: the key behind the request.
+fn author_of(p: &Scope) -> Author {
+    Author { principal_type: p.principal_type().to_owned(), principal_id: p.principal_id().to_owned() }
+}
+
+/// A record of one of this module's minimal kinds, when it is in `project_id`.
+pub fn in_project<R: InProject>(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<Option<R>, AgentError> {
+    Ok(records.get::<R>(account_id, id)?.filter(|r| r.project_id() == project_id))
+}
 
 fn now() -> String {
     crate::clock::now_rfc3339()
@@ -128,31 +130,34 @@ impl Agents {
         AgentError::NotFound { id: id.to_owned() }
     }
 
-    /// Whether a reference names a record in the project.
-    fn exists(&self, p: &Project, r: &Reference) -> Result<bool, AgentError> {
+    /// Whether a reference names a record in the agent's own project.
+    fn exists(&self, account_id: &str, project_id: &str, r: &Reference) -> Result<bool, AgentError> {
         Ok(match r.kind {
-            RefKind::AiProvider => links::provider_exists(&self.records, p, &r.id)?,
-            RefKind::Tool => links::tool_exists(&self.records, p, &r.id)?,
-            RefKind::ModelRoute => self.in_project::<super::record::ModelRouteRecord>(p, &r.id)?.is_some(),
-            RefKind::Guardrail => self.in_project::<super::record::GuardrailRecord>(p, &r.id)?.is_some(),
-            RefKind::Eval => self.in_project::<EvalRecord>(p, &r.id)?.is_some(),
+            RefKind::AiProvider => links::provider_exists(&self.records, account_id, project_id, &r.id)?,
+            RefKind::Tool => links::tool_exists(&self.records, account_id, project_id, &r.id)?,
+            RefKind::ModelRoute => in_project::<ModelRouteRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
+            RefKind::Guardrail => in_project::<GuardrailRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
+            RefKind::Eval => in_project::<EvalRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
         })
     }
 
-    /// A record of this module's minimal kinds, when it is in the project.
-    pub fn in_project<R: InProject>(&self, p: &Project, id: &str) -> Result<Option<R>, AgentError> {
-        Ok(self.records.get::<R>(&p.account_id, id)?.filter(|r| r.project_id() == p.project_id))
+    /// The project's `trace_content_mode` as a floor: `Some(None)` when it stores nothing.
+    fn floor(&self, account_id: &str, project_id: &str) -> Result<Option<TraceContentMode>, AgentError> {
+        let project = self.records.get::<ProjectRecord>(account_id, project_id)?;
+        Ok(project.filter(|p| p.trace_content_mode == "none").map(|_| TraceContentMode::None))
     }
 
-    /// Every rule of the config, its references looked up.
-    fn validate(&self, p: &Project, config: &AgentConfig, null_tool_choice: bool, archived: bool) -> Result<(), AgentError> {
-        validate::shape(config, null_tool_choice, p.trace_content_mode)?;
-        validate::missing(&validate::references(config), archived, |r| self.exists(p, r))
+    /// Every rule of the config, for an agent of `project_id`, its references looked up.
+    fn validate(&self, p: &Scope, project_id: &str, config: &AgentConfig, null_tool_choice: bool, archived: bool) -> Result<(), AgentError> {
+        validate::shape(config, null_tool_choice, self.floor(&p.account_id, project_id)?)?;
+        validate::missing(&validate::references(config), archived, |r| self.exists(&p.account_id, project_id, r))
     }
 
-    pub fn create(&self, p: &Project, body: Create, author: Option<&Author>) -> Result<AgentRecord, AgentError> {
+    pub fn create(&self, p: &Scope, body: Create) -> Result<AgentRecord, AgentError> {
+        let author = author_of(p);
+        let author = Some(&author);
         let (config, null_tool_choice) = body.config();
-        self.validate(p, &config, null_tool_choice, false)?;
+        self.validate(p, &p.project_id, &config, null_tool_choice, false)?;
         let at = now();
         let agent = AgentRecord {
             id: new_id("agent_"),
@@ -169,23 +174,26 @@ impl Agents {
     }
 
     /// The project's agents, oldest first.
-    pub fn list(&self, p: &Project) -> Result<Vec<AgentRecord>, AgentError> {
+    pub fn list(&self, p: &Scope) -> Result<Vec<AgentRecord>, AgentError> {
         let mut all: Vec<AgentRecord> = self.records.agents(&p.account_id, &p.project_id)?;
         all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all)
     }
 
-    pub fn get(&self, p: &Project, id: &str) -> Result<AgentRecord, AgentError> {
-        self.records.agent(&p.account_id, &p.project_id, id)?.ok_or_else(|| Self::not_found(id))
+    pub fn get(&self, p: &Scope, id: &str) -> Result<AgentRecord, AgentError> {
+        let agent = self.records.agent::<AgentRecord>(&p.account_id, id)?;
+        agent.filter(|a| p.sees(&a.project_id)).ok_or_else(|| Self::not_found(id))
     }
 
     /// PUT and PATCH (both partial). `if_match` is the header as sent.
-    pub fn update(&self, p: &Project, id: &str, body: Update, if_match: Option<&str>, author: Option<&Author>) -> Result<AgentRecord, AgentError> {
+    pub fn update(&self, p: &Scope, id: &str, body: Update, if_match: Option<&str>) -> Result<AgentRecord, AgentError> {
+        let author = author_of(p);
+        let author = Some(&author);
         let expected = precondition(if_match, body.expected_version)?;
         let read = self.get(p, id)?;
         check_version(&read, expected, read.version)?;
         let (next, null_tool_choice) = body.apply(&read.config);
-        self.validate(p, &next, null_tool_choice, false)?;
+        self.validate(p, &read.project_id, &next, null_tool_choice, false)?;
         let label = body.version_label.flatten();
         self.write(p, id, |current| {
             check_version(&current, expected, read.version)?;
@@ -195,15 +203,16 @@ impl Agents {
 
     fn write(
         &self,
-        p: &Project,
+        p: &Scope,
         id: &str,
         decide: impl FnOnce(AgentRecord) -> Result<Write<AgentRecord, VersionRecord, AgentRecord>, AgentError>,
     ) -> Result<AgentRecord, AgentError> {
-        self.records.write_agent(&p.account_id, &p.project_id, id, decide)?.ok_or_else(|| Self::not_found(id))
+        self.records.write_agent(&p.account_id, id, decide)?.ok_or_else(|| Self::not_found(id))
     }
 
-    pub fn delete(&self, p: &Project, id: &str, force: bool) -> Result<(), AgentError> {
-        match self.records.delete_agent::<AgentRecord>(&p.account_id, &p.project_id, id, force)? {
+    pub fn delete(&self, p: &Scope, id: &str, force: bool) -> Result<(), AgentError> {
+        self.get(p, id)?;
+        match self.records.delete_agent::<AgentRecord>(&p.account_id, id, force)? {
             Deleted::NotFound => Err(Self::not_found(id)),
             Deleted::Blocked(c) => Err(AgentError::HasDependents(Dependents {
                 generation_count: c.generations,
@@ -216,12 +225,12 @@ impl Agents {
     }
 
     /// The agent's versions, newest first.
-    pub fn versions(&self, p: &Project, id: &str) -> Result<Vec<VersionRecord>, AgentError> {
+    pub fn versions(&self, p: &Scope, id: &str) -> Result<Vec<VersionRecord>, AgentError> {
         let agent = self.get(p, id)?;
         Ok(self.records.agent_versions(&agent.id)?)
     }
 
-    pub fn version(&self, p: &Project, id: &str, version: u64) -> Result<VersionRecord, AgentError> {
+    pub fn version(&self, p: &Scope, id: &str, version: u64) -> Result<VersionRecord, AgentError> {
         let agent = self.get(p, id)?;
         self.records.agent_version(&agent.id, version)?.ok_or(AgentError::VersionNotFound { agent_id: agent.id, version })
     }
@@ -229,24 +238,18 @@ impl Agents {
     /// The archived config of `version`, as it would go live on `agent` (its
     /// unversioned settings kept), re-validated: refused when it holds a literal
     /// credential or names a record deleted since.
-    fn archived_config(&self, p: &Project, agent: &AgentRecord, version: &VersionRecord) -> Result<AgentConfig, AgentError> {
+    fn archived_config(&self, p: &Scope, agent: &AgentRecord, version: &VersionRecord) -> Result<AgentConfig, AgentError> {
         let config = AgentConfig::from_snapshot(&version.config, &agent.config)
             .map_err(|e| AgentError::invalid("", format!("Version {} no longer validates: {e}.", version.version)))?;
         validate::no_literal_credentials(&config)?;
-        self.validate(p, &config, false, true)?;
+        self.validate(p, &agent.project_id, &config, false, true)?;
         Ok(config)
     }
 
     /// Writes version `n`'s config as a new version (a no-op when the agent holds it).
-    pub fn restore(
-        &self,
-        p: &Project,
-        id: &str,
-        n: u64,
-        body: Restore,
-        if_match: Option<&str>,
-        author: Option<&Author>,
-    ) -> Result<AgentRecord, AgentError> {
+    pub fn restore(&self, p: &Scope, id: &str, n: u64, body: Restore, if_match: Option<&str>) -> Result<AgentRecord, AgentError> {
+        let author = author_of(p);
+        let author = Some(&author);
         let expected = precondition(if_match, None)?;
         let read = self.get(p, id)?;
         let archived = self.version(p, id, n)?;
@@ -260,7 +263,7 @@ impl Agents {
     }
 
     /// Sets or replaces the agent's staged rollout.
-    pub fn set_release(&self, p: &Project, id: &str, body: SetRelease) -> Result<AgentRecord, AgentError> {
+    pub fn set_release(&self, p: &Scope, id: &str, body: SetRelease) -> Result<AgentRecord, AgentError> {
         let read = self.get(p, id)?;
         let release = self.release_of(p, &read, body)?;
         self.write(p, id, |mut current| {
@@ -270,7 +273,7 @@ impl Agents {
         })
     }
 
-    fn release_of(&self, p: &Project, agent: &AgentRecord, body: SetRelease) -> Result<Release, AgentError> {
+    fn release_of(&self, p: &Scope, agent: &AgentRecord, body: SetRelease) -> Result<Release, AgentError> {
         let version_number = |field: &str, v: i64| match u64::try_from(v) {
             Ok(v) if v >= 1 => Ok(v),
             _ => Err(AgentError::invalid(field, format!("{field} must be a version number of at least 1, not {v}."))),
@@ -292,7 +295,7 @@ impl Agents {
             validate::no_literal_credentials(&config)?;
         }
         if let Some(gate) = &body.promotion_gate {
-            let eval = self.in_project::<EvalRecord>(p, gate)?;
+            let eval = in_project::<EvalRecord>(&self.records, &p.account_id, &agent.project_id, gate)?;
             if !eval.is_some_and(|e| e.agent_id == agent.id) {
                 return Err(AgentError::invalid(
                     "promotion_gate",
@@ -304,11 +307,11 @@ impl Agents {
     }
 
     /// The run of the release's gate that clears it, if the release has a gate.
-    fn gate_run(&self, p: &Project, release: &Release) -> Result<Option<EvalRunRecord>, AgentError> {
+    fn gate_run(&self, agent: &AgentRecord, release: &Release) -> Result<Option<EvalRunRecord>, AgentError> {
         let Some(gate) = &release.promotion_gate else { return Ok(None) };
-        let runs: Vec<EvalRunRecord> = self.records.list(&p.account_id)?;
+        let runs: Vec<EvalRunRecord> = self.records.list(&agent.account_id)?;
         let mut passing: Vec<EvalRunRecord> =
-            runs.into_iter().filter(|r| r.project_id == p.project_id && r.clears(gate, release.canary_version)).collect();
+            runs.into_iter().filter(|r| r.project_id == agent.project_id && r.clears(gate, release.canary_version)).collect();
         passing.sort_by(|a, b| b.created_at.cmp(&a.created_at));
         match passing.into_iter().next() {
             Some(run) => Ok(Some(run)),
@@ -317,19 +320,21 @@ impl Agents {
     }
 
     /// Makes the canary's config live and ends the rollout.
-    pub fn promote(&self, p: &Project, id: &str, author: Option<&Author>) -> Result<AgentRecord, AgentError> {
-        self.end_release(p, id, author, true)
+    pub fn promote(&self, p: &Scope, id: &str) -> Result<AgentRecord, AgentError> {
+        self.end_release(p, id, true)
     }
 
     /// Puts the stable version's config back live and ends the rollout.
-    pub fn abort(&self, p: &Project, id: &str, author: Option<&Author>) -> Result<AgentRecord, AgentError> {
-        self.end_release(p, id, author, false)
+    pub fn abort(&self, p: &Scope, id: &str) -> Result<AgentRecord, AgentError> {
+        self.end_release(p, id, false)
     }
 
-    fn end_release(&self, p: &Project, id: &str, author: Option<&Author>, promote: bool) -> Result<AgentRecord, AgentError> {
+    fn end_release(&self, p: &Scope, id: &str, promote: bool) -> Result<AgentRecord, AgentError> {
+        let author = author_of(p);
+        let author = Some(&author);
         let read = self.get(p, id)?;
         let release = read.active_release.clone().ok_or(AgentError::NoActiveRelease)?;
-        let run = if promote { self.gate_run(p, &release)? } else { None };
+        let run = if promote { self.gate_run(&read, &release)? } else { None };
         let target = if promote { release.canary_version } else { release.stable_version };
         let archived = self.version(p, id, target)?;
         let config = self.archived_config(p, &read, &archived)?;
@@ -363,13 +368,20 @@ impl Agents {
         })
     }
 
-    /// How many of the project's agents and model routes name the provider (deleting
-    /// it is then 409 `AI_PROVIDER_HAS_DEPENDENTS`).
-    pub fn provider_dependents(&self, p: &Project, ai_provider_id: &str) -> Result<u64, AgentError> {
-        let agents = self.list(p)?.iter().filter(|a| a.config.ai_provider_id.as_deref() == Some(ai_provider_id)).count();
-        let routes: Vec<super::record::ModelRouteRecord> = self.records.list(&p.account_id)?;
-        let routes = routes.iter().filter(|r| r.project_id == p.project_id && r.targets.iter().any(|t| t.ai_provider_id == ai_provider_id)).count();
-        Ok((agents + routes) as u64)
+    /// The agents of the account that name the provider, directly or through one of
+    /// their model route's targets (deleting it is then 409 `AI_PROVIDER_HAS_DEPENDENTS`).
+    pub fn agents_using_provider(records: &Records, account_id: &str, ai_provider_id: &str) -> Result<Vec<String>, AgentError> {
+        let routes: Vec<ModelRouteRecord> = records.list(account_id)?;
+        let via: Vec<&str> = routes.iter().filter(|r| r.targets.iter().any(|t| t.ai_provider_id == ai_provider_id)).map(|r| r.id.as_str()).collect();
+        let mut ids = Vec::new();
+        for agent in records.agents_of_account::<AgentRecord>(account_id)? {
+            let direct = agent.config.ai_provider_id.as_deref() == Some(ai_provider_id);
+            if direct || agent.config.model_route_id.as_deref().is_some_and(|r| via.contains(&r)) {
+                ids.push(agent.id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
     }
 }
 

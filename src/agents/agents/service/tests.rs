@@ -6,21 +6,45 @@ use super::*;
 use crate::agents::agents::related::{NewEval, NewEvalRun, NewGuardrail};
 use crate::agents::agents::rollout::{serve, Caller, Served};
 use crate::agents::agents::{config, record};
+use crate::agents::KeyRef;
 use crate::error::{Code, ErrorCode};
+use crate::store::AiProviderRecord;
 
-fn setup() -> (tempfile::TempDir, Agents, Project) {
+fn scope(account: &str, project: &str) -> Scope {
+    Scope { account_id: account.into(), project_id: project.into(), key: KeyRef::Project { id: "key_1".into() } }
+}
+
+fn provider(records: &Records, p: &Scope, id: &str) {
+    let r = AiProviderRecord {
+        id: id.into(),
+        account_id: p.account_id.clone(),
+        project_id: p.project_id.clone(),
+        name: "p".into(),
+        provider: "openai".into(),
+        default_model: "gpt-4o".into(),
+        secret_id: None,
+        base_url: None,
+        config: Default::default(),
+        created_at: "2026-01-01T00:00:00.000Z".into(),
+        updated_at: "2026-01-01T00:00:00.000Z".into(),
+    };
+    records.insert(&r).unwrap();
+}
+
+fn setup() -> (tempfile::TempDir, Agents, Scope) {
     let dir = tempfile::tempdir().unwrap();
     let records = Arc::new(Records::open(dir.path()).unwrap());
-    let p = Project { account_id: "acct_a".into(), project_id: "proj_a".into(), trace_content_mode: None };
+    let p = scope("acct_a", "proj_a");
+    provider(&records, &p, "aip_1");
     (dir, Agents::new(records), p)
 }
 
-fn create(a: &Agents, p: &Project, v: Value) -> AgentRecord {
-    a.create(p, serde_json::from_value(v).unwrap(), None).unwrap()
+fn create(a: &Agents, p: &Scope, v: Value) -> AgentRecord {
+    a.create(p, serde_json::from_value(v).unwrap()).unwrap()
 }
 
-fn patch(a: &Agents, p: &Project, id: &str, v: Value, if_match: Option<&str>) -> Result<AgentRecord, AgentError> {
-    a.update(p, id, serde_json::from_value(v).unwrap(), if_match, None)
+fn patch(a: &Agents, p: &Scope, id: &str, v: Value, if_match: Option<&str>) -> Result<AgentRecord, AgentError> {
+    a.update(p, id, serde_json::from_value(v).unwrap(), if_match)
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, AgentError>) -> Code {
@@ -43,7 +67,7 @@ fn versions_count_changes_only() {
     let seen: Vec<(u64, Option<&str>)> = versions.iter().map(|v| (v.version, v.label.as_deref())).collect();
     assert_eq!(seen, [(2, Some("renamed")), (1, Some("initial"))], "newest first");
     assert_eq!(versions[0].config["name"], "two");
-    assert_eq!(code(a.version(&p, &agent.id, 3)), Code::AgentVersionNotFound);
+    assert_eq!(code(a.version(&p, &agent.id, 3)), Code::SoatNotFound);
 }
 
 #[test]
@@ -53,10 +77,14 @@ fn a_stale_precondition_is_a_conflict_that_writes_nothing() {
     patch(&a, &p, &agent.id, json!({"name": "b"}), Some("\"1\"")).unwrap();
     let e = patch(&a, &p, &agent.id, json!({"name": "c"}), Some("1")).unwrap_err();
     assert!(matches!(e, AgentError::VersionConflict { current: 2, expected: 1 }), "{e}");
-    assert_eq!(e.meta(), Some(json!({"current_version": 2})));
+    assert_eq!(e.meta_value(), Some(json!({"current_version": 2})));
     assert_eq!(code(patch(&a, &p, &agent.id, json!({"name": "c", "expected_version": 1}), None)), Code::VersionConflict);
-    assert_eq!(code(patch(&a, &p, &agent.id, json!({"name": "c", "expected_version": 2}), Some("3"))), Code::InvalidAgent, "header and body differ");
-    assert_eq!(code(patch(&a, &p, &agent.id, json!({"name": "c"}), Some("v2"))), Code::InvalidAgent);
+    assert_eq!(
+        code(patch(&a, &p, &agent.id, json!({"name": "c", "expected_version": 2}), Some("3"))),
+        Code::SoatValidation,
+        "header and body differ"
+    );
+    assert_eq!(code(patch(&a, &p, &agent.id, json!({"name": "c"}), Some("v2"))), Code::SoatValidation);
     assert_eq!(a.get(&p, &agent.id).unwrap().config.name.as_deref(), Some("b"));
     patch(&a, &p, &agent.id, json!({"name": "c"}), Some("*")).unwrap();
 }
@@ -91,15 +119,15 @@ fn restore_writes_a_new_version_that_replaces_the_config_fully() {
     let (_d, a, p) = setup();
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1", "name": "one"}));
     patch(&a, &p, &agent.id, json!({"instructions": "be brief", "max_steps": 4}), None).unwrap();
-    let restored = a.restore(&p, &agent.id, 1, config::Restore::default(), None, None).unwrap();
+    let restored = a.restore(&p, &agent.id, 1, config::Restore::default(), None).unwrap();
     assert_eq!(restored.version, 3);
     assert_eq!((restored.config.instructions.as_deref(), restored.config.max_steps), (None, None), "cleared, not merged");
     assert_eq!(a.version(&p, &agent.id, 3).unwrap().label.as_deref(), Some("restored from v1"));
-    let again = a.restore(&p, &agent.id, 1, config::Restore { label: Some("x".into()) }, None, None).unwrap();
+    let again = a.restore(&p, &agent.id, 1, config::Restore { label: Some("x".into()) }, None).unwrap();
     assert_eq!(again.version, 3, "restoring the config the agent holds is a no-op");
-    assert_eq!(code(a.restore(&p, &agent.id, 9, config::Restore::default(), None, None)), Code::AgentVersionNotFound);
-    assert_eq!(code(a.restore(&p, &agent.id, 2, config::Restore::default(), Some("1"), None)), Code::VersionConflict);
-    let four = a.restore(&p, &agent.id, 2, config::Restore { label: Some("back".into()) }, Some("3"), None).unwrap();
+    assert_eq!(code(a.restore(&p, &agent.id, 9, config::Restore::default(), None)), Code::SoatNotFound);
+    assert_eq!(code(a.restore(&p, &agent.id, 2, config::Restore::default(), Some("1"))), Code::VersionConflict);
+    let four = a.restore(&p, &agent.id, 2, config::Restore { label: Some("back".into()) }, Some("3")).unwrap();
     assert_eq!((four.version, four.config.max_steps), (4, Some(4)));
 }
 
@@ -110,7 +138,7 @@ fn restore_revalidates_what_the_archive_names() {
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1", "guardrail_ids": [g.id]}));
     patch(&a, &p, &agent.id, json!({"guardrail_ids": null}), None).unwrap();
     a.delete_related::<record::GuardrailRecord>(&p, &g.id, Some(RefKind::Guardrail)).unwrap();
-    assert_eq!(code(a.restore(&p, &agent.id, 1, config::Restore::default(), None, None)), Code::GuardrailNotFound);
+    assert_eq!(code(a.restore(&p, &agent.id, 1, config::Restore::default(), None)), Code::GuardrailNotFound);
     assert_eq!(code(patch(&a, &p, &agent.id, json!({"guardrail_ids": ["guardrail_nope"]}), None)), Code::GuardrailNotFound);
 }
 
@@ -126,12 +154,12 @@ fn a_gated_rollout_promotes_the_pinned_canary_not_the_draft() {
         canary_percent: pct,
         promotion_gate: gate.map(str::to_owned),
     };
-    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 1, 10, None))), Code::InvalidAgent, "canary = stable");
-    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 7, 10, None))), Code::InvalidAgent, "no version 7");
-    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 2, 101, None))), Code::InvalidAgent);
-    assert_eq!(code(a.set_release(&p, &agent.id, release(0, 2, 10, None))), Code::InvalidAgent);
-    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 2, 10, Some("eval_other")))), Code::InvalidAgent);
-    assert_eq!(code(a.promote(&p, &agent.id, None)), Code::NoActiveRelease);
+    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 1, 10, None))), Code::SoatValidation, "canary = stable");
+    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 7, 10, None))), Code::SoatValidation, "no version 7");
+    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 2, 101, None))), Code::SoatValidation);
+    assert_eq!(code(a.set_release(&p, &agent.id, release(0, 2, 10, None))), Code::SoatValidation);
+    assert_eq!(code(a.set_release(&p, &agent.id, release(1, 2, 10, Some("eval_other")))), Code::SoatValidation);
+    assert_eq!(code(a.promote(&p, &agent.id)), Code::NoActiveRelease);
     let live = a.set_release(&p, &agent.id, release(1, 2, 25, Some(&eval.id))).unwrap();
     assert_eq!(live.active_release.as_ref().map(|r| r.canary_percent), Some(25));
     // An edit mid-rollout is a draft: a version, and the split is untouched.
@@ -143,11 +171,11 @@ fn a_gated_rollout_promotes_the_pinned_canary_not_the_draft() {
     a.create_eval_run(&p, &eval.id, run(1, record::RunStatus::Completed, Some(true))).unwrap();
     a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Completed, Some(false))).unwrap();
     a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Running, None)).unwrap();
-    let e = a.promote(&p, &agent.id, None).unwrap_err();
+    let e = a.promote(&p, &agent.id).unwrap_err();
     assert_eq!(e.code(), Code::PromotionGateUnmet);
     assert_eq!(a.get(&p, &agent.id).unwrap(), draft, "the rollout is left untouched");
     let passing = a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Completed, Some(true))).unwrap();
-    let promoted = a.promote(&p, &agent.id, None).unwrap();
+    let promoted = a.promote(&p, &agent.id).unwrap();
     assert_eq!((promoted.version, promoted.config.name.as_deref(), promoted.active_release.as_ref()), (4, Some("canary"), None));
     let v4 = a.version(&p, &agent.id, 4).unwrap();
     assert_eq!((v4.label.as_deref(), v4.eval_run_id.as_deref()), (Some("promoted canary v2"), Some(passing.id.as_str())));
@@ -162,9 +190,9 @@ fn abort_goes_back_to_stable() {
     let set = config::SetRelease { stable_version: 1, canary_version: 2, canary_percent: 100, promotion_gate: None };
     let during = a.set_release(&p, &agent.id, set).unwrap();
     assert_eq!(serve(&during, Caller::Session("s")), Served::Canary(2));
-    let back = a.abort(&p, &agent.id, None).unwrap();
+    let back = a.abort(&p, &agent.id).unwrap();
     assert_eq!((back.version, back.config.name.as_deref(), back.active_release), (3, Some("stable"), None));
-    assert_eq!(code(a.abort(&p, &agent.id, None)), Code::NoActiveRelease);
+    assert_eq!(code(a.abort(&p, &agent.id)), Code::NoActiveRelease);
     assert!(a.version(&p, &agent.id, 3).unwrap().label.unwrap().contains("v1"));
 }
 
@@ -177,26 +205,32 @@ fn delete_refuses_while_dependents_exist_unless_forced() {
     a.records().link_agent_dependent(&agent.id, "ingestion_rule:rule_1").unwrap();
     let e = a.delete(&p, &agent.id, false).unwrap_err();
     assert_eq!(e.code(), Code::AgentHasDependents);
-    assert_eq!(e.meta(), Some(json!({"generation_count": 1, "trace_count": 1, "accepted_share_count": 0, "ingestion_rule_count": 1})));
+    assert_eq!(e.meta_value(), Some(json!({"generation_count": 1, "trace_count": 1, "accepted_share_count": 0, "ingestion_rule_count": 1})));
     a.delete(&p, &agent.id, true).unwrap();
-    assert_eq!(code(a.get(&p, &agent.id)), Code::AgentNotFound);
+    assert_eq!(code(a.get(&p, &agent.id)), Code::SoatNotFound);
     assert!(a.records().agent_versions::<VersionRecord>(&agent.id).unwrap().is_empty());
     assert_eq!(a.records().agent_dependents(&agent.id).unwrap().ingestion_rules, 1, "ingestion rules keep naming it");
-    assert_eq!(code(a.delete(&p, &agent.id, false)), Code::AgentNotFound);
+    assert_eq!(code(a.delete(&p, &agent.id, false)), Code::SoatNotFound);
 }
 
 #[test]
 fn another_project_sees_nothing() {
     let (_d, a, p) = setup();
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1"}));
-    let other = Project { project_id: "proj_b".into(), ..p.clone() };
-    let stranger = Project { account_id: "acct_b".into(), ..p.clone() };
+    let other = scope("acct_a", "proj_b");
+    let stranger = scope("acct_b", "proj_a");
     for q in [&other, &stranger] {
-        assert_eq!(code(a.get(q, &agent.id)), Code::AgentNotFound);
+        assert_eq!(code(a.get(q, &agent.id)), Code::SoatNotFound);
         assert!(a.list(q).unwrap().is_empty());
-        assert_eq!(code(patch(&a, q, &agent.id, json!({"name": "x"}), None)), Code::AgentNotFound);
-        assert_eq!(code(a.delete(q, &agent.id, true)), Code::AgentNotFound);
+        assert_eq!(code(patch(&a, q, &agent.id, json!({"name": "x"}), None)), Code::SoatNotFound);
+        assert_eq!(code(a.delete(q, &agent.id, true)), Code::SoatNotFound);
     }
-    assert_eq!(a.provider_dependents(&p, "aip_1").unwrap(), 1);
-    assert_eq!(a.provider_dependents(&other, "aip_1").unwrap(), 0);
+    assert_eq!(Agents::agents_using_provider(a.records(), "acct_a", "aip_1").unwrap(), [agent.id.clone()]);
+    assert!(Agents::agents_using_provider(a.records(), "acct_b", "aip_1").unwrap().is_empty());
+    assert_eq!(code(a.create(&p, serde_json::from_value(json!({"ai_provider_id": "aip_2"})).unwrap())), Code::AgentAiProviderNotFound);
+    assert_eq!(
+        code(a.create(&other, serde_json::from_value(json!({"ai_provider_id": "aip_1"})).unwrap())),
+        Code::AgentAiProviderNotFound,
+        "the provider is in another project"
+    );
 }
