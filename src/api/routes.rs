@@ -136,6 +136,13 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/model-routes", "soat_list_model_routes", call!(soat::agent_records::list_model_routes)),
         row(M::GET, "/api/v1/model-routes/{route_id}", "soat_get_model_route", call!(soat::agent_records::get_model_route, route_id)),
         row(M::DELETE, "/api/v1/model-routes/{route_id}", "soat_delete_model_route", call!(soat::agent_records::delete_model_route, route_id)),
+        // SOAT: AI providers.
+        row(M::GET, "/api/v1/ai-providers", "soat_list_ai_providers", call!(soat::ai_providers::list)),
+        row(M::POST, "/api/v1/ai-providers", "soat_create_ai_provider", call!(soat::ai_providers::create)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}", "soat_get_ai_provider", call!(soat::ai_providers::get, ai_provider_id)),
+        row(M::PATCH, "/api/v1/ai-providers/{ai_provider_id}", "soat_update_ai_provider", call!(soat::ai_providers::update, ai_provider_id)),
+        row(M::DELETE, "/api/v1/ai-providers/{ai_provider_id}", "soat_delete_ai_provider", call!(soat::ai_providers::delete, ai_provider_id)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}/models", "soat_ai_provider_models", call!(soat::ai_providers::models, ai_provider_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));
