@@ -133,7 +133,7 @@ codes! {
     ProjectHasDependents => ("project_has_dependents", 409),
     // A provider's upstream failed during a call made through /api/v1.
     AiProviderError => ("ai_provider_error", 502),
-    // SOAT agents (src/agents/agents): the spec's codes, named by `soat_code`.
+    // SOAT agents (src/agents/agent): the spec's codes, named by `soat_code`.
     ForcedToolChoiceCannotStop => ("forced_tool_choice_cannot_stop", 400),
     InvalidToolContextKey => ("invalid_tool_context_key", 400),
     LiteralCredential => ("literal_credential", 400),

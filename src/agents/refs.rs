@@ -5,8 +5,8 @@
 //! model routes: theirs; every kind: a line in `project_dependents` and
 //! `remove_project_records`). Until then a kind that does not exist answers "none".
 
-use crate::agents::agents::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
-use crate::agents::agents::{AgentError, Agents};
+use crate::agents::agent::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
+use crate::agents::agent::{AgentError, Agents};
 use crate::store::{AiProviderRecord, Records, StoreError};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
@@ -20,7 +20,7 @@ pub fn agents_using_provider(records: &Records, account_id: &str, provider_id: &
 }
 
 /// Whether guardrail `id` exists in `project_id` (400 `GUARDRAIL_NOT_FOUND` when not).
-/// Guardrails are the agents module's minimal records (`agents::agents::related`).
+/// Guardrails are the agents module's minimal records (`agents::agent::related`).
 pub fn guardrail_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
     in_project::<GuardrailRecord>(records, account_id, project_id, id)
 }
@@ -34,7 +34,7 @@ fn count_in<R: super::InProject>(records: &Records, account_id: &str, project_id
 }
 
 /// Whether model route `id` exists in `project_id` (400 `MODEL_ROUTE_NOT_FOUND` when
-/// not). Model routes are the agents module's (`agents::agents::related`).
+/// not). Model routes are the agents module's (`agents::agent::related`).
 pub fn model_route_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
     in_project::<ModelRouteRecord>(records, account_id, project_id, id)
 }

@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use super::agents::err;
 use super::{body, scope, scope_in_query, Page};
-use crate::agents::agents::error::RefKind;
-use crate::agents::agents::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
-use crate::agents::agents::related::{NewEval, NewEvalRun, NewGuardrail, NewModelRoute};
-use crate::agents::agents::{AgentError, Agents};
+use crate::agents::agent::error::RefKind;
+use crate::agents::agent::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
+use crate::agents::agent::related::{NewEval, NewEvalRun, NewGuardrail, NewModelRoute};
+use crate::agents::agent::{AgentError, Agents};
 use crate::agents::InProject;
 use crate::api::{blocking, Call};
 use crate::error::ApiError;

@@ -1,5 +1,5 @@
 //! `/api/v1/agents`, its versions and its release (soat-agents.openapi.yaml): parse →
-//! `agents::agents::Agents` → serialize. Writes run on the blocking pool (the store);
+//! `agents::agent::Agents` → serialize. Writes run on the blocking pool (the store);
 //! reads are MVCC snapshots read in place.
 
 use hyper::header::IF_MATCH;
@@ -8,9 +8,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{body, query, scope, scope_in_query, Page};
-use crate::agents::agents::config::{AgentConfig, Create, Restore, SetRelease, ToolBinding, Update};
-use crate::agents::agents::record::{AgentRecord, Release, VersionRecord};
-use crate::agents::agents::{inline_tool, validate, AgentError, Agents};
+use crate::agents::agent::config::{AgentConfig, Create, Restore, SetRelease, ToolBinding, Update};
+use crate::agents::agent::record::{AgentRecord, Release, VersionRecord};
+use crate::agents::agent::{inline_tool, validate, AgentError, Agents};
 use crate::agents::Scope;
 use crate::api::{blocking, Call};
 use crate::error::ApiError;

@@ -296,7 +296,7 @@ impl Agents {
         }
         if let Some(gate) = &body.promotion_gate {
             let eval = in_project::<EvalRecord>(&self.records, &p.account_id, &agent.project_id, gate)?;
-            if !eval.is_some_and(|e| e.agent_id == agent.id) {
+            if eval.is_none_or(|e| e.agent_id != agent.id) {
                 return Err(AgentError::invalid(
                     "promotion_gate",
                     format!("promotion_gate: {gate} is not an eval of agent {} in this project.", agent.id),

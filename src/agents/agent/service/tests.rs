@@ -3,9 +3,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::agents::agents::related::{NewEval, NewEvalRun, NewGuardrail};
-use crate::agents::agents::rollout::{serve, Caller, Served};
-use crate::agents::agents::{config, record};
+use crate::agents::agent::related::{NewEval, NewEvalRun, NewGuardrail};
+use crate::agents::agent::rollout::{serve, Caller, Served};
+use crate::agents::agent::{config, record};
 use crate::agents::KeyRef;
 use crate::error::{Code, ErrorCode};
 use crate::store::AiProviderRecord;

@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::agents::agents::config::{Create, Update};
+use crate::agents::agent::config::{Create, Update};
 use crate::error::{Code, ErrorCode};
 
 fn create(v: Value) -> Result<(), AgentError> {
