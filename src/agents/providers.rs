@@ -147,7 +147,7 @@ pub struct ProviderPatch {
 /// What a call through a provider goes to.
 pub enum Target {
     /// An upstream built from the record: `app.direct` calls it.
-    AdHoc(AdHoc),
+    AdHoc(Box<AdHoc>),
     /// The supervised local model, `local/<name>` on `app.llm`.
     Local { model: String },
 }
@@ -301,7 +301,7 @@ pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, 
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url().map(str::to_owned));
-    Ok(Target::AdHoc(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None)))
+    Ok(Target::AdHoc(Box::new(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None))))
 }
 
 /// One generation through provider `r` (its `default_model` when `req.model` is
