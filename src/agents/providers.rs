@@ -147,7 +147,7 @@ pub struct ProviderPatch {
 /// What a call through a provider goes to.
 pub enum Target {
     /// An upstream built from the record: `app.direct` calls it.
-    AdHoc(AdHoc),
+    AdHoc(Box<AdHoc>),
     /// The supervised local model, `local/<name>` on `app.llm`.
     Local { model: String },
 }
@@ -227,6 +227,13 @@ pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<AiProviderRecor
     scope.get(records, id)?.ok_or_else(|| SoatError::not_found("AI provider", id))
 }
 
+/// The provider when it is in the scope's own project: what an agent of that project
+/// may name as its `ai_provider_id` (another project's, or another account's, is
+/// `NotFound`).
+pub fn in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiProviderRecord, SoatError> {
+    scope.get::<AiProviderRecord>(records, id)?.filter(|p| p.project_id == scope.project_id).ok_or_else(|| SoatError::not_found("AI provider", id))
+}
+
 pub fn update(records: &Records, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
     get(records, scope, id)?;
     let now = now_rfc3339();
@@ -301,7 +308,7 @@ pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, 
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url().map(str::to_owned));
-    Ok(Target::AdHoc(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None)))
+    Ok(Target::AdHoc(Box::new(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None))))
 }
 
 /// One generation through provider `r` (its `default_model` when `req.model` is

@@ -257,3 +257,81 @@ fn bodies_are_strict() {
         (Some("none"), Some(3), Some("P"))
     );
 }
+
+#[test]
+fn providers_are_made_read_changed_listed_and_deleted() {
+    use super::scripted_llm::Scripted;
+    let s = TestServer::with_config(&format!("{ROOMY}[llm]\nmax_retries = 0\n[llm.local]\nenabled = false\n"));
+    let (_, key) = s.signup("soat-providers@example.org");
+    let first = Scripted::start();
+    first.models(&["reader", "writer"]);
+    let second = Scripted::start();
+    second.models(&["other"]);
+    // Made while the server runs, and used at once: /models asks the upstream itself.
+    let body = json!({"name": "Local vLLM", "provider": "custom", "base_url": format!("http://{}/v1", first.addr), "default_model": "reader", "config": {"region": "x"}});
+    let p = ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(body)), 201);
+    let id = p["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("aip_") && p["project_id"].as_str().unwrap().starts_with("proj_"), "{p}");
+    assert_eq!((p["provider"].as_str(), p["secret_id"].is_null(), p["config"]["region"].as_str()), (Some("custom"), true, Some("x")));
+    let models = ok(call(&s, "GET", &format!("/api/v1/ai-providers/{id}/models"), &key, None), 200);
+    assert_eq!(models, json!({"provider": "custom", "models": [{"id": "reader"}, {"id": "writer"}]}));
+    // Changed, the next call goes where it now says.
+    let patched = ok(
+        call(
+            &s,
+            "PATCH",
+            &format!("/api/v1/ai-providers/{id}"),
+            &key,
+            Some(json!({"base_url": format!("http://{}/v1", second.addr), "default_model": "other"})),
+        ),
+        200,
+    );
+    assert_eq!((patched["default_model"].as_str(), patched["name"].as_str()), (Some("other"), Some("Local vLLM")));
+    let models = ok(call(&s, "GET", &format!("/api/v1/ai-providers/{id}/models"), &key, None), 200);
+    assert_eq!(models["models"], json!([{"id": "other"}]));
+    let got = ok(call(&s, "GET", &format!("/api/v1/ai-providers/{id}"), &key, None), 200);
+    assert_eq!(got["base_url"].as_str(), Some(format!("http://{}/v1", second.addr).as_str()));
+    let listed = ok(call(&s, "GET", "/api/v1/ai-providers", &key, None), 200);
+    assert_eq!((listed["total"].as_u64(), listed["data"][0]["id"].as_str()), (Some(1), Some(id.as_str())));
+    // Each kind's own rules.
+    let make = |body: Value| call(&s, "POST", "/api/v1/ai-providers", &key, Some(body));
+    assert_eq!(refused(make(json!({"name": "a", "provider": "bedrock", "default_model": "m"})), 400), "VALIDATION_FAILED");
+    assert_eq!(refused(make(json!({"name": "a", "provider": "azure", "default_model": "m"})), 400), "VALIDATION_FAILED", "azure needs base_url");
+    assert_eq!(refused(make(json!({"name": "a", "provider": "openai", "default_model": "m", "secret_id": "hunter2"})), 400), "VALIDATION_FAILED");
+    assert_eq!(refused(make(json!({"name": "a", "provider": "custom", "default_model": "m", "base_url": "file:///etc"})), 400), "VALIDATION_FAILED");
+    let ollama = ok(make(json!({"name": "o", "provider": "ollama", "default_model": "llama3"})), 201)["id"].as_str().unwrap().to_owned();
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers/{ollama}/models"), &key, None), 400), "MODEL_LISTING_UNSUPPORTED");
+    let openai = ok(make(json!({"name": "o", "provider": "openai", "default_model": "gpt-4o"})), 201)["id"].as_str().unwrap().to_owned();
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers/{openai}/models"), &key, None), 400), "AI_PROVIDER_MISCONFIGURED", "no secret");
+    let local = ok(make(json!({"name": "l", "provider": "local", "default_model": "qwen"})), 201)["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        refused(call(&s, "GET", &format!("/api/v1/ai-providers/{local}/models"), &key, None), 400),
+        "AI_PROVIDER_MISCONFIGURED",
+        "no local model here"
+    );
+    // An upstream that is not there is the provider's failure, not ours.
+    let gone = ok(make(json!({"name": "g", "provider": "custom", "default_model": "m", "base_url": "http://127.0.0.1:9/v1"})), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers/{gone}/models"), &key, None), 502), "MODEL_LISTING_FAILED");
+    // A PATCH that breaks a kind's rule changes nothing.
+    let r = call(&s, "PATCH", &format!("/api/v1/ai-providers/{id}"), &key, Some(json!({"base_url": null})));
+    assert_eq!(refused(r, 400), "VALIDATION_FAILED", "custom needs base_url");
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/ai-providers/{id}"), &key, None), 200)["default_model"], "other");
+    ok(call(&s, "DELETE", &format!("/api/v1/ai-providers/{id}"), &key, None), 204);
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers/{id}"), &key, None), 404), "RESOURCE_NOT_FOUND");
+    assert_eq!(refused(call(&s, "DELETE", &format!("/api/v1/ai-providers/{id}"), &key, None), 404), "RESOURCE_NOT_FOUND");
+    // The project holding the rest refuses to go without force, then goes with them.
+    let default = ok(call(&s, "GET", "/api/v1/projects", &key, None), 200)["data"][0]["id"].as_str().unwrap().to_owned();
+    let r = call(&s, "DELETE", &format!("/api/v1/projects/{default}"), &key, None);
+    assert_eq!(r.status, 409, "{}", r.text());
+    let e = r.json()["error"].clone();
+    assert_eq!((e["code"].as_str(), e["meta"]["ai_provider_count"].as_u64()), (Some("PROJECT_HAS_DEPENDENTS"), Some(4)), "{e}");
+    ok(call(&s, "DELETE", &format!("/api/v1/projects/{default}?force=true"), &key, None), 204);
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers/{ollama}"), &key, None), 404), "RESOURCE_NOT_FOUND");
+    // The next request makes a new default project, empty.
+    let fresh = ok(call(&s, "GET", "/api/v1/projects", &key, None), 200);
+    assert_ne!(fresh["data"][0]["id"].as_str(), Some(default.as_str()));
+    assert_eq!(ok(call(&s, "GET", "/api/v1/ai-providers", &key, None), 200)["total"], 0);
+}

@@ -225,7 +225,7 @@ fn another_project_sees_nothing() {
         assert_eq!(code(patch(&a, q, &agent.id, json!({"name": "x"}), None)), Code::SoatNotFound);
         assert_eq!(code(a.delete(q, &agent.id, true)), Code::SoatNotFound);
     }
-    assert_eq!(Agents::agents_using_provider(a.records(), "acct_a", "aip_1").unwrap(), [agent.id.clone()]);
+    assert_eq!(Agents::agents_using_provider(a.records(), "acct_a", "aip_1").unwrap(), std::slice::from_ref(&agent.id));
     assert!(Agents::agents_using_provider(a.records(), "acct_b", "aip_1").unwrap().is_empty());
     assert_eq!(code(a.create(&p, serde_json::from_value(json!({"ai_provider_id": "aip_2"})).unwrap())), Code::AgentAiProviderNotFound);
     assert_eq!(

@@ -11,9 +11,12 @@ use super::*;
 use crate::llm::manifest::Catalog;
 use crate::llm::request::{Block, Message, Role};
 
+/// Each request's line and `authorization`, in arrival order.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
 /// Answers `/chat/completions` and `/models` in OpenAI's shape; remembers each
 /// request's line and `authorization`.
-fn upstream() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+fn upstream() -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -27,7 +30,7 @@ fn upstream() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
     (url, seen)
 }
 
-fn serve(stream: TcpStream, log: Arc<Mutex<Vec<(String, String)>>>) {
+fn serve(stream: TcpStream, log: Seen) {
     let mut r = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
     loop {
