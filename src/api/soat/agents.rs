@@ -210,3 +210,30 @@ pub async fn abort(call: Call<'_>, agent_id: String) -> Result<Reply, ApiError> 
     let agent = run(&call, move |a| a.abort(&scope, &agent_id)).await?;
     Ok(agent_reply(StatusCode::OK, agent))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_versions_inline_tool_credentials_are_masked_on_read() {
+        let config = json!({"name": "a", "tool_bindings": [{"tool_id": "tool_1"}, {"tool": {"name": "t", "execute": {"url": "https://h", "headers": {"Authorization": "Bearer live-123", "X-Ref": "{{secret:sec_1}}"}}}}]});
+        let v = VersionRecord {
+            id: "agver_1".into(),
+            agent_id: "agent_1".into(),
+            version: 1,
+            config: config.as_object().unwrap().clone(),
+            label: None,
+            eval_run_id: None,
+            created_by_principal_type: None,
+            created_by_principal_id: None,
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        let out = serde_json::to_value(VersionOut::from(v)).unwrap();
+        let headers = &out["config"]["tool_bindings"][1]["tool"]["execute"]["headers"];
+        assert_eq!(headers["Authorization"], json!({"no_echo": true}));
+        assert_eq!(out["config"]["tool_bindings"][0], json!({"tool_id": "tool_1"}));
+        assert!(!out.to_string().contains("live-123"));
+    }
+}

@@ -8,6 +8,7 @@ use crate::agents::agent::rollout::{serve, Caller, Served};
 use crate::agents::agent::{config, record};
 use crate::agents::KeyRef;
 use crate::error::{Code, ErrorCode};
+use crate::store::agents::Write;
 use crate::store::AiProviderRecord;
 
 fn scope(account: &str, project: &str) -> Scope {
@@ -233,4 +234,28 @@ fn another_project_sees_nothing() {
         Code::AgentAiProviderNotFound,
         "the provider is in another project"
     );
+}
+
+/// An archive of an older release may hold an inline tool with a literal credential
+/// (writes refuse them now): restoring or releasing that version is refused.
+#[test]
+fn an_archived_literal_credential_cannot_be_restored_or_released() {
+    let (_d, a, p) = setup();
+    let agent = create(&a, &p, json!({"ai_provider_id": "aip_1"}));
+    let mut config = a.version(&p, &agent.id, 1).unwrap().config;
+    config.insert(
+        "tool_bindings".into(),
+        json!([{"tool": {"name": "t", "execute": {"url": "https://h", "headers": {"Authorization": "Bearer live-123"}}}}]),
+    );
+    let old = VersionRecord { id: "agver_old".into(), version: 2, config, ..a.version(&p, &agent.id, 1).unwrap() };
+    a.records()
+        .write_agent::<AgentRecord, VersionRecord, (), AgentError>(&p.account_id, &agent.id, |mut current| {
+            current.version = 2;
+            Ok(Write::Put { agent: current, version: Some(old), out: () })
+        })
+        .unwrap();
+    assert_eq!(code(a.restore(&p, &agent.id, 2, config::Restore::default(), None)), Code::LiteralCredential);
+    let release = config::SetRelease { stable_version: 1, canary_version: 2, canary_percent: 10, promotion_gate: None };
+    assert_eq!(code(a.set_release(&p, &agent.id, release)), Code::LiteralCredential);
+    assert_eq!(a.get(&p, &agent.id).unwrap().active_release, None);
 }
