@@ -247,6 +247,25 @@ fn two_concurrent_patches_on_one_if_match_exactly_one_lands() {
         assert_eq!((&now["name"], now["version"].as_u64()), (&winner["name"], Some(2)), "round {round}");
         let versions = ok(call(&s, "GET", &format!("{path}/versions"), &key, None), 200);
         assert_eq!(versions["total"], 2, "round {round}: nothing of the losing write is archived");
+
+        // Unconditional writes are serialised too: each that lands has a version of its
+        // own, and one that loses the race is refused the same way, never lost.
+        for (i, c) in conns.iter_mut().enumerate() {
+            let body = json!({"instructions": format!("unconditional-{i}")}).to_string();
+            c.write_request("PATCH", &path, &[("authorization", &auth)], Some(body.as_bytes()));
+        }
+        let answers: Vec<Response> = conns.iter_mut().map(|c| c.read_response().unwrap()).collect();
+        let landed: Vec<u64> = answers.iter().filter(|r| r.status == 200).map(|r| r.json()["version"].as_u64().unwrap()).collect();
+        for r in answers.iter().filter(|r| r.status != 200) {
+            assert_eq!((r.status, r.code()), (409, "VERSION_CONFLICT".to_owned()), "round {round}");
+        }
+        let mut distinct = landed.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert!(!landed.is_empty() && distinct.len() == landed.len(), "round {round}: {landed:?}");
+        let now = ok(call(&s, "GET", &path, &key, None), 200);
+        assert_eq!(now["version"].as_u64(), Some(2 + landed.len() as u64), "round {round}");
+        assert_eq!(ok(call(&s, "GET", &format!("{path}/versions"), &key, None), 200)["total"].as_u64(), Some(2 + landed.len() as u64));
     }
 }
 
