@@ -8,6 +8,7 @@ use hyper::Method;
 use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, research, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
+use super::soat;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::call::Call;
@@ -92,6 +93,57 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::POST, "/sub/upsert-file", "plugin_sub_upsert_file", call!(openindex::upsert::upsert_file)),
         row(M::DELETE, "/sub/delete", "plugin_sub_delete", call!(openindex::delete::delete)),
         row(M::POST, "/sub/delete", "plugin_sub_delete_post", call!(openindex::delete::delete)),
+        // SOAT (/api/v1): projects and keys.
+        row(M::GET, "/api/v1/projects", "soat_list_projects", call!(soat::projects::list)),
+        row(M::POST, "/api/v1/projects", "soat_create_project", call!(soat::projects::create)),
+        row(M::GET, "/api/v1/projects/{project_id}", "soat_get_project", call!(soat::projects::get, project_id)),
+        row(M::PATCH, "/api/v1/projects/{project_id}", "soat_update_project", call!(soat::projects::update, project_id)),
+        row(M::DELETE, "/api/v1/projects/{project_id}", "soat_delete_project", call!(soat::projects::delete, project_id)),
+        row(M::GET, "/api/v1/api-keys", "soat_list_api_keys", call!(soat::api_keys::list)),
+        row(M::POST, "/api/v1/api-keys", "soat_create_api_key", call!(soat::api_keys::create)),
+        row(M::GET, "/api/v1/api-keys/{api_key_id}", "soat_get_api_key", call!(soat::api_keys::get, api_key_id)),
+        row(M::PUT, "/api/v1/api-keys/{api_key_id}", "soat_update_api_key", call!(soat::api_keys::update, api_key_id)),
+        row(M::DELETE, "/api/v1/api-keys/{api_key_id}", "soat_delete_api_key", call!(soat::api_keys::delete, api_key_id)),
+        // SOAT: agents, their versions and staged rollout.
+        row(M::POST, "/api/v1/agents", "soat_create_agent", call!(soat::agents::create)),
+        row(M::GET, "/api/v1/agents", "soat_list_agents", call!(soat::agents::list)),
+        row(M::GET, "/api/v1/agents/{agent_id}", "soat_get_agent", call!(soat::agents::get, agent_id)),
+        row(M::PUT, "/api/v1/agents/{agent_id}", "soat_update_agent", call!(soat::agents::update, agent_id)),
+        row(M::PATCH, "/api/v1/agents/{agent_id}", "soat_patch_agent", call!(soat::agents::update, agent_id)),
+        row(M::DELETE, "/api/v1/agents/{agent_id}", "soat_delete_agent", call!(soat::agents::delete, agent_id)),
+        row(M::GET, "/api/v1/agents/{agent_id}/versions", "soat_list_agent_versions", call!(soat::agents::versions, agent_id)),
+        row(M::GET, "/api/v1/agents/{agent_id}/versions/{version}", "soat_get_agent_version", call!(soat::agents::version, agent_id, version)),
+        row(
+            M::POST,
+            "/api/v1/agents/{agent_id}/versions/{version}/restore",
+            "soat_restore_agent_version",
+            call!(soat::agents::restore, agent_id, version),
+        ),
+        row(M::PUT, "/api/v1/agents/{agent_id}/release", "soat_set_agent_release", call!(soat::agents::set_release, agent_id)),
+        row(M::POST, "/api/v1/agents/{agent_id}/release/promote", "soat_promote_agent_release", call!(soat::agents::promote, agent_id)),
+        row(M::POST, "/api/v1/agents/{agent_id}/release/abort", "soat_abort_agent_release", call!(soat::agents::abort, agent_id)),
+        // SOAT: what agents' rules name and the spec leaves undefined (README).
+        row(M::POST, "/api/v1/guardrails", "soat_create_guardrail", call!(soat::agent_records::create_guardrail)),
+        row(M::GET, "/api/v1/guardrails", "soat_list_guardrails", call!(soat::agent_records::list_guardrails)),
+        row(M::GET, "/api/v1/guardrails/{guardrail_id}", "soat_get_guardrail", call!(soat::agent_records::get_guardrail, guardrail_id)),
+        row(M::DELETE, "/api/v1/guardrails/{guardrail_id}", "soat_delete_guardrail", call!(soat::agent_records::delete_guardrail, guardrail_id)),
+        row(M::POST, "/api/v1/evals", "soat_create_eval", call!(soat::agent_records::create_eval)),
+        row(M::GET, "/api/v1/evals", "soat_list_evals", call!(soat::agent_records::list_evals)),
+        row(M::GET, "/api/v1/evals/{eval_id}", "soat_get_eval", call!(soat::agent_records::get_eval, eval_id)),
+        row(M::DELETE, "/api/v1/evals/{eval_id}", "soat_delete_eval", call!(soat::agent_records::delete_eval, eval_id)),
+        row(M::POST, "/api/v1/evals/{eval_id}/runs", "soat_create_eval_run", call!(soat::agent_records::create_eval_run, eval_id)),
+        row(M::GET, "/api/v1/evals/{eval_id}/runs", "soat_list_eval_runs", call!(soat::agent_records::list_eval_runs, eval_id)),
+        row(M::POST, "/api/v1/model-routes", "soat_create_model_route", call!(soat::agent_records::create_model_route)),
+        row(M::GET, "/api/v1/model-routes", "soat_list_model_routes", call!(soat::agent_records::list_model_routes)),
+        row(M::GET, "/api/v1/model-routes/{route_id}", "soat_get_model_route", call!(soat::agent_records::get_model_route, route_id)),
+        row(M::DELETE, "/api/v1/model-routes/{route_id}", "soat_delete_model_route", call!(soat::agent_records::delete_model_route, route_id)),
+        // SOAT: AI providers.
+        row(M::GET, "/api/v1/ai-providers", "soat_list_ai_providers", call!(soat::ai_providers::list)),
+        row(M::POST, "/api/v1/ai-providers", "soat_create_ai_provider", call!(soat::ai_providers::create)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}", "soat_get_ai_provider", call!(soat::ai_providers::get, ai_provider_id)),
+        row(M::PATCH, "/api/v1/ai-providers/{ai_provider_id}", "soat_update_ai_provider", call!(soat::ai_providers::update, ai_provider_id)),
+        row(M::DELETE, "/api/v1/ai-providers/{ai_provider_id}", "soat_delete_ai_provider", call!(soat::ai_providers::delete, ai_provider_id)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}/models", "soat_ai_provider_models", call!(soat::ai_providers::models, ai_provider_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

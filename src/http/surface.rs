@@ -106,8 +106,28 @@ fn openai(e: &ApiError) -> Vec<u8> {
     }}))
 }
 
-/// SOAT's registry code for one of ours (its `error-codes.json` names).
+/// SOAT's registry code for one of ours (its `error-codes.json` names): SOAT's own
+/// codes by name, the rest by status.
 pub fn soat_code(code: Code) -> &'static str {
+    match code {
+        Code::SoatValidation => return "VALIDATION_FAILED",
+        Code::ApiKeyProjectScope => return "API_KEY_PROJECT_SCOPE",
+        Code::SoatNotFound => return "RESOURCE_NOT_FOUND",
+        Code::AiProviderNotFound => return "AI_PROVIDER_NOT_FOUND",
+        Code::AiProviderMisconfigured => return "AI_PROVIDER_MISCONFIGURED",
+        Code::AiProviderHasDependents => return "AI_PROVIDER_HAS_DEPENDENTS",
+        Code::ModelListingUnsupported => return "MODEL_LISTING_UNSUPPORTED",
+        Code::ModelListingFailed => return "MODEL_LISTING_FAILED",
+        Code::ProjectHasDependents => return "PROJECT_HAS_DEPENDENTS",
+        Code::AiProviderError => return "AI_PROVIDER_ERROR",
+        Code::PolicyNotFound => return "POLICY_NOT_FOUND",
+        Code::ModelRouteNotFound => return "MODEL_ROUTE_NOT_FOUND",
+        Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
+        _ => {}
+    }
+    if let Some(agents) = soat_agents_code(code) {
+        return agents;
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "VALIDATION_FAILED",
         401 => "UNAUTHORIZED",
@@ -120,7 +140,34 @@ pub fn soat_code(code: Code) -> &'static str {
     }
 }
 
+/// The agents module's own registry codes.
+fn soat_agents_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::ForcedToolChoiceCannotStop => "FORCED_TOOL_CHOICE_CANNOT_STOP",
+        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
+        Code::LiteralCredential => "LITERAL_CREDENTIAL",
+        Code::ReservedTagKey => "RESERVED_TAG_KEY",
+        Code::AgentAiProviderNotFound => "AI_PROVIDER_NOT_FOUND",
+        Code::ToolNotFound => "TOOL_NOT_FOUND",
+        Code::VersionConflict => "VERSION_CONFLICT",
+        Code::AgentHasDependents => "AGENT_HAS_DEPENDENTS",
+        Code::NoActiveRelease => "NO_ACTIVE_RELEASE",
+        Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
+        Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
+        Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
+        _ => return None,
+    })
+}
+
 fn soat_hint(code: Code) -> &'static str {
+    match code {
+        Code::ApiKeyProjectScope => return "This key acts only in its own project: name that project, or use an account key (al_).",
+        Code::AiProviderHasDependents => return "Delete or repoint the agents meta.agent_ids names, then delete the provider.",
+        Code::ProjectHasDependents => return "Delete the project's records first, or send ?force=true to delete them with it.",
+        Code::ModelListingUnsupported => return "Name the model yourself: this provider kind cannot list the models it serves.",
+        Code::AiProviderMisconfigured => return "Set what the message names on the provider (PATCH /api/v1/ai-providers/{id}).",
+        _ => {}
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "Fix the request as the message says and send it again.",
         401 => "Send a valid key as Authorization: Bearer <key>.",
@@ -148,6 +195,9 @@ fn soat(e: &ApiError) -> Vec<u8> {
     let mut meta = json!({"quarry_code": e.code.as_str()});
     if let Some(field) = &e.field {
         meta["field"] = Value::from(field.as_ref());
+    }
+    for (k, v) in e.meta.iter().flat_map(|m| m.iter()) {
+        meta[k.as_str()] = v.clone();
     }
     to_vec(&json!({"error": {
         "code": code,

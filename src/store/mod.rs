@@ -5,10 +5,12 @@
 //! Writes commit with fsync before they return. Reads are MVCC snapshots that never
 //! wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
+pub mod agents;
 mod collections;
 mod error;
 pub mod owned;
 mod records;
+mod soat;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,7 @@ use serde::Serialize;
 use error::Op;
 pub use error::StoreError;
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
+pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -85,7 +88,8 @@ impl Records {
             txn.open_table(STORAGE).op("create storage")?;
         }
         txn.commit().op("commit schema check")?;
-        self.ensure::<CollectionRecord>()
+        self.ensure::<CollectionRecord>()?;
+        self.ensure_soat()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked

@@ -6,6 +6,7 @@
 //! rule can answer text or tool calls, a sequence of replies (one per call, the last
 //! repeated), fail with an HTTP status, break off mid-stream, or hang mid-stream until
 //! the caller goes away (counted as cancelled). Every request body is recorded.
+//! `GET …/models` lists the models [`Scripted::models`] names.
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -39,6 +40,7 @@ struct State {
     rules: Vec<(String, Reply)>,
     default: Option<Reply>,
     bodies: Vec<Value>,
+    models: Vec<String>,
     in_flight: usize,
     most_in_flight: usize,
     /// Calls of each rule so far (for `Seq`), by rule index; the default is `usize::MAX`.
@@ -73,6 +75,12 @@ impl Scripted {
     /// The answer when no rule matches.
     pub fn otherwise(&self, reply: Reply) -> &Self {
         self.state.lock().unwrap().default = Some(reply);
+        self
+    }
+
+    /// The models `GET /v1/models` lists.
+    pub fn models(&self, ids: &[&str]) -> &Self {
+        self.state.lock().unwrap().models = ids.iter().map(|m| m.to_string()).collect();
         self
     }
 
@@ -133,7 +141,15 @@ fn text_of(v: &Value) -> String {
 fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    while let Some(super::loopback::Request { body, .. }) = super::loopback::read_request(&mut reader) {
+    while let Some(super::loopback::Request { path, body, .. }) = super::loopback::read_request(&mut reader) {
+        if path.ends_with("/models") {
+            let ids = state.lock().unwrap().models.clone();
+            let list = json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model"})).collect::<Vec<_>>()});
+            if !super::loopback::respond(&mut out, 200, &list) {
+                return;
+            }
+            continue;
+        }
         let prompt = text_of(&body["messages"]);
         let reply = {
             let mut s = state.lock().unwrap();
