@@ -2,6 +2,7 @@
 //! temporary data directory. One binary (quicker to link), one module per concern.
 
 mod client;
+mod loopback;
 mod scripted_llm;
 mod server;
 
@@ -27,6 +28,7 @@ mod plugin;
 mod privacy;
 mod quality;
 mod rerank;
+mod research;
 mod routes;
 mod sample;
 mod scan;
