@@ -125,6 +125,9 @@ pub fn soat_code(code: Code) -> &'static str {
         Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
         _ => {}
     }
+    if let Some(agents) = soat_agents_code(code) {
+        return agents;
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "VALIDATION_FAILED",
         401 => "UNAUTHORIZED",
@@ -135,6 +138,25 @@ pub fn soat_code(code: Code) -> &'static str {
         500 => "INTERNAL_ERROR",
         _ => "REQUEST_REJECTED",
     }
+}
+
+/// The agents module's own registry codes.
+fn soat_agents_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::ForcedToolChoiceCannotStop => "FORCED_TOOL_CHOICE_CANNOT_STOP",
+        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
+        Code::LiteralCredential => "LITERAL_CREDENTIAL",
+        Code::ReservedTagKey => "RESERVED_TAG_KEY",
+        Code::AgentAiProviderNotFound => "AI_PROVIDER_NOT_FOUND",
+        Code::ToolNotFound => "TOOL_NOT_FOUND",
+        Code::VersionConflict => "VERSION_CONFLICT",
+        Code::AgentHasDependents => "AGENT_HAS_DEPENDENTS",
+        Code::NoActiveRelease => "NO_ACTIVE_RELEASE",
+        Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
+        Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
+        Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
+        _ => return None,
+    })
 }
 
 fn soat_hint(code: Code) -> &'static str {
