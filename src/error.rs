@@ -104,6 +104,22 @@ codes! {
     HeadersTooLarge => ("headers_too_large", 431),
     // ours: the request target is longer than hyper accepts.
     UriTooLong => ("uri_too_long", 414),
+    // SOAT secrets and tools (/api/v1/secrets, /api/v1/tools): each has its registry name
+    // in http::surface::soat_code.
+    InvalidSecret => ("invalid_secret", 400),
+    InvalidTool => ("invalid_tool", 400),
+    SecretNotFound => ("secret_not_found", 400),
+    SecretNotDecryptable => ("secret_not_decryptable", 500),
+    InvalidTemplateToken => ("invalid_template_token", 400),
+    MissingToolContextKey => ("missing_tool_context_key", 400),
+    InvalidToolContextKey => ("invalid_tool_context_key", 400),
+    LiteralCredential => ("literal_credential", 400),
+    ToolCallNotSupported => ("tool_call_not_supported", 422),
+    ToolHttpError => ("tool_http_error", 502),
+    PipelineInvalidStep => ("pipeline_invalid_step", 400),
+    PipelineStepFailed => ("pipeline_step_failed", 422),
+    PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
+    NotImplemented => ("not_implemented", 501),
 }
 
 /// An error as the client sees it.
@@ -118,11 +134,13 @@ pub struct ApiError {
     /// The request field at fault, as a path (`queries[0].top_k`), when one is: the
     /// retrieval plugin reports it as `loc`, OpenAI's envelope as `param`.
     pub field: Option<Cow<'static, str>>,
+    /// Structured context a surface may show (SOAT's `error.meta`).
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ApiError {
     pub fn new(code: Code, message: impl Into<String>) -> ApiError {
-        ApiError { code, message: message.into(), retry_after: None, allow: None, field: None }
+        ApiError { code, message: message.into(), retry_after: None, allow: None, field: None, meta: None }
     }
 
     pub fn internal() -> ApiError {
@@ -155,6 +173,11 @@ pub trait ErrorCode: std::fmt::Display {
     fn retry_after(&self) -> Option<u64> {
         None
     }
+
+    /// Structured context for the client (SOAT's `error.meta`), for errors that have it.
+    fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
+    }
 }
 
 impl<E: ErrorCode> From<E> for ApiError {
@@ -164,7 +187,7 @@ impl<E: ErrorCode> From<E> for ApiError {
             tracing::error!(error = %e, "internal error");
             return ApiError::internal();
         }
-        ApiError { retry_after: e.retry_after(), ..ApiError::new(code, e.message()) }
+        ApiError { retry_after: e.retry_after(), meta: e.meta(), ..ApiError::new(code, e.message()) }
     }
 }
 

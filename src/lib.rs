@@ -1,6 +1,7 @@
 //! Quarry's server crate. `main.rs` parses the command line and calls in here; see
 //! ARCHITECTURE.md for the map.
 
+pub mod agents;
 pub mod api;
 pub mod app;
 pub mod auth;

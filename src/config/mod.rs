@@ -10,6 +10,7 @@ mod layers;
 mod llm;
 mod raw;
 mod rerank;
+mod secrets;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
+pub use secrets::SecretsConfig;
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
 pub const DEFAULTS_TOML: &str = include_str!("../../ops/quarry.toml");
@@ -68,6 +70,8 @@ pub struct Config {
     pub rerank: RerankConfig,
     pub extract: ExtractConfig,
     pub expand: ExpandConfig,
+    /// `[secrets]`: the key sealing SOAT secrets.
+    pub secrets: SecretsConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -312,6 +316,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         rerank,
         extract: extract::resolve(raw.extract)?,
         expand,
+        secrets: secrets::resolve(raw.secrets)?,
     })
 }
 

@@ -27,6 +27,7 @@ pub struct RawConfig {
     pub rerankers: BTreeMap<String, RawReranker>,
     pub extract: super::extract::RawExtract,
     pub expand: super::expand::RawExpand,
+    pub secrets: super::secrets::RawSecrets,
 }
 
 #[derive(Debug, Deserialize)]

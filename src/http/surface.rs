@@ -108,6 +108,9 @@ fn openai(e: &ApiError) -> Vec<u8> {
 
 /// SOAT's registry code for one of ours (its `error-codes.json` names).
 pub fn soat_code(code: Code) -> &'static str {
+    if let Some(name) = soat_tools_code(code) {
+        return name;
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "VALIDATION_FAILED",
         401 => "UNAUTHORIZED",
@@ -118,6 +121,25 @@ pub fn soat_code(code: Code) -> &'static str {
         500 => "INTERNAL_ERROR",
         _ => "REQUEST_REJECTED",
     }
+}
+
+/// The secrets' and tools' codes, named as SOAT's registry names them.
+fn soat_tools_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::SecretNotFound => "SECRET_NOT_FOUND",
+        Code::SecretNotDecryptable => "SECRET_NOT_DECRYPTABLE",
+        Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
+        Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
+        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
+        Code::LiteralCredential => "LITERAL_CREDENTIAL",
+        Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
+        Code::ToolHttpError => "TOOL_HTTP_ERROR",
+        Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
+        Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
+        Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
+        Code::NotImplemented => "NOT_IMPLEMENTED",
+        _ => return None,
+    })
 }
 
 fn soat_hint(code: Code) -> &'static str {
@@ -148,6 +170,9 @@ fn soat(e: &ApiError) -> Vec<u8> {
     let mut meta = json!({"quarry_code": e.code.as_str()});
     if let Some(field) = &e.field {
         meta["field"] = Value::from(field.as_ref());
+    }
+    for (k, v) in e.meta.iter().flatten() {
+        meta[k.as_str()] = v.clone();
     }
     to_vec(&json!({"error": {
         "code": code,

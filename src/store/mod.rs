@@ -9,6 +9,7 @@ mod collections;
 mod error;
 pub mod owned;
 mod records;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use serde::Serialize;
 use error::Op;
 pub use error::StoreError;
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
+pub use tools::{MemoryEntryRecord, SecretRecord, ToolRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -16,7 +16,7 @@
 mod body;
 pub mod dns;
 mod native;
-mod pool;
+pub(crate) mod pool;
 mod remote;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,260 @@
+//! SOAT tools (`tool_…`): definitions an agent binds ([`def`], checked on write), and
+//! calling one ([`call`]): `http` through the shard's outbound client with its
+//! `{param}`, `{{secret:…}}` and `{{context:…}}` templating, `builtin` as Quarry's own
+//! actions, `pipeline` as ordered steps, `client` refused (the caller runs it), `mcp`
+//! stored but not callable yet (501 naming it).
+//!
+//! The agent loop (issue 8/9) uses [`Tools::lookup`] for a binding's `tool_id`,
+//! [`Tools::check_inline`] for an inline binding, [`template::masked`] to read one back,
+//! and [`Tools::run`] to execute either.
+
+pub mod builtin;
+pub mod call;
+pub mod def;
+pub mod logic;
+pub mod outbound;
+pub mod schema;
+pub mod template;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::secrets::{SecretError, Secrets};
+use super::Project;
+use crate::error::{Code, ErrorCode};
+use crate::store::owned::Change;
+use crate::store::{Records, StoreError, ToolRecord};
+pub use call::{CallInput, Env};
+pub use def::{Kind, ToolDef};
+
+pub const ID_PREFIX: &str = "tool_";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("tool {0} not found")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Template(String),
+    #[error("{0}")]
+    ContextKey(String),
+    #[error("the tool's headers read {{{{context:{0}}}}}, which this call's tool_context does not hold")]
+    MissingContext(String),
+    #[error("{0}")]
+    LiteralCredential(String),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error("{0} tools cannot be invoked server-side; the calling client runs them")]
+    NotSupported(&'static str),
+    #[error("not implemented by this server: {0}")]
+    NotImplemented(String),
+    #[error("{0}")]
+    PipelineStep(String),
+    #[error("pipeline step {step:?} failed: {source}")]
+    StepFailed { step: String, source: Box<ToolError> },
+    #[error("pipelines nest deeper than {0}")]
+    Depth(usize),
+    #[error("{message}")]
+    Http { message: String, status: Option<u16>, body: String, url: String, method: String },
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ErrorCode for ToolError {
+    fn code(&self) -> Code {
+        match self {
+            ToolError::NotFound(_) => Code::NotFound,
+            ToolError::Invalid(_) => Code::InvalidTool,
+            ToolError::Template(_) => Code::InvalidTemplateToken,
+            ToolError::ContextKey(_) => Code::InvalidToolContextKey,
+            ToolError::MissingContext(_) => Code::MissingToolContextKey,
+            ToolError::LiteralCredential(_) => Code::LiteralCredential,
+            ToolError::Secret(e) => e.code(),
+            ToolError::NotSupported(_) => Code::ToolCallNotSupported,
+            ToolError::NotImplemented(_) => Code::NotImplemented,
+            ToolError::PipelineStep(_) => Code::PipelineInvalidStep,
+            ToolError::StepFailed { .. } => Code::PipelineStepFailed,
+            ToolError::Depth(_) => Code::PipelineDepthExceeded,
+            ToolError::Http { .. } => Code::ToolHttpError,
+            ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::InvalidTool,
+            ToolError::Search(e) => e.code(),
+            ToolError::Store(_) => Code::Internal,
+        }
+    }
+
+    fn meta(&self) -> Option<Map<String, Value>> {
+        match self {
+            ToolError::Http { status, body, url, method, .. } => Some(Map::from_iter([
+                ("tool_status_code".to_owned(), Value::from(*status)),
+                ("tool_response_body".to_owned(), Value::from(body.as_str())),
+                ("tool_url".to_owned(), Value::from(url.as_str())),
+                ("tool_method".to_owned(), Value::from(method.as_str())),
+            ])),
+            ToolError::StepFailed { step, source } => {
+                let mut m = source.meta().unwrap_or_default();
+                m.insert("step_id".into(), Value::from(step.as_str()));
+                m.insert("step_code".into(), Value::from(crate::http::surface::soat_code(source.code())));
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A stored tool: its record and its definition, parsed.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub record: ToolRecord,
+    pub def: ToolDef,
+}
+
+impl Tool {
+    /// The spec's `Tool` as a client reads it, literal credentials masked.
+    pub fn view(&self) -> Value {
+        let mut v = serde_json::to_value(&self.def).expect("definitions serialize");
+        let o = v.as_object_mut().expect("a definition is an object");
+        o.insert("id".into(), Value::from(self.record.id.as_str()));
+        o.insert("project_id".into(), Value::from(self.record.project_id.as_str()));
+        o.insert("created_at".into(), Value::from(self.record.created_at.as_str()));
+        o.insert("updated_at".into(), Value::from(self.record.updated_at.as_str()));
+        template::masked(&v)
+    }
+}
+
+pub struct Tools {
+    records: Arc<Records>,
+    secrets: Arc<Secrets>,
+}
+
+impl Tools {
+    pub fn new(records: Arc<Records>, secrets: Arc<Secrets>) -> Tools {
+        Tools { records, secrets }
+    }
+
+    pub fn secrets(&self) -> &Arc<Secrets> {
+        &self.secrets
+    }
+
+    /// Checks a definition against the project: what [`def::check`] checks, then its
+    /// secret references and its pipeline's tools. For an agent's inline binding too.
+    pub fn check_inline(&self, p: Project<'_>, body: Value) -> Result<ToolDef, ToolError> {
+        let d = def::parse(body)?;
+        self.check(p, &d)?;
+        Ok(d)
+    }
+
+    fn check(&self, p: Project<'_>, d: &ToolDef) -> Result<(), ToolError> {
+        def::check(d)?;
+        for id in template::secret_refs(d) {
+            if !self.secrets.exists(p, &id)? {
+                return Err(SecretError::Unknown(id).into());
+            }
+        }
+        if let Some(g) = d.guardrail_ids.iter().flatten().next() {
+            return Err(ToolError::Invalid(format!("guardrail_ids: guardrail {g:?} does not exist in this project")));
+        }
+        for (i, s) in d.pipeline.iter().flat_map(|p| p.steps.iter()).enumerate() {
+            let Some(id) = &s.tool_id else { continue };
+            match self.record(p, id)? {
+                None => return Err(ToolError::PipelineStep(format!("pipeline.steps[{i}]: tool {id} does not exist in this project"))),
+                Some(t) if t.def.kind == Kind::Client => return Err(ToolError::PipelineStep(format!("pipeline.steps[{i}]: {id} is a client tool"))),
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a new tool from a `CreateToolRequest` body without `project_id`
+    /// (blocking: a write).
+    pub fn create(&self, p: Project<'_>, body: Value) -> Result<Tool, ToolError> {
+        let def = self.check_inline(p, body)?;
+        let now = crate::clock::now_rfc3339();
+        let record = ToolRecord {
+            id: format!("{ID_PREFIX}{}", crate::ids::random_base62(16)),
+            account_id: p.account_id.to_owned(),
+            project_id: p.project_id.to_owned(),
+            def: serde_json::to_value(&def).expect("definitions serialize"),
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        self.records.insert(&record)?;
+        Ok(Tool { record, def })
+    }
+
+    /// The project's tools, oldest first.
+    pub fn list(&self, p: Project<'_>) -> Result<Vec<Tool>, ToolError> {
+        let mut all: Vec<ToolRecord> = self.records.list(p.account_id)?;
+        all.retain(|r| r.project_id == p.project_id);
+        all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+        all.into_iter().map(parsed).collect()
+    }
+
+    /// The project's tool, or `NotFound` (also another project's or account's).
+    pub fn lookup(&self, p: Project<'_>, id: &str) -> Result<Tool, ToolError> {
+        self.record(p, id)?.ok_or_else(|| ToolError::NotFound(id.to_owned()))
+    }
+
+    fn record(&self, p: Project<'_>, id: &str) -> Result<Option<Tool>, ToolError> {
+        let r: Option<ToolRecord> = self.records.get(p.account_id, id)?;
+        r.filter(|r| r.project_id == p.project_id).map(parsed).transpose()
+    }
+
+    /// Applies an `UpdateToolRequest`: each field sent replaces the stored one, `null`
+    /// clears it, and the result is checked whole (blocking: a write).
+    pub fn update(&self, p: Project<'_>, id: &str, patch: Map<String, Value>) -> Result<Tool, ToolError> {
+        for key in ["name", "type"] {
+            if patch.get(key).is_some_and(Value::is_null) {
+                return Err(ToolError::Invalid(format!("{key} cannot be null")));
+            }
+        }
+        let current = self.lookup(p, id)?;
+        let mut merged = current.record.def.as_object().cloned().unwrap_or_default();
+        for (k, v) in patch {
+            if v.is_null() {
+                merged.remove(&k);
+            } else {
+                merged.insert(k, v);
+            }
+        }
+        let def = self.check_inline(p, Value::Object(merged))?;
+        let stored = serde_json::to_value(&def).expect("definitions serialize");
+        let written = self.records.update(p.account_id, id, |r: &mut ToolRecord| {
+            if r.project_id != p.project_id {
+                return Change::Keep(None);
+            }
+            r.def = stored.clone();
+            r.updated_at = crate::clock::now_rfc3339();
+            Change::Write(Some(r.clone()))
+        })?;
+        let record = written.flatten().ok_or_else(|| ToolError::NotFound(id.to_owned()))?;
+        Ok(Tool { record, def })
+    }
+
+    /// Removes the tool (blocking: a write).
+    pub fn delete(&self, p: Project<'_>, id: &str) -> Result<(), ToolError> {
+        self.lookup(p, id)?;
+        if !self.records.remove::<ToolRecord>(p.account_id, id)? {
+            return Err(ToolError::NotFound(id.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// `POST /tools/{id}/call`: the project's tool run with `input`.
+    pub async fn call(&self, env: &Env<'_>, p: Project<'_>, id: &str, input: CallInput) -> Result<Value, ToolError> {
+        let tool = self.lookup(p, id)?;
+        self.run(env, p, &tool.def, input, 0).await
+    }
+}
+
+fn parsed(record: ToolRecord) -> Result<Tool, ToolError> {
+    let def: ToolDef = serde_json::from_value(record.def.clone())
+        .map_err(|e| ToolError::Store(StoreError::Corrupt { what: format!("tool {}", record.id), reason: e.to_string() }))?;
+    Ok(Tool { record, def })
+}
+
+#[cfg(test)]
+mod tests;
