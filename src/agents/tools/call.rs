@@ -101,7 +101,8 @@ impl Tools {
         let (uri, body) = request_parts(&url, &method, &args).map_err(|m| fail(m, None, String::new()))?;
         let headers = self.headers(p, def, e, context, &mut revealed, !body.is_empty())?;
         let req = Outbound { method: Method::from_bytes(method.as_bytes()).expect("checked on write"), uri, headers, body };
-        let answer = outbound::send(req, env.timeouts).await.map_err(|e| fail(scrub(&e.to_string(), &revealed), None, String::new()))?;
+        let answer =
+            outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrub(&e.to_string(), &revealed), None, String::new()))?;
         let text = scrub(&String::from_utf8_lossy(&answer.body), &revealed);
         if !answer.status.is_success() {
             let status = answer.status.as_u16();

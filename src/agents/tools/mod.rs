@@ -13,6 +13,7 @@ pub mod call;
 pub mod def;
 pub mod logic;
 pub mod outbound;
+pub mod remote;
 pub mod schema;
 pub mod template;
 
@@ -128,11 +129,14 @@ impl Tool {
 pub struct Tools {
     records: Arc<Records>,
     secrets: Arc<Secrets>,
+    /// The `https://` client, started on the first call that needs it.
+    remote: remote::Remote,
 }
 
 impl Tools {
-    pub fn new(records: Arc<Records>, secrets: Arc<Secrets>) -> Tools {
-        Tools { records, secrets }
+    /// `roots`: the TLS roots `https://` targets are checked against (`llm.tls_roots`).
+    pub fn new(records: Arc<Records>, secrets: Arc<Secrets>, roots: crate::llm::config::TlsRoots) -> Tools {
+        Tools { records, secrets, remote: remote::Remote::new(roots) }
     }
 
     pub fn secrets(&self) -> &Arc<Secrets> {

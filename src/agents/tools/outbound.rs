@@ -1,7 +1,7 @@
-//! A tool's outbound HTTP request, made on the calling shard: `http://` targets through
-//! the shard's keep-alive pool that model calls use (`llm::transport::pool`: hyper's
-//! HTTP/1.1 client over glommio streams), with glommio timers for the answer and the
-//! body, the body capped. One attempt: a tool call is not retried behind the caller's
+//! A tool's outbound HTTP request. `http://` targets are called on the calling shard,
+//! through the shard's keep-alive pool that model calls use (`llm::transport::pool`:
+//! hyper's HTTP/1.1 client over glommio streams), with glommio timers for the answer
+//! and the body, the body capped; `https://` ones through [`super::remote`]. One attempt: a tool call is not retried behind the caller's
 //! back (it may not be idempotent), except on a kept-alive connection the target had
 //! already closed, where the request never left.
 
@@ -46,7 +46,7 @@ impl Default for Timeouts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutboundError {
-    #[error("{0} targets are not supported by this server's tool client (http:// only)")]
+    #[error("{0} targets are not supported (http:// and https:// are)")]
     Scheme(String),
     #[error("the target URL has no host")]
     NoHost,
@@ -59,11 +59,15 @@ pub enum OutboundError {
 }
 
 /// Sends `req` and reads the whole answer. Must run on a shard (a glommio executor).
-pub async fn send(req: Outbound, t: Timeouts) -> Result<Answer, OutboundError> {
-    let scheme = req.uri.scheme_str().unwrap_or("");
-    if scheme != "http" {
-        return Err(OutboundError::Scheme(format!("{scheme}://")));
+pub async fn send(req: Outbound, t: Timeouts, remote: &super::remote::Remote) -> Result<Answer, OutboundError> {
+    match req.uri.scheme_str().unwrap_or("") {
+        "http" => native(req, t).await,
+        "https" => remote.send(req, t).await,
+        other => Err(OutboundError::Scheme(format!("{other}://"))),
     }
+}
+
+async fn native(req: Outbound, t: Timeouts) -> Result<Answer, OutboundError> {
     let authority = req.uri.authority().ok_or(OutboundError::NoHost)?.as_str();
     let authority = authority.rsplit('@').next().unwrap_or(authority).to_owned();
     let target = Target { authority: &authority, host: req.uri.host().ok_or(OutboundError::NoHost)?, port: req.uri.port_u16().unwrap_or(80) };

@@ -11,7 +11,7 @@ const B: Project<'static> = Project { account_id: "acct_b", project_id: "proj_a"
 fn service(dir: &std::path::Path) -> Tools {
     let records = Arc::new(Records::open(dir).unwrap());
     let secrets = Arc::new(Secrets::open(&SecretsConfig { key: None }, dir, records.clone()).unwrap());
-    Tools::new(records, secrets)
+    Tools::new(records, secrets, crate::llm::config::TlsRoots::Bundled)
 }
 
 fn weather() -> Value {

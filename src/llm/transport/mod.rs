@@ -17,7 +17,7 @@ mod body;
 pub mod dns;
 mod native;
 pub(crate) mod pool;
-mod remote;
+pub(crate) mod remote;
 #[cfg(test)]
 mod tests;
 
