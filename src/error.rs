@@ -104,10 +104,37 @@ codes! {
     HeadersTooLarge => ("headers_too_large", 431),
     // ours: the request target is longer than hyper accepts.
     UriTooLong => ("uri_too_long", 414),
+    // SOAT (/api/v1): codes of its registry (error-codes.json), rendered upper case by
+    // `http::surface::soat_code`; on the other surfaces they read as written here.
+    // A request body or parameter SOAT refuses (an unknown field, a bad limit).
+    SoatValidation => ("validation_failed", 400),
+    // A project-scoped key (sk_) used for another project, or off /api/v1.
+    ApiKeyProjectScope => ("api_key_project_scope", 403),
+    // What no key of this kind may do on /api/v1 (a project key creating a project).
+    SoatForbidden => ("forbidden", 403),
+    // A body names a policy; Quarry has none.
+    PolicyNotFound => ("policy_not_found", 400),
+    // A body names a model route or guardrail that is not in the project.
+    ModelRouteNotFound => ("model_route_not_found", 400),
+    GuardrailNotFound => ("guardrail_not_found", 400),
+    // A record of /api/v1 absent, or of another account or project.
+    SoatNotFound => ("resource_not_found", 404),
+    // A body names an AI provider that is not in the project.
+    AiProviderNotFound => ("ai_provider_not_found", 400),
+    // A provider record lacks what its kind needs (a secret to list models, a base_url).
+    AiProviderMisconfigured => ("ai_provider_misconfigured", 400),
+    // Agents still name the provider (meta: agent_count, agent_ids).
+    AiProviderHasDependents => ("ai_provider_has_dependents", 409),
+    // azure, ollama, bedrock, vertex, local: no listing through this server.
+    ModelListingUnsupported => ("model_listing_unsupported", 400),
+    // The provider refused the listing or answered with something else than JSON.
+    ModelListingFailed => ("model_listing_failed", 502),
+    // The project still holds records (meta: counts by kind); ?force=true deletes them.
+    ProjectHasDependents => ("project_has_dependents", 409),
+    // A provider's upstream failed during a call made through /api/v1.
+    AiProviderError => ("ai_provider_error", 502),
     // SOAT secrets and tools (/api/v1/secrets, /api/v1/tools): each has its registry name
     // in http::surface::soat_code.
-    InvalidSecret => ("invalid_secret", 400),
-    InvalidTool => ("invalid_tool", 400),
     SecretNotFound => ("secret_not_found", 400),
     SecretNotDecryptable => ("secret_not_decryptable", 500),
     InvalidTemplateToken => ("invalid_template_token", 400),
@@ -134,8 +161,9 @@ pub struct ApiError {
     /// The request field at fault, as a path (`queries[0].top_k`), when one is: the
     /// retrieval plugin reports it as `loc`, OpenAI's envelope as `param`.
     pub field: Option<Cow<'static, str>>,
-    /// Structured context a surface may show (SOAT's `error.meta`).
-    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Structured context SOAT's body carries in `error.meta` (a version conflict's
+    /// `current_version`, a delete's dependent counts): a JSON object, or `None`.
+    pub meta: Option<Box<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl ApiError {
@@ -150,6 +178,12 @@ impl ApiError {
     /// The same error, naming the request field at fault.
     pub fn at(mut self, field: impl Into<Cow<'static, str>>) -> ApiError {
         self.field = Some(field.into());
+        self
+    }
+
+    /// The same error with `key: value` in its `meta` (SOAT's `error.meta`).
+    pub fn with_meta(mut self, key: &str, value: impl Into<serde_json::Value>) -> ApiError {
+        self.meta.get_or_insert_with(Box::default).insert(key.to_owned(), value.into());
         self
     }
 
@@ -174,7 +208,7 @@ pub trait ErrorCode: std::fmt::Display {
         None
     }
 
-    /// Structured context for the client (SOAT's `error.meta`), for errors that have it.
+    /// Structured context for SOAT's `error.meta` (an object), for errors that have it.
     fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         None
     }
@@ -187,7 +221,7 @@ impl<E: ErrorCode> From<E> for ApiError {
             tracing::error!(error = %e, "internal error");
             return ApiError::internal();
         }
-        ApiError { retry_after: e.retry_after(), meta: e.meta(), ..ApiError::new(code, e.message()) }
+        ApiError { retry_after: e.retry_after(), meta: e.meta().map(Box::new), ..ApiError::new(code, e.message()) }
     }
 }
 

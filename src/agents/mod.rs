@@ -1,13 +1,34 @@
-//! The agents server's modules (the SOAT Agents API): each a service the `/api/v1`
-//! handlers call, with its records in the store. Handlers parse, call, serialize.
+//! The SOAT Agents API's services (`/api/v1`): who acts where ([`Scope`]), projects,
+//! project-scoped keys and AI providers here; agents, versions, secrets and tools in
+//! their own files. Services take a [`Scope`] and typed requests, call the store, and
+//! answer typed records or their own errors (each with its code); they import neither
+//! `api` nor `http`.
 
+pub mod api_keys;
+pub mod error;
+pub mod patch;
+pub mod projects;
+pub mod providers;
+pub mod refs;
+pub mod scope;
 pub mod secrets;
 pub mod tools;
 
-/// Where a record lives: one project of one account. A record of another project or
-/// account does not exist for the caller.
+pub use error::SoatError;
+pub use patch::Patch;
+pub use scope::{InProject, KeyRef, Scope};
+
+/// One project of one account, exactly: where a secret reference resolves (a tool's
+/// own project), never widened to the projects an account key can see.
 #[derive(Debug, Clone, Copy)]
 pub struct Project<'a> {
     pub account_id: &'a str,
     pub project_id: &'a str,
+}
+
+impl Scope {
+    /// The scope's own project, exactly.
+    pub fn project(&self) -> Project<'_> {
+        Project { account_id: &self.account_id, project_id: &self.project_id }
+    }
 }

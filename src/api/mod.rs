@@ -5,6 +5,7 @@ pub mod agentlex;
 pub mod openai;
 pub mod openindex;
 pub mod routes;
+pub mod soat;
 
 pub use crate::http::call::Call;
 pub use crate::runtime::blocking;

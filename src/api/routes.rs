@@ -8,6 +8,7 @@ use hyper::Method;
 use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
+use super::soat;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::call::Call;
@@ -91,6 +92,17 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::POST, "/sub/upsert-file", "plugin_sub_upsert_file", call!(openindex::upsert::upsert_file)),
         row(M::DELETE, "/sub/delete", "plugin_sub_delete", call!(openindex::delete::delete)),
         row(M::POST, "/sub/delete", "plugin_sub_delete_post", call!(openindex::delete::delete)),
+        // SOAT (/api/v1): projects and keys.
+        row(M::GET, "/api/v1/projects", "soat_list_projects", call!(soat::projects::list)),
+        row(M::POST, "/api/v1/projects", "soat_create_project", call!(soat::projects::create)),
+        row(M::GET, "/api/v1/projects/{project_id}", "soat_get_project", call!(soat::projects::get, project_id)),
+        row(M::PATCH, "/api/v1/projects/{project_id}", "soat_update_project", call!(soat::projects::update, project_id)),
+        row(M::DELETE, "/api/v1/projects/{project_id}", "soat_delete_project", call!(soat::projects::delete, project_id)),
+        row(M::GET, "/api/v1/api-keys", "soat_list_api_keys", call!(soat::api_keys::list)),
+        row(M::POST, "/api/v1/api-keys", "soat_create_api_key", call!(soat::api_keys::create)),
+        row(M::GET, "/api/v1/api-keys/{api_key_id}", "soat_get_api_key", call!(soat::api_keys::get, api_key_id)),
+        row(M::PUT, "/api/v1/api-keys/{api_key_id}", "soat_update_api_key", call!(soat::api_keys::update, api_key_id)),
+        row(M::DELETE, "/api/v1/api-keys/{api_key_id}", "soat_delete_api_key", call!(soat::api_keys::delete, api_key_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -8,6 +8,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 pub const KEY_PREFIX: &str = "al_";
+/// Project-scoped keys (SOAT's `sk_…`, `/api/v1`): the same shape after their own prefix.
+pub const PROJECT_KEY_PREFIX: &str = "sk_";
 /// Characters after `al_`: 43 × log2(62) ≈ 256 bits.
 const RANDOM_CHARS: usize = 43;
 /// The public part that names a key: its first 10 characters.
@@ -23,7 +25,16 @@ pub struct IssuedKey {
 }
 
 pub fn issue() -> IssuedKey {
-    let secret = format!("{KEY_PREFIX}{}", random_base62(RANDOM_CHARS));
+    issue_with(KEY_PREFIX)
+}
+
+/// A project-scoped key (`sk_…`).
+pub fn issue_project() -> IssuedKey {
+    issue_with(PROJECT_KEY_PREFIX)
+}
+
+fn issue_with(kind: &str) -> IssuedKey {
+    let secret = format!("{kind}{}", random_base62(RANDOM_CHARS));
     let prefix = secret[..PREFIX_LEN].to_owned();
     let hash = hex(&digest(&secret));
     IssuedKey { secret, prefix, hash }
@@ -35,11 +46,19 @@ pub fn digest(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
-/// The prefix of a presented key when it has the shape of one of ours.
+/// The prefix of a presented account key (`al_…`) when it has the shape of one of ours.
 pub fn prefix_of(secret: &str) -> Option<&str> {
-    let well_formed = secret.len() == KEY_PREFIX.len() + RANDOM_CHARS
-        && secret.starts_with(KEY_PREFIX)
-        && secret.bytes().skip(KEY_PREFIX.len()).all(|b| b.is_ascii_alphanumeric());
+    prefix_with(secret, KEY_PREFIX)
+}
+
+/// The prefix of a presented project key (`sk_…`) when it has the shape of one.
+pub fn project_prefix_of(secret: &str) -> Option<&str> {
+    prefix_with(secret, PROJECT_KEY_PREFIX)
+}
+
+fn prefix_with<'a>(secret: &'a str, kind: &str) -> Option<&'a str> {
+    let well_formed =
+        secret.len() == kind.len() + RANDOM_CHARS && secret.starts_with(kind) && secret.bytes().skip(kind.len()).all(|b| b.is_ascii_alphanumeric());
     well_formed.then(|| &secret[..PREFIX_LEN])
 }
 
@@ -75,6 +94,15 @@ mod tests {
         assert_eq!(k.prefix.len(), PREFIX_LEN);
         assert_eq!(unhex32(&k.hash), Some(digest(&k.secret)));
         assert_ne!(issue().secret, k.secret);
+    }
+
+    #[test]
+    fn project_keys_are_their_own_kind() {
+        let k = issue_project();
+        assert!(k.secret.starts_with("sk_") && k.secret.len() == 46);
+        assert_eq!(project_prefix_of(&k.secret), Some(k.prefix.as_str()));
+        assert_eq!(prefix_of(&k.secret), None, "an sk_ key is no al_ key");
+        assert_eq!(project_prefix_of(&issue().secret), None);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Authentication: `Authorization: Bearer al_…` → the key's [`Principal`].
+//! Authentication: `Authorization: Bearer al_…` (an account key) or `sk_…` (a
+//! project-scoped key, SOAT's, for `/api/v1` only) → the key's [`Principal`].
 //!
 //! Each shard keeps its own cache of keys it has seen (no lock on the request path).
 //! Revocation is immediate on every shard: a revoke commits to the store, then bumps
@@ -24,11 +25,26 @@ pub struct Principal {
     pub plan: String,
     hash: [u8; 32],
     pub bucket: Arc<Bucket>,
+    /// Set for an `/api/v1` key (`sk_…`), which no other surface accepts.
+    pub project_key: Option<ProjectKey>,
+    /// The account's default project id, once `api::soat` has looked it up for this
+    /// cached principal (dropped with the cache when the key epoch moves, which every
+    /// project deletion bumps).
+    pub default_project: std::cell::OnceCell<String>,
+}
+
+/// An `/api/v1` key: its id and the project it is bound to (`None`: unscoped, any
+/// project of the account).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectKey {
+    /// `key_…`.
+    pub id: String,
+    pub project_id: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("no API key: send Authorization: Bearer al_...")]
+    #[error("no API key: send Authorization: Bearer al_... (or sk_... on /api/v1)")]
     Missing,
     #[error("that API key is not valid")]
     Invalid,
@@ -54,7 +70,7 @@ impl ShardAuth {
     /// Checks the `Authorization` header's value.
     pub fn authenticate(&self, authorization: Option<&[u8]>) -> Result<Rc<Principal>, AuthError> {
         let secret = bearer(authorization).ok_or(AuthError::Missing)?;
-        let prefix = keys::prefix_of(secret).ok_or(AuthError::Invalid)?;
+        let prefix = keys::prefix_of(secret).or_else(|| keys::project_prefix_of(secret)).ok_or(AuthError::Invalid)?;
         let presented = keys::digest(secret);
         let epoch = self.app.key_epoch.load(Ordering::Acquire);
         if epoch != self.epoch.get() {
@@ -78,6 +94,9 @@ impl ShardAuth {
     }
 
     fn load(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
+        if prefix.starts_with(keys::PROJECT_KEY_PREFIX) {
+            return self.load_project_key(prefix, presented);
+        }
         let key = self.app.records.key(prefix)?.ok_or(AuthError::Invalid)?;
         let stored = keys::unhex32(&key.hash).ok_or(AuthError::Invalid)?;
         if key.revoked_at.is_some() || !keys::verify(&stored, presented) {
@@ -85,7 +104,35 @@ impl ShardAuth {
         }
         let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
         let rate = self.app.plan(&account.plan).rate;
-        Ok(Principal { bucket: self.app.buckets.get(prefix, rate), account_id: account.id, prefix: key.prefix, plan: account.plan, hash: stored })
+        Ok(Principal {
+            bucket: self.app.buckets.get(prefix, rate),
+            account_id: account.id,
+            prefix: key.prefix,
+            plan: account.plan,
+            hash: stored,
+            project_key: None,
+            default_project: Default::default(),
+        })
+    }
+
+    /// A project key: found by its prefix, gone once deleted (with its project too).
+    fn load_project_key(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
+        let key = self.app.records.project_key_by_prefix(prefix)?.ok_or(AuthError::Invalid)?;
+        let stored = keys::unhex32(&key.hash).ok_or(AuthError::Invalid)?;
+        if !keys::verify(&stored, presented) {
+            return Err(AuthError::Invalid);
+        }
+        let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
+        let rate = self.app.plan(&account.plan).rate;
+        Ok(Principal {
+            bucket: self.app.buckets.get(prefix, rate),
+            account_id: account.id,
+            prefix: key.prefix,
+            plan: account.plan,
+            hash: stored,
+            project_key: Some(ProjectKey { id: key.id, project_id: key.project_id }),
+            default_project: Default::default(),
+        })
     }
 }
 
@@ -109,7 +156,7 @@ impl crate::error::ErrorCode for AuthError {
 
     fn message(&self) -> String {
         match self {
-            AuthError::Missing => "No API key: send Authorization: Bearer al_...".into(),
+            AuthError::Missing => "No API key: send Authorization: Bearer al_... (or a project key, sk_..., on /api/v1).".into(),
             AuthError::Invalid => "That API key is not valid.".into(),
             AuthError::Store(e) => e.to_string(),
         }

@@ -141,6 +141,10 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
         // No rate headers on a 401.
         Err(e) => return surface.error(&ApiError::from(e)),
     };
+    if principal.project_key.is_some() && surface != Surface::Soat {
+        return surface
+            .error(&ApiError::new(Code::ApiKeyProjectScope, "An /api/v1 key (sk_...) acts only on /api/v1; use an account key (al_...) here."));
+    }
     let decision = principal.bucket.spend(route.cost);
     let mut reply = if decision.allowed {
         call.principal = Some(principal);

@@ -106,8 +106,25 @@ fn openai(e: &ApiError) -> Vec<u8> {
     }}))
 }
 
-/// SOAT's registry code for one of ours (its `error-codes.json` names).
+/// SOAT's registry code for one of ours (its `error-codes.json` names): SOAT's own
+/// codes by name, the rest by status.
 pub fn soat_code(code: Code) -> &'static str {
+    match code {
+        Code::SoatValidation => return "VALIDATION_FAILED",
+        Code::ApiKeyProjectScope => return "API_KEY_PROJECT_SCOPE",
+        Code::SoatNotFound => return "RESOURCE_NOT_FOUND",
+        Code::AiProviderNotFound => return "AI_PROVIDER_NOT_FOUND",
+        Code::AiProviderMisconfigured => return "AI_PROVIDER_MISCONFIGURED",
+        Code::AiProviderHasDependents => return "AI_PROVIDER_HAS_DEPENDENTS",
+        Code::ModelListingUnsupported => return "MODEL_LISTING_UNSUPPORTED",
+        Code::ModelListingFailed => return "MODEL_LISTING_FAILED",
+        Code::ProjectHasDependents => return "PROJECT_HAS_DEPENDENTS",
+        Code::AiProviderError => return "AI_PROVIDER_ERROR",
+        Code::PolicyNotFound => return "POLICY_NOT_FOUND",
+        Code::ModelRouteNotFound => return "MODEL_ROUTE_NOT_FOUND",
+        Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
+        _ => {}
+    }
     if let Some(name) = soat_tools_code(code) {
         return name;
     }
@@ -143,6 +160,14 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
 }
 
 fn soat_hint(code: Code) -> &'static str {
+    match code {
+        Code::ApiKeyProjectScope => return "This key acts only in its own project: name that project, or use an account key (al_).",
+        Code::AiProviderHasDependents => return "Delete or repoint the agents meta.agent_ids names, then delete the provider.",
+        Code::ProjectHasDependents => return "Delete the project's records first, or send ?force=true to delete them with it.",
+        Code::ModelListingUnsupported => return "Name the model yourself: this provider kind cannot list the models it serves.",
+        Code::AiProviderMisconfigured => return "Set what the message names on the provider (PATCH /api/v1/ai-providers/{id}).",
+        _ => {}
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "Fix the request as the message says and send it again.",
         401 => "Send a valid key as Authorization: Bearer <key>.",
@@ -171,7 +196,7 @@ fn soat(e: &ApiError) -> Vec<u8> {
     if let Some(field) = &e.field {
         meta["field"] = Value::from(field.as_ref());
     }
-    for (k, v) in e.meta.iter().flatten() {
+    for (k, v) in e.meta.iter().flat_map(|m| m.iter()) {
         meta[k.as_str()] = v.clone();
     }
     to_vec(&json!({"error": {

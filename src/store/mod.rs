@@ -9,6 +9,7 @@ mod collections;
 mod error;
 pub mod owned;
 mod records;
+mod soat;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use error::Op;
 pub use error::StoreError;
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
+pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{MemoryEntryRecord, SecretRecord, ToolRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
@@ -87,7 +89,8 @@ impl Records {
             txn.open_table(STORAGE).op("create storage")?;
         }
         txn.commit().op("commit schema check")?;
-        self.ensure::<CollectionRecord>()
+        self.ensure::<CollectionRecord>()?;
+        self.ensure_soat()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked

@@ -33,6 +33,7 @@ mod scan;
 mod schema;
 mod search;
 mod search_keyword;
+mod soat_identity;
 mod spec;
 mod vendored;
 mod windows;

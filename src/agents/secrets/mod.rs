@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Project;
+use super::{InProject, Project, Scope};
 use crate::config::SecretsConfig;
 use crate::error::{Code, ErrorCode};
 use crate::llm::secret::Secret;
@@ -72,10 +72,10 @@ pub enum SecretError {
 impl ErrorCode for SecretError {
     fn code(&self) -> Code {
         match self {
-            SecretError::NotFound(_) => Code::NotFound,
+            SecretError::NotFound(_) => Code::SoatNotFound,
             SecretError::Unknown(_) | SecretError::NoValue(_) => Code::SecretNotFound,
             SecretError::Undecryptable(_) => Code::SecretNotDecryptable,
-            SecretError::Invalid(_) => Code::InvalidSecret,
+            SecretError::Invalid(_) => Code::SoatValidation,
             SecretError::Store(_) => Code::Internal,
         }
     }
@@ -93,8 +93,9 @@ impl Secrets {
         Ok(Secrets { records, sealer: Sealer::new(&key) })
     }
 
-    /// Stores a new secret (blocking: a write).
-    pub fn create(&self, p: Project<'_>, name: &str, value: Option<&Secret>) -> Result<SecretView, SecretError> {
+    /// Stores a new secret in the scope's project (blocking: a write).
+    pub fn create(&self, scope: &Scope, name: &str, value: Option<&Secret>) -> Result<SecretView, SecretError> {
+        let p = scope.project();
         check_name(name)?;
         let now = crate::clock::now_rfc3339();
         let id = format!("{ID_PREFIX}{}", crate::ids::random_base62(16));
@@ -112,26 +113,32 @@ impl Secrets {
         Ok(SecretView::from(&r))
     }
 
-    /// The project's secrets, oldest first.
-    pub fn list(&self, p: Project<'_>) -> Result<Vec<SecretView>, SecretError> {
-        let mut all: Vec<SecretRecord> = self.records.list(p.account_id)?;
-        all.retain(|r| r.project_id == p.project_id);
+    /// The scope's project's secrets, oldest first.
+    pub fn list(&self, scope: &Scope) -> Result<Vec<SecretView>, SecretError> {
+        let mut all: Vec<SecretRecord> = scope.list(&self.records)?;
         all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all.iter().map(SecretView::from).collect())
     }
 
-    pub fn get(&self, p: Project<'_>, id: &str) -> Result<SecretView, SecretError> {
-        self.record(p, id)?.map(|r| SecretView::from(&r)).ok_or_else(|| SecretError::NotFound(id.to_owned()))
+    /// A secret the scope sees.
+    pub fn get(&self, scope: &Scope, id: &str) -> Result<SecretView, SecretError> {
+        self.seen(scope, id).map(|r| SecretView::from(&r))
+    }
+
+    fn seen(&self, scope: &Scope, id: &str) -> Result<SecretRecord, SecretError> {
+        scope.get::<SecretRecord>(&self.records, id)?.ok_or_else(|| SecretError::NotFound(id.to_owned()))
     }
 
     /// Renames it and/or replaces its value (blocking: a write).
-    pub fn update(&self, p: Project<'_>, id: &str, name: Option<&str>, value: Option<&Secret>) -> Result<SecretView, SecretError> {
+    pub fn update(&self, scope: &Scope, id: &str, name: Option<&str>, value: Option<&Secret>) -> Result<SecretView, SecretError> {
         if let Some(n) = name {
             check_name(n)?;
         }
         if let Some(v) = value {
             check_value(v)?;
         }
+        let current = self.seen(scope, id)?;
+        let p = Project { account_id: &scope.account_id, project_id: &current.project_id };
         let sealed = value.map(|v| self.sealer.seal(&owner(p, id), v));
         let changed = self.records.update(p.account_id, id, |r: &mut SecretRecord| {
             if r.project_id != p.project_id {
@@ -150,9 +157,9 @@ impl Secrets {
     }
 
     /// Removes it (blocking: a write); the view it had.
-    pub fn delete(&self, p: Project<'_>, id: &str) -> Result<SecretView, SecretError> {
-        let view = self.get(p, id)?;
-        if !self.records.remove::<SecretRecord>(p.account_id, id)? {
+    pub fn delete(&self, scope: &Scope, id: &str) -> Result<SecretView, SecretError> {
+        let view = self.get(scope, id)?;
+        if !self.records.remove::<SecretRecord>(&scope.account_id, id)? {
             return Err(SecretError::NotFound(id.to_owned()));
         }
         Ok(view)
@@ -201,6 +208,12 @@ impl Secrets {
 }
 
 pub const SECRET_OPEN: &str = "{{secret:";
+
+impl InProject for SecretRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
 
 fn owner<'a>(p: Project<'a>, id: &'a str) -> Owner<'a> {
     Owner { account_id: p.account_id, project_id: p.project_id, secret_id: id }

@@ -192,7 +192,7 @@ impl Tools {
             let stored;
             let step_def = match (&s.tool_id, &s.tool) {
                 (Some(id), _) => {
-                    stored = self.lookup(p, id).map_err(failed)?;
+                    stored = self.lookup_in(p, id).and_then(|t| t.ok_or_else(|| ToolError::NotFound(id.clone()))).map_err(failed)?;
                     &stored.def
                 }
                 (None, Some(t)) => t.as_ref(),

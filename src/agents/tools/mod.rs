@@ -22,7 +22,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::secrets::{SecretError, Secrets};
-use super::Project;
+use super::{InProject, Project, Scope};
 use crate::error::{Code, ErrorCode};
 use crate::store::owned::Change;
 use crate::store::{Records, StoreError, ToolRecord};
@@ -51,6 +51,8 @@ pub enum ToolError {
     NotSupported(&'static str),
     #[error("not implemented by this server: {0}")]
     NotImplemented(String),
+    #[error("guardrail_ids: no guardrail {0} in this project")]
+    Guardrail(String),
     #[error("{0}")]
     PipelineStep(String),
     #[error("pipeline step {step:?} failed: {source}")]
@@ -68,8 +70,8 @@ pub enum ToolError {
 impl ErrorCode for ToolError {
     fn code(&self) -> Code {
         match self {
-            ToolError::NotFound(_) => Code::NotFound,
-            ToolError::Invalid(_) => Code::InvalidTool,
+            ToolError::NotFound(_) => Code::SoatNotFound,
+            ToolError::Invalid(_) => Code::SoatValidation,
             ToolError::Template(_) => Code::InvalidTemplateToken,
             ToolError::ContextKey(_) => Code::InvalidToolContextKey,
             ToolError::MissingContext(_) => Code::MissingToolContextKey,
@@ -77,11 +79,12 @@ impl ErrorCode for ToolError {
             ToolError::Secret(e) => e.code(),
             ToolError::NotSupported(_) => Code::ToolCallNotSupported,
             ToolError::NotImplemented(_) => Code::NotImplemented,
+            ToolError::Guardrail(_) => Code::GuardrailNotFound,
             ToolError::PipelineStep(_) => Code::PipelineInvalidStep,
             ToolError::StepFailed { .. } => Code::PipelineStepFailed,
             ToolError::Depth(_) => Code::PipelineDepthExceeded,
             ToolError::Http { .. } => Code::ToolHttpError,
-            ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::InvalidTool,
+            ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::SoatValidation,
             ToolError::Search(e) => e.code(),
             ToolError::Store(_) => Code::Internal,
         }
@@ -159,7 +162,7 @@ impl Tools {
             }
         }
         if let Some(g) = d.guardrail_ids.iter().flatten().next() {
-            return Err(ToolError::Invalid(format!("guardrail_ids: guardrail {g:?} does not exist in this project")));
+            return Err(ToolError::Guardrail(g.clone()));
         }
         for (i, s) in d.pipeline.iter().flat_map(|p| p.steps.iter()).enumerate() {
             let Some(id) = &s.tool_id else { continue };
@@ -172,9 +175,10 @@ impl Tools {
         Ok(())
     }
 
-    /// Stores a new tool from a `CreateToolRequest` body without `project_id`
-    /// (blocking: a write).
-    pub fn create(&self, p: Project<'_>, body: Value) -> Result<Tool, ToolError> {
+    /// Stores a new tool in the scope's project from a `CreateToolRequest` body
+    /// without `project_id` (blocking: a write).
+    pub fn create(&self, scope: &Scope, body: Value) -> Result<Tool, ToolError> {
+        let p = scope.project();
         let def = self.check_inline(p, body)?;
         let now = crate::clock::now_rfc3339();
         let record = ToolRecord {
@@ -189,17 +193,23 @@ impl Tools {
         Ok(Tool { record, def })
     }
 
-    /// The project's tools, oldest first.
-    pub fn list(&self, p: Project<'_>) -> Result<Vec<Tool>, ToolError> {
-        let mut all: Vec<ToolRecord> = self.records.list(p.account_id)?;
-        all.retain(|r| r.project_id == p.project_id);
+    /// The scope's project's tools, oldest first.
+    pub fn list(&self, scope: &Scope) -> Result<Vec<Tool>, ToolError> {
+        let mut all: Vec<ToolRecord> = scope.list(&self.records)?;
         all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         all.into_iter().map(parsed).collect()
     }
 
-    /// The project's tool, or `NotFound` (also another project's or account's).
-    pub fn lookup(&self, p: Project<'_>, id: &str) -> Result<Tool, ToolError> {
-        self.record(p, id)?.ok_or_else(|| ToolError::NotFound(id.to_owned()))
+    /// A tool the scope sees, or `NotFound` (also another account's, or a project a
+    /// project key does not see).
+    pub fn lookup(&self, scope: &Scope, id: &str) -> Result<Tool, ToolError> {
+        scope.get::<ToolRecord>(&self.records, id)?.map(parsed).transpose()?.ok_or_else(|| ToolError::NotFound(id.to_owned()))
+    }
+
+    /// The tool when it is in exactly this project (an agent's binding, a pipeline
+    /// step: `400 TOOL_NOT_FOUND` for the caller to raise otherwise).
+    pub fn lookup_in(&self, p: Project<'_>, id: &str) -> Result<Option<Tool>, ToolError> {
+        self.record(p, id)
     }
 
     fn record(&self, p: Project<'_>, id: &str) -> Result<Option<Tool>, ToolError> {
@@ -209,13 +219,14 @@ impl Tools {
 
     /// Applies an `UpdateToolRequest`: each field sent replaces the stored one, `null`
     /// clears it, and the result is checked whole (blocking: a write).
-    pub fn update(&self, p: Project<'_>, id: &str, patch: Map<String, Value>) -> Result<Tool, ToolError> {
+    pub fn update(&self, scope: &Scope, id: &str, patch: Map<String, Value>) -> Result<Tool, ToolError> {
         for key in ["name", "type"] {
             if patch.get(key).is_some_and(Value::is_null) {
                 return Err(ToolError::Invalid(format!("{key} cannot be null")));
             }
         }
-        let current = self.lookup(p, id)?;
+        let current = self.lookup(scope, id)?;
+        let p = Project { account_id: &scope.account_id, project_id: &current.record.project_id };
         let mut merged = current.record.def.as_object().cloned().unwrap_or_default();
         for (k, v) in patch {
             if v.is_null() {
@@ -239,18 +250,26 @@ impl Tools {
     }
 
     /// Removes the tool (blocking: a write).
-    pub fn delete(&self, p: Project<'_>, id: &str) -> Result<(), ToolError> {
-        self.lookup(p, id)?;
-        if !self.records.remove::<ToolRecord>(p.account_id, id)? {
+    pub fn delete(&self, scope: &Scope, id: &str) -> Result<(), ToolError> {
+        self.lookup(scope, id)?;
+        if !self.records.remove::<ToolRecord>(&scope.account_id, id)? {
             return Err(ToolError::NotFound(id.to_owned()));
         }
         Ok(())
     }
 
-    /// `POST /tools/{id}/call`: the project's tool run with `input`.
-    pub async fn call(&self, env: &Env<'_>, p: Project<'_>, id: &str, input: CallInput) -> Result<Value, ToolError> {
-        let tool = self.lookup(p, id)?;
+    /// `POST /tools/{id}/call`: a tool the scope sees, run with `input` in its own
+    /// project (where its secret references resolve).
+    pub async fn call(&self, env: &Env<'_>, scope: &Scope, id: &str, input: CallInput) -> Result<Value, ToolError> {
+        let tool = self.lookup(scope, id)?;
+        let p = Project { account_id: &scope.account_id, project_id: &tool.record.project_id };
         self.run(env, p, &tool.def, input, 0).await
+    }
+}
+
+impl InProject for ToolRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
     }
 }
 

@@ -1,0 +1,162 @@
+//! `/api/v1` keys (`key_…`, api-keys.yaml): a secret `sk_…` shown once, kept as its
+//! prefix and SHA-256 like `/v1`'s `al_` keys. Bound to a project (`project_id`) a key
+//! acts only there; unbound it spans the account's projects. A project-bound caller
+//! makes, sees and changes only keys of its own project, and cannot make or leave an
+//! unbound one (403 `API_KEY_PROJECT_SCOPE`). Deleting a key ends it on every shard
+//! before the answer: the caller bumps the key epoch once this returns.
+
+use super::patch::Patch;
+use super::scope::Scope;
+use super::SoatError;
+use crate::auth::keys;
+use crate::clock::now_rfc3339;
+use crate::ids::random_base62;
+use crate::plans::Plan;
+use crate::store::owned::Change;
+use crate::store::{ProjectKeyRecord, ProjectRecord, Records};
+
+/// `POST /api/v1/api-keys`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewKey {
+    pub name: String,
+    #[serde(default)]
+    pub project_id: Patch<String>,
+    #[serde(default)]
+    pub policy_ids: Option<Vec<String>>,
+}
+
+/// `PUT /api/v1/api-keys/{id}`: each field optional.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyUpdate {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub project_id: Patch<String>,
+    #[serde(default)]
+    pub policy_ids: Option<Vec<String>>,
+}
+
+/// A key just made, with its secret (shown this once).
+pub struct Created {
+    pub record: ProjectKeyRecord,
+    pub secret: String,
+}
+
+fn check_name(name: &str) -> Result<(), SoatError> {
+    let n = name.trim().chars().count();
+    if n == 0 || n > 200 {
+        return Err(SoatError::invalid("name", "must be 1 to 200 characters, not blank."));
+    }
+    Ok(())
+}
+
+/// Quarry has no policies: any id names none.
+fn check_policies(ids: &Option<Vec<String>>) -> Result<Vec<String>, SoatError> {
+    match ids.as_deref() {
+        Some([first, ..]) => {
+            Err(SoatError::Reference { code: crate::error::Code::PolicyNotFound, kind: "policy", field: "policy_ids", id: first.clone() })
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The project a key is to be bound to, as the caller may ask: a project-bound caller
+/// only its own (omitted: its own), anyone else one of the account's or none.
+fn binding(records: &Records, scope: &Scope, asked: Patch<String>, current: Option<String>) -> Result<Option<String>, SoatError> {
+    if scope.is_project_key() {
+        return match asked {
+            Patch::Absent => Ok(current.or_else(|| Some(scope.project_id.clone()))),
+            Patch::Set(p) if p == scope.project_id => Ok(Some(p)),
+            Patch::Set(p) => {
+                Err(SoatError::ProjectScope(format!("This key acts only in project {}; it cannot bind a key to {p}.", scope.project_id)))
+            }
+            Patch::Null => Err(SoatError::ProjectScope("A project key cannot make an unscoped key; use an account key.".into())),
+        };
+    }
+    match asked.apply(current) {
+        Some(p) if records.get::<ProjectRecord>(&scope.account_id, &p)?.is_none() => {
+            Err(SoatError::invalid("project_id", format!("no project {p} in this account.")))
+        }
+        bound => Ok(bound),
+    }
+}
+
+/// Whether the scope sees key `k`: a project-bound scope only its own project's.
+fn visible(scope: &Scope, k: &ProjectKeyRecord) -> bool {
+    !scope.is_project_key() || k.project_id.as_deref() == Some(scope.project_id.as_str())
+}
+
+pub fn create(records: &Records, plan: &Plan, scope: &Scope, new: NewKey) -> Result<Created, SoatError> {
+    check_name(&new.name)?;
+    let policy_ids = check_policies(&new.policy_ids)?;
+    let project_id = binding(records, scope, new.project_id, None)?;
+    if let Some(max) = plan.max_keys {
+        let active = records.list::<ProjectKeyRecord>(&scope.account_id)?.len() as u64;
+        if active >= max {
+            return Err(SoatError::KeyLimitReached { active, max });
+        }
+    }
+    let now = now_rfc3339();
+    let mut secret = String::new();
+    let record = records.insert_project_key(&mut || {
+        let k = keys::issue_project();
+        secret = k.secret;
+        ProjectKeyRecord {
+            id: format!("key_{}", random_base62(16)),
+            account_id: scope.account_id.clone(),
+            project_id: project_id.clone(),
+            name: new.name.trim().to_owned(),
+            prefix: k.prefix,
+            hash: k.hash,
+            policy_ids: policy_ids.clone(),
+            created_at: now.clone(),
+            updated_at: now.clone(),
+        }
+    })?;
+    Ok(Created { record, secret })
+}
+
+/// The keys the scope sees, oldest first.
+pub fn list(records: &Records, scope: &Scope) -> Result<Vec<ProjectKeyRecord>, SoatError> {
+    let mut all: Vec<ProjectKeyRecord> = records.list::<ProjectKeyRecord>(&scope.account_id)?.into_iter().filter(|k| visible(scope, k)).collect();
+    all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(all)
+}
+
+pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<ProjectKeyRecord, SoatError> {
+    records.get::<ProjectKeyRecord>(&scope.account_id, id)?.filter(|k| visible(scope, k)).ok_or_else(|| SoatError::not_found("API key", id))
+}
+
+/// Renames, rebinds or re-policies a key. A key moved to another project stops
+/// acting in the old one at once: the caller bumps the key epoch.
+pub fn update(records: &Records, scope: &Scope, id: &str, u: KeyUpdate) -> Result<ProjectKeyRecord, SoatError> {
+    let current = get(records, scope, id)?;
+    if let Some(n) = &u.name {
+        check_name(n)?;
+    }
+    let policy_ids = u.policy_ids.as_ref().map(|_| check_policies(&u.policy_ids)).transpose()?;
+    let project_id = binding(records, scope, u.project_id, current.project_id.clone())?;
+    let now = now_rfc3339();
+    let updated = records.update::<ProjectKeyRecord, ProjectKeyRecord>(&scope.account_id, id, |k| {
+        if let Some(n) = u.name {
+            k.name = n.trim().to_owned();
+        }
+        if let Some(p) = policy_ids {
+            k.policy_ids = p;
+        }
+        k.project_id = project_id;
+        k.updated_at = now;
+        Change::Write(k.clone())
+    })?;
+    updated.ok_or_else(|| SoatError::not_found("API key", id))
+}
+
+pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), SoatError> {
+    get(records, scope, id)?;
+    if !records.remove_project_key(&scope.account_id, id)? {
+        return Err(SoatError::not_found("API key", id));
+    }
+    Ok(())
+}

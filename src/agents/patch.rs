@@ -1,0 +1,58 @@
+//! [`Patch`]: a field of a partial update, which may be absent (leave it), `null`
+//! (clear it, or restore its default) or a value (set it).
+
+use serde::{Deserialize, Deserializer};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Patch<T> {
+    #[default]
+    Absent,
+    Null,
+    Set(T),
+}
+
+impl<T> Patch<T> {
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Patch::Absent)
+    }
+
+    /// The field after the patch, given its value before.
+    pub fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Patch::Absent => current,
+            Patch::Null => None,
+            Patch::Set(v) => Some(v),
+        }
+    }
+}
+
+/// A field marked `#[serde(default)]` reads as `Absent` when missing.
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Patch<T>, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            None => Patch::Null,
+            Some(v) => Patch::Set(v),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Body {
+        #[serde(default)]
+        name: Patch<String>,
+    }
+
+    #[test]
+    fn absent_null_and_set_are_three_things() {
+        let read = |s: &str| serde_json::from_str::<Body>(s).unwrap().name;
+        assert_eq!(read("{}"), Patch::Absent);
+        assert_eq!(read(r#"{"name": null}"#), Patch::Null);
+        assert_eq!(read(r#"{"name": "a"}"#), Patch::Set("a".into()));
+        assert_eq!(Patch::Absent.apply(Some(1)), Some(1));
+        assert_eq!(Patch::<i32>::Null.apply(Some(1)), None);
+    }
+}

@@ -1,0 +1,42 @@
+//! Where one `/api/v1` module asks about another's records: which agents use a
+//! provider, whether a guardrail or model route exists, what a project still holds.
+//! Each function is the single place a module answers for its kind; a module that
+//! owns the kind fills the body (agents: `agents_using_provider`; guardrails and
+//! model routes: theirs; every kind: a line in `project_dependents` and
+//! `remove_project_records`). Until then a kind that does not exist answers "none".
+
+use crate::store::{AiProviderRecord, Records, StoreError};
+
+/// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
+/// (or whose model route targets it): deleting the provider is 409
+/// `AI_PROVIDER_HAS_DEPENDENTS` while there is one. Filled by the agents module.
+pub fn agents_using_provider(_records: &Records, _account_id: &str, _provider_id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(Vec::new())
+}
+
+/// Whether guardrail `id` exists in `project_id` (400 `GUARDRAIL_NOT_FOUND` when not).
+/// No guardrail exists until a module defines them.
+pub fn guardrail_in_project(_records: &Records, _account_id: &str, _project_id: &str, _id: &str) -> Result<bool, StoreError> {
+    Ok(false)
+}
+
+/// Whether model route `id` exists in `project_id` (400 `MODEL_ROUTE_NOT_FOUND` when
+/// not). No route exists until a module defines them.
+pub fn model_route_in_project(_records: &Records, _account_id: &str, _project_id: &str, _id: &str) -> Result<bool, StoreError> {
+    Ok(false)
+}
+
+/// What `project_id` still holds, by kind (plural, snake case: `meta.<kind>_count`):
+/// deleting it without `force` is 409 `PROJECT_HAS_DEPENDENTS` while any is non-zero.
+/// Each module adds a line for its kind.
+pub fn project_dependents(records: &Records, account_id: &str, project_id: &str) -> Result<Vec<(&'static str, usize)>, StoreError> {
+    let in_project = |p: &AiProviderRecord| p.project_id == project_id;
+    Ok(vec![("ai_provider", records.list::<AiProviderRecord>(account_id)?.iter().filter(|p| in_project(p)).count())])
+}
+
+/// Removes every record `project_id` holds of the other modules' kinds, before the
+/// project itself goes (`?force=true`); its keys and providers go with the project
+/// (`Records::remove_project`). Each module adds a line for its kind.
+pub fn remove_project_records(_records: &Records, _account_id: &str, _project_id: &str) -> Result<(), StoreError> {
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! [`Scope`]: who is calling an `/api/v1` route and in which project it acts.
+//!
+//! `api::soat::scope` resolves it from the request's principal: an account key
+//! (`al_…`, `/v1`'s keys) acts for its account, in the account's default project
+//! unless the request names another of its projects (`project_id` in the query or the
+//! body); a project key (`sk_…`, id `key_…`) acts only in its own project, and naming
+//! another is 403 `API_KEY_PROJECT_SCOPE`. A record of another account, or of a
+//! project the scope cannot see, reads as absent (404): [`Scope::get`] and
+//! [`Scope::list`] hold that rule in one place for every kind.
+
+use crate::store::owned::Owned;
+use crate::store::{Records, StoreError};
+
+/// Who calls and where: every `/api/v1` service takes one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub account_id: String,
+    /// The project the request acts in: where a create writes, what a list shows.
+    pub project_id: String,
+    pub key: KeyRef,
+}
+
+/// The credential behind a [`Scope`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRef {
+    /// An account key (`al_…`): spans every project of its account.
+    Account { prefix: String },
+    /// An `/api/v1` key (`key_…`) made without a project: spans them all, like an
+    /// account key, but only on `/api/v1`.
+    Unscoped { id: String },
+    /// A project key (`key_…`): confined to the scope's project.
+    Project { id: String },
+}
+
+/// A record kind that belongs to one project of one account.
+pub trait InProject: Owned {
+    fn project_id(&self) -> &str;
+}
+
+impl Scope {
+    /// Whether a record of `project_id` (of this account) is visible: any of the
+    /// account's projects for an account key, only its own for a project key.
+    pub fn sees(&self, project_id: &str) -> bool {
+        match self.key {
+            KeyRef::Account { .. } | KeyRef::Unscoped { .. } => true,
+            KeyRef::Project { .. } => project_id == self.project_id,
+        }
+    }
+
+    pub fn is_project_key(&self) -> bool {
+        matches!(self.key, KeyRef::Project { .. })
+    }
+
+    /// SOAT's `created_by_principal_type`: always `api_key` (Quarry has no users).
+    pub fn principal_type(&self) -> &'static str {
+        "api_key"
+    }
+
+    /// SOAT's `created_by_principal_id`: the `key_…` id, or the `al_…` key's prefix.
+    pub fn principal_id(&self) -> &str {
+        match &self.key {
+            KeyRef::Account { prefix } => prefix,
+            KeyRef::Unscoped { id } | KeyRef::Project { id } => id,
+        }
+    }
+
+    /// The record `id` of kind `R` when it exists, is this account's, and is in a
+    /// project this scope sees; `None` (a 404) otherwise.
+    pub fn get<R: InProject>(&self, records: &Records, id: &str) -> Result<Option<R>, StoreError> {
+        Ok(records.get::<R>(&self.account_id, id)?.filter(|r| self.sees(r.project_id())))
+    }
+
+    /// The records of kind `R` in the scope's project, in the store's order.
+    pub fn list<R: InProject>(&self, records: &Records) -> Result<Vec<R>, StoreError> {
+        Ok(records.list::<R>(&self.account_id)?.into_iter().filter(|r| r.project_id() == self.project_id).collect())
+    }
+}
+
+impl InProject for crate::store::AiProviderRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(key: KeyRef) -> Scope {
+        Scope { account_id: "acct_a".into(), project_id: "proj_a".into(), key }
+    }
+
+    #[test]
+    fn a_project_key_sees_only_its_project() {
+        let account = scope(KeyRef::Account { prefix: "al_1234567".into() });
+        assert!(account.sees("proj_a") && account.sees("proj_b"));
+        assert_eq!((account.principal_type(), account.principal_id()), ("api_key", "al_1234567"));
+        let project = scope(KeyRef::Project { id: "key_1".into() });
+        assert!(project.sees("proj_a") && !project.sees("proj_b"));
+        assert!(project.is_project_key() && !account.is_project_key());
+        assert_eq!(project.principal_id(), "key_1");
+    }
+}
