@@ -34,6 +34,7 @@ mod schema;
 mod search;
 mod search_keyword;
 mod soat_identity;
+mod soat_tools;
 mod spec;
 mod vendored;
 mod windows;

@@ -52,6 +52,9 @@ impl Tools {
         depth: usize,
     ) -> LocalBoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
+            if depth == 0 {
+                check_context(&call.context)?;
+            }
             let mut input = def.preset_parameters.clone().unwrap_or_default();
             input.extend(call.input);
             let input = Value::Object(input);
@@ -132,7 +135,7 @@ impl Tools {
                     revealed.push(v);
                 }
                 Token::Context(key) => match context {
-                    Some(c) => out.push_str(c.get(key).ok_or_else(|| ToolError::MissingContext(key.to_owned()))?),
+                    Some(c) => out.push_str(context_value(c, key).ok_or_else(|| ToolError::MissingContext(key.to_owned()))?),
                     None => return Err(ToolError::Template("{{context:…}} is allowed only in header values".into())),
                 },
                 Token::Invalid(raw) => return Err(ToolError::Template(format!("{raw} is not a reference"))),
@@ -155,7 +158,8 @@ impl Tools {
             out.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         for (key, value) in context {
-            let allowed = def.context_keys.as_ref().is_none_or(|keys| keys.contains(key)) || IDENTITY_KEYS.contains(&key.as_str());
+            let listed = |keys: &[String]| keys.iter().any(|k| k.eq_ignore_ascii_case(key));
+            let allowed = def.context_keys.as_deref().is_none_or(listed) || IDENTITY_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key));
             if allowed {
                 insert(&mut out, &format!("{CONTEXT_HEADER_PREFIX}{key}"), value)?;
             }
@@ -207,6 +211,24 @@ impl Tools {
             None => last,
         })
     }
+}
+
+/// A `tool_context` value by key. Keys are header names, so they match whatever
+/// their case (two keys that differ only in case are refused up front).
+fn context_value<'c>(c: &'c BTreeMap<String, String>, key: &str) -> Option<&'c str> {
+    c.get(key).or_else(|| c.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v)).map(String::as_str)
+}
+
+/// Every key usable as a header name, and no two the same header.
+pub fn check_context(c: &BTreeMap<String, String>) -> Result<(), ToolError> {
+    let mut seen = std::collections::HashSet::new();
+    for key in c.keys() {
+        super::template::check_context_key(key)?;
+        if !seen.insert(key.to_ascii_lowercase()) {
+            return Err(ToolError::ContextKey(format!("tool_context keys {key:?} and another differ only in case: they would be the same header")));
+        }
+    }
+    Ok(())
 }
 
 fn insert(h: &mut HeaderMap, name: &str, value: &str) -> Result<(), ToolError> {
