@@ -57,6 +57,8 @@ pub struct App {
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<crate::llm::Llm>,
+    /// Calls through providers made at call time (`/api/v1` AI providers).
+    pub direct: crate::llm::Direct,
     /// The configured rerankers (local ones loaded once; each shard opens its sessions).
     pub rerankers: crate::search::rerank::Rerankers,
     /// The local model, installed and enabled, until `shard::run` starts its supervisor.
@@ -139,6 +141,7 @@ impl App {
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
             llm,
+            direct: crate::llm::Direct::new(&config.llm),
             rerankers,
             engine,
             search,

@@ -1,2 +1,428 @@
 //! AI providers (`aip_…`, ai-providers.yaml): a kind of upstream, where it is, the
-//! model it serves by default, and the secret that holds its credential.
+//! model it serves by default, and the secret (`sec_…`) that holds its credential.
+//!
+//! Each kind is an instance of one AI-Protocol manifest (`providers/*.yaml`):
+//! `openai`, `anthropic`, `google` (gemini) their own; `xai`, `groq`, `ollama`,
+//! `azure`, `gateway` and `custom` the generic OpenAI-compatible one at the kind's
+//! address (azure and custom: `base_url` required); `local` is the model this server
+//! supervises (`[llm.local]`). `bedrock` and `vertex` need request signing Quarry does
+//! not do, and are refused. A call builds its provider from the record as it stands
+//! ([`target`] → `llm::AdHoc`), so a record made or changed at run time is used at
+//! once, without a restart.
+
+use serde_json::{Map, Value};
+
+use super::patch::Patch;
+use super::refs;
+use super::scope::Scope;
+use super::SoatError;
+use crate::app::App;
+use crate::clock::now_rfc3339;
+use crate::ids::random_base62;
+use crate::llm::secret::Secret;
+use crate::llm::{AdHoc, ChatRequest, Completion, ListedModel, LlmError};
+use crate::store::owned::Change;
+use crate::store::{AiProviderRecord, Records};
+
+/// The kinds SOAT names, and `local`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    OpenAi,
+    Anthropic,
+    Google,
+    Xai,
+    Groq,
+    Ollama,
+    Azure,
+    Gateway,
+    Custom,
+    Local,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 10] =
+        [Kind::OpenAi, Kind::Anthropic, Kind::Google, Kind::Xai, Kind::Groq, Kind::Ollama, Kind::Azure, Kind::Gateway, Kind::Custom, Kind::Local];
+
+    pub fn parse(s: &str) -> Result<Kind, SoatError> {
+        if let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == s) {
+            return Ok(k);
+        }
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+        let why = match s {
+            "bedrock" | "vertex" => format!("{s} needs request signing (AWS SigV4, Google service accounts) this server does not do; supported: "),
+            _ => format!("\"{s}\" is no provider kind; one of "),
+        };
+        Err(SoatError::invalid("provider", format!("{why}{}.", names.join(", "))))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::OpenAi => "openai",
+            Kind::Anthropic => "anthropic",
+            Kind::Google => "google",
+            Kind::Xai => "xai",
+            Kind::Groq => "groq",
+            Kind::Ollama => "ollama",
+            Kind::Azure => "azure",
+            Kind::Gateway => "gateway",
+            Kind::Custom => "custom",
+            Kind::Local => "local",
+        }
+    }
+
+    /// The manifest its calls are mapped by.
+    pub fn manifest(self) -> &'static str {
+        match self {
+            Kind::OpenAi => "openai",
+            Kind::Anthropic => "anthropic",
+            Kind::Google => "gemini",
+            _ => "openai-compatible",
+        }
+    }
+
+    /// Where it is when the record names no `base_url` (`None`: the manifest's own,
+    /// or, for azure and custom, nowhere: the record must name one).
+    fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Kind::Xai => Some("https://api.x.ai/v1"),
+            Kind::Groq => Some("https://api.groq.com/openai/v1"),
+            Kind::Ollama => Some("http://localhost:11434/v1"),
+            Kind::Gateway => Some("https://ai-gateway.vercel.sh/v1"),
+            _ => None,
+        }
+    }
+
+    fn needs_base_url(self) -> bool {
+        matches!(self, Kind::Azure | Kind::Custom)
+    }
+
+    /// The hosted API-key kinds cannot answer without a credential; an ollama, a
+    /// custom server or the local model may need none.
+    fn needs_secret(self) -> bool {
+        matches!(self, Kind::OpenAi | Kind::Anthropic | Kind::Google | Kind::Xai | Kind::Groq | Kind::Azure | Kind::Gateway)
+    }
+
+    /// Whether it can say which models it serves (azure names deployments, ollama
+    /// whatever was pulled: SOAT lists neither).
+    fn lists_models(self) -> bool {
+        !matches!(self, Kind::Azure | Kind::Ollama)
+    }
+}
+
+/// `POST /api/v1/ai-providers`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewProvider {
+    #[serde(default)]
+    pub project_id: Option<String>,
+    pub name: String,
+    pub provider: String,
+    pub default_model: String,
+    #[serde(default)]
+    pub secret_id: Option<String>,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub config: Option<Map<String, Value>>,
+}
+
+/// `PATCH /api/v1/ai-providers/{id}`.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderPatch {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub default_model: Option<String>,
+    #[serde(default)]
+    pub secret_id: Patch<String>,
+    #[serde(default)]
+    pub base_url: Patch<String>,
+    #[serde(default)]
+    pub config: Option<Map<String, Value>>,
+}
+
+/// What a call through a provider goes to.
+pub enum Target {
+    /// An upstream built from the record: `app.direct` calls it.
+    AdHoc(Box<AdHoc>),
+    /// The supervised local model, `local/<name>` on `app.llm`.
+    Local { model: String },
+}
+
+fn check(r: &AiProviderRecord) -> Result<Kind, SoatError> {
+    let kind = Kind::parse(&r.provider)?;
+    let text = |field: &str, v: &str, max: usize| {
+        let n = v.trim().chars().count();
+        if n == 0 || n > max {
+            return Err(SoatError::invalid(field, format!("must be 1 to {max} characters, not blank.")));
+        }
+        Ok(())
+    };
+    text("name", &r.name, 200)?;
+    text("default_model", &r.default_model, 200)?;
+    if let Some(id) = &r.secret_id {
+        check_secret_id(id)?;
+    }
+    match (&r.base_url, kind) {
+        (Some(_), Kind::Local) => return Err(SoatError::invalid("base_url", "local is the model this server runs; it has no base_url.")),
+        (Some(url), _) => check_url(url)?,
+        (None, k) if k.needs_base_url() => return Err(SoatError::invalid("base_url", format!("is required for {} providers.", k.as_str()))),
+        (None, _) => {}
+    }
+    Ok(kind)
+}
+
+/// A secret's id has the secrets module's shape, `sec_` and base62; whether it
+/// exists is asked only when a call needs it ([`resolve_secret`]).
+pub fn check_secret_id(id: &str) -> Result<(), SoatError> {
+    let ok = id.strip_prefix("sec_").is_some_and(|rest| !rest.is_empty() && rest.len() <= 64 && rest.bytes().all(|b| b.is_ascii_alphanumeric()));
+    if !ok {
+        return Err(SoatError::invalid("secret_id", format!("\"{id}\" is no secret id (sec_...).")));
+    }
+    Ok(())
+}
+
+fn check_url(url: &str) -> Result<(), SoatError> {
+    let uri: Option<hyper::Uri> = url.parse().ok();
+    let ok = uri.is_some_and(|u| matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some());
+    if !ok || url.len() > 2048 {
+        return Err(SoatError::invalid("base_url", format!("\"{url}\" is no http:// or https:// URL.")));
+    }
+    Ok(())
+}
+
+pub fn create(records: &Records, scope: &Scope, new: NewProvider) -> Result<AiProviderRecord, SoatError> {
+    let now = now_rfc3339();
+    let record = AiProviderRecord {
+        id: format!("aip_{}", random_base62(16)),
+        account_id: scope.account_id.clone(),
+        project_id: scope.project_id.clone(),
+        name: new.name.trim().to_owned(),
+        provider: new.provider,
+        default_model: new.default_model.trim().to_owned(),
+        secret_id: new.secret_id,
+        base_url: new.base_url,
+        config: new.config.unwrap_or_default(),
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    check(&record)?;
+    records.insert(&record)?;
+    Ok(record)
+}
+
+/// The scope's project's providers, oldest first.
+pub fn list(records: &Records, scope: &Scope) -> Result<Vec<AiProviderRecord>, SoatError> {
+    let mut all: Vec<AiProviderRecord> = scope.list(records)?;
+    all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(all)
+}
+
+/// The provider when the scope sees it; 404 otherwise (the agents module's check for
+/// an agent's `ai_provider_id` as well: map it to its own 404 or 400).
+pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<AiProviderRecord, SoatError> {
+    scope.get(records, id)?.ok_or_else(|| SoatError::not_found("AI provider", id))
+}
+
+pub fn update(records: &Records, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
+    get(records, scope, id)?;
+    let now = now_rfc3339();
+    let updated = records.update::<AiProviderRecord, Result<AiProviderRecord, SoatError>>(&scope.account_id, id, |r| {
+        let mut next = r.clone();
+        if let Some(n) = patch.name {
+            next.name = n.trim().to_owned();
+        }
+        if let Some(k) = patch.provider {
+            next.provider = k;
+        }
+        if let Some(m) = patch.default_model {
+            next.default_model = m.trim().to_owned();
+        }
+        next.secret_id = patch.secret_id.apply(next.secret_id.take());
+        next.base_url = patch.base_url.apply(next.base_url.take());
+        if let Some(c) = patch.config {
+            next.config = c;
+        }
+        if let Err(e) = check(&next) {
+            return Change::Keep(Err(e));
+        }
+        next.updated_at = now;
+        *r = next;
+        Change::Write(Ok(r.clone()))
+    })?;
+    updated.ok_or_else(|| SoatError::not_found("AI provider", id))?
+}
+
+/// Refused with 409 `AI_PROVIDER_HAS_DEPENDENTS` while an agent uses it, `force`
+/// or not (SOAT: live references always block).
+pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), SoatError> {
+    get(records, scope, id)?;
+    let agent_ids = refs::agents_using_provider(records, &scope.account_id, id)?;
+    if !agent_ids.is_empty() {
+        return Err(SoatError::ProviderHasDependents { id: id.to_owned(), agent_ids });
+    }
+    records.remove::<AiProviderRecord>(&scope.account_id, id)?;
+    Ok(())
+}
+
+/// The credential secret `secret_id` of the scope's project holds, decrypted, for
+/// the one call that needs it. THE SECRETS MODULE FILLS THIS BODY: until it does, no
+/// secret can be read, and a provider that needs one cannot be called.
+pub fn resolve_secret(_app: &App, _scope: &Scope, secret_id: &str) -> Result<Secret, SoatError> {
+    Err(SoatError::Reference { code: crate::error::Code::SoatValidation, kind: "secret", field: "secret_id", id: secret_id.to_owned() })
+}
+
+/// What calls through `r` go to, its credential resolved now (blocking: a store read).
+pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
+    let kind = Kind::parse(&r.provider)?;
+    if kind == Kind::Local {
+        let local = app.config.llm.local.as_ref().ok_or_else(|| SoatError::Misconfigured("This server runs no local model ([llm.local]).".into()))?;
+        return Ok(Target::Local { model: format!("{}/{}", crate::llm::local::PROVIDER, local.name) });
+    }
+    let token = match &r.secret_id {
+        Some(id) => Some(resolve_secret(app, scope, id)?),
+        None if kind.needs_secret() => {
+            return Err(SoatError::Misconfigured(format!(
+                "The {} provider {} has no secret_id; link the secret that holds its API key.",
+                kind.as_str(),
+                r.id
+            )));
+        }
+        None => None,
+    };
+    let manifest = app
+        .config
+        .llm
+        .catalog
+        .get(kind.manifest())
+        .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
+        .clone();
+    let base_url = r.base_url.clone().or_else(|| kind.default_base_url().map(str::to_owned));
+    Ok(Target::AdHoc(Box::new(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None))))
+}
+
+/// One generation through provider `r` (its `default_model` when `req.model` is
+/// empty); `scope.account_id` is charged the tokens. Must run on a shard.
+pub async fn complete(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<Completion, CallError> {
+    if req.model.is_empty() {
+        req.model = r.default_model.clone();
+    }
+    match target(app, scope, r)? {
+        Target::AdHoc(p) => Ok(app.direct.complete(&p, &scope.account_id, req).await?),
+        Target::Local { model } => {
+            let llm = app.llm.as_ref().ok_or(LlmError::NotConfigured)?;
+            req.model = model;
+            Ok(llm.complete(&scope.account_id, req).await?)
+        }
+    }
+}
+
+/// Why a call through a provider failed: the record, or the upstream.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error(transparent)]
+    Provider(#[from] SoatError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// A provider's failure on `/api/v1` is 502 `AI_PROVIDER_ERROR`, its message SOAT's
+/// `Provider returned <status>: <message>` when the upstream answered.
+impl crate::error::ErrorCode for CallError {
+    fn code(&self) -> crate::error::Code {
+        match self {
+            CallError::Provider(e) => e.code(),
+            CallError::Llm(LlmError::NotConfigured) => crate::error::Code::LlmNotConfigured,
+            CallError::Llm(_) => crate::error::Code::AiProviderError,
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            CallError::Provider(e) => e.message(),
+            CallError::Llm(LlmError::Provider { error, .. }) => match error.status {
+                Some(status) => format!("Provider returned {status}: {}", error.message),
+                None => format!("Provider failed: {}", error.message),
+            },
+            CallError::Llm(e) => e.to_string(),
+        }
+    }
+
+    fn meta(&self) -> Option<Map<String, Value>> {
+        match self {
+            CallError::Provider(e) => e.meta(),
+            CallError::Llm(_) => None,
+        }
+    }
+}
+
+/// `GET /api/v1/ai-providers/{id}/models`: what the provider says it serves.
+pub async fn models(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Vec<ListedModel>, SoatError> {
+    let kind = Kind::parse(&r.provider)?;
+    if !kind.lists_models() {
+        return Err(SoatError::ListingUnsupported(format!("{} providers cannot list their models; name the model yourself.", kind.as_str())));
+    }
+    match target(app, scope, r)? {
+        Target::Local { model } => {
+            let name = model.split_once('/').map_or(model.as_str(), |(_, m)| m).to_owned();
+            Ok(vec![ListedModel { id: name, display_name: None }])
+        }
+        Target::AdHoc(p) => app.direct.models(&p).await.map_err(|e| match e {
+            LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
+            e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: &str, base_url: Option<&str>) -> AiProviderRecord {
+        AiProviderRecord {
+            id: "aip_1".into(),
+            account_id: "acct_a".into(),
+            project_id: "proj_a".into(),
+            name: "p".into(),
+            provider: kind.into(),
+            default_model: "m".into(),
+            secret_id: None,
+            base_url: base_url.map(str::to_owned),
+            config: Map::new(),
+            created_at: "t".into(),
+            updated_at: "t".into(),
+        }
+    }
+
+    #[test]
+    fn kinds_map_onto_manifests() {
+        assert_eq!(Kind::parse("google").unwrap().manifest(), "gemini");
+        assert_eq!(Kind::parse("groq").unwrap().manifest(), "openai-compatible");
+        assert_eq!(Kind::parse("custom").unwrap().manifest(), "openai-compatible");
+        assert!(Kind::parse("bedrock").is_err() && Kind::parse("nope").is_err());
+        for k in Kind::ALL {
+            assert_eq!(Kind::parse(k.as_str()).unwrap(), k);
+        }
+    }
+
+    #[test]
+    fn records_are_checked_for_their_kind() {
+        assert!(check(&record("openai", None)).is_ok());
+        assert!(check(&record("custom", None)).is_err(), "custom needs a base_url");
+        assert!(check(&record("custom", Some("http://127.0.0.1:9/v1"))).is_ok());
+        assert!(check(&record("custom", Some("ftp://x"))).is_err());
+        assert!(check(&record("custom", Some("not a url"))).is_err());
+        assert!(check(&record("local", Some("http://x"))).is_err(), "local has no base_url");
+        let mut r = record("openai", None);
+        r.secret_id = Some("sec_abc123".into());
+        assert!(check(&r).is_ok());
+        r.secret_id = Some("secret".into());
+        assert!(check(&r).is_err());
+        r.secret_id = None;
+        r.default_model = " ".into();
+        assert!(check(&r).is_err());
+    }
+}

@@ -103,6 +103,13 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/api-keys/{api_key_id}", "soat_get_api_key", call!(soat::api_keys::get, api_key_id)),
         row(M::PUT, "/api/v1/api-keys/{api_key_id}", "soat_update_api_key", call!(soat::api_keys::update, api_key_id)),
         row(M::DELETE, "/api/v1/api-keys/{api_key_id}", "soat_delete_api_key", call!(soat::api_keys::delete, api_key_id)),
+        // SOAT: AI providers.
+        row(M::GET, "/api/v1/ai-providers", "soat_list_ai_providers", call!(soat::ai_providers::list)),
+        row(M::POST, "/api/v1/ai-providers", "soat_create_ai_provider", call!(soat::ai_providers::create)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}", "soat_get_ai_provider", call!(soat::ai_providers::get, ai_provider_id)),
+        row(M::PATCH, "/api/v1/ai-providers/{ai_provider_id}", "soat_update_ai_provider", call!(soat::ai_providers::update, ai_provider_id)),
+        row(M::DELETE, "/api/v1/ai-providers/{ai_provider_id}", "soat_delete_ai_provider", call!(soat::ai_providers::delete, ai_provider_id)),
+        row(M::GET, "/api/v1/ai-providers/{ai_provider_id}/models", "soat_ai_provider_models", call!(soat::ai_providers::models, ai_provider_id)),
         // SOAT (/api/v1): secrets and tools.
         row(M::GET, "/api/v1/secrets", "soat_list_secrets", call!(soat::secrets::list)),
         row(M::POST, "/api/v1/secrets", "soat_create_secret", call!(soat::secrets::create)),

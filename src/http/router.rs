@@ -120,6 +120,8 @@ impl Router {
     }
 
     /// The row for `method` and `path`, or the error in the path's surface.
+    // The error is the cold path (a 404 or 405), built once per such request.
+    #[allow(clippy::result_large_err)]
     pub fn route(&self, method: &Method, path: &str) -> Result<Matched, (Surface, ApiError)> {
         let Ok(found) = self.paths.at(path) else {
             return Err((Surface::of_path(path), ApiError::new(Code::NotFound, format!("No route {path}."))));

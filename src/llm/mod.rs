@@ -33,7 +33,7 @@ pub mod wire;
 pub use config::{LlmConfig, LocalConfig, ProviderConfig, TlsRoots};
 pub use error::{ErrorClass, LlmError, ProviderError};
 pub use request::ChatRequest;
-pub use service::{ChatStream, Completion, Llm, ModelInfo};
+pub use service::{AdHoc, ChatStream, Completion, Direct, ListedModel, Llm, ModelInfo};
 pub use stream::assemble::{Delta, Output, ToolCall};
 pub use termination::{Reason, Termination};
 pub use usage::Usage;

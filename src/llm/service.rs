@@ -21,7 +21,10 @@ use super::transport::{Body, Call, Failure, SendError, Transport, TransportError
 use super::usage::TokenMeters;
 use super::wire;
 
+mod direct;
 mod rerank;
+
+pub use direct::{AdHoc, Direct, ListedModel};
 
 /// A configured provider instance.
 struct Provider {
@@ -38,6 +41,43 @@ struct Provider {
     /// The chat URI, whole and streamed, when it names no model and carries no
     /// credential (OpenAI's and Anthropic's paths): parsed once, not on every call.
     uris: Option<[hyper::Uri; 2]>,
+}
+
+impl Provider {
+    /// An instance of `manifest` at `base_url` (else the manifest's), its retries
+    /// capped by `[llm]`'s `max_retries` and `max_retry_delay`.
+    fn new(
+        c: &LlmConfig,
+        id: &str,
+        manifest: Arc<Manifest>,
+        base_url: Option<String>,
+        token: Option<Secret>,
+        models: Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Provider {
+        let mut retry = manifest.retry.clone();
+        if let Some(n) = c.max_retries {
+            retry.max_retries = retry.max_retries.min(n);
+        }
+        if let Some(d) = c.max_retry_delay {
+            retry.min_delay = retry.min_delay.min(d);
+            retry.max_delay = retry.max_delay.min(d);
+        }
+        let mut provider = Provider {
+            id: id.to_owned(),
+            base_url: base_url.unwrap_or_else(|| manifest.base_url.clone()),
+            timeout: timeout.unwrap_or(manifest.timeout),
+            manifest,
+            token,
+            models,
+            retry,
+            headers: Ok(HeaderMap::new()),
+            uris: None,
+        };
+        provider.headers = headers(&provider);
+        provider.uris = fixed_uris(&provider);
+        provider
+    }
 }
 
 /// A model `GET /v1/models` lists.
@@ -74,30 +114,7 @@ impl Llm {
         let providers: BTreeMap<String, Provider> = c
             .providers
             .iter()
-            .map(|p| {
-                let mut retry = p.manifest.retry.clone();
-                if let Some(n) = c.max_retries {
-                    retry.max_retries = retry.max_retries.min(n);
-                }
-                if let Some(d) = c.max_retry_delay {
-                    retry.min_delay = retry.min_delay.min(d);
-                    retry.max_delay = retry.max_delay.min(d);
-                }
-                let mut provider = Provider {
-                    id: p.id.clone(),
-                    manifest: p.manifest.clone(),
-                    base_url: p.base_url.clone().unwrap_or_else(|| p.manifest.base_url.clone()),
-                    token: p.token.clone(),
-                    models: p.models.clone(),
-                    timeout: p.timeout.unwrap_or(p.manifest.timeout),
-                    retry,
-                    headers: Ok(HeaderMap::new()),
-                    uris: None,
-                };
-                provider.headers = headers(&provider);
-                provider.uris = fixed_uris(&provider);
-                (p.id.clone(), provider)
-            })
+            .map(|p| (p.id.clone(), Provider::new(c, &p.id, p.manifest.clone(), p.base_url.clone(), p.token.clone(), p.models.clone(), p.timeout)))
             .collect();
         let remote = providers.values().any(|p| !p.base_url.starts_with("http://"));
         let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, remote)?;
@@ -131,78 +148,102 @@ impl Llm {
     /// One generation, whole. `account` is charged the tokens.
     pub async fn complete(&self, account: &str, req: ChatRequest) -> Result<Completion, LlmError> {
         let (p, model) = self.route(&req.model)?;
-        let tools = tool_names(&req);
-        let mut up = self.send(p, model, req, false).await?;
-        let mut body = Vec::new();
-        while let Some(piece) = up.body.next().await {
-            body.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
-        }
-        let mut output = wire::decode(&p.manifest, &body)
-            .map_err(|e| LlmError::Stream { provider: p.id.clone(), message: format!("the answer could not be read: {e}") })?;
-        super::text_tools::apply_whole(&p.manifest.text_tools, &tools, &mut output);
-        self.tokens.add(account, &output.usage);
-        Ok(Completion {
-            provider: p.id.clone(),
-            termination: termination(&p.manifest, &output),
-            rate_limits: rate_limits(&p.manifest, &up.headers),
-            output,
-        })
+        complete_on(&self.transport, &self.tokens, p, model, account, req).await
     }
 
     /// One generation, as it streams.
     pub async fn stream(&self, account: &str, req: ChatRequest) -> Result<ChatStream, LlmError> {
         let (p, model) = self.route(&req.model)?;
-        if !p.manifest.capabilities.streaming {
-            return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
-        }
-        let text_tools = super::text_tools::Holder::new(&p.manifest.text_tools, tool_names(&req));
-        let up = self.send(p, model, req, true).await?;
-        Ok(ChatStream {
-            text_tools,
-            provider: p.id.clone(),
-            manifest: p.manifest.clone(),
-            rate_limits: rate_limits(&p.manifest, &up.headers),
-            decoder: Decoder::new(p.manifest.clone()),
-            body: up.body,
-            queue: VecDeque::new(),
-            failed: None,
-            ended: false,
-            account: account.to_owned(),
-            meters: self.tokens.clone(),
-        })
+        stream_on(&self.transport, &self.tokens, p, model, account, req).await
     }
+}
 
-    async fn send(&self, p: &Provider, model: String, mut req: ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
-        req.model = model;
-        let body = wire::encode(&p.manifest, &req, stream)?;
-        let (uri, headers) = self.head(p, &req.model, stream)?;
-        let call = Call {
-            manifest: &p.manifest,
-            retry: &p.retry,
-            method: Method::POST,
-            uri,
-            headers,
-            body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
-            timeout: p.timeout,
-        };
-        sent(p, self.transport.send(call).await)
+/// One generation, whole, from provider `p` through `transport`.
+async fn complete_on(
+    transport: &Transport,
+    tokens: &Arc<TokenMeters>,
+    p: &Provider,
+    model: String,
+    account: &str,
+    req: ChatRequest,
+) -> Result<Completion, LlmError> {
+    let tools = tool_names(&req);
+    let mut up = send(transport, p, model, req, false).await?;
+    let mut body = Vec::new();
+    while let Some(piece) = up.body.next().await {
+        body.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
     }
+    let mut output = wire::decode(&p.manifest, &body)
+        .map_err(|e| LlmError::Stream { provider: p.id.clone(), message: format!("the answer could not be read: {e}") })?;
+    super::text_tools::apply_whole(&p.manifest.text_tools, &tools, &mut output);
+    tokens.add(account, &output.usage);
+    Ok(Completion {
+        provider: p.id.clone(),
+        termination: termination(&p.manifest, &output),
+        rate_limits: rate_limits(&p.manifest, &up.headers),
+        output,
+    })
+}
 
-    fn head(&self, p: &Provider, model: &str, stream: bool) -> Result<(hyper::Uri, HeaderMap), LlmError> {
-        let bad = |what: &str| LlmError::InvalidRequest { field: "model".into(), message: format!("{what} is not valid in a request") };
-        let mut h = p.headers.clone().map_err(bad)?;
-        h.entry(ACCEPT).or_insert(HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
-        if let Some(uris) = &p.uris {
-            return Ok((uris[usize::from(stream)].clone(), h));
-        }
-        let mut url = p.manifest.chat_url(&p.base_url, model, stream);
-        if let (Some(token), Auth::Query { param }) = (&p.token, &p.manifest.auth) {
-            let sep = if url.contains('?') { '&' } else { '?' };
-            url = format!("{url}{sep}{param}={}", token.expose());
-        }
-        let uri = url.parse().map_err(|_| bad("the model name"))?;
-        Ok((uri, h))
+/// One generation, as it streams, from provider `p` through `transport`.
+async fn stream_on(
+    transport: &Transport,
+    tokens: &Arc<TokenMeters>,
+    p: &Provider,
+    model: String,
+    account: &str,
+    req: ChatRequest,
+) -> Result<ChatStream, LlmError> {
+    if !p.manifest.capabilities.streaming {
+        return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
     }
+    let text_tools = super::text_tools::Holder::new(&p.manifest.text_tools, tool_names(&req));
+    let up = send(transport, p, model, req, true).await?;
+    Ok(ChatStream {
+        text_tools,
+        provider: p.id.clone(),
+        manifest: p.manifest.clone(),
+        rate_limits: rate_limits(&p.manifest, &up.headers),
+        decoder: Decoder::new(p.manifest.clone()),
+        body: up.body,
+        queue: VecDeque::new(),
+        failed: None,
+        ended: false,
+        account: account.to_owned(),
+        meters: tokens.clone(),
+    })
+}
+
+async fn send(transport: &Transport, p: &Provider, model: String, mut req: ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
+    req.model = model;
+    let body = wire::encode(&p.manifest, &req, stream)?;
+    let (uri, headers) = head(p, &req.model, stream)?;
+    let call = Call {
+        manifest: &p.manifest,
+        retry: &p.retry,
+        method: Method::POST,
+        uri,
+        headers,
+        body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
+        timeout: p.timeout,
+    };
+    sent(p, transport.send(call).await)
+}
+
+fn head(p: &Provider, model: &str, stream: bool) -> Result<(hyper::Uri, HeaderMap), LlmError> {
+    let bad = |what: &str| LlmError::InvalidRequest { field: "model".into(), message: format!("{what} is not valid in a request") };
+    let mut h = p.headers.clone().map_err(bad)?;
+    h.entry(ACCEPT).or_insert(HeaderValue::from_static(if stream { "text/event-stream" } else { "application/json" }));
+    if let Some(uris) = &p.uris {
+        return Ok((uris[usize::from(stream)].clone(), h));
+    }
+    let mut url = p.manifest.chat_url(&p.base_url, model, stream);
+    if let (Some(token), Auth::Query { param }) = (&p.token, &p.manifest.auth) {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        url = format!("{url}{sep}{param}={}", token.expose());
+    }
+    let uri = url.parse().map_err(|_| bad("the model name"))?;
+    Ok((uri, h))
 }
 
 /// A call's outcome in this layer's terms.

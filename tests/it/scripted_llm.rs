@@ -2,7 +2,8 @@
 //! model (extract; research to come): `POST /v1/chat/completions` answered in OpenAI's
 //! wire format from rules keyed by what the prompt holds (the first rule whose needle is
 //! in the request's messages wins), a default answer otherwise. A rule can also fail
-//! with an HTTP status. Every request body is recorded.
+//! with an HTTP status. Every request body is recorded. `GET …/models` lists the
+//! models [`Scripted::models`] names.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -25,6 +26,7 @@ struct State {
     rules: Vec<(String, Reply)>,
     default: Option<Reply>,
     bodies: Vec<Value>,
+    models: Vec<String>,
     in_flight: usize,
     most_in_flight: usize,
 }
@@ -61,6 +63,12 @@ impl Scripted {
         self
     }
 
+    /// The models `GET /v1/models` lists.
+    pub fn models(&self, ids: &[&str]) -> &Self {
+        self.state.lock().unwrap().models = ids.iter().map(|m| m.to_string()).collect();
+        self
+    }
+
     /// The most requests that were being answered at once.
     pub fn most_in_flight(&self) -> usize {
         self.state.lock().unwrap().most_in_flight
@@ -85,7 +93,8 @@ pub fn reading(relevant: bool, note: &str, excerpts: &[&str]) -> Reply {
     Reply::Text(json!({ "relevant": relevant, "note": note, "excerpts": excerpts }).to_string(), 100, 20)
 }
 
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Value> {
+/// The request line and the JSON body.
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<(String, Value)> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
         return None;
@@ -106,7 +115,7 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Value> {
     }
     let mut body = vec![0; len];
     r.read_exact(&mut body).ok()?;
-    Some(serde_json::from_slice(&body).unwrap_or_default())
+    Some((line, serde_json::from_slice(&body).unwrap_or_default()))
 }
 
 /// Every string under `v`, joined: the messages' text, whatever their content shape.
@@ -122,7 +131,16 @@ fn text_of(v: &Value) -> String {
 fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    while let Some(body) = read_request(&mut reader) {
+    while let Some((line, body)) = read_request(&mut reader) {
+        if line.starts_with("GET ") && line.split(' ').nth(1).is_some_and(|p| p.ends_with("/models")) {
+            let ids = state.lock().unwrap().models.clone();
+            let list = json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model"})).collect::<Vec<_>>()}).to_string();
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", list.len());
+            if out.write_all(head.as_bytes()).is_err() || out.write_all(list.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         let prompt = text_of(&body["messages"]);
         let reply = {
             let mut s = state.lock().unwrap();

@@ -36,15 +36,15 @@ pub fn strict<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
-/// serde says "unknown field `x`, expected …" at the object's path: the field at
-/// fault is that path and `x`.
+/// serde says "unknown field `x`, expected …", and the path it is at ends in `x`
+/// (`bindings[0].x`); at the top level there may be no path, and the field is `x`.
 fn name_unknown_field(e: ApiError) -> ApiError {
+    if e.field.is_some() {
+        return e;
+    }
     let Some(start) = e.message.find("unknown field `") else { return e };
-    let rest = &e.message[start + "unknown field `".len()..];
-    let Some(name) = rest.split('`').next() else { return e };
-    let path = e.message[..start].trim_end_matches([':', ' ']);
-    let field = if path.is_empty() || path == "." { name.to_owned() } else { format!("{path}.{name}") };
-    e.at(field)
+    let name = e.message[start + "unknown field `".len()..].split('`').next().unwrap_or_default().to_owned();
+    e.at(name)
 }
 
 #[cfg(test)]

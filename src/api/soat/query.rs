@@ -4,7 +4,8 @@ use crate::agents::SoatError;
 
 /// The last value of parameter `name`, decoded; `None` when absent.
 pub fn param(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').filter_map(|pair| pair.split_once('=').or(Some((pair, "")))).filter(|(k, _)| decode(k) == name).map(|(_, v)| decode(v)).last()
+    let pairs = query?.split('&').map(|pair| pair.split_once('=').unwrap_or((pair, "")));
+    pairs.filter(|(k, _)| decode(k) == name).map(|(_, v)| decode(v)).next_back()
 }
 
 /// A boolean parameter (`true`/`false`; absent: `default`); anything else is 400.

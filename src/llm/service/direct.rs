@@ -1,0 +1,154 @@
+//! [`Direct`]: calls through a provider made at call time ([`AdHoc`]: a manifest, a
+//! base URL, a credential) rather than one `[llm]` configures. `/api/v1` AI providers
+//! are records a client creates and edits while the server runs; each call builds its
+//! provider from the record as it stands, so a new or changed record is used at once,
+//! without a restart and without registering anything process-wide. The request
+//! mapping, transport, error classes, retries (capped by `[llm]`) and token meters are
+//! the configured providers' own.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::header::{HeaderValue, ACCEPT};
+use hyper::Method;
+use serde_json::Value;
+
+use super::{complete_on, sent, stream_on, ChatStream, Completion, Provider};
+use crate::llm::config::LlmConfig;
+use crate::llm::error::LlmError;
+use crate::llm::manifest::{Auth, Manifest, PayloadFormat};
+use crate::llm::request::ChatRequest;
+use crate::llm::secret::Secret;
+use crate::llm::transport::{Call, Transport};
+use crate::llm::usage::TokenMeters;
+
+/// A provider for the calls at hand: never registered, dropped after them.
+pub struct AdHoc(Provider);
+
+/// A model a provider says it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedModel {
+    pub id: String,
+    pub display_name: Option<String>,
+}
+
+/// The outbound path for [`AdHoc`] providers, there whether or not `[llm]` configures
+/// any: `http://` upstreams on the calling shard, `https://` through an outbound
+/// thread started on the first such call.
+pub struct Direct {
+    config: LlmConfig,
+    native: Transport,
+    remote: OnceLock<Result<Transport, String>>,
+    /// Tokens by account, as [`crate::llm::Llm::tokens`].
+    pub tokens: Arc<TokenMeters>,
+}
+
+impl AdHoc {
+    /// `id` names it in errors and logs (an `aip_…` id); `base_url` `None` is the
+    /// manifest's own; `timeout` `None` the manifest's.
+    pub fn new(
+        c: &LlmConfig,
+        id: &str,
+        manifest: Arc<Manifest>,
+        base_url: Option<String>,
+        token: Option<Secret>,
+        timeout: Option<Duration>,
+    ) -> AdHoc {
+        AdHoc(Provider::new(c, id, manifest, base_url, token, Vec::new(), timeout))
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.0.base_url
+    }
+}
+
+impl Direct {
+    /// Starts nothing: the `https` thread waits for its first call.
+    pub fn new(c: &LlmConfig) -> Direct {
+        let native = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false).expect("a native-only transport starts no thread");
+        Direct { config: c.clone(), native, remote: OnceLock::new(), tokens: Arc::default() }
+    }
+
+    /// The `[llm]` settings providers are built with ([`AdHoc::new`]).
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    fn transport(&self, p: &Provider) -> Result<&Transport, LlmError> {
+        if p.base_url.starts_with("http://") {
+            return Ok(&self.native);
+        }
+        let c = &self.config;
+        let remote = self.remote.get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true).map_err(|e| e.to_string()));
+        remote.as_ref().map_err(|message| LlmError::Unreachable { provider: p.id.clone(), message: message.clone(), attempts: 0 })
+    }
+
+    /// One generation, whole, from `p`'s `req.model`. `account` is charged the tokens.
+    pub async fn complete(&self, p: &AdHoc, account: &str, req: ChatRequest) -> Result<Completion, LlmError> {
+        let model = req.model.clone();
+        complete_on(self.transport(&p.0)?, &self.tokens, &p.0, model, account, req).await
+    }
+
+    /// One generation, as it streams.
+    pub async fn stream(&self, p: &AdHoc, account: &str, req: ChatRequest) -> Result<ChatStream, LlmError> {
+        let model = req.model.clone();
+        stream_on(self.transport(&p.0)?, &self.tokens, &p.0, model, account, req).await
+    }
+
+    /// The models `p` says it serves (its manifest's `list_models` endpoint). A
+    /// manifest without one is `InvalidRequest`; an answer that is no model list, a
+    /// `Stream` error.
+    pub async fn models(&self, p: &AdHoc) -> Result<Vec<ListedModel>, LlmError> {
+        let p = &p.0;
+        let path = p.manifest.models_path.as_deref().ok_or_else(|| LlmError::InvalidRequest {
+            field: "provider".into(),
+            message: format!("the manifest `{}` has no model listing", p.manifest.id),
+        })?;
+        let bad = |what: &str| LlmError::InvalidRequest { field: "base_url".into(), message: format!("{what} is not valid in a request") };
+        let mut url = format!("{}{path}", p.base_url.trim_end_matches('/'));
+        if let (Some(token), Auth::Query { param }) = (&p.token, &p.manifest.auth) {
+            url = format!("{url}?{param}={}", token.expose());
+        }
+        let mut headers = p.headers.clone().map_err(bad)?;
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        headers.remove(hyper::header::CONTENT_TYPE);
+        let call = Call {
+            manifest: &p.manifest,
+            retry: &p.retry,
+            method: Method::GET,
+            uri: url.parse().map_err(|_| bad("the base URL"))?,
+            headers,
+            body: Bytes::new(),
+            timeout: p.timeout,
+        };
+        let mut up = sent(p, self.transport(p)?.send(call).await)?;
+        let mut answer = Vec::new();
+        while let Some(piece) = up.body.next().await {
+            answer.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
+        }
+        listed(p.manifest.format, &answer)
+            .ok_or_else(|| LlmError::Stream { provider: p.id.clone(), message: "the answer is not a model list".into() })
+    }
+}
+
+/// A model list in the wire shape of `format`: OpenAI's and Anthropic's
+/// `{"data":[{"id", "display_name"?}]}`, Gemini's `{"models":[{"name":"models/…","displayName"}]}`.
+fn listed(format: PayloadFormat, body: &[u8]) -> Option<Vec<ListedModel>> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let (items, id_key, name_key) = match format {
+        PayloadFormat::Gemini => (v.get("models")?.as_array()?, "name", "displayName"),
+        PayloadFormat::OpenAi | PayloadFormat::Anthropic => (v.get("data")?.as_array()?, "id", "display_name"),
+    };
+    items
+        .iter()
+        .map(|m| {
+            let id = m.get(id_key)?.as_str()?;
+            let id = id.strip_prefix("models/").unwrap_or(id).to_owned();
+            Some(ListedModel { id, display_name: m.get(name_key).and_then(Value::as_str).map(str::to_owned) })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
