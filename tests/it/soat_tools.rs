@@ -336,6 +336,12 @@ fn tools_are_called_by_type() {
     assert_eq!(out["headers"]["x-soat-context-tenant"], "t-9");
     assert_eq!(out["headers"]["x-soat-context-actorid"], "a-7", "identity keys are always forwarded");
     assert!(out["headers"].get("x-soat-context-other").is_none(), "{out}");
+    let seen = target.last();
+    assert_eq!((seen.method.as_str(), seen.target.as_str()), ("POST", "/echo"));
+    assert_eq!(
+        (serde_json::from_str::<Value>(&seen.body).unwrap(), seen.headers["content-type"].as_str()),
+        (json!({"fixed": 1, "x": 2}), "application/json")
+    );
     assert_eq!(code(call_tool(&s, &key, &ctx, json!({}), &[("tenant", "t")]), 400), "MISSING_TOOL_CONTEXT_KEY");
 
     // client, mcp, and a target that fails.
