@@ -96,6 +96,7 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>) {
             let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             (200, "application/json", json!({"sum": v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)}).to_string())
         }
+        "/v1/models" => (200, "application/json", json!({"object": "list", "data": [{"id": "m1", "object": "model"}]}).to_string()),
         _ => {
             let context: BTreeMap<&String, &String> = headers.iter().filter(|(k, _)| k.starts_with("x-soat-context-") || *k == "x-user").collect();
             let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -478,4 +479,22 @@ fn another_accounts_or_projects_key_finds_nothing() {
     // And the owner still has everything.
     ok(call(&s, "GET", &format!("/api/v1/secrets/{sec}"), &key, None), 200);
     ok(call(&s, "GET", &format!("/api/v1/tools/{tool}"), &key, None), 200);
+}
+
+#[test]
+fn an_ai_providers_secret_id_is_resolved_when_it_calls() {
+    let s = server();
+    let target = Target::start();
+    let (_, key) = s.signup("soat-provider-secret@example.org");
+    let value = "sv-PROVIDER-77e0c3a9d1";
+    let sec = id(&ok(call(&s, "POST", "/api/v1/secrets", &key, Some(json!({"name": "LLM_KEY", "value": value}))), 201));
+    let body = json!({"name": "p", "provider": "custom", "base_url": target.url("/v1"), "default_model": "m1", "secret_id": sec});
+    let provider = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(body)), 201));
+    let r = call(&s, "GET", &format!("/api/v1/ai-providers/{provider}/models"), &key, None);
+    assert!(!r.text().contains(value), "{}", r.text());
+    ok(r, 200);
+    assert_eq!(target.last().headers["authorization"], format!("Bearer {value}"), "the provider's call carried the secret");
+    ok(call(&s, "DELETE", &format!("/api/v1/secrets/{sec}"), &key, None), 200);
+    let e = refused(call(&s, "GET", &format!("/api/v1/ai-providers/{provider}/models"), &key, None), 400);
+    assert_eq!(e["code"], "SECRET_NOT_FOUND", "{e}");
 }
