@@ -137,6 +137,8 @@ codes! {
     // in http::surface::soat_code.
     SecretNotFound => ("secret_not_found", 400),
     SecretNotDecryptable => ("secret_not_decryptable", 500),
+    // An AI provider names the secret as its secret_id (meta: ai_provider_ids).
+    SecretHasDependents => ("secret_has_dependents", 409),
     InvalidTemplateToken => ("invalid_template_token", 400),
     MissingToolContextKey => ("missing_tool_context_key", 400),
     InvalidToolContextKey => ("invalid_tool_context_key", 400),

@@ -5,7 +5,7 @@
 //! model routes: theirs; every kind: a line in `project_dependents` and
 //! `remove_project_records`). Until then a kind that does not exist answers "none".
 
-use crate::store::{AiProviderRecord, Records, StoreError};
+use crate::store::{AiProviderRecord, MemoryEntryRecord, Records, SecretRecord, StoreError, ToolRecord};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
 /// (or whose model route targets it): deleting the provider is 409
@@ -31,12 +31,32 @@ pub fn model_route_in_project(_records: &Records, _account_id: &str, _project_id
 /// Each module adds a line for its kind.
 pub fn project_dependents(records: &Records, account_id: &str, project_id: &str) -> Result<Vec<(&'static str, usize)>, StoreError> {
     let in_project = |p: &AiProviderRecord| p.project_id == project_id;
-    Ok(vec![("ai_provider", records.list::<AiProviderRecord>(account_id)?.iter().filter(|p| in_project(p)).count())])
+    Ok(vec![
+        ("ai_provider", records.list::<AiProviderRecord>(account_id)?.iter().filter(|p| in_project(p)).count()),
+        ("secret", records.list::<SecretRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
+        ("tool", records.list::<ToolRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
+        ("memory_entry", records.list::<MemoryEntryRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
+    ])
+}
+
+/// The AI providers of `account_id` whose `secret_id` is `secret_id`: deleting the
+/// secret is 409 `SECRET_HAS_DEPENDENTS` while there is one.
+pub fn providers_using_secret(records: &Records, account_id: &str, secret_id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(records.list::<AiProviderRecord>(account_id)?.into_iter().filter(|p| p.secret_id.as_deref() == Some(secret_id)).map(|p| p.id).collect())
 }
 
 /// Removes every record `project_id` holds of the other modules' kinds, before the
 /// project itself goes (`?force=true`); its keys and providers go with the project
 /// (`Records::remove_project`). Each module adds a line for its kind.
-pub fn remove_project_records(_records: &Records, _account_id: &str, _project_id: &str) -> Result<(), StoreError> {
+pub fn remove_project_records(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {
+    for r in records.list::<SecretRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
+        records.remove::<SecretRecord>(account_id, &r.id)?;
+    }
+    for r in records.list::<ToolRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
+        records.remove::<ToolRecord>(account_id, &r.id)?;
+    }
+    for r in records.list::<MemoryEntryRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
+        records.remove::<MemoryEntryRecord>(account_id, &r.id)?;
+    }
     Ok(())
 }

@@ -145,6 +145,7 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
     Some(match code {
         Code::SecretNotFound => "SECRET_NOT_FOUND",
         Code::SecretNotDecryptable => "SECRET_NOT_DECRYPTABLE",
+        Code::SecretHasDependents => "SECRET_HAS_DEPENDENTS",
         Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
         Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
         Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",

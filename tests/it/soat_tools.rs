@@ -494,7 +494,11 @@ fn an_ai_providers_secret_id_is_resolved_when_it_calls() {
     assert!(!r.text().contains(value), "{}", r.text());
     ok(r, 200);
     assert_eq!(target.last().headers["authorization"], format!("Bearer {value}"), "the provider's call carried the secret");
-    ok(call(&s, "DELETE", &format!("/api/v1/secrets/{sec}"), &key, None), 200);
+    let e = refused(call(&s, "DELETE", &format!("/api/v1/secrets/{sec}"), &key, None), 409);
+    assert_eq!((e["code"].as_str(), e["meta"]["ai_provider_ids"][0].as_str()), (Some("SECRET_HAS_DEPENDENTS"), Some(provider.as_str())), "{e}");
+    // Pointed at a secret that is gone (another project's, say), the call is refused.
+    ok(call(&s, "PATCH", &format!("/api/v1/ai-providers/{provider}"), &key, Some(json!({"secret_id": "sec_gone"}))), 200);
     let e = refused(call(&s, "GET", &format!("/api/v1/ai-providers/{provider}/models"), &key, None), 400);
     assert_eq!(e["code"], "SECRET_NOT_FOUND", "{e}");
+    ok(call(&s, "DELETE", &format!("/api/v1/secrets/{sec}"), &key, None), 200);
 }

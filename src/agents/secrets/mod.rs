@@ -65,6 +65,8 @@ pub enum SecretError {
     Undecryptable(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("The secret {id} is the secret_id of {} AI provider(s); repoint or delete them first.", providers.len())]
+    HasDependents { id: String, providers: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -76,7 +78,18 @@ impl ErrorCode for SecretError {
             SecretError::Unknown(_) | SecretError::NoValue(_) => Code::SecretNotFound,
             SecretError::Undecryptable(_) => Code::SecretNotDecryptable,
             SecretError::Invalid(_) => Code::SoatValidation,
+            SecretError::HasDependents { .. } => Code::SecretHasDependents,
             SecretError::Store(_) => Code::Internal,
+        }
+    }
+
+    fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        match self {
+            SecretError::HasDependents { providers, .. } => Some(serde_json::Map::from_iter([
+                ("ai_provider_count".to_owned(), serde_json::Value::from(providers.len())),
+                ("ai_provider_ids".to_owned(), serde_json::Value::from(providers.iter().take(10).cloned().collect::<Vec<_>>())),
+            ])),
+            _ => None,
         }
     }
 }
@@ -156,9 +169,14 @@ impl Secrets {
         changed.flatten().ok_or_else(|| SecretError::NotFound(id.to_owned()))
     }
 
-    /// Removes it (blocking: a write); the view it had.
+    /// Removes it (blocking: a write); the view it had. Refused while an AI provider
+    /// names it as its `secret_id`.
     pub fn delete(&self, scope: &Scope, id: &str) -> Result<SecretView, SecretError> {
         let view = self.get(scope, id)?;
+        let providers = super::refs::providers_using_secret(&self.records, &scope.account_id, id)?;
+        if !providers.is_empty() {
+            return Err(SecretError::HasDependents { id: id.to_owned(), providers });
+        }
         if !self.records.remove::<SecretRecord>(&scope.account_id, id)? {
             return Err(SecretError::NotFound(id.to_owned()));
         }

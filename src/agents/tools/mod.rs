@@ -161,8 +161,10 @@ impl Tools {
                 return Err(SecretError::Unknown(id).into());
             }
         }
-        if let Some(g) = d.guardrail_ids.iter().flatten().next() {
-            return Err(ToolError::Guardrail(g.clone()));
+        for g in d.guardrail_ids.iter().flatten() {
+            if !super::refs::guardrail_in_project(&self.records, p.account_id, p.project_id, g)? {
+                return Err(ToolError::Guardrail(g.clone()));
+            }
         }
         for (i, s) in d.pipeline.iter().flat_map(|p| p.steps.iter()).enumerate() {
             let Some(id) = &s.tool_id else { continue };
