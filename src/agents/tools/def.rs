@@ -187,12 +187,17 @@ fn check_http(d: &ToolDef) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// An absolute http(s) URL without userinfo: credentials in a URL are never sent
+/// (a literal one is refused as such first; a reference there would be dropped).
 fn check_url(field: &str, url: &str) -> Result<(), ToolError> {
     let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
-    match rest {
-        Some(r) if !r.is_empty() && !r.starts_with('/') => Ok(()),
-        _ => Err(ToolError::Invalid(format!("{field} must be an absolute http:// or https:// URL"))),
+    let Some(rest) = rest.filter(|r| !r.is_empty() && !r.starts_with('/')) else {
+        return Err(ToolError::Invalid(format!("{field} must be an absolute http:// or https:// URL")));
+    };
+    if rest.split(['/', '?', '#']).next().unwrap_or("").contains('@') {
+        return Err(ToolError::Invalid(format!("{field}: a URL's user:password is not sent; use an Authorization header with a {{{{secret:…}}}} reference")));
     }
+    Ok(())
 }
 
 fn check_builtin(d: &ToolDef) -> Result<(), ToolError> {
