@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -37,14 +37,29 @@ struct Target {
 
 impl Target {
     fn start() -> Target {
+        Target::listen(None)
+    }
+
+    /// The same target over TLS, with the certificate `tests/data/tls/localhost.crt`.
+    fn start_tls() -> Target {
+        Target::listen(Some(Arc::new(tls_config())))
+    }
+
+    fn listen(tls: Option<Arc<rustls::ServerConfig>>) -> Target {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || serve(stream, s));
+                let (s, tls) = (s.clone(), tls.clone());
+                std::thread::spawn(move || match tls {
+                    None => serve(stream, s),
+                    Some(config) => {
+                        let conn = rustls::ServerConnection::new(config).unwrap();
+                        serve(rustls::StreamOwned::new(conn, stream), s)
+                    }
+                });
             }
         });
         Target { addr, seen }
@@ -63,8 +78,25 @@ impl Target {
     }
 }
 
-fn serve(stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+fn tls_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls")
+}
+
+fn tls_config() -> rustls::ServerConfig {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer> = CertificateDer::pem_file_iter(tls_dir().join("localhost.crt")).unwrap().map(Result::unwrap).collect();
+    let key = PrivateKeyDer::from_pem_file(tls_dir().join("localhost.key")).unwrap();
+    rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap()
+}
+
+fn serve<S: Read + Write>(stream: S, seen: Arc<Mutex<Vec<Seen>>>) {
+    let mut reader = BufReader::new(stream);
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
         return;
@@ -103,8 +135,9 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Vec<Seen>>>) {
             (200, "application/json", json!({"method": method, "target": target, "body": parsed, "headers": context}).to_string())
         }
     };
-    let mut out = stream;
+    let out = reader.get_mut();
     let _ = write!(out, "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len());
+    let _ = out.flush();
 }
 
 /// A plan whose bucket these tests do not empty.
@@ -501,4 +534,27 @@ fn an_ai_providers_secret_id_is_resolved_when_it_calls() {
     let e = refused(call(&s, "GET", &format!("/api/v1/ai-providers/{provider}/models"), &key, None), 400);
     assert_eq!(e["code"], "SECRET_NOT_FOUND", "{e}");
     ok(call(&s, "DELETE", &format!("/api/v1/secrets/{sec}"), &key, None), 200);
+}
+
+#[test]
+fn https_targets_are_called_through_tls_with_the_configured_roots() {
+    let roots = tls_dir().join("localhost.crt");
+    let s = TestServer::with_config(&format!("{PLAN}[llm]\ntls_roots = \"{}\"\n", roots.display()));
+    let target = Target::start_tls();
+    let (_, key) = s.signup("soat-tools-https@example.org");
+    let sec = id(&ok(call(&s, "POST", "/api/v1/secrets", &key, Some(json!({"name": "K", "value": "sv-TLS-5d1e0b"}))), 201));
+    let url = format!("https://localhost:{}/echo/{{id}}", target.addr.port());
+    let tool = json!({"name": "tls", "execute": {"url": url, "headers": {"Authorization": format!("Bearer {{{{secret:{sec}}}}}")}}});
+    let tid = id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(tool)), 201));
+    let out = ok(call_tool(&s, &key, &tid, json!({"input": {"id": "x", "n": 1}}), &[]), 200);
+    assert_eq!((out["target"].as_str(), out["body"].clone()), (Some("/echo/x"), json!({"n": 1})), "{out}");
+    assert_eq!(target.last().headers["authorization"], "Bearer sv-TLS-5d1e0b");
+    // A target whose certificate the roots do not vouch for is refused before anything is sent.
+    let plain = TestServer::with_config(PLAN);
+    let (_, key) = plain.signup("soat-tools-https-untrusted@example.org");
+    let tid = id(&ok(call(&plain, "POST", "/api/v1/tools", &key, Some(json!({"name": "tls", "execute": {"url": url}}))), 201));
+    let calls = target.count();
+    let e = refused(call_tool(&plain, &key, &tid, json!({"input": {"id": "x"}}), &[]), 502);
+    assert_eq!((e["code"].as_str(), e["meta"]["tool_status_code"].is_null()), (Some("TOOL_HTTP_ERROR"), true), "{e}");
+    assert_eq!(target.count(), calls, "nothing reached the target");
 }

@@ -195,7 +195,9 @@ fn check_url(field: &str, url: &str) -> Result<(), ToolError> {
         return Err(ToolError::Invalid(format!("{field} must be an absolute http:// or https:// URL")));
     };
     if rest.split(['/', '?', '#']).next().unwrap_or("").contains('@') {
-        return Err(ToolError::Invalid(format!("{field}: a URL's user:password is not sent; use an Authorization header with a {{{{secret:…}}}} reference")));
+        return Err(ToolError::Invalid(format!(
+            "{field}: a URL's user:password is not sent; use an Authorization header with a {{{{secret:…}}}} reference"
+        )));
     }
     Ok(())
 }

@@ -82,7 +82,11 @@ fn definitions_are_checked_on_write() {
     assert_eq!(code(t.create(&a(), with(json!({"parameters": {"type": "objekt"}})))), Code::SoatValidation);
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "ftp://x"}})))), Code::SoatValidation);
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x", "method": "BREW"}})))), Code::SoatValidation);
-    assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://u:{{secret:sec_x}}@x/"}})))), Code::SoatValidation, "userinfo is never sent");
+    assert_eq!(
+        code(t.create(&a(), with(json!({"execute": {"url": "https://u:{{secret:sec_x}}@x/"}})))),
+        Code::SoatValidation,
+        "userinfo is never sent"
+    );
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://u:pw@x/"}})))), Code::LiteralCredential);
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x", "body_mode": "multipart"}})))), Code::NotImplemented);
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x/{{city}}"}})))), Code::InvalidTemplateToken);
