@@ -340,6 +340,17 @@ mod tests {
     }
 
     #[test]
+    fn context_keys_are_header_names_and_unique_whatever_their_case() {
+        let ctx = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        assert!(check_context(&ctx(&[("userToken", "a"), ("tenant", "b")])).is_ok());
+        assert!(matches!(check_context(&ctx(&[("userToken", "a"), ("usertoken", "b")])), Err(ToolError::ContextKey(_))));
+        assert!(matches!(check_context(&ctx(&[("bad key", "a")])), Err(ToolError::ContextKey(_))));
+        let c = ctx(&[("usertoken", "a")]);
+        assert_eq!(context_value(&c, "userToken"), Some("a"), "headers arrive lower-case");
+        assert_eq!(context_value(&c, "other"), None);
+    }
+
+    #[test]
     fn echoed_secrets_are_scrubbed() {
         assert_eq!(scrub("token=abcd1234;", &[Secret::new("abcd1234")]), "token=[secret];");
     }
