@@ -68,6 +68,12 @@ pub fn default_project(records: &Records, account_id: &str) -> Result<ProjectRec
     Ok(records.default_project(account_id, || record(account_id, DEFAULT_NAME, true))?)
 }
 
+/// The project the scope acts in (its `trace_content_mode`, `default_model_route_id`,
+/// `guardrail_ids` for the modules that apply them).
+pub fn current(records: &Records, scope: &Scope) -> Result<ProjectRecord, SoatError> {
+    records.get::<ProjectRecord>(&scope.account_id, &scope.project_id)?.ok_or_else(|| SoatError::not_found("project", &scope.project_id))
+}
+
 fn check_name(name: &str) -> Result<(), SoatError> {
     let n = name.trim().chars().count();
     if n == 0 || n > 200 {

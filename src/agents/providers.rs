@@ -227,6 +227,13 @@ pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<AiProviderRecor
     scope.get(records, id)?.ok_or_else(|| SoatError::not_found("AI provider", id))
 }
 
+/// The provider when it is in the scope's own project: what an agent of that project
+/// may name as its `ai_provider_id` (another project's, or another account's, is
+/// `NotFound`).
+pub fn in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiProviderRecord, SoatError> {
+    scope.get::<AiProviderRecord>(records, id)?.filter(|p| p.project_id == scope.project_id).ok_or_else(|| SoatError::not_found("AI provider", id))
+}
+
 pub fn update(records: &Records, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
     get(records, scope, id)?;
     let now = now_rfc3339();

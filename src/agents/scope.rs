@@ -47,6 +47,17 @@ impl Scope {
         }
     }
 
+    /// The same caller acting in `project_id`, a record's own project (an account
+    /// key reaching a record of another of its projects by id): references the record
+    /// makes are checked there. A project key's scope is returned as it is (it sees no
+    /// other project's record to begin with).
+    pub fn within(&self, project_id: &str) -> Scope {
+        match self.key {
+            KeyRef::Project { .. } => self.clone(),
+            _ => Scope { project_id: project_id.to_owned(), ..self.clone() },
+        }
+    }
+
     pub fn is_project_key(&self) -> bool {
         matches!(self.key, KeyRef::Project { .. })
     }
@@ -99,5 +110,7 @@ mod tests {
         assert!(project.sees("proj_a") && !project.sees("proj_b"));
         assert!(project.is_project_key() && !account.is_project_key());
         assert_eq!(project.principal_id(), "key_1");
+        assert_eq!(account.within("proj_b").project_id, "proj_b");
+        assert_eq!(project.within("proj_b").project_id, "proj_a", "a project key stays in its project");
     }
 }

@@ -316,6 +316,23 @@ mod tests {
     }
 
     #[test]
+    fn racing_first_requests_make_one_default_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = std::sync::Arc::new(Records::open(dir.path()).unwrap());
+        let ids: std::collections::BTreeSet<String> = (0..8)
+            .map(|i| {
+                let r = r.clone();
+                std::thread::spawn(move || r.default_project("acct_a", || project(&format!("proj_{i}"), "acct_a")).unwrap().id)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        assert_eq!(r.list::<ProjectRecord>("acct_a").unwrap().len(), 1);
+    }
+
+    #[test]
     fn project_keys_are_found_by_prefix_until_removed_with_their_project() {
         let dir = tempfile::tempdir().unwrap();
         let r = Records::open(dir.path()).unwrap();

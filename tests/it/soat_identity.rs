@@ -176,10 +176,14 @@ fn another_accounts_records_are_absent_on_every_route() {
         walked += 1;
     }
     assert!(walked >= 9, "walked {walked} routes");
-    // Nor can a list or a create name the other account's project.
-    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers?project_id={project}"), &stranger, None), 404), "RESOURCE_NOT_FOUND");
+    // Nor can a list or a create act in the other account's project: 403, as for a
+    // project that does not exist.
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/ai-providers?project_id={project}"), &stranger, None), 403), "FORBIDDEN");
+    assert_eq!(refused(call(&s, "GET", "/api/v1/ai-providers?project_id=proj_none", &stranger, None), 403), "FORBIDDEN");
     let into = json!({"project_id": project, "name": "p", "provider": "openai", "default_model": "m"});
-    assert_eq!(refused(call(&s, "POST", "/api/v1/ai-providers", &stranger, Some(into)), 404), "RESOURCE_NOT_FOUND");
+    assert_eq!(refused(call(&s, "POST", "/api/v1/ai-providers", &stranger, Some(into)), 403), "FORBIDDEN");
+    let bind = json!({"name": "k", "project_id": project});
+    assert_eq!(refused(call(&s, "POST", "/api/v1/api-keys", &stranger, Some(bind)), 400), "VALIDATION_FAILED");
     assert_eq!(ok(call(&s, "GET", "/api/v1/api-keys", &stranger, None), 200)["total"], 0);
     assert_eq!(ok(call(&s, "GET", "/api/v1/projects", &stranger, None), 200)["total"], 1, "its own default alone");
     // The owner still has them all, unchanged.

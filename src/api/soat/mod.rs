@@ -3,7 +3,8 @@
 //!
 //! - [`scope`] / [`scope_in_query`]: who calls and in which project it acts (see
 //!   `agents::scope`): an account key (`al_…`) in its account's default project
-//!   (made on first use) unless the request names another of its projects; an
+//!   (made on first use) unless the request names another of its projects (naming
+//!   one it has not: 403 `FORBIDDEN`); an
 //!   `/api/v1` key (`sk_…`) bound to a project only there (naming another: 403
 //!   `API_KEY_PROJECT_SCOPE`); an unbound one like an account key.
 //! - [`Page`]: `limit`/`offset` with the spec's clamping and 400s, and the
@@ -49,8 +50,10 @@ pub async fn scope(call: &Call<'_>, project_id: Option<&str>) -> Result<Scope, A
     };
     let project_id = match project_id {
         Some(named) => {
+            // The specs declare 403, not 404, for a project the caller cannot act in;
+            // the same answer whether it is another account's or none at all.
             if call.app.records.get::<ProjectRecord>(&account_id, named)?.is_none() {
-                return Err(SoatError::not_found("project", named).into());
+                return Err(SoatError::Forbidden(format!("No project {named} this key can act in.")).into());
             }
             named.to_owned()
         }
