@@ -121,7 +121,15 @@ fn serve<S: Read + Write>(stream: S, seen: Arc<Mutex<Vec<Seen>>>) {
     seen.lock().unwrap().push(Seen { method: method.clone(), target: target.clone(), headers: headers.clone(), body: body.clone() });
     let auth = headers.get("authorization").cloned().unwrap_or_default();
     let path = target.split('?').next().unwrap_or("");
+    let mut extra = String::new();
     let (status, ctype, answer) = match path {
+        "/mcp" => {
+            let (status, ctype, answer, session) = mcp(&headers, &body);
+            if session {
+                extra.push_str("mcp-session-id: s-1\r\n");
+            }
+            (status, ctype, answer)
+        }
         "/fail" => (503, "text/plain", format!("upstream down; you sent {auth}")),
         "/echo-auth" => (200, "text/plain", format!("you sent {auth}")),
         "/sum" => {
@@ -136,7 +144,8 @@ fn serve<S: Read + Write>(stream: S, seen: Arc<Mutex<Vec<Seen>>>) {
         }
     };
     let out = reader.get_mut();
-    let _ = write!(out, "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len());
+    let _ =
+        write!(out, "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{answer}", answer.len());
     let _ = out.flush();
 }
 
@@ -145,6 +154,36 @@ const PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
 
 fn server() -> TestServer {
     TestServer::with_config(PLAN)
+}
+
+/// A Streamable HTTP MCP server: `initialize` opens session `s-1` (JSON answer),
+/// `notifications/initialized` is 202, `tools/call` needs the session and answers in an
+/// event stream (a progress notification first): `echo` returns its arguments and the
+/// authorization it got, `explode` is a JSON-RPC error. (status, type, body, session?)
+fn mcp(headers: &BTreeMap<String, String>, body: &str) -> (u16, &'static str, String, bool) {
+    let m: Value = serde_json::from_str(body).unwrap();
+    let in_session = headers.get("mcp-session-id").map(String::as_str) == Some("s-1");
+    match m["method"].as_str().unwrap_or("") {
+        "initialize" => {
+            let result = json!({"protocolVersion": "2025-03-26", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}});
+            (200, "application/json", json!({"jsonrpc": "2.0", "id": m["id"], "result": result}).to_string(), true)
+        }
+        "notifications/initialized" if in_session => (202, "application/json", String::new(), false),
+        "tools/call" if in_session => {
+            let (name, args) = (m["params"]["name"].as_str().unwrap_or(""), m["params"]["arguments"].clone());
+            let answer = match name {
+                "explode" => json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32602, "message": "no such tool"}}),
+                _ => {
+                    let auth = headers.get("authorization").cloned().unwrap_or_default();
+                    let text = format!("{name} got {args} with {auth}");
+                    json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": text}], "structuredContent": args, "isError": false}})
+                }
+            };
+            let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}});
+            (200, "text/event-stream", format!("event: message\ndata: {progress}\n\nevent: message\ndata: {answer}\n\n"), false)
+        }
+        _ => (400, "application/json", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "no session"}}).to_string(), false),
+    }
 }
 
 fn call(s: &TestServer, method: &str, path: &str, key: &str, body: Option<Value>) -> Response {
@@ -381,8 +420,24 @@ fn tools_are_called_by_type() {
     // client, mcp, and a target that fails.
     let client = create(json!({"name": "c", "type": "client"}));
     assert_eq!(code(call_tool(&s, &key, &client, json!({}), &[]), 422), "TOOL_CALL_NOT_SUPPORTED");
-    let mcp = create(json!({"name": "m", "type": "mcp", "mcp": {"url": target.url("/mcp")}}));
-    assert_eq!(code(call_tool(&s, &key, &mcp, json!({"action": "x"}), &[]), 501), "NOT_IMPLEMENTED");
+    // mcp: one tools/call in a session of its own, headers templated like http's.
+    let sec = id(&ok(call(&s, "POST", "/api/v1/secrets", &key, Some(json!({"name": "MCP", "value": "sv-MCP-0a9b8c"}))), 201));
+    let mcp_tool = json!({"name": "m", "type": "mcp", "denied_actions": ["drop_all"],
+        "mcp": {"url": target.url("/mcp"), "headers": {"Authorization": format!("Bearer {{{{secret:{sec}}}}}")}}});
+    let mcp = create(mcp_tool);
+    let out = ok(call_tool(&s, &key, &mcp, json!({"action": "echo", "input": {"city": "Oslo"}}), &[("tenant", "t-1")]), 200);
+    assert_eq!(out["structuredContent"], json!({"city": "Oslo"}), "{out}");
+    assert_eq!(out["content"][0]["text"], "echo got {\"city\":\"Oslo\"} with Bearer [secret]", "the value is scrubbed: {out}");
+    let seen = target.last();
+    assert_eq!((seen.headers["authorization"].as_str(), seen.headers["x-soat-context-tenant"].as_str()), ("Bearer sv-MCP-0a9b8c", "t-1"));
+    assert!(seen.headers["accept"].contains("text/event-stream"));
+    let e = refused(call_tool(&s, &key, &mcp, json!({"action": "explode"}), &[]), 502);
+    assert_eq!(e["code"], "TOOL_HTTP_ERROR");
+    assert!(e["message"].as_str().unwrap().contains("no such tool"), "{e}");
+    assert!(refused(call_tool(&s, &key, &mcp, json!({"action": "drop_all"}), &[]), 400)["message"].as_str().unwrap().contains("not available"));
+    assert_eq!(code(call_tool(&s, &key, &mcp, json!({}), &[]), 400), "VALIDATION_FAILED", "mcp calls name an action");
+    let listed = create(json!({"name": "m2", "type": "mcp", "actions": ["echo"], "mcp": {"url": target.url("/mcp")}}));
+    assert_eq!(code(call_tool(&s, &key, &listed, json!({"action": "other"}), &[]), 400), "VALIDATION_FAILED", "outside the allowlist");
     let down = create(json!({"name": "d", "execute": {"url": "http://127.0.0.1:1/x"}}));
     let e = refused(call_tool(&s, &key, &down, json!({}), &[]), 502);
     assert_eq!((e["code"].as_str(), e["meta"]["tool_status_code"].is_null()), (Some("TOOL_HTTP_ERROR"), true), "{e}");

@@ -9,7 +9,7 @@ use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{HeaderMap, Method, Uri};
 use serde_json::{json, Map, Value};
 
-use super::def::{Execute, Kind, ToolDef, SEARCH_ACTION, WRITE_MEMORY_ACTION};
+use super::def::{Kind, ToolDef, SEARCH_ACTION, WRITE_MEMORY_ACTION};
 use super::outbound::{self, Outbound, Timeouts};
 use super::template::{tokens, Token};
 use super::{logic, schema, ToolError, Tools};
@@ -64,11 +64,7 @@ impl Tools {
             let CallInput { action, context, .. } = call;
             let output = match def.kind {
                 Kind::Client => return Err(ToolError::NotSupported("client")),
-                Kind::Mcp => {
-                    return Err(ToolError::NotImplemented(
-                        "calling an MCP server (mcp tools are stored, but this server does not speak MCP yet)".into(),
-                    ))
-                }
+                Kind::Mcp => self.mcp(env, p, def, action.as_deref(), &input, &context).await?,
                 Kind::Http => self.http(env, p, def, &input, &context).await?,
                 Kind::Builtin => builtin(env, p, def, action.as_deref(), &input).await?,
                 Kind::Pipeline => self.pipeline(env, p, def, &input, &context, depth).await?,
@@ -102,7 +98,7 @@ impl Tools {
             method: method.clone(),
         };
         let (uri, body) = request_parts(&url, &method, &args).map_err(|m| fail(m, None, String::new()))?;
-        let headers = self.headers(p, def, e, context, &mut revealed, !body.is_empty())?;
+        let headers = self.headers(p, def, e.headers.as_ref(), context, &mut revealed, !body.is_empty())?;
         let req = Outbound { method: Method::from_bytes(method.as_bytes()).expect("checked on write"), uri, headers, body };
         let answer =
             outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrub(&e.to_string(), &revealed), None, String::new()))?;
@@ -124,7 +120,13 @@ impl Tools {
 
     /// `text` with its references resolved: secrets always, context keys only where
     /// `context` is given (headers); what was revealed is remembered for scrubbing.
-    fn fill(&self, p: Project<'_>, text: &str, context: Option<&BTreeMap<String, String>>, revealed: &mut Vec<Secret>) -> Result<String, ToolError> {
+    pub(super) fn fill(
+        &self,
+        p: Project<'_>,
+        text: &str,
+        context: Option<&BTreeMap<String, String>>,
+        revealed: &mut Vec<Secret>,
+    ) -> Result<String, ToolError> {
         let mut out = String::with_capacity(text.len());
         for t in tokens(text) {
             match t {
@@ -144,11 +146,11 @@ impl Tools {
         Ok(out)
     }
 
-    fn headers(
+    pub(super) fn headers(
         &self,
         p: Project<'_>,
         def: &ToolDef,
-        e: &Execute,
+        templates: Option<&BTreeMap<String, String>>,
         context: &BTreeMap<String, String>,
         revealed: &mut Vec<Secret>,
         json_body: bool,
@@ -164,7 +166,7 @@ impl Tools {
                 insert(&mut out, &format!("{CONTEXT_HEADER_PREFIX}{key}"), value)?;
             }
         }
-        for (name, template) in e.headers.iter().flatten() {
+        for (name, template) in templates.into_iter().flatten() {
             let value = self.fill(p, template, Some(context), revealed)?;
             insert(&mut out, name, &value)?;
         }
@@ -302,7 +304,7 @@ fn request_parts(url: &str, method: &str, args: &Map<String, Value>) -> Result<(
 
 /// `text` with every revealed secret value replaced, so a target that echoes a
 /// credential cannot hand it to the caller (or the model).
-fn scrub(text: &str, revealed: &[Secret]) -> String {
+pub(super) fn scrub(text: &str, revealed: &[Secret]) -> String {
     let mut out = text.to_owned();
     for s in revealed.iter().filter(|s| s.expose().len() >= 4) {
         out = out.replace(s.expose(), "[secret]");

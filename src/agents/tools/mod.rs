@@ -1,8 +1,8 @@
 //! SOAT tools (`tool_…`): definitions an agent binds ([`def`], checked on write), and
 //! calling one ([`call`]): `http` through the shard's outbound client with its
 //! `{param}`, `{{secret:…}}` and `{{context:…}}` templating, `builtin` as Quarry's own
-//! actions, `pipeline` as ordered steps, `client` refused (the caller runs it), `mcp`
-//! stored but not callable yet (501 naming it).
+//! actions, `pipeline` as ordered steps, `mcp` as one MCP `tools/call` over the
+//! Streamable HTTP transport, `client` refused (the caller runs it).
 //!
 //! The agent loop (issue 8/9) uses [`Tools::lookup`] for a binding's `tool_id`,
 //! [`Tools::check_inline`] for an inline binding, [`template::masked`] to read one back,
@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod call;
 pub mod def;
 pub mod logic;
+pub mod mcp;
 pub mod outbound;
 pub mod remote;
 pub mod schema;
