@@ -39,6 +39,12 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
     ])
 }
 
+/// Whether tool `id` exists in exactly `project_id` (an agent's `tool_bindings[].tool_id`:
+/// 400 `TOOL_NOT_FOUND` when not). Filled by the tools module.
+pub fn tool_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    Ok(records.get::<ToolRecord>(account_id, id)?.is_some_and(|t| t.project_id == project_id))
+}
+
 /// The AI providers of `account_id` whose `secret_id` is `secret_id`: deleting the
 /// secret is 409 `SECRET_HAS_DEPENDENTS` while there is one.
 pub fn providers_using_secret(records: &Records, account_id: &str, secret_id: &str) -> Result<Vec<String>, StoreError> {
