@@ -148,7 +148,6 @@ codes! {
     PipelineInvalidStep => ("pipeline_invalid_step", 400),
     PipelineStepFailed => ("pipeline_step_failed", 422),
     PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
-    NotImplemented => ("not_implemented", 501),
 }
 
 /// An error as the client sees it.

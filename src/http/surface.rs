@@ -155,7 +155,6 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
         Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
         Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
-        Code::NotImplemented => "NOT_IMPLEMENTED",
         _ => return None,
     })
 }

@@ -357,7 +357,7 @@ fn tool_definitions_are_checked_and_credentials_refused() {
         (json!({"execute": {"url": "https://x/{{city}}"}}), 400, "INVALID_TEMPLATE_TOKEN"),
         (json!({"execute": {"url": "https://x/{{context:user}}"}}), 400, "INVALID_TEMPLATE_TOKEN"),
         (json!({"execute": {"url": "https://x", "headers": {"X-Key": "{{secret:sec_none}}"}}}), 400, "SECRET_NOT_FOUND"),
-        (json!({"execute": {"url": "https://x", "body_mode": "multipart"}}), 501, "NOT_IMPLEMENTED"),
+        (json!({"execute": {"url": "https://x", "body_mode": "multipart"}}), 400, "VALIDATION_FAILED"),
         (json!({"context_keys": ["bad key"]}), 400, "INVALID_TOOL_CONTEXT_KEY"),
         (json!({"type": "pipeline", "pipeline": {"steps": []}}), 400, "PIPELINE_INVALID_STEP"),
         (json!({"guardrail_ids": ["gr_1"]}), 400, "GUARDRAIL_NOT_FOUND"),
@@ -365,6 +365,9 @@ fn tool_definitions_are_checked_and_credentials_refused() {
     for (patch, status, want) in cases {
         assert_eq!(code(call(&s, "POST", "/api/v1/tools", &key, Some(with(patch.clone()))), status), want, "{patch}");
     }
+    let e =
+        refused(call(&s, "POST", "/api/v1/tools", &key, Some(with(json!({"execute": {"url": "https://x", "auth": {"type": "aws_sigv4"}}})))), 400);
+    assert!(e["meta"]["not_implemented"].as_str().unwrap().contains("aws_sigv4"), "what is not implemented is named: {e}");
     assert_eq!(code(call(&s, "PATCH", &format!("/api/v1/tools/{tid}"), &key, Some(json!({"type": null}))), 400), "VALIDATION_FAILED");
     let e = refused(
         call(&s, "PATCH", &format!("/api/v1/tools/{tid}"), &key, Some(json!({"execute": {"url": "https://x", "headers": {"Cookie": "sid=abc"}}}))),

@@ -1,8 +1,8 @@
 //! A tool's definition, typed: the spec's `CreateToolRequest` without `project_id`,
 //! parsed strictly (an unknown field is a 400 naming it) and checked as a whole
 //! ([`check`]): what each type needs, the `parameters` schema, the template tokens,
-//! literal credentials, and what this server does not implement (a 501 naming it, at
-//! write time, so no stored tool is one that can never run).
+//! literal credentials, and what this server does not implement (a 400 naming it in
+//! `meta.not_implemented`, at write time, so no stored tool is one that can never run).
 
 use std::collections::BTreeMap;
 

@@ -79,7 +79,7 @@ impl ErrorCode for ToolError {
             ToolError::LiteralCredential(_) => Code::LiteralCredential,
             ToolError::Secret(e) => e.code(),
             ToolError::NotSupported(_) => Code::ToolCallNotSupported,
-            ToolError::NotImplemented(_) => Code::NotImplemented,
+            ToolError::NotImplemented(_) => Code::SoatValidation,
             ToolError::Guardrail(_) => Code::GuardrailNotFound,
             ToolError::PipelineStep(_) => Code::PipelineInvalidStep,
             ToolError::StepFailed { .. } => Code::PipelineStepFailed,
@@ -99,6 +99,7 @@ impl ErrorCode for ToolError {
                 ("tool_url".to_owned(), Value::from(url.as_str())),
                 ("tool_method".to_owned(), Value::from(method.as_str())),
             ])),
+            ToolError::NotImplemented(what) => Some(Map::from_iter([("not_implemented".to_owned(), Value::from(what.as_str()))])),
             ToolError::StepFailed { step, source } => {
                 let mut m = source.meta().unwrap_or_default();
                 m.insert("step_id".into(), Value::from(step.as_str()));

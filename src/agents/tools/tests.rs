@@ -50,6 +50,8 @@ fn crud_keeps_each_tool_in_its_project() {
     assert_eq!(view["project_id"], "proj_a");
     assert!(view["mcp"].is_null() && view["created_at"].is_string());
     assert_eq!(t.list(&a()).unwrap().len(), 1);
+    let in_project = |acct: &str, proj: &str| crate::agents::refs::tool_in_project(&t.records, acct, proj, &tool.record.id).unwrap();
+    assert!(in_project("acct_a", "proj_a") && !in_project("acct_a", "proj_a2") && !in_project("acct_b", "proj_a"));
     for other in others() {
         assert!(t.list(&other).unwrap().is_empty());
         assert!(matches!(t.lookup(&other, &tool.record.id), Err(ToolError::NotFound(_))));
@@ -88,7 +90,7 @@ fn definitions_are_checked_on_write() {
         "userinfo is never sent"
     );
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://u:pw@x/"}})))), Code::LiteralCredential);
-    assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x", "body_mode": "multipart"}})))), Code::NotImplemented);
+    assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x", "body_mode": "multipart"}})))), Code::SoatValidation);
     assert_eq!(code(t.create(&a(), with(json!({"execute": {"url": "https://x/{{city}}"}})))), Code::InvalidTemplateToken);
     assert_eq!(
         code(t.create(&a(), with(json!({"execute": {"url": "https://x/{{context:user}}"}})))),
@@ -105,11 +107,11 @@ fn definitions_are_checked_on_write() {
     assert_eq!(code(t.create(&others()[0], with(reference))), Code::SecretNotFound, "another project's secret does not resolve");
     assert_eq!(code(t.create(&a(), with(json!({"context_keys": ["ok", "bad key"]})))), Code::InvalidToolContextKey);
     assert_eq!(code(t.create(&a(), json!({"name": "b", "type": "builtin"}))), Code::SoatValidation, "builtin needs actions");
-    assert_eq!(code(t.create(&a(), json!({"name": "b", "type": "builtin", "actions": ["files:ListFiles"]}))), Code::NotImplemented);
+    assert_eq!(code(t.create(&a(), json!({"name": "b", "type": "builtin", "actions": ["files:ListFiles"]}))), Code::SoatValidation);
     t.create(&a(), json!({"name": "b", "type": "builtin", "actions": ["collections:SearchCollection"]})).unwrap();
     t.create(&a(), json!({"name": "c", "type": "client"})).unwrap();
     assert_eq!(code(t.create(&a(), json!({"name": "m", "type": "mcp"}))), Code::SoatValidation);
-    assert_eq!(code(t.create(&a(), with(json!({"output_mapping": {"cat": ["a"]}})))), Code::NotImplemented);
+    assert_eq!(code(t.create(&a(), with(json!({"output_mapping": {"cat": ["a"]}})))), Code::SoatValidation);
 }
 
 #[test]
