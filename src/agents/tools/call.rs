@@ -70,7 +70,7 @@ impl Tools {
                 Kind::Pipeline => self.pipeline(env, p, def, &input, &context, depth).await?,
             };
             Ok(match &def.output_mapping {
-                Some(m) => logic::eval(m, &json!({"output": output, "input": input})),
+                Some(m) => logic::eval(&Value::Object(m.clone()), &json!({"output": output, "input": input})),
                 None => output,
             })
         })

@@ -60,7 +60,8 @@ pub struct ToolDef {
     #[serde(default)]
     pub pipeline: Option<Pipeline>,
     #[serde(default)]
-    pub output_mapping: Option<Value>,
+    /// JSON Logic over `{output, input}`; an object, as the spec's `Tool` says.
+    pub output_mapping: Option<Map<String, Value>>,
     #[serde(default)]
     pub guardrail_ids: Option<Vec<String>>,
 }
@@ -150,7 +151,7 @@ pub fn check(d: &ToolDef) -> Result<(), ToolError> {
     template::check_tokens(d)?;
     template::refuse_literal_credentials(d)?;
     if let Some(m) = &d.output_mapping {
-        super::logic::check(m, super::logic::MAPPING_ROOTS, &[]).map_err(|e| e.at("output_mapping"))?;
+        super::logic::check(&Value::Object(m.clone()), super::logic::MAPPING_ROOTS, &[]).map_err(|e| e.at("output_mapping"))?;
     }
     match d.kind {
         Kind::Http => check_http(d),

@@ -112,6 +112,7 @@ fn definitions_are_checked_on_write() {
     t.create(&a(), json!({"name": "c", "type": "client"})).unwrap();
     assert_eq!(code(t.create(&a(), json!({"name": "m", "type": "mcp"}))), Code::SoatValidation);
     assert_eq!(code(t.create(&a(), with(json!({"output_mapping": {"cat": ["a"]}})))), Code::SoatValidation);
+    assert_eq!(code(t.create(&a(), with(json!({"output_mapping": [null, null]})))), Code::SoatValidation, "an object, as the spec says");
 }
 
 #[test]
