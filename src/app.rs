@@ -61,6 +61,8 @@ pub struct App {
     pub direct: crate::llm::Direct,
     /// The configured rerankers (local ones loaded once; each shard opens its sessions).
     pub rerankers: crate::search::rerank::Rerankers,
+    /// Researches running per account (`research.concurrency`).
+    pub research_gate: crate::research::gate::Gate,
     /// The local model, installed and enabled, until `shard::run` starts its supervisor.
     local: std::sync::Mutex<Option<crate::llm::local::Local>>,
     /// Set while the local model answers.
@@ -115,15 +117,24 @@ impl App {
         let local_model = local.as_ref().map(|l| l.model_id());
         let health = |local_ready: bool| {
             let remote = !config.llm.providers.is_empty();
+            let llm_up = llm.is_some() && (remote || local_ready);
+            let mut features =
+                vec!["keys", "rate_limits", "collections", "documents", "chunk", "search", "scan", "evaluate", "sample", "retrieval_plugin"];
+            if llm.is_some() {
+                features.push("gateway");
+            }
+            if llm_up {
+                features.extend(["extract", "research"]);
+            }
             let h = Health {
                 ok: true,
                 version: VERSION,
                 embedder: config.embedder.as_deref().unwrap_or("none"),
                 embedders: &config.embedders,
                 rerankers: rerankers.names(),
-                llm: llm.is_some() && (remote || local_ready),
+                llm: llm_up,
                 local_model: local_model.as_deref().filter(|_| local_ready),
-                features: vec!["keys", "rate_limits", "collections", "documents", "search", "scan"],
+                features,
             };
             leak(serde_json::to_vec(&h).expect("health serializes"))
         };
@@ -143,6 +154,7 @@ impl App {
             llm,
             direct: crate::llm::Direct::new(&config.llm),
             rerankers,
+            research_gate: Default::default(),
             engine,
             search,
             secrets,

@@ -133,6 +133,21 @@ codes! {
     ProjectHasDependents => ("project_has_dependents", 409),
     // A provider's upstream failed during a call made through /api/v1.
     AiProviderError => ("ai_provider_error", 502),
+    // SOAT agents (src/agents/agent): the spec's codes, named by `soat_code`.
+    ForcedToolChoiceCannotStop => ("forced_tool_choice_cannot_stop", 400),
+    InvalidToolContextKey => ("invalid_tool_context_key", 400),
+    LiteralCredential => ("literal_credential", 400),
+    ReservedTagKey => ("reserved_tag_key", 400),
+    // createAgent and updateAgent name a provider not in the project: the spec's 404
+    // (the registry's AI_PROVIDER_NOT_FOUND is a 400, kept for restores and routes).
+    AgentAiProviderNotFound => ("agent_ai_provider_not_found", 404),
+    ToolNotFound => ("tool_not_found", 400),
+    VersionConflict => ("version_conflict", 409),
+    AgentHasDependents => ("agent_has_dependents", 409),
+    NoActiveRelease => ("no_active_release", 409),
+    PromotionGateUnmet => ("promotion_gate_unmet", 409),
+    ModelRouteHasDependents => ("model_route_has_dependents", 409),
+    GuardrailHasReferences => ("guardrail_has_references", 409),
     // SOAT secrets and tools (/api/v1/secrets, /api/v1/tools): each has its registry name
     // in http::surface::soat_code.
     SecretNotFound => ("secret_not_found", 400),
@@ -141,8 +156,6 @@ codes! {
     SecretHasDependents => ("secret_has_dependents", 409),
     InvalidTemplateToken => ("invalid_template_token", 400),
     MissingToolContextKey => ("missing_tool_context_key", 400),
-    InvalidToolContextKey => ("invalid_tool_context_key", 400),
-    LiteralCredential => ("literal_credential", 400),
     ToolCallNotSupported => ("tool_call_not_supported", 422),
     ToolHttpError => ("tool_http_error", 502),
     PipelineInvalidStep => ("pipeline_invalid_step", 400),

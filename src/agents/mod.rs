@@ -4,6 +4,7 @@
 //! answer typed records or their own errors (each with its code); they import neither
 //! `api` nor `http`.
 
+pub mod agent;
 pub mod api_keys;
 pub mod error;
 pub mod patch;

@@ -292,7 +292,9 @@ pub fn resolve_secret(app: &App, scope: &Scope, secret_id: &str) -> Result<Secre
 pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     if kind == Kind::Local {
-        let local = app.config.llm.local.as_ref().ok_or_else(|| SoatError::Misconfigured("This server runs no local model ([llm.local]).".into()))?;
+        // Configured and installed (`App::local_ready` is `None` otherwise).
+        let local = app.config.llm.local.as_ref().filter(|_| app.local_ready().is_some());
+        let local = local.ok_or_else(|| SoatError::Misconfigured("This server runs no local model ([llm.local], installed by ops/setup).".into()))?;
         return Ok(Target::Local { model: format!("{}/{}", crate::llm::local::PROVIDER, local.name) });
     }
     let token = match &r.secret_id {

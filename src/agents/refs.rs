@@ -5,25 +5,38 @@
 //! model routes: theirs; every kind: a line in `project_dependents` and
 //! `remove_project_records`). Until then a kind that does not exist answers "none".
 
+use crate::agents::agent::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
+use crate::agents::agent::{AgentError, Agents};
 use crate::store::{AiProviderRecord, MemoryEntryRecord, Records, SecretRecord, StoreError, ToolRecord};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
 /// (or whose model route targets it): deleting the provider is 409
 /// `AI_PROVIDER_HAS_DEPENDENTS` while there is one. Filled by the agents module.
-pub fn agents_using_provider(_records: &Records, _account_id: &str, _provider_id: &str) -> Result<Vec<String>, StoreError> {
-    Ok(Vec::new())
+pub fn agents_using_provider(records: &Records, account_id: &str, provider_id: &str) -> Result<Vec<String>, StoreError> {
+    Agents::agents_using_provider(records, account_id, provider_id).map_err(|e| match e {
+        AgentError::Store(e) => e,
+        other => StoreError::Corrupt { what: "agents".into(), reason: other.to_string() },
+    })
 }
 
 /// Whether guardrail `id` exists in `project_id` (400 `GUARDRAIL_NOT_FOUND` when not).
-/// No guardrail exists until a module defines them.
-pub fn guardrail_in_project(_records: &Records, _account_id: &str, _project_id: &str, _id: &str) -> Result<bool, StoreError> {
-    Ok(false)
+/// Guardrails are the agents module's minimal records (`agents::agent::related`).
+pub fn guardrail_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    in_project::<GuardrailRecord>(records, account_id, project_id, id)
+}
+
+fn in_project<R: super::InProject>(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    Ok(records.get::<R>(account_id, id)?.is_some_and(|r| r.project_id() == project_id))
+}
+
+fn count_in<R: super::InProject>(records: &Records, account_id: &str, project_id: &str) -> Result<usize, StoreError> {
+    Ok(records.list::<R>(account_id)?.iter().filter(|r| r.project_id() == project_id).count())
 }
 
 /// Whether model route `id` exists in `project_id` (400 `MODEL_ROUTE_NOT_FOUND` when
-/// not). No route exists until a module defines them.
-pub fn model_route_in_project(_records: &Records, _account_id: &str, _project_id: &str, _id: &str) -> Result<bool, StoreError> {
-    Ok(false)
+/// not). Model routes are the agents module's (`agents::agent::related`).
+pub fn model_route_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    in_project::<ModelRouteRecord>(records, account_id, project_id, id)
 }
 
 /// What `project_id` still holds, by kind (plural, snake case: `meta.<kind>_count`):
@@ -33,16 +46,20 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
     let in_project = |p: &AiProviderRecord| p.project_id == project_id;
     Ok(vec![
         ("ai_provider", records.list::<AiProviderRecord>(account_id)?.iter().filter(|p| in_project(p)).count()),
-        ("secret", records.list::<SecretRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
-        ("tool", records.list::<ToolRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
-        ("memory_entry", records.list::<MemoryEntryRecord>(account_id)?.iter().filter(|r| r.project_id == project_id).count()),
+        ("agent", records.agents::<AgentRecord>(account_id, project_id)?.len()),
+        ("model_route", count_in::<ModelRouteRecord>(records, account_id, project_id)?),
+        ("guardrail", count_in::<GuardrailRecord>(records, account_id, project_id)?),
+        ("eval", count_in::<EvalRecord>(records, account_id, project_id)?),
+        ("secret", count_in::<SecretRecord>(records, account_id, project_id)?),
+        ("tool", count_in::<ToolRecord>(records, account_id, project_id)?),
+        ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
     ])
 }
 
 /// Whether tool `id` exists in exactly `project_id` (an agent's `tool_bindings[].tool_id`:
 /// 400 `TOOL_NOT_FOUND` when not). Filled by the tools module.
 pub fn tool_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
-    Ok(records.get::<ToolRecord>(account_id, id)?.is_some_and(|t| t.project_id == project_id))
+    in_project::<ToolRecord>(records, account_id, project_id, id)
 }
 
 /// The AI providers of `account_id` whose `secret_id` is `secret_id`: deleting the
@@ -55,14 +72,21 @@ pub fn providers_using_secret(records: &Records, account_id: &str, secret_id: &s
 /// project itself goes (`?force=true`); its keys and providers go with the project
 /// (`Records::remove_project`). Each module adds a line for its kind.
 pub fn remove_project_records(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {
-    for r in records.list::<SecretRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
-        records.remove::<SecretRecord>(account_id, &r.id)?;
+    for agent in records.agents::<AgentRecord>(account_id, project_id)? {
+        records.delete_agent::<AgentRecord>(account_id, &agent.id, true)?;
     }
-    for r in records.list::<ToolRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
-        records.remove::<ToolRecord>(account_id, &r.id)?;
-    }
-    for r in records.list::<MemoryEntryRecord>(account_id)?.into_iter().filter(|r| r.project_id == project_id) {
-        records.remove::<MemoryEntryRecord>(account_id, &r.id)?;
+    remove_all::<EvalRunRecord>(records, account_id, project_id)?;
+    remove_all::<EvalRecord>(records, account_id, project_id)?;
+    remove_all::<GuardrailRecord>(records, account_id, project_id)?;
+    remove_all::<ModelRouteRecord>(records, account_id, project_id)?;
+    remove_all::<SecretRecord>(records, account_id, project_id)?;
+    remove_all::<ToolRecord>(records, account_id, project_id)?;
+    remove_all::<MemoryEntryRecord>(records, account_id, project_id)
+}
+
+fn remove_all<R: super::InProject>(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {
+    for r in records.list::<R>(account_id)?.into_iter().filter(|r| r.project_id() == project_id) {
+        records.remove::<R>(account_id, r.id())?;
     }
     Ok(())
 }

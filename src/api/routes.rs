@@ -5,7 +5,7 @@
 use futures_util::future::LocalBoxFuture;
 use hyper::Method;
 
-use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, sample, scan, search, signup};
+use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, research, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
 use super::soat;
@@ -74,6 +74,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/v1/collections/{id}/documents/{doc}/pages/{n}", "get_page", call!(documents::page, id, doc, n)),
         row(M::POST, "/v1/collections/{id}/search", "search", call!(search::search, id)),
         row(M::POST, "/v1/collections/{id}/extract", "extract", call!(extract::extract, id)),
+        costs(5, row(M::POST, "/v1/collections/{id}/research", "research", call!(research::research, id))),
         costs(5, row(M::POST, "/v1/collections/{id}/evaluate", "evaluate", call!(evaluate::evaluate, id))),
         row(M::POST, "/v1/collections/{id}/sample", "sample", call!(sample::sample, id)),
         // AgentLex: identifiers.
@@ -103,6 +104,39 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/api-keys/{api_key_id}", "soat_get_api_key", call!(soat::api_keys::get, api_key_id)),
         row(M::PUT, "/api/v1/api-keys/{api_key_id}", "soat_update_api_key", call!(soat::api_keys::update, api_key_id)),
         row(M::DELETE, "/api/v1/api-keys/{api_key_id}", "soat_delete_api_key", call!(soat::api_keys::delete, api_key_id)),
+        // SOAT: agents, their versions and staged rollout.
+        row(M::POST, "/api/v1/agents", "soat_create_agent", call!(soat::agents::create)),
+        row(M::GET, "/api/v1/agents", "soat_list_agents", call!(soat::agents::list)),
+        row(M::GET, "/api/v1/agents/{agent_id}", "soat_get_agent", call!(soat::agents::get, agent_id)),
+        row(M::PUT, "/api/v1/agents/{agent_id}", "soat_update_agent", call!(soat::agents::update, agent_id)),
+        row(M::PATCH, "/api/v1/agents/{agent_id}", "soat_patch_agent", call!(soat::agents::update, agent_id)),
+        row(M::DELETE, "/api/v1/agents/{agent_id}", "soat_delete_agent", call!(soat::agents::delete, agent_id)),
+        row(M::GET, "/api/v1/agents/{agent_id}/versions", "soat_list_agent_versions", call!(soat::agents::versions, agent_id)),
+        row(M::GET, "/api/v1/agents/{agent_id}/versions/{version}", "soat_get_agent_version", call!(soat::agents::version, agent_id, version)),
+        row(
+            M::POST,
+            "/api/v1/agents/{agent_id}/versions/{version}/restore",
+            "soat_restore_agent_version",
+            call!(soat::agents::restore, agent_id, version),
+        ),
+        row(M::PUT, "/api/v1/agents/{agent_id}/release", "soat_set_agent_release", call!(soat::agents::set_release, agent_id)),
+        row(M::POST, "/api/v1/agents/{agent_id}/release/promote", "soat_promote_agent_release", call!(soat::agents::promote, agent_id)),
+        row(M::POST, "/api/v1/agents/{agent_id}/release/abort", "soat_abort_agent_release", call!(soat::agents::abort, agent_id)),
+        // SOAT: what agents' rules name and the spec leaves undefined (README).
+        row(M::POST, "/api/v1/guardrails", "soat_create_guardrail", call!(soat::agent_records::create_guardrail)),
+        row(M::GET, "/api/v1/guardrails", "soat_list_guardrails", call!(soat::agent_records::list_guardrails)),
+        row(M::GET, "/api/v1/guardrails/{guardrail_id}", "soat_get_guardrail", call!(soat::agent_records::get_guardrail, guardrail_id)),
+        row(M::DELETE, "/api/v1/guardrails/{guardrail_id}", "soat_delete_guardrail", call!(soat::agent_records::delete_guardrail, guardrail_id)),
+        row(M::POST, "/api/v1/evals", "soat_create_eval", call!(soat::agent_records::create_eval)),
+        row(M::GET, "/api/v1/evals", "soat_list_evals", call!(soat::agent_records::list_evals)),
+        row(M::GET, "/api/v1/evals/{eval_id}", "soat_get_eval", call!(soat::agent_records::get_eval, eval_id)),
+        row(M::DELETE, "/api/v1/evals/{eval_id}", "soat_delete_eval", call!(soat::agent_records::delete_eval, eval_id)),
+        row(M::POST, "/api/v1/evals/{eval_id}/runs", "soat_create_eval_run", call!(soat::agent_records::create_eval_run, eval_id)),
+        row(M::GET, "/api/v1/evals/{eval_id}/runs", "soat_list_eval_runs", call!(soat::agent_records::list_eval_runs, eval_id)),
+        row(M::POST, "/api/v1/model-routes", "soat_create_model_route", call!(soat::agent_records::create_model_route)),
+        row(M::GET, "/api/v1/model-routes", "soat_list_model_routes", call!(soat::agent_records::list_model_routes)),
+        row(M::GET, "/api/v1/model-routes/{route_id}", "soat_get_model_route", call!(soat::agent_records::get_model_route, route_id)),
+        row(M::DELETE, "/api/v1/model-routes/{route_id}", "soat_delete_model_route", call!(soat::agent_records::delete_model_route, route_id)),
         // SOAT: AI providers.
         row(M::GET, "/api/v1/ai-providers", "soat_list_ai_providers", call!(soat::ai_providers::list)),
         row(M::POST, "/api/v1/ai-providers", "soat_create_ai_provider", call!(soat::ai_providers::create)),

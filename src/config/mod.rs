@@ -10,6 +10,7 @@ mod layers;
 mod llm;
 mod raw;
 mod rerank;
+mod research;
 mod secrets;
 
 use std::net::SocketAddr;
@@ -25,6 +26,7 @@ pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
+pub use research::{Judge, ResearchConfig};
 pub use secrets::SecretsConfig;
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
@@ -69,6 +71,7 @@ pub struct Config {
     /// `[rerank]` and `[rerankers.NAME]`.
     pub rerank: RerankConfig,
     pub extract: ExtractConfig,
+    pub research: ResearchConfig,
     pub expand: ExpandConfig,
     /// `[secrets]`: the key sealing SOAT secrets.
     pub secrets: SecretsConfig,
@@ -315,6 +318,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         llm,
         rerank,
         extract: extract::resolve(raw.extract)?,
+        research: research::resolve(raw.research)?,
         expand,
         secrets: secrets::resolve(raw.secrets)?,
     })

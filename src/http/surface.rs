@@ -125,6 +125,9 @@ pub fn soat_code(code: Code) -> &'static str {
         Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
         _ => {}
     }
+    if let Some(agents) = soat_agents_code(code) {
+        return agents;
+    }
     if let Some(name) = soat_tools_code(code) {
         return name;
     }
@@ -140,6 +143,25 @@ pub fn soat_code(code: Code) -> &'static str {
     }
 }
 
+/// The agents module's own registry codes.
+fn soat_agents_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::ForcedToolChoiceCannotStop => "FORCED_TOOL_CHOICE_CANNOT_STOP",
+        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
+        Code::LiteralCredential => "LITERAL_CREDENTIAL",
+        Code::ReservedTagKey => "RESERVED_TAG_KEY",
+        Code::AgentAiProviderNotFound => "AI_PROVIDER_NOT_FOUND",
+        Code::ToolNotFound => "TOOL_NOT_FOUND",
+        Code::VersionConflict => "VERSION_CONFLICT",
+        Code::AgentHasDependents => "AGENT_HAS_DEPENDENTS",
+        Code::NoActiveRelease => "NO_ACTIVE_RELEASE",
+        Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
+        Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
+        Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
+        _ => return None,
+    })
+}
+
 /// The secrets' and tools' codes, named as SOAT's registry names them.
 fn soat_tools_code(code: Code) -> Option<&'static str> {
     Some(match code {
@@ -148,8 +170,6 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::SecretHasDependents => "SECRET_HAS_DEPENDENTS",
         Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
         Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
-        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
-        Code::LiteralCredential => "LITERAL_CREDENTIAL",
         Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
         Code::ToolHttpError => "TOOL_HTTP_ERROR",
         Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",

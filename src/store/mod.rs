@@ -5,6 +5,7 @@
 //! Writes commit with fsync before they return. Reads are MVCC snapshots that never
 //! wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
+pub mod agents;
 mod collections;
 mod error;
 pub mod owned;

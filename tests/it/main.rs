@@ -2,6 +2,7 @@
 //! temporary data directory. One binary (quicker to link), one module per concern.
 
 mod client;
+mod loopback;
 mod scripted_llm;
 mod server;
 
@@ -27,12 +28,14 @@ mod plugin;
 mod privacy;
 mod quality;
 mod rerank;
+mod research;
 mod routes;
 mod sample;
 mod scan;
 mod schema;
 mod search;
 mod search_keyword;
+mod soat_agents;
 mod soat_identity;
 mod soat_tools;
 mod spec;

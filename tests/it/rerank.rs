@@ -5,8 +5,8 @@
 //! loopback speaking that vendor's wire format; a failing or slow one leaves the fused
 //! order with a warning; an unknown reranker is 400 `unknown_reranker`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -173,16 +173,9 @@ struct FakeRerank {
 
 impl FakeRerank {
     fn start() -> FakeRerank {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                std::thread::spawn(move || serve(stream, &s));
-            }
-        });
+        let addr = super::loopback::listen(move |stream| serve(stream, &s));
         FakeRerank { addr, seen }
     }
 
@@ -198,27 +191,7 @@ type Seen = Mutex<Vec<Call>>;
 fn serve(stream: TcpStream, seen: &Seen) {
     let mut r = BufReader::new(stream.try_clone().unwrap());
     let mut w = stream;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            r.read_line(&mut h).unwrap();
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (k, v) = h.split_once(':').unwrap();
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-        }
-        let len: usize = headers.iter().find(|(k, _)| k == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; len];
-        r.read_exact(&mut body).unwrap();
-        let body: Value = serde_json::from_slice(&body).unwrap();
+    while let Some(super::loopback::Request { path, headers, body }) = super::loopback::read_request(&mut r) {
         seen.lock().unwrap().push((path.clone(), headers, body.clone()));
         let (status, answer) = match body["model"].as_str().unwrap_or("") {
             "fail" => (500, json!({"detail": "upstream on fire"})),
@@ -228,10 +201,7 @@ fn serve(stream: TcpStream, seen: &Seen) {
             }
             _ => (200, answer(&path, &body)),
         };
-        let text = answer.to_string();
-        let reason = if status == 200 { "OK" } else { "Internal Server Error" };
-        let head = format!("HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", text.len());
-        if w.write_all(head.as_bytes()).and_then(|_| w.write_all(text.as_bytes())).is_err() {
+        if !super::loopback::respond(&mut w, status, &answer) {
             return;
         }
     }

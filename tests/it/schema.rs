@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn schemathesis() -> Option<PathBuf> {
+pub(super) fn schemathesis() -> Option<PathBuf> {
     let cache = std::env::var_os("QUARRY_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry"));
@@ -16,7 +16,7 @@ fn schemathesis() -> Option<PathBuf> {
 }
 
 /// "Test cases:\n  1120 generated, 1120 passed" → 1120 generated, all passed.
-fn generated_and_passed(out: &str) -> Option<(u64, bool)> {
+pub(super) fn generated_and_passed(out: &str) -> Option<(u64, bool)> {
     let line = out.lines().skip_while(|l| !l.starts_with("Test cases:")).nth(1)?;
     let generated: u64 = line.split_whitespace().next()?.parse().ok()?;
     Some((generated, line.trim() == format!("{generated} generated, {generated} passed")))

@@ -339,3 +339,28 @@ fn providers_are_made_read_changed_listed_and_deleted() {
     assert_ne!(fresh["data"][0]["id"].as_str(), Some(default.as_str()));
     assert_eq!(ok(call(&s, "GET", "/api/v1/ai-providers", &key, None), 200)["total"], 0);
 }
+
+#[test]
+fn an_unscoped_key_acts_like_the_account_and_keys_count_against_the_plan() {
+    let s = TestServer::with_config("[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\nmax_keys = 2\n");
+    let (_, key) = s.signup("soat-unscoped@example.org");
+    let other = ok(call(&s, "POST", "/api/v1/projects", &key, Some(json!({"name": "Other"}))), 201)["id"].as_str().unwrap().to_owned();
+    let (_, unscoped) = project_key(&s, &key, None);
+    let (_, bound) = project_key(&s, &key, Some(&other));
+    let shown = ok(call(&s, "GET", "/api/v1/api-keys", &key, None), 200);
+    assert_eq!(shown["data"][0]["project_id"], Value::Null, "{shown}");
+    // It sees every project and acts in the default one unless it names another.
+    assert_eq!(ok(call(&s, "GET", "/api/v1/projects", &unscoped, None), 200)["total"], 2);
+    let p = ok(call(&s, "POST", "/api/v1/ai-providers", &unscoped, Some(json!({"name": "p", "provider": "openai", "default_model": "m"}))), 201);
+    let default = ok(call(&s, "GET", "/api/v1/projects", &key, None), 200)["data"][0]["id"].clone();
+    assert_eq!(p["project_id"], default);
+    let q = json!({"project_id": other, "name": "q", "provider": "openai", "default_model": "m"});
+    assert_eq!(ok(call(&s, "POST", "/api/v1/ai-providers", &unscoped, Some(q)), 201)["project_id"], other.as_str());
+    // But it is no key off /api/v1.
+    assert_eq!(s.get("/v1/account", Some(&unscoped)).status, 403);
+    // The plan's max_keys caps /api/v1 keys as it caps /v1's.
+    let r = call(&s, "POST", "/api/v1/api-keys", &key, Some(json!({"name": "third"})));
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_eq!(r.json()["error"]["meta"]["max"], 2);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/projects", &bound, None), 200)["total"], 1);
+}

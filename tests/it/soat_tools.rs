@@ -616,3 +616,21 @@ fn https_targets_are_called_through_tls_with_the_configured_roots() {
     assert_eq!((e["code"].as_str(), e["meta"]["tool_status_code"].is_null()), (Some("TOOL_HTTP_ERROR"), true), "{e}");
     assert_eq!(target.count(), calls, "nothing reached the target");
 }
+
+#[test]
+fn an_agent_binds_only_tools_of_its_own_project() {
+    let s = server();
+    let (_, key) = s.signup("soat-tools-bindings@example.org");
+    let provider = json!({"name": "p", "provider": "custom", "base_url": "http://127.0.0.1:9/v1", "default_model": "m"});
+    let aip = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(provider)), 201));
+    let tool = id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "c", "type": "client"}))), 201));
+    let agent = ok(call(&s, "POST", "/api/v1/agents", &key, Some(json!({"ai_provider_id": aip, "tool_bindings": [{"tool_id": tool}]}))), 201);
+    assert_eq!(agent["tool_bindings"], json!([{"tool_id": tool}]));
+    // Another project's tool, and one that never existed, are not this project's.
+    let other = id(&ok(call(&s, "POST", "/api/v1/projects", &key, Some(json!({"name": "Other"}))), 201));
+    let theirs = id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "c", "type": "client", "project_id": other}))), 201));
+    for missing in [theirs.as_str(), "tool_neverMade0000"] {
+        let body = json!({"ai_provider_id": aip, "tool_bindings": [{"tool_id": missing}]});
+        assert_eq!(code(call(&s, "POST", "/api/v1/agents", &key, Some(body)), 400), "TOOL_NOT_FOUND", "{missing}");
+    }
+}

@@ -16,6 +16,7 @@ mod faults;
 mod gateway;
 mod local;
 mod real_model;
+mod real_research;
 mod reference;
 mod sdk;
 mod sse_client;

@@ -27,11 +27,16 @@ impl Reply {
 }
 
 pub fn open(addr: SocketAddr, key: &str, body: &serde_json::Value) -> BufReader<TcpStream> {
+    open_at(addr, "/v1/chat/completions", key, body, Duration::from_secs(30))
+}
+
+/// A JSON POST to `path`, each read waiting at most `wait`.
+pub fn open_at(addr: SocketAddr, path: &str, key: &str, body: &serde_json::Value, wait: Duration) -> BufReader<TcpStream> {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
     let body = serde_json::to_vec(body).unwrap();
     let head = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).unwrap();
@@ -58,7 +63,15 @@ pub fn head(r: &mut BufReader<TcpStream>) -> (u16, Vec<(String, String)>) {
 }
 
 pub fn post(addr: SocketAddr, key: &str, body: &serde_json::Value) -> Reply {
-    let mut r = open(addr, key, body);
+    read(open(addr, key, body))
+}
+
+/// A JSON POST to `path`, its response read whole (each read waiting at most `wait`).
+pub fn post_at(addr: SocketAddr, path: &str, key: &str, body: &serde_json::Value, wait: Duration) -> Reply {
+    read(open_at(addr, path, key, body, wait))
+}
+
+fn read(mut r: BufReader<TcpStream>) -> Reply {
     let (status, headers) = head(&mut r);
     let len = headers.iter().find(|(k, _)| k == "content-length").map(|(_, v)| v.parse::<usize>().unwrap());
     let mut body = Vec::new();

@@ -69,6 +69,12 @@ pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
     Ok(json!({"collection_id": owned.id(), "results": results}))
 }
 
+impl crate::agents::InProject for MemoryEntryRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MemoryIn {

@@ -15,6 +15,8 @@
 //! Rate limits and plans are `/v1`'s: the route table spends each row's cost from the
 //! key's bucket before the handler runs.
 
+pub mod agent_records;
+pub mod agents;
 pub mod ai_providers;
 pub mod api_keys;
 pub mod body;

@@ -1,0 +1,185 @@
+//! The records agents keep: the agent (its live config, version counter and release),
+//! its archived versions, and the minimal records the spec names but does not define
+//! (guardrails, evals and their runs, model routes; see the README). Each belongs to one
+//! project of one account.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::config::AgentConfig;
+use crate::agents::InProject;
+use crate::store::agents::{AgentRow, VersionRow};
+use crate::store::owned::Owned;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub config: AgentConfig,
+    pub version: u64,
+    pub active_release: Option<Release>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A staged rollout between two archived versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Release {
+    pub stable_version: u64,
+    pub canary_version: u64,
+    pub canary_percent: u8,
+    pub promotion_gate: Option<String>,
+}
+
+/// Who made a version: `user` or `api_key`, and its id (`user_…`, `key_…`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Author {
+    pub principal_type: String,
+    pub principal_id: String,
+}
+
+/// One archived config. `config` is open: an archive keeps the fields of its own
+/// release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionRecord {
+    pub id: String,
+    pub agent_id: String,
+    pub version: u64,
+    pub config: Map<String, Value>,
+    pub label: Option<String>,
+    pub eval_run_id: Option<String>,
+    pub created_by_principal_type: Option<String>,
+    pub created_by_principal_id: Option<String>,
+    pub created_at: String,
+}
+
+impl AgentRow for AgentRecord {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn account_id(&self) -> &str {
+        &self.account_id
+    }
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
+
+impl VersionRow for VersionRecord {
+    fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+    fn version(&self) -> u64 {
+        self.version
+    }
+}
+
+/// A guardrail, as far as agents need one: an id that exists in its project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuardrailRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub name: String,
+    pub created_at: String,
+}
+
+/// An eval of one agent; its runs clear a release's promotion gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub name: String,
+    pub agent_id: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+}
+
+/// One run of an eval, pinned to the agent version it ran against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalRunRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub eval_id: String,
+    pub agent_version: u64,
+    pub status: RunStatus,
+    pub passed: Option<bool>,
+    pub created_at: String,
+}
+
+impl EvalRunRecord {
+    /// Whether this run clears a gate on `version`.
+    pub fn clears(&self, eval_id: &str, version: u64) -> bool {
+        self.eval_id == eval_id && self.agent_version == version && self.status == RunStatus::Completed && self.passed == Some(true)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteTarget {
+    pub ai_provider_id: String,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+    #[serde(default)]
+    pub max_retries: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryOn {
+    ProviderError,
+    Timeout,
+    RateLimited,
+}
+
+/// A model route (`route_…`): ordered provider + model targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRouteRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub name: String,
+    pub targets: Vec<RouteTarget>,
+    pub retry_on: Vec<RetryOn>,
+    pub failure_threshold: u64,
+    pub cooldown_seconds: u64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+macro_rules! owned_in_project {
+    ($t:ty, $table:literal, $index:literal) => {
+        impl Owned for $t {
+            const TABLE: &'static str = $table;
+            const INDEX: &'static str = $index;
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn account_id(&self) -> &str {
+                &self.account_id
+            }
+        }
+        impl InProject for $t {
+            fn project_id(&self) -> &str {
+                &self.project_id
+            }
+        }
+    };
+}
+
+owned_in_project!(GuardrailRecord, "soat_guardrails", "soat_guardrails_by_account");
+owned_in_project!(EvalRecord, "soat_evals", "soat_evals_by_account");
+owned_in_project!(EvalRunRecord, "soat_eval_runs", "soat_eval_runs_by_account");
+owned_in_project!(ModelRouteRecord, "soat_model_routes", "soat_model_routes_by_account");

@@ -1,0 +1,195 @@
+//! The minimal records the spec names but does not define, as far as agents' rules
+//! need them (see the README): guardrails (ids `guardrail_ids` must find), evals of
+//! one agent and their runs (a release's promotion gate), and model routes (an
+//! agent's `model_route_id`, as `soat/model-routes.yaml` shapes them).
+
+use serde::Deserialize;
+
+use super::error::{AgentError, RefKind};
+use super::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord, RetryOn, RouteTarget, RunStatus};
+use super::service::Agents;
+use crate::agents::{InProject, Scope};
+
+fn id(prefix: &str) -> String {
+    format!("{prefix}{}", crate::ids::random_base62(16))
+}
+
+fn name_of(field: &str, name: &str) -> Result<String, AgentError> {
+    match name.trim().is_empty() {
+        true => Err(AgentError::invalid(field, format!("{field} cannot be empty."))),
+        false => Ok(name.to_owned()),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewGuardrail {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewEval {
+    pub name: String,
+    pub agent_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewEvalRun {
+    pub agent_version: i64,
+    pub status: RunStatus,
+    #[serde(default)]
+    pub passed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewModelRoute {
+    pub name: String,
+    pub targets: Vec<RouteTarget>,
+    #[serde(default)]
+    pub retry_on: Option<Vec<RetryOn>>,
+    #[serde(default)]
+    pub failure_threshold: Option<u64>,
+    #[serde(default)]
+    pub cooldown_seconds: Option<u64>,
+}
+
+/// The most attempts a route may make: the sum of `1 + max_retries` over its targets.
+pub const MAX_ROUTE_ATTEMPTS: u64 = 10;
+
+impl Agents {
+    pub fn create_guardrail(&self, p: &Scope, body: NewGuardrail) -> Result<GuardrailRecord, AgentError> {
+        let r = GuardrailRecord {
+            id: id("guardrail_"),
+            account_id: p.account_id.clone(),
+            project_id: p.project_id.clone(),
+            name: name_of("name", &body.name)?,
+            created_at: crate::clock::now_rfc3339(),
+        };
+        self.records().insert(&r)?;
+        Ok(r)
+    }
+
+    pub fn create_eval(&self, p: &Scope, body: NewEval) -> Result<EvalRecord, AgentError> {
+        self.get(p, &body.agent_id)
+            .map_err(|_| AgentError::invalid("agent_id", format!("agent_id: there is no agent {} in this project.", body.agent_id)))?;
+        let r = EvalRecord {
+            id: id("eval_"),
+            account_id: p.account_id.clone(),
+            project_id: p.project_id.clone(),
+            name: name_of("name", &body.name)?,
+            agent_id: body.agent_id,
+            created_at: crate::clock::now_rfc3339(),
+        };
+        self.records().insert(&r)?;
+        Ok(r)
+    }
+
+    /// Records a run of the eval against one version of its agent.
+    pub fn create_eval_run(&self, p: &Scope, eval_id: &str, body: NewEvalRun) -> Result<EvalRunRecord, AgentError> {
+        let eval = self.found::<EvalRecord>(p, eval_id)?;
+        let version = u64::try_from(body.agent_version).ok().filter(|v| *v >= 1);
+        let version = version.ok_or_else(|| AgentError::invalid("agent_version", "agent_version must be a version number of at least 1."))?;
+        self.version(p, &eval.agent_id, version)
+            .map_err(|_| AgentError::invalid("agent_version", format!("agent_version: agent {} has no version {version}.", eval.agent_id)))?;
+        if body.status == RunStatus::Completed && body.passed.is_none() {
+            return Err(AgentError::invalid("passed", "A completed run says whether it passed."));
+        }
+        let r = EvalRunRecord {
+            id: id("evrun_"),
+            account_id: p.account_id.clone(),
+            project_id: p.project_id.clone(),
+            eval_id: eval.id,
+            agent_version: version,
+            status: body.status,
+            passed: body.passed,
+            created_at: crate::clock::now_rfc3339(),
+        };
+        self.records().insert(&r)?;
+        Ok(r)
+    }
+
+    pub fn eval_runs(&self, p: &Scope, eval_id: &str) -> Result<Vec<EvalRunRecord>, AgentError> {
+        let eval = self.found::<EvalRecord>(p, eval_id)?;
+        let mut runs: Vec<EvalRunRecord> = self.records().list(&p.account_id)?;
+        runs.retain(|r| r.eval_id == eval.id && r.project_id == p.project_id);
+        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
+        Ok(runs)
+    }
+
+    pub fn create_model_route(&self, p: &Scope, body: NewModelRoute) -> Result<ModelRouteRecord, AgentError> {
+        let name = name_of("name", &body.name)?;
+        if body.targets.is_empty() {
+            return Err(AgentError::invalid("targets", "targets needs at least one provider and model."));
+        }
+        let attempts: u64 = body.targets.iter().map(|t| 1 + t.max_retries).sum();
+        if attempts > MAX_ROUTE_ATTEMPTS {
+            return Err(AgentError::invalid(
+                "targets",
+                format!("The route would make {attempts} attempts (1 + max_retries per target); at most {MAX_ROUTE_ATTEMPTS}."),
+            ));
+        }
+        for (i, t) in body.targets.iter().enumerate() {
+            if !super::links::provider_exists(self.records(), &p.account_id, &p.project_id, &t.ai_provider_id)? {
+                return Err(AgentError::Missing {
+                    kind: RefKind::AiProvider,
+                    id: t.ai_provider_id.clone(),
+                    field: format!("targets[{i}].ai_provider_id"),
+                    archived: true,
+                });
+            }
+        }
+        if self.all_in_project::<ModelRouteRecord>(p)?.iter().any(|r| r.name == name) {
+            return Err(AgentError::invalid("name", format!("A model route named {name:?} already exists in this project.")));
+        }
+        let at = crate::clock::now_rfc3339();
+        let r = ModelRouteRecord {
+            id: id("route_"),
+            account_id: p.account_id.clone(),
+            project_id: p.project_id.clone(),
+            name,
+            targets: body.targets,
+            retry_on: body.retry_on.unwrap_or_else(|| vec![RetryOn::ProviderError, RetryOn::Timeout, RetryOn::RateLimited]),
+            failure_threshold: body.failure_threshold.unwrap_or(3),
+            cooldown_seconds: body.cooldown_seconds.unwrap_or(60),
+            created_at: at.clone(),
+            updated_at: at,
+        };
+        self.records().insert(&r)?;
+        Ok(r)
+    }
+
+    /// The record, or 404.
+    pub fn found<R: InProject>(&self, p: &Scope, id: &str) -> Result<R, AgentError> {
+        p.get::<R>(self.records(), id)?.ok_or_else(|| AgentError::NotFound { id: id.to_owned() })
+    }
+
+    /// The project's records of a kind, oldest first.
+    pub fn all_in_project<R: InProject>(&self, p: &Scope) -> Result<Vec<R>, AgentError> {
+        let mut all: Vec<R> = p.list(self.records())?;
+        all.sort_by(|a, b| a.id().cmp(b.id()));
+        Ok(all)
+    }
+
+    /// Deletes a guardrail or model route no agent names (409 otherwise), or an eval.
+    pub fn delete_related<R: InProject>(&self, p: &Scope, id: &str, kind: Option<RefKind>) -> Result<(), AgentError> {
+        self.found::<R>(p, id)?;
+        if let Some(kind) = kind {
+            let agents = self.list(p)?;
+            let count = agents
+                .iter()
+                .filter(|a| match kind {
+                    RefKind::Guardrail => a.config.guardrail_ids.iter().flatten().any(|g| g == id),
+                    _ => a.config.model_route_id.as_deref() == Some(id),
+                })
+                .count();
+            if count > 0 {
+                return Err(AgentError::Referenced { kind, what: format!("{} {id}", kind.as_str()), count: count as u64 });
+            }
+        }
+        self.records().remove::<R>(&p.account_id, id)?;
+        Ok(())
+    }
+}
