@@ -633,4 +633,10 @@ fn an_agent_binds_only_tools_of_its_own_project() {
         let body = json!({"ai_provider_id": aip, "tool_bindings": [{"tool_id": missing}]});
         assert_eq!(code(call(&s, "POST", "/api/v1/agents", &key, Some(body)), 400), "TOOL_NOT_FOUND", "{missing}");
     }
+    // An inline tool is refused for what POST /api/v1/tools refuses.
+    let inline = |tool: Value| call(&s, "POST", "/api/v1/agents", &key, Some(json!({"ai_provider_id": aip, "tool_bindings": [{"tool": tool}]})));
+    assert_eq!(code(inline(json!({"name": "x", "execute": {"url": "https://h/?api_key=abc123"}})), 400), "LITERAL_CREDENTIAL");
+    assert_eq!(code(inline(json!({"name": "x", "execute": {"url": "https://h/{{oops}}"}})), 400), "VALIDATION_FAILED");
+    assert_eq!(code(inline(json!({"name": "x", "type": "client", "parameters": {"type": "objekt"}})), 400), "VALIDATION_FAILED");
+    ok(inline(json!({"name": "x", "type": "client", "parameters": {"type": "object"}})), 201);
 }
