@@ -27,6 +27,8 @@ pub enum OpenError {
     Workers(EmbedError),
     #[error("loading reranker `{name}`: {source}")]
     Reranker { name: String, source: EmbedError },
+    #[error(transparent)]
+    SecretsKey(#[from] crate::agents::secrets::key::KeyError),
 }
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -69,6 +71,9 @@ pub struct App {
     pub engine: Arc<quarry_index::engine::Engine>,
     /// Collections, documents and search: the one way in for every surface.
     pub search: crate::search::Service,
+    /// SOAT secrets (sealed values) and tools (definitions, calls).
+    pub secrets: Arc<crate::agents::secrets::Secrets>,
+    pub tools: crate::agents::tools::Tools,
 }
 
 #[derive(Serialize)]
@@ -90,6 +95,8 @@ impl App {
     /// `route_names` size the metrics.
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
+        let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
+        let tools = crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone());
         let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
         let mut llm_config = config.llm.clone();
         llm_config.providers.extend(local.as_ref().and_then(|l| l.provider(&config.llm.catalog)));
@@ -150,6 +157,8 @@ impl App {
             research_gate: Default::default(),
             engine,
             search,
+            secrets,
+            tools,
             config,
         })
     }

@@ -148,6 +148,19 @@ codes! {
     PromotionGateUnmet => ("promotion_gate_unmet", 409),
     ModelRouteHasDependents => ("model_route_has_dependents", 409),
     GuardrailHasReferences => ("guardrail_has_references", 409),
+    // SOAT secrets and tools (/api/v1/secrets, /api/v1/tools): each has its registry name
+    // in http::surface::soat_code.
+    SecretNotFound => ("secret_not_found", 400),
+    SecretNotDecryptable => ("secret_not_decryptable", 500),
+    // An AI provider names the secret as its secret_id (meta: ai_provider_ids).
+    SecretHasDependents => ("secret_has_dependents", 409),
+    InvalidTemplateToken => ("invalid_template_token", 400),
+    MissingToolContextKey => ("missing_tool_context_key", 400),
+    ToolCallNotSupported => ("tool_call_not_supported", 422),
+    ToolHttpError => ("tool_http_error", 502),
+    PipelineInvalidStep => ("pipeline_invalid_step", 400),
+    PipelineStepFailed => ("pipeline_step_failed", 422),
+    PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
 }
 
 /// An error as the client sees it.

@@ -12,7 +12,24 @@ pub mod projects;
 pub mod providers;
 pub mod refs;
 pub mod scope;
+pub mod secrets;
+pub mod tools;
 
 pub use error::SoatError;
 pub use patch::Patch;
 pub use scope::{InProject, KeyRef, Scope};
+
+/// One project of one account, exactly: where a secret reference resolves (a tool's
+/// own project), never widened to the projects an account key can see.
+#[derive(Debug, Clone, Copy)]
+pub struct Project<'a> {
+    pub account_id: &'a str,
+    pub project_id: &'a str,
+}
+
+impl Scope {
+    /// The scope's own project, exactly.
+    pub fn project(&self) -> Project<'_> {
+        Project { account_id: &self.account_id, project_id: &self.project_id }
+    }
+}

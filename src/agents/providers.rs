@@ -276,10 +276,16 @@ pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), SoatErro
 }
 
 /// The credential secret `secret_id` of the scope's project holds, decrypted, for
-/// the one call that needs it. THE SECRETS MODULE FILLS THIS BODY: until it does, no
-/// secret can be read, and a provider that needs one cannot be called.
-pub fn resolve_secret(_app: &App, _scope: &Scope, secret_id: &str) -> Result<Secret, SoatError> {
-    Err(SoatError::Reference { code: crate::error::Code::SoatValidation, kind: "secret", field: "secret_id", id: secret_id.to_owned() })
+/// the one call that needs it (`agents::secrets::Secrets::reveal`).
+pub fn resolve_secret(app: &App, scope: &Scope, secret_id: &str) -> Result<Secret, SoatError> {
+    use crate::agents::secrets::SecretError;
+    app.secrets.reveal(scope.project(), secret_id).map_err(|e| match e {
+        SecretError::Unknown(id) | SecretError::NotFound(id) => {
+            SoatError::Reference { code: crate::error::Code::SecretNotFound, kind: "secret", field: "secret_id", id }
+        }
+        SecretError::Store(e) => SoatError::Store(e),
+        e => SoatError::Misconfigured(format!("secret_id: {e}")),
+    })
 }
 
 /// What calls through `r` go to, its credential resolved now (blocking: a store read).

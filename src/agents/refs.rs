@@ -7,7 +7,7 @@
 
 use crate::agents::agent::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
 use crate::agents::agent::{AgentError, Agents};
-use crate::store::{AiProviderRecord, Records, StoreError};
+use crate::store::{AiProviderRecord, MemoryEntryRecord, Records, SecretRecord, StoreError, ToolRecord};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
 /// (or whose model route targets it): deleting the provider is 409
@@ -50,7 +50,22 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("model_route", count_in::<ModelRouteRecord>(records, account_id, project_id)?),
         ("guardrail", count_in::<GuardrailRecord>(records, account_id, project_id)?),
         ("eval", count_in::<EvalRecord>(records, account_id, project_id)?),
+        ("secret", count_in::<SecretRecord>(records, account_id, project_id)?),
+        ("tool", count_in::<ToolRecord>(records, account_id, project_id)?),
+        ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
     ])
+}
+
+/// Whether tool `id` exists in exactly `project_id` (an agent's `tool_bindings[].tool_id`:
+/// 400 `TOOL_NOT_FOUND` when not). Filled by the tools module.
+pub fn tool_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    in_project::<ToolRecord>(records, account_id, project_id, id)
+}
+
+/// The AI providers of `account_id` whose `secret_id` is `secret_id`: deleting the
+/// secret is 409 `SECRET_HAS_DEPENDENTS` while there is one.
+pub fn providers_using_secret(records: &Records, account_id: &str, secret_id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(records.list::<AiProviderRecord>(account_id)?.into_iter().filter(|p| p.secret_id.as_deref() == Some(secret_id)).map(|p| p.id).collect())
 }
 
 /// Removes every record `project_id` holds of the other modules' kinds, before the
@@ -63,7 +78,10 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     remove_all::<EvalRunRecord>(records, account_id, project_id)?;
     remove_all::<EvalRecord>(records, account_id, project_id)?;
     remove_all::<GuardrailRecord>(records, account_id, project_id)?;
-    remove_all::<ModelRouteRecord>(records, account_id, project_id)
+    remove_all::<ModelRouteRecord>(records, account_id, project_id)?;
+    remove_all::<SecretRecord>(records, account_id, project_id)?;
+    remove_all::<ToolRecord>(records, account_id, project_id)?;
+    remove_all::<MemoryEntryRecord>(records, account_id, project_id)
 }
 
 fn remove_all<R: super::InProject>(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {

@@ -144,6 +144,18 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PATCH, "/api/v1/ai-providers/{ai_provider_id}", "soat_update_ai_provider", call!(soat::ai_providers::update, ai_provider_id)),
         row(M::DELETE, "/api/v1/ai-providers/{ai_provider_id}", "soat_delete_ai_provider", call!(soat::ai_providers::delete, ai_provider_id)),
         row(M::GET, "/api/v1/ai-providers/{ai_provider_id}/models", "soat_ai_provider_models", call!(soat::ai_providers::models, ai_provider_id)),
+        // SOAT (/api/v1): secrets and tools.
+        row(M::GET, "/api/v1/secrets", "soat_list_secrets", call!(soat::secrets::list)),
+        row(M::POST, "/api/v1/secrets", "soat_create_secret", call!(soat::secrets::create)),
+        row(M::GET, "/api/v1/secrets/{secret_id}", "soat_get_secret", call!(soat::secrets::get, secret_id)),
+        row(M::PATCH, "/api/v1/secrets/{secret_id}", "soat_update_secret", call!(soat::secrets::update, secret_id)),
+        row(M::DELETE, "/api/v1/secrets/{secret_id}", "soat_delete_secret", call!(soat::secrets::delete, secret_id)),
+        row(M::GET, "/api/v1/tools", "soat_list_tools", call!(soat::tools::list)),
+        row(M::POST, "/api/v1/tools", "soat_create_tool", call!(soat::tools::create)),
+        row(M::GET, "/api/v1/tools/{tool_id}", "soat_get_tool", call!(soat::tools::get, tool_id)),
+        row(M::PATCH, "/api/v1/tools/{tool_id}", "soat_update_tool", call!(soat::tools::update, tool_id)),
+        row(M::DELETE, "/api/v1/tools/{tool_id}", "soat_delete_tool", call!(soat::tools::delete, tool_id)),
+        row(M::POST, "/api/v1/tools/{tool_id}/call", "soat_call_tool", call!(soat::tools::call, tool_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -11,6 +11,7 @@ mod llm;
 mod raw;
 mod rerank;
 mod research;
+mod secrets;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
 pub use research::{Judge, ResearchConfig};
+pub use secrets::SecretsConfig;
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
 pub const DEFAULTS_TOML: &str = include_str!("../../ops/quarry.toml");
@@ -71,6 +73,8 @@ pub struct Config {
     pub extract: ExtractConfig,
     pub research: ResearchConfig,
     pub expand: ExpandConfig,
+    /// `[secrets]`: the key sealing SOAT secrets.
+    pub secrets: SecretsConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -316,6 +320,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         extract: extract::resolve(raw.extract)?,
         research: research::resolve(raw.research)?,
         expand,
+        secrets: secrets::resolve(raw.secrets)?,
     })
 }
 

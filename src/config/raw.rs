@@ -28,6 +28,7 @@ pub struct RawConfig {
     pub extract: super::extract::RawExtract,
     pub research: super::research::RawResearch,
     pub expand: super::expand::RawExpand,
+    pub secrets: super::secrets::RawSecrets,
 }
 
 #[derive(Debug, Deserialize)]

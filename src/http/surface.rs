@@ -128,6 +128,9 @@ pub fn soat_code(code: Code) -> &'static str {
     if let Some(agents) = soat_agents_code(code) {
         return agents;
     }
+    if let Some(name) = soat_tools_code(code) {
+        return name;
+    }
     match code.status().as_u16() {
         400 | 413 | 422 => "VALIDATION_FAILED",
         401 => "UNAUTHORIZED",
@@ -155,6 +158,23 @@ fn soat_agents_code(code: Code) -> Option<&'static str> {
         Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
         Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
         Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
+        _ => return None,
+    })
+}
+
+/// The secrets' and tools' codes, named as SOAT's registry names them.
+fn soat_tools_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::SecretNotFound => "SECRET_NOT_FOUND",
+        Code::SecretNotDecryptable => "SECRET_NOT_DECRYPTABLE",
+        Code::SecretHasDependents => "SECRET_HAS_DEPENDENTS",
+        Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
+        Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
+        Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
+        Code::ToolHttpError => "TOOL_HTTP_ERROR",
+        Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
+        Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
+        Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
         _ => return None,
     })
 }

@@ -11,6 +11,7 @@ mod error;
 pub mod owned;
 mod records;
 mod soat;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use error::Op;
 pub use error::StoreError;
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
+pub use tools::{MemoryEntryRecord, SecretRecord, ToolRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;

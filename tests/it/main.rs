@@ -37,6 +37,7 @@ mod search;
 mod search_keyword;
 mod soat_agents;
 mod soat_identity;
+mod soat_tools;
 mod spec;
 mod vendored;
 mod windows;

@@ -75,15 +75,16 @@ fn agents_are_created_listed_read_and_deleted() {
     assert_eq!((minimal["version"].as_u64(), &minimal["tool_choice"], &minimal["active_release"]), (Some(1), &json!("auto"), &Value::Null));
     assert_eq!((&minimal["model_route_id"], &minimal["single_session_per_actor"]), (&Value::Null, &json!(false)));
     assert!(minimal["project_id"].as_str().unwrap().starts_with("proj_") && minimal["created_at"].is_string());
+    let tool = id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "search", "type": "client"}))), 201));
     let full = create(
         &s,
         &key,
         json!({"ai_provider_id": aip, "name": "Research Assistant", "instructions": "You are a helpful research assistant.",
-               "model": "gpt-4o", "tool_bindings": [{"tool_id": "tool_abc123"}], "max_steps": 10, "temperature": 0.7}),
+               "model": "gpt-4o", "tool_bindings": [{"tool_id": tool}], "max_steps": 10, "temperature": 0.7}),
     );
     assert_eq!(
         (full["name"].as_str(), full["max_steps"].as_u64(), &full["tool_bindings"]),
-        (Some("Research Assistant"), Some(10), &json!([{"tool_id": "tool_abc123"}]))
+        (Some("Research Assistant"), Some(10), &json!([{"tool_id": tool}]))
     );
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/agents/{}", id(&full)), &key, None), 200), full);
 

@@ -3,8 +3,8 @@
 //! literal credential in a credential field (refused on write, masked on read as
 //! `{"no_echo": true}`, a `{{secret:…}}` reference left readable).
 //!
-//! The tools module owns `CreateToolRequest`; when it lands, [`check`] should call its
-//! validator as well, so a binding and `POST /api/v1/tools` refuse the same things.
+//! The tools module owns `CreateToolRequest`: [`check`] ends with its validator, so a
+//! binding and `POST /api/v1/tools` refuse the same things.
 
 use serde_json::{Map, Value};
 
@@ -45,10 +45,23 @@ pub fn check(field: &str, tool: &Map<String, Value>) -> Result<(), AgentError> {
         }
         Some(_) => return Err(AgentError::invalid(format!("{field}.context_keys"), format!("{field}.context_keys must be an array of strings."))),
     }
-    match credential_paths(tool).into_iter().find(|(_, v)| is_literal(v)) {
-        Some((path, _)) => Err(AgentError::LiteralCredential { field: format!("{field}.{path}") }),
-        None => Ok(()),
+    if let Some((path, _)) = credential_paths(tool).into_iter().find(|(_, v)| is_literal(v)) {
+        return Err(AgentError::LiteralCredential { field: format!("{field}.{path}") });
     }
+    tools_rules(field, tool)
+}
+
+/// What `POST /api/v1/tools` refuses, the tools module's own check (`agents::tools::def`),
+/// without the store: the secrets a binding names are looked up when it runs.
+fn tools_rules(field: &str, tool: &Map<String, Value>) -> Result<(), AgentError> {
+    use crate::agents::tools::{def, ToolError};
+    let mut body = tool.clone();
+    body.remove("project_id");
+    let d = def::parse(Value::Object(body)).map_err(|e| AgentError::invalid(field, e.to_string()))?;
+    def::check(&d).map_err(|e| match e {
+        ToolError::LiteralCredential(_) => AgentError::LiteralCredential { field: field.to_owned() },
+        e => AgentError::invalid(field, e.to_string()),
+    })
 }
 
 /// The tool as read back: every literal credential replaced by `{"no_echo": true}`.

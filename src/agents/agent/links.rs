@@ -9,9 +9,7 @@ pub fn provider_exists(records: &Records, account_id: &str, project_id: &str, id
 }
 
 /// Whether the persisted tool `id` exists in the agent's project (`400 TOOL_NOT_FOUND`
-/// otherwise). The tools module (`tool_…` records) is built beside this one: until it
-/// lands a tool id is accepted by its shape, and this is the one place to call its
-/// lookup instead.
-pub fn tool_exists(_records: &Records, _account_id: &str, _project_id: &str, id: &str) -> Result<bool, StoreError> {
-    Ok(id.strip_prefix("tool_").is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')))
+/// otherwise): the tools module's lookup.
+pub fn tool_exists(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
+    crate::agents::refs::tool_in_project(records, account_id, project_id, id)
 }

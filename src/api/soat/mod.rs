@@ -23,6 +23,8 @@ pub mod body;
 pub mod list;
 pub mod projects;
 pub mod query;
+pub mod secrets;
+pub mod tools;
 
 pub use list::Page;
 

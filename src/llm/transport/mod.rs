@@ -16,8 +16,8 @@
 mod body;
 pub mod dns;
 mod native;
-mod pool;
-mod remote;
+pub(crate) mod pool;
+pub(crate) mod remote;
 #[cfg(test)]
 mod tests;
 

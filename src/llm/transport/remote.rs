@@ -26,7 +26,7 @@ use crate::llm::error::ErrorClass;
 use crate::llm::manifest::Manifest;
 use crate::llm::retry::RetryPolicy;
 
-type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub(crate) type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// One call to make, owned for the trip to the outbound thread, and where to answer.
 struct Job {
@@ -98,7 +98,7 @@ impl Remote {
     }
 }
 
-fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, TransportError> {
+pub(crate) fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, TransportError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::CertificateDer;
     let mut store = rustls::RootCertStore::empty();
@@ -122,7 +122,7 @@ fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, TransportError> 
         .with_no_client_auth())
 }
 
-fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
+pub(crate) fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.enforce_http(false);

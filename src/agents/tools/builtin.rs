@@ -1,0 +1,105 @@
+//! The builtin actions: Quarry's own, run in-process.
+//!
+//! - `collections:SearchCollection` searches one of the account's collections through
+//!   `search::Service` (as `POST /v1/collections/{id}/search` does: one search spent);
+//!   input `{collection_id, query, k?, mode?}`.
+//! - `memories:WriteMemory` writes one entry into a memory store of the project: the
+//!   minimal record the spec's `write_memory` tool needs; input `{memory_id, content,
+//!   metadata?}`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::call::Env;
+use super::ToolError;
+use crate::agents::Project;
+use crate::store::MemoryEntryRecord;
+use quarry_index::search::Mode;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchIn {
+    collection_id: String,
+    query: String,
+    #[serde(default)]
+    k: Option<usize>,
+    #[serde(default)]
+    mode: Option<String>,
+}
+
+fn input<T: serde::de::DeserializeOwned>(action: &str, v: &Value) -> Result<T, ToolError> {
+    serde_json::from_value(v.clone()).map_err(|e| ToolError::Invalid(format!("{action} input: {e}")))
+}
+
+pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
+    let i: SearchIn = input(super::def::SEARCH_ACTION, v)?;
+    if i.query.trim().is_empty() {
+        return Err(ToolError::Invalid("query must not be empty".into()));
+    }
+    let k = i.k.unwrap_or(5);
+    if !(1..=50).contains(&k) {
+        return Err(ToolError::Invalid("k must be 1 to 50".into()));
+    }
+    let mode = match i.mode.as_deref().unwrap_or("hybrid") {
+        "keyword" => Mode::Keyword,
+        "semantic" => Mode::Semantic,
+        "hybrid" => Mode::Hybrid,
+        other => return Err(ToolError::Invalid(format!("mode must be keyword, semantic or hybrid, not {other:?}"))),
+    };
+    let owned = env.search.owned(env.caller.account_id, &i.collection_id)?;
+    let req = crate::search::Request::new(i.query, k, mode);
+    let s = env.search.search(env.embedders, env.caller, &owned, &req)?;
+    let results: Vec<Value> = s
+        .results
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(n, h)| {
+            let v = s.snapshot.hit_view(h);
+            json!({
+                "rank": n + 1,
+                "citation": v.page.citation_id(),
+                "score": h.score,
+                "document": {"id": v.doc.id, "title": v.doc.title},
+                "page": {"n": v.page.n, "number": v.page.number},
+                "passages": v.passages.iter().map(|(c, _)| c.text).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(json!({"collection_id": owned.id(), "results": results}))
+}
+
+impl crate::agents::InProject for MemoryEntryRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryIn {
+    memory_id: String,
+    content: String,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+pub async fn write_memory(env: &Env<'_>, p: Project<'_>, v: &Value) -> Result<Value, ToolError> {
+    let i: MemoryIn = input(super::def::WRITE_MEMORY_ACTION, v)?;
+    if i.content.trim().is_empty() || i.memory_id.trim().is_empty() {
+        return Err(ToolError::Invalid("memory_id and content must not be empty".into()));
+    }
+    let entry = MemoryEntryRecord {
+        id: format!("ment_{}", crate::ids::random_base62(16)),
+        account_id: p.account_id.to_owned(),
+        project_id: p.project_id.to_owned(),
+        memory_id: i.memory_id,
+        content: i.content,
+        metadata: i.metadata,
+        created_at: crate::clock::now_rfc3339(),
+    };
+    let out = json!({"id": entry.id, "memory_id": entry.memory_id, "content": entry.content, "created_at": entry.created_at});
+    let records = env.records.clone();
+    crate::runtime::blocking(move || records.insert(&entry)).await?;
+    Ok(out)
+}
