@@ -349,85 +349,76 @@ impl<'a> Researcher<'a> {
         req: &Request,
         events: Events<'_>,
     ) -> Result<Researched, ResearchError> {
-        let out = self.research(admitted, embedders, account, owned, req, events).await;
+        let out: Result<Researched, ResearchError> = async {
+            let started = Instant::now();
+            let mut run = Run {
+                r: self,
+                llm: admitted.llm,
+                model: admitted.model.clone(),
+                account,
+                owned,
+                embedders,
+                req,
+                events,
+                sources: Vec::new(),
+                queries: Vec::new(),
+                input_tokens: 0,
+                output_tokens: 0,
+                timings: Timings::default(),
+                warnings: admitted.warnings.clone(),
+            };
+            let domain = domain(req, owned);
+            let history: Vec<(Role, String)> = req.history.iter().rev().take(6).rev().cloned().collect();
+            let guidance = owned.record.settings.guidance.clone();
+            let ctx = prompt::Context { question: &req.question, domain: &domain, guidance: guidance.as_deref(), history: &history };
+
+            run.emit(Event::Status { stage: "searching", step: None });
+            let note = run.research(&ctx).await?;
+            run.timings.research_ms = ms(started);
+
+            let answering = Instant::now();
+            run.emit(Event::Status { stage: "answering", step: None });
+            let raw = run.answer(&ctx).await?;
+            run.timings.answer_ms = ms(answering);
+
+            let verifying = Instant::now();
+            let cited = cite::resolve(&raw, run.sources.len());
+            if !cited.removed.is_empty() {
+                let listed: Vec<&str> = cited.removed.iter().map(|r| r.marker.as_str()).collect();
+                run.warnings.push(format!("The answer cited {} that no source found by the research has; removed.", listed.join(", ")));
+            }
+            run.emit(Event::Answer(&cited.text));
+            run.emit(Event::Status { stage: "verifying", step: None });
+            let sources = number(std::mem::take(&mut run.sources), &cited.order);
+            let quotes = quotes(&cited.text, &sources);
+            let claims = run.claims(&ctx, &cited.text, &sources, &quotes).await;
+            let counts = Counts::of(claims.iter().map(|c| c.status));
+            let summary = counts.summary();
+            run.emit(Event::Claims { counts, summary: &summary });
+            run.timings.verify_ms = ms(verifying);
+            run.timings.total_ms = ms(started);
+            Ok(Researched {
+                answer: cited.text,
+                sources,
+                quotes,
+                claims,
+                counts,
+                summary,
+                removed: cited.removed,
+                queries: run.queries,
+                note,
+                tier: req.tier,
+                domain,
+                model: run.model,
+                input_tokens: run.input_tokens,
+                output_tokens: run.output_tokens,
+                timings: run.timings,
+                warnings: run.warnings,
+            })
+        }
+        .await;
         admitted.answered.set(out.is_ok());
         out
-    }
-
-    async fn research(
-        &self,
-        admitted: &Admitted<'a>,
-        embedders: &RefCell<Vec<Embedder>>,
-        account: &str,
-        owned: &Owned,
-        req: &Request,
-        events: Events<'_>,
-    ) -> Result<Researched, ResearchError> {
-        let started = Instant::now();
-        let mut run = Run {
-            r: self,
-            llm: admitted.llm,
-            model: admitted.model.clone(),
-            account,
-            owned,
-            embedders,
-            req,
-            events,
-            sources: Vec::new(),
-            queries: Vec::new(),
-            input_tokens: 0,
-            output_tokens: 0,
-            timings: Timings::default(),
-            warnings: admitted.warnings.clone(),
-        };
-        let domain = domain(req, owned);
-        let history: Vec<(Role, String)> = req.history.iter().rev().take(6).rev().cloned().collect();
-        let guidance = owned.record.settings.guidance.clone();
-        let ctx = prompt::Context { question: &req.question, domain: &domain, guidance: guidance.as_deref(), history: &history };
-
-        run.emit(Event::Status { stage: "searching", step: None });
-        let note = run.research(&ctx).await?;
-        run.timings.research_ms = ms(started);
-
-        let answering = Instant::now();
-        run.emit(Event::Status { stage: "answering", step: None });
-        let raw = run.answer(&ctx).await?;
-        run.timings.answer_ms = ms(answering);
-
-        let verifying = Instant::now();
-        let cited = cite::resolve(&raw, run.sources.len());
-        if !cited.removed.is_empty() {
-            let listed: Vec<&str> = cited.removed.iter().map(|r| r.marker.as_str()).collect();
-            run.warnings.push(format!("The answer cited {} that no source found by the research has; removed.", listed.join(", ")));
-        }
-        run.emit(Event::Answer(&cited.text));
-        run.emit(Event::Status { stage: "verifying", step: None });
-        let sources = number(std::mem::take(&mut run.sources), &cited.order);
-        let quotes = quotes(&cited.text, &sources);
-        let claims = run.claims(&ctx, &cited.text, &sources, &quotes).await;
-        let counts = Counts::of(claims.iter().map(|c| c.status));
-        let summary = counts.summary();
-        run.emit(Event::Claims { counts, summary: &summary });
-        run.timings.verify_ms = ms(verifying);
-        run.timings.total_ms = ms(started);
-        Ok(Researched {
-            answer: cited.text,
-            sources,
-            quotes,
-            claims,
-            counts,
-            summary,
-            removed: cited.removed,
-            queries: run.queries,
-            note,
-            tier: req.tier,
-            domain,
-            model: run.model,
-            input_tokens: run.input_tokens,
-            output_tokens: run.output_tokens,
-            timings: run.timings,
-            warnings: run.warnings,
-        })
     }
 }
 

@@ -35,6 +35,7 @@ mod scan;
 mod schema;
 mod search;
 mod search_keyword;
+mod soat;
 mod soat_agents;
 mod soat_identity;
 mod soat_tools;

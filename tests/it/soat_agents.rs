@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::client::Response;
 use super::server::TestServer;
+use super::soat::{ok, refused};
 
 /// Room for a test's requests in the default plan's bucket (the race test makes ~800).
 const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n";
@@ -28,23 +29,6 @@ fn call_with(s: &TestServer, method: &str, path: &str, key: &str, headers: &[(&s
     all.extend_from_slice(headers);
     let body = body.map(|b| b.to_string());
     s.conn().send(method, path, &all, body.as_deref().map(str::as_bytes))
-}
-
-fn ok(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-/// The SOAT error of an answer, after checking its status and shape.
-fn refused(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    let e = r.json()["error"].clone();
-    assert!(e["code"].is_string() && e["message"].is_string() && e["hint"].is_string() && e["docs_url"].is_string(), "{e}");
-    e
 }
 
 fn code(r: Response, status: u16) -> String {

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::client::Response;
 use super::server::TestServer;
+use super::soat::{call, ok};
 
 /// Room for a test's requests in the default plan's bucket.
 const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
@@ -16,26 +17,9 @@ fn start() -> TestServer {
     TestServer::with_config(ROOMY)
 }
 
-fn call(s: &TestServer, method: &str, path: &str, key: &str, body: Option<Value>) -> Response {
-    let body = body.map(|b| b.to_string());
-    s.request(method, path, Some(key), body.as_deref())
-}
-
-fn ok(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-/// The SOAT error code of an error answer, after checking its status.
+/// The SOAT error code of an error answer, after checking its status and shape.
 fn refused(r: Response, status: u16) -> String {
-    assert_eq!(r.status, status, "{}", r.text());
-    let e = r.json()["error"].clone();
-    assert!(e["hint"].is_string() && e["docs_url"].is_string(), "{e}");
-    e["code"].as_str().unwrap().to_owned()
+    super::soat::refused(r, status)["code"].as_str().unwrap().to_owned()
 }
 
 /// A project key (`sk_…`) bound to `project`, made with `key`: (id, secret).

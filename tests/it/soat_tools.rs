@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::client::Response;
 use super::server::{Options, TestServer};
+use super::soat::{call, ok, refused};
 
 /// One request the fake target received.
 #[derive(Debug, Clone)]
@@ -184,28 +185,6 @@ fn mcp(headers: &BTreeMap<String, String>, body: &str) -> (u16, &'static str, St
         }
         _ => (400, "application/json", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "no session"}}).to_string(), false),
     }
-}
-
-fn call(s: &TestServer, method: &str, path: &str, key: &str, body: Option<Value>) -> Response {
-    let body = body.map(|b| b.to_string());
-    s.request(method, path, Some(key), body.as_deref())
-}
-
-fn ok(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-/// The SOAT error of an error answer, after checking its status.
-fn refused(r: Response, status: u16) -> Value {
-    assert_eq!(r.status, status, "{}", r.text());
-    let e = r.json()["error"].clone();
-    assert!(e["hint"].is_string() && e["docs_url"].is_string() && e["meta"].is_object(), "{e}");
-    e
 }
 
 fn code(r: Response, status: u16) -> String {

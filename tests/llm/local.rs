@@ -25,6 +25,18 @@ pub struct LocalServer {
     _config: tempfile::NamedTempFile,
 }
 
+/// Whether the real local model's weights are installed (`ops/setup`); without them a
+/// test that needs them is skipped, unless $CI is set (then it fails: CI installs them).
+pub fn installed() -> bool {
+    let ok = repo().join("models/llm/.installed").is_file();
+    if !ok && std::env::var_os("CI").is_none() {
+        eprintln!("skipped: the local model is not installed (run ops/setup)");
+        return false;
+    }
+    assert!(ok, "CI is set but the local model is not installed: ops/setup installs it");
+    true
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

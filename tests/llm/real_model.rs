@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::local::{repo, LocalServer};
+use super::local::{installed, repo, LocalServer};
 
 const LOAD: Duration = Duration::from_secs(180);
 const PROMPTS_DEADLINE_S: u64 = 300;
@@ -22,16 +22,6 @@ const PROMPTS_DEADLINE_S: u64 = 300;
 /// not a CI run).
 fn deadline_s() -> u64 {
     std::env::var("LOCAL_MODEL_TEST_DEADLINE_S").ok().and_then(|v| v.parse().ok()).unwrap_or(PROMPTS_DEADLINE_S)
-}
-
-fn installed() -> bool {
-    let ok = repo().join("models/llm/.installed").is_file();
-    if !ok && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: the local model is not installed (run ops/setup)");
-        return false;
-    }
-    assert!(ok, "CI is set but the local model is not installed: ops/setup installs it");
-    true
 }
 
 #[test]

@@ -11,23 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::local::{repo, LocalServer};
-use std::io::{BufRead, Read};
-
-use super::sse_client::{head, open_at, post_at};
+use super::local::{installed, LocalServer};
+use super::sse_client::{chunk, head, open_at, post_at};
 
 const LOAD: Duration = Duration::from_secs(180);
 const RESEARCH_DEADLINE: Duration = Duration::from_secs(360);
-
-fn installed() -> bool {
-    let ok = repo().join("models/llm/.installed").is_file();
-    if !ok && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: the local model is not installed (run ops/setup)");
-        return false;
-    }
-    assert!(ok, "CI is set but the local model is not installed: ops/setup installs it");
-    true
-}
 
 #[test]
 fn real_local_model_researches_a_sample_corpus_with_resolved_citations() {
@@ -52,16 +40,8 @@ fn real_local_model_researches_a_sample_corpus_with_resolved_citations() {
     // Read as it streams, each event logged with when it came (the measurement).
     let mut events: Vec<Value> = Vec::new();
     let mut buf = Vec::new();
-    loop {
-        let mut size = String::new();
-        r.read_line(&mut size).unwrap();
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        let mut chunk = vec![0; n + 2];
-        r.read_exact(&mut chunk).unwrap();
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    while let Some(c) = chunk(&mut r) {
+        buf.extend_from_slice(&c);
         while let Some(end) = buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = buf.drain(..=end).collect();
             let e: Value = serde_json::from_slice(&line[..line.len() - 1]).expect("one JSON event a line");

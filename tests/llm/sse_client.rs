@@ -80,17 +80,22 @@ fn read(mut r: BufReader<TcpStream>) -> Reply {
             body.resize(n, 0);
             r.read_exact(&mut body).unwrap();
         }
-        None => loop {
-            let mut size = String::new();
-            r.read_line(&mut size).unwrap();
-            let n = usize::from_str_radix(size.trim(), 16).unwrap();
-            let mut chunk = vec![0; n + 2];
-            r.read_exact(&mut chunk).unwrap();
-            if n == 0 {
-                break;
+        None => {
+            while let Some(c) = chunk(&mut r) {
+                body.extend_from_slice(&c);
             }
-            body.extend_from_slice(&chunk[..n]);
-        },
+        }
     }
     Reply { status, headers, body }
+}
+
+/// The next chunk of a chunked body; `None` at its last (empty) chunk.
+pub fn chunk(r: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
+    let mut size = String::new();
+    r.read_line(&mut size).unwrap();
+    let n = usize::from_str_radix(size.trim(), 16).unwrap();
+    let mut data = vec![0; n + 2];
+    r.read_exact(&mut data).unwrap();
+    data.truncate(n);
+    (n > 0).then_some(data)
 }

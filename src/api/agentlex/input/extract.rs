@@ -3,10 +3,9 @@
 //! types, so an extraction finds its pages with exactly what a search accepts. A bad
 //! field is 400 `invalid_question`, a bad filter `invalid_filter`, naming the field.
 
-use serde::de::Deserializer;
 use serde::Deserialize;
 
-use super::field::{present, refuse, Int, Leaf, Obj};
+use super::field::{present, Flag, Int, Obj};
 use super::search::{Domain, FiltersIn, ModeIn, Query, Scope, SearchIn, Strings};
 use crate::error::{ApiError, Code};
 use crate::extract::Request;
@@ -27,18 +26,6 @@ struct Body {
     documents: Option<Strings>,
     kinds: Option<Strings>,
     filters: Option<Obj<FiltersIn>>,
-}
-
-/// `all`: a boolean.
-struct Flag(bool);
-
-impl<'de> Deserialize<'de> for Flag {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Leaf::deserialize(d)? {
-            Leaf::Bool(b) => Ok(Flag(b)),
-            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
-        }
-    }
 }
 
 /// An extraction and the domain it asked for.

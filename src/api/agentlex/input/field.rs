@@ -264,6 +264,18 @@ pub fn patch<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Opt
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// A boolean field (`all`, `stream`): anything else is refused by its type.
+pub struct Flag(pub bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Bool(b) => Ok(Flag(b)),
+            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
+        }
+    }
+}
+
 /// A string or null (null and absent are `None` through `Option`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text(pub String);

@@ -7,7 +7,7 @@
 use serde::de::Deserializer;
 use serde::Deserialize;
 
-use super::field::{present, refuse, refuse_as, Leaf, Obj};
+use super::field::{present, refuse, refuse_as, Flag, Leaf, Obj};
 use super::search::{Echo, FiltersIn, Scope, SearchIn, Strings};
 use crate::error::{ApiError, Code};
 use crate::llm::request::Role;
@@ -72,17 +72,6 @@ impl<'de> Deserialize<'de> for DomainIn {
         match Leaf::deserialize(d)? {
             Leaf::Str(s) if ["medical", "legal", "classical", "general"].contains(&s.as_str()) => Ok(DomainIn(s)),
             _ => Err(refuse_as(Code::InvalidDomain, "must be one of medical, legal, classical, general.")),
-        }
-    }
-}
-
-struct Flag(bool);
-
-impl<'de> Deserialize<'de> for Flag {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Leaf::deserialize(d)? {
-            Leaf::Bool(b) => Ok(Flag(b)),
-            other => Err(refuse(format_args!("must be a boolean, not {}.", other.kind()))),
         }
     }
 }
