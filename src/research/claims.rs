@@ -157,6 +157,18 @@ fn tidy(s: &str) -> String {
     out.trim_start_matches(['#', '-', '*', '•', ' ']).trim().to_owned()
 }
 
+/// Whether `answer` says anything beyond its citation markers.
+pub fn has_words(answer: &str) -> bool {
+    let mut at = 0;
+    for m in cite::markers(answer) {
+        if answer[at..m.start].chars().any(char::is_alphanumeric) {
+            return true;
+        }
+        at = m.end;
+    }
+    answer[at..].chars().any(char::is_alphanumeric)
+}
+
 /// Whether a sentence is worth judging as a claim: not a heading, not a lead-in to a
 /// list, and (uncited) at least a few words.
 pub fn is_claim(s: &Sentence) -> bool {
@@ -396,6 +408,12 @@ mod tests {
         assert_eq!((at.start, at.end, at.matched), (0, 61, Match::NormalizedExact));
         assert!(locate_quote(&page, "on reasonable notice ... Provider shall permit").is_none());
         assert!(locate_quote(&page, "Provider shall permit two audits").is_none());
+    }
+
+    #[test]
+    fn markers_alone_are_no_answer() {
+        assert!(!has_words("[1]") && !has_words(" [1][2]. ") && !has_words(""));
+        assert!(has_words("Fees are due [1].") && has_words("[1] ٣٠ يوما"));
     }
 
     #[test]

@@ -204,6 +204,8 @@ pub enum ResearchError {
     Allowance { allowance: u64, plan: String },
     #[error("The research model failed: {0}")]
     Model(Box<LlmError>),
+    #[error("The research model wrote citation markers but no answer, twice.")]
+    NoAnswer,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -221,6 +223,7 @@ impl ErrorCode for ResearchError {
                 LlmError::NotConfigured | LlmError::UnknownModel(_) => Code::LlmNotConfigured,
                 _ => Code::LlmError,
             },
+            ResearchError::NoAnswer => Code::LlmError,
             ResearchError::Store(_) => Code::Internal,
         }
     }
@@ -507,8 +510,7 @@ impl Run<'_, '_> {
             let done = self.call(prompt::step(&self.model, &system, &messages)).await?;
             let out = done.output;
             if out.tool_calls.is_empty() {
-                let note = out.text.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| l.chars().take(300).collect::<String>());
-                return Ok(note);
+                return Ok(note(&out.text, &self.req.question));
             }
             let mut asked: Vec<Block> = Vec::new();
             if !out.text.trim().is_empty() {
@@ -644,6 +646,21 @@ impl Run<'_, '_> {
         }
         let listing = self.listing(self.sources.iter().enumerate().map(|(i, s)| (i as u32 + 1, s)));
         let req = prompt::answer(&self.model, ctx, &listing, self.r.config.max_tokens);
+        let first = self.write(req.clone()).await?;
+        if claims::has_words(&first) {
+            return Ok(first);
+        }
+        // Markers and no words (a small model's habit): asked once more, plainly.
+        let again = self.call(prompt::again(req, &first)).await?.output.text.trim().to_owned();
+        if !claims::has_words(&again) {
+            return Err(ResearchError::NoAnswer);
+        }
+        self.emit(Event::Delta(&format!("\n\n{again}")));
+        Ok(again)
+    }
+
+    /// The answer's call, streamed as deltas when the research streams.
+    async fn write(&mut self, req: ChatRequest) -> Result<String, ResearchError> {
         if self.events.is_none() {
             return Ok(self.call(req).await?.output.text.trim().to_owned());
         }
@@ -765,6 +782,18 @@ fn evidence(claim: &mut ClaimOut, status: Status, given: &str, sources: &[Source
         claim.evidence = Some(text);
         claim.evidence_at = Some((i as u32 + 1, start, end));
     }
+}
+
+/// The model's closing note: its first line that says something (three words or more,
+/// not a lead-in ending in `:`, not the question again).
+fn note(text: &str, question: &str) -> Option<String> {
+    let q = question.trim().to_lowercase();
+    text.lines()
+        .map(|l| l.trim().trim_start_matches(['-', '*', '#', ' ']))
+        .find(|l| {
+            l.split_whitespace().count() >= 3 && !l.ends_with(':') && l.to_lowercase() != q && !l.to_lowercase().starts_with("what the sources cover")
+        })
+        .map(|l| l.chars().take(300).collect())
 }
 
 /// `s` cut to `n` characters, with `…` when cut.

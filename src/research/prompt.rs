@@ -107,6 +107,16 @@ pub fn answer(model: &str, c: &Context<'_>, sources: &str, max_tokens: u64) -> C
     }
 }
 
+/// The answer asked again after one of citation markers alone: the same conversation,
+/// its reply, and a plain instruction.
+pub fn again(mut req: ChatRequest, reply: &str) -> ChatRequest {
+    req.messages.push(Message { role: Role::Assistant, content: vec![Block::Text(reply.to_owned())] });
+    let ask =
+        "That is only citation markers. Write the answer itself: full sentences saying what the sources say, each followed by the [n] of its source.";
+    req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask.into())] });
+    req
+}
+
 /// The judge's request: the cited sources and the numbered claims.
 pub fn judge(model: &str, c: &Context<'_>, sources: &str, claims: &[(String, Vec<u32>)]) -> ChatRequest {
     let listed: Vec<String> = claims

@@ -617,3 +617,26 @@ fn the_last_six_turns_the_collections_guidance_and_domain_reach_the_model() {
     let r = research(&s, &c, &json!({ "question": QUESTION, "domain": "medical" }));
     assert_eq!(r.json()["domain"], "medical");
 }
+
+#[test]
+fn an_answer_of_markers_alone_is_asked_again_and_twice_is_a_502() {
+    let up = Scripted::start();
+    up.on(LOOP, text("What the sources cover and what is missing:\nThe audit clause; nothing on fees."));
+    up.on(ANSWER, Reply::Seq(vec![text("[1]"), text("Audits are yearly [1].")]));
+    up.on(JUDGE, judged(&[("supported", "2.1 Provider shall permit one audit per year on reasonable notice.")]));
+    let s = server(&up, "");
+    let c = corpus(&s, "markers@example.com", &[("MSA", MSA)]);
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let j = r.json();
+    check_integrity(&s, &c, &j);
+    assert_eq!(j["answer"], "Audits are yearly [1].");
+    assert_eq!(j["note"], "The audit clause; nothing on fees.", "the note is the line that says something");
+    let again = up.bodies().into_iter().filter(|b| b.to_string().contains(ANSWER)).nth(1).unwrap().to_string();
+    assert!(again.contains("only citation markers"), "{again}");
+    // Markers alone twice: the research fails, and is given back.
+    up.on(ANSWER, text("[1] [1]"));
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!((r.status, r.code().as_str()), (502, "llm_error"), "{}", r.text());
+    assert_eq!(researches_spent(&s, &c.key), 1);
+}
