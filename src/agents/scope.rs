@@ -87,11 +87,19 @@ impl Scope {
     }
 }
 
-impl InProject for crate::store::AiProviderRecord {
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
+/// `impl InProject` for record structs with a `project_id` field.
+macro_rules! in_project {
+    ($($t:ty),+ $(,)?) => {
+        $(impl $crate::agents::InProject for $t {
+            fn project_id(&self) -> &str {
+                &self.project_id
+            }
+        })+
+    };
 }
+pub(crate) use in_project;
+
+in_project!(crate::store::AiProviderRecord);
 
 #[cfg(test)]
 mod tests {
