@@ -87,9 +87,37 @@ impl Scope {
     }
 }
 
-impl InProject for crate::store::AiProviderRecord {
-    fn project_id(&self) -> &str {
-        &self.project_id
+/// `impl InProject` for record structs with a `project_id` field.
+macro_rules! in_project {
+    ($($t:ty),+ $(,)?) => {
+        $(impl $crate::agents::InProject for $t {
+            fn project_id(&self) -> &str {
+                &self.project_id
+            }
+        })+
+    };
+}
+pub(crate) use in_project;
+
+in_project!(crate::store::AiProviderRecord);
+
+/// Scopes for the services' unit tests: a project key's, and the two that must not see
+/// what it writes (another project of its account, the same project id in another account).
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{KeyRef, Scope};
+
+    /// A project key's scope: it sees its project only.
+    pub fn scope(account: &str, project: &str) -> Scope {
+        Scope { account_id: account.into(), project_id: project.into(), key: KeyRef::Project { id: format!("key_{project}") } }
+    }
+
+    pub fn a() -> Scope {
+        scope("acct_a", "proj_a")
+    }
+
+    pub fn others() -> [Scope; 2] {
+        [scope("acct_a", "proj_a2"), scope("acct_b", "proj_a")]
     }
 }
 

@@ -98,41 +98,51 @@ impl ShardAuth {
             return self.load_project_key(prefix, presented);
         }
         let key = self.app.records.key(prefix)?.ok_or(AuthError::Invalid)?;
-        let stored = keys::unhex32(&key.hash).ok_or(AuthError::Invalid)?;
-        if key.revoked_at.is_some() || !keys::verify(&stored, presented) {
+        if key.revoked_at.is_some() {
             return Err(AuthError::Invalid);
         }
-        let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
-        let rate = self.app.plan(&account.plan).rate;
-        Ok(Principal {
-            bucket: self.app.buckets.get(prefix, rate),
-            account_id: account.id,
-            prefix: key.prefix,
-            plan: account.plan,
-            hash: stored,
-            project_key: None,
-            default_project: Default::default(),
-        })
+        let stored = verified(&key.hash, presented)?;
+        self.principal(prefix, &key.account_id, key.prefix, stored, None)
     }
 
     /// A project key: found by its prefix, gone once deleted (with its project too).
     fn load_project_key(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
         let key = self.app.records.project_key_by_prefix(prefix)?.ok_or(AuthError::Invalid)?;
-        let stored = keys::unhex32(&key.hash).ok_or(AuthError::Invalid)?;
-        if !keys::verify(&stored, presented) {
-            return Err(AuthError::Invalid);
-        }
-        let account = self.app.records.account(&key.account_id)?.ok_or(AuthError::Invalid)?;
+        let stored = verified(&key.hash, presented)?;
+        let project_key = ProjectKey { id: key.id, project_id: key.project_id };
+        self.principal(prefix, &key.account_id, key.prefix, stored, Some(project_key))
+    }
+
+    /// The principal of a verified key (either kind): its account, plan and bucket.
+    fn principal(
+        &self,
+        prefix: &str,
+        account_id: &str,
+        key_prefix: String,
+        hash: [u8; 32],
+        project_key: Option<ProjectKey>,
+    ) -> Result<Principal, AuthError> {
+        let account = self.app.records.account(account_id)?.ok_or(AuthError::Invalid)?;
         let rate = self.app.plan(&account.plan).rate;
         Ok(Principal {
             bucket: self.app.buckets.get(prefix, rate),
             account_id: account.id,
-            prefix: key.prefix,
+            prefix: key_prefix,
             plan: account.plan,
-            hash: stored,
-            project_key: Some(ProjectKey { id: key.id, project_id: key.project_id }),
+            hash,
+            project_key,
             default_project: Default::default(),
         })
+    }
+}
+
+/// The stored hash (hex) of a key, if `presented` is that key.
+fn verified(hash: &str, presented: &[u8; 32]) -> Result<[u8; 32], AuthError> {
+    let stored = keys::unhex32(hash).ok_or(AuthError::Invalid)?;
+    if keys::verify(&stored, presented) {
+        Ok(stored)
+    } else {
+        Err(AuthError::Invalid)
     }
 }
 

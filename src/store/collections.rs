@@ -1,22 +1,11 @@
-//! Collection records, the first kind on the generic account-owned table ([`Owned`]):
+//! Collection records, the first kind on the generic account-owned table ([`Owned`](super::owned::Owned)):
 //! which account owns which collection, its name, settings and embedder. The table
 //! names are the ones this store has always written, so old data directories read.
 
-use super::owned::Owned;
+use super::owned::owned_record;
 use super::{CollectionRecord, Records, StoreError};
 
-impl Owned for CollectionRecord {
-    const TABLE: &'static str = "collections";
-    const INDEX: &'static str = "account_collections";
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
+owned_record!(CollectionRecord, "collections", "account_collections");
 
 impl Records {
     pub fn create_collection(&self, c: &CollectionRecord) -> Result<(), StoreError> {

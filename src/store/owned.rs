@@ -8,7 +8,7 @@
 //! Each kind has a table `id → JSON` and a multimap `account → id`. Every write is
 //! one transaction, committed with fsync before it returns.
 
-use redb::{MultimapTableDefinition, ReadableDatabase, ReadableTable, TableDefinition, TableError, WriteTransaction};
+use redb::{MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, TableError, WriteTransaction};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -25,6 +25,24 @@ pub trait Owned: Serialize + DeserializeOwned {
     fn id(&self) -> &str;
     fn account_id(&self) -> &str;
 }
+
+/// `impl Owned` for a record struct with `id` and `account_id` fields, on its two tables:
+/// `owned_record!(Type, "records table", "index table");`.
+macro_rules! owned_record {
+    ($t:ty, $table:literal, $index:literal) => {
+        impl $crate::store::owned::Owned for $t {
+            const TABLE: &'static str = $table;
+            const INDEX: &'static str = $index;
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn account_id(&self) -> &str {
+                &self.account_id
+            }
+        }
+    };
+}
+pub(crate) use owned_record;
 
 fn records<R: Owned>() -> TableDefinition<'static, &'static str, &'static [u8]> {
     TableDefinition::new(R::TABLE)
@@ -55,14 +73,7 @@ impl Records {
     /// Adds a new record; `Conflict` when its id is taken.
     pub fn insert<R: Owned>(&self, r: &R) -> Result<(), StoreError> {
         let txn = self.db.begin_write().op("begin insert")?;
-        {
-            let mut table = txn.open_table(records::<R>()).op("open records")?;
-            if table.get(r.id()).op("look up id")?.is_some() {
-                return Err(StoreError::Conflict { what: format!("{} {}", R::TABLE, r.id()) });
-            }
-            table.insert(r.id(), to_json(r).as_slice()).op("insert record")?;
-            txn.open_multimap_table(index::<R>()).op("open index")?.insert(r.account_id(), r.id()).op("index record")?;
-        }
+        insert_in(&txn, r)?;
         txn.commit().op("commit insert")
     }
 
@@ -84,14 +95,7 @@ impl Records {
             (Err(TableError::TableDoesNotExist(_)), _) | (_, Err(TableError::TableDoesNotExist(_))) => return Ok(Vec::new()),
             (i, t) => (i.op("open index")?, t.op("open records")?),
         };
-        let mut out = Vec::new();
-        for id in index.get(account_id).op("list records")? {
-            let id = id.op("read index")?;
-            if let Some(v) = table.get(id.value()).op("read record")? {
-                out.push(from_json::<R>(R::TABLE, v.value())?);
-            }
-        }
-        Ok(out)
+        collect(&index, &table, account_id)
     }
 
     /// Every record of this kind, of every account (start-up, operators).
@@ -140,7 +144,51 @@ impl Records {
     }
 }
 
-fn remove_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<bool, StoreError> {
+// The same operations inside a write transaction the caller holds, for writes that
+// touch more than one kind or table at once (`store::soat`).
+
+/// Adds a new record; `Conflict` when its id is taken.
+pub(super) fn insert_in<R: Owned>(txn: &WriteTransaction, r: &R) -> Result<(), StoreError> {
+    let mut table = txn.open_table(records::<R>()).op("open records")?;
+    if table.get(r.id()).op("look up id")?.is_some() {
+        return Err(StoreError::Conflict { what: format!("{} {}", R::TABLE, r.id()) });
+    }
+    table.insert(r.id(), to_json(r).as_slice()).op("insert record")?;
+    txn.open_multimap_table(index::<R>()).op("open index")?.insert(r.account_id(), r.id()).op("index record")?;
+    Ok(())
+}
+
+/// The record when it exists and belongs to `account_id`.
+pub(super) fn get_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<Option<R>, StoreError> {
+    let table = txn.open_table(records::<R>()).op("open records")?;
+    let found = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
+    Ok(found.filter(|r| r.account_id() == account_id))
+}
+
+/// The account's records of this kind, by id.
+pub(super) fn list_in<R: Owned>(txn: &WriteTransaction, account_id: &str) -> Result<Vec<R>, StoreError> {
+    let index = txn.open_multimap_table(index::<R>()).op("open index")?;
+    let table = txn.open_table(records::<R>()).op("open records")?;
+    collect(&index, &table, account_id)
+}
+
+fn collect<R: Owned>(
+    index: &impl ReadableMultimapTable<&'static str, &'static str>,
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    account_id: &str,
+) -> Result<Vec<R>, StoreError> {
+    let mut out = Vec::new();
+    for id in index.get(account_id).op("list records")? {
+        let id = id.op("read index")?;
+        if let Some(v) = table.get(id.value()).op("read record")? {
+            out.push(from_json::<R>(R::TABLE, v.value())?);
+        }
+    }
+    Ok(out)
+}
+
+/// Removes the account's record; whether there was one.
+pub(super) fn remove_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<bool, StoreError> {
     let mut table = txn.open_table(records::<R>()).op("open records")?;
     let current = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
     if current.is_none_or(|r| r.account_id() != account_id) {
@@ -164,16 +212,7 @@ mod tests {
         version: u32,
     }
 
-    impl Owned for Note {
-        const TABLE: &'static str = "test_notes";
-        const INDEX: &'static str = "test_notes_by_account";
-        fn id(&self) -> &str {
-            &self.id
-        }
-        fn account_id(&self) -> &str {
-            &self.account_id
-        }
-    }
+    owned_record!(Note, "test_notes", "test_notes_by_account");
 
     fn note(id: &str, account: &str) -> Note {
         Note { id: id.into(), account_id: account.into(), text: "hello".into(), version: 1 }

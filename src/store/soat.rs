@@ -7,12 +7,12 @@
 //! project, a key and its prefix, a project and everything in it) are one write
 //! transaction each.
 
-use redb::{ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, WriteTransaction};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::error::Op;
-use super::owned::Owned;
-use super::{from_json, to_json, Records, StoreError};
+use super::owned::{get_in, insert_in, list_in, owned_record, remove_in, Owned};
+use super::{from_json, Records, StoreError};
 
 /// Account id → the id of its default project.
 const DEFAULT_PROJECTS: TableDefinition<&str, &str> = TableDefinition::new("soat_default_projects");
@@ -88,24 +88,9 @@ pub struct AiProviderRecord {
     pub updated_at: String,
 }
 
-macro_rules! owned {
-    ($t:ty, $table:literal, $index:literal) => {
-        impl Owned for $t {
-            const TABLE: &'static str = $table;
-            const INDEX: &'static str = $index;
-            fn id(&self) -> &str {
-                &self.id
-            }
-            fn account_id(&self) -> &str {
-                &self.account_id
-            }
-        }
-    };
-}
-
-owned!(ProjectRecord, "soat_projects", "soat_projects_by_account");
-owned!(ProjectKeyRecord, "soat_project_keys", "soat_project_keys_by_account");
-owned!(AiProviderRecord, "soat_ai_providers", "soat_ai_providers_by_account");
+owned_record!(ProjectRecord, "soat_projects", "soat_projects_by_account");
+owned_record!(ProjectKeyRecord, "soat_project_keys", "soat_project_keys_by_account");
+owned_record!(AiProviderRecord, "soat_ai_providers", "soat_ai_providers_by_account");
 
 impl Records {
     /// Creates the SOAT identity tables (at start-up, with the others).
@@ -138,7 +123,7 @@ impl Records {
             let mut defaults = txn.open_table(DEFAULT_PROJECTS).op("open default projects")?;
             let existing = defaults.get(account_id).op("read default project")?.map(|v| v.value().to_owned());
             let found = match existing {
-                Some(id) => read_in::<ProjectRecord>(&txn, &id)?.filter(|p| p.account_id == account_id),
+                Some(id) => get_in::<ProjectRecord>(&txn, account_id, &id)?,
                 None => None,
             };
             match found {
@@ -189,7 +174,7 @@ impl Records {
     /// Removes a project key and its prefix; whether the account had it.
     pub fn remove_project_key(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
         let txn = self.db.begin_write().op("begin remove project key")?;
-        let Some(key) = read_in::<ProjectKeyRecord>(&txn, id)?.filter(|k| k.account_id == account_id) else { return Ok(false) };
+        let Some(key) = get_in::<ProjectKeyRecord>(&txn, account_id, id)? else { return Ok(false) };
         remove_key_in(&txn, &key)?;
         txn.commit().op("commit remove project key")?;
         Ok(true)
@@ -200,7 +185,7 @@ impl Records {
     /// account has no such project.
     pub fn remove_project(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
         let txn = self.db.begin_write().op("begin remove project")?;
-        let Some(project) = read_in::<ProjectRecord>(&txn, id)?.filter(|p| p.account_id == account_id) else { return Ok(false) };
+        let Some(project) = get_in::<ProjectRecord>(&txn, account_id, id)? else { return Ok(false) };
         for key in list_in::<ProjectKeyRecord>(&txn, account_id)?.into_iter().filter(|k| k.project_id.as_deref() == Some(id)) {
             remove_key_in(&txn, &key)?;
         }
@@ -220,52 +205,10 @@ impl Records {
     }
 }
 
-fn records<R: Owned>() -> TableDefinition<'static, &'static str, &'static [u8]> {
-    TableDefinition::new(R::TABLE)
-}
-
-fn index<R: Owned>() -> redb::MultimapTableDefinition<'static, &'static str, &'static str> {
-    redb::MultimapTableDefinition::new(R::INDEX)
-}
-
-fn read_in<R: Owned>(txn: &WriteTransaction, id: &str) -> Result<Option<R>, StoreError> {
-    let table = txn.open_table(records::<R>()).op("open records")?;
-    let found = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
-    Ok(found)
-}
-
-fn insert_in<R: Owned>(txn: &WriteTransaction, r: &R) -> Result<(), StoreError> {
-    let mut table = txn.open_table(records::<R>()).op("open records")?;
-    if table.get(r.id()).op("look up id")?.is_some() {
-        return Err(StoreError::Conflict { what: format!("{} {}", R::TABLE, r.id()) });
-    }
-    table.insert(r.id(), to_json(r).as_slice()).op("insert record")?;
-    txn.open_multimap_table(index::<R>()).op("open index")?.insert(r.account_id(), r.id()).op("index record")?;
-    Ok(())
-}
-
-fn list_in<R: Owned>(txn: &WriteTransaction, account_id: &str) -> Result<Vec<R>, StoreError> {
-    let index = txn.open_multimap_table(index::<R>()).op("open index")?;
-    let table = txn.open_table(records::<R>()).op("open records")?;
-    let mut out = Vec::new();
-    for id in index.get(account_id).op("list records")? {
-        let id = id.op("read index")?;
-        if let Some(v) = table.get(id.value()).op("read record")? {
-            out.push(from_json::<R>(R::TABLE, v.value())?);
-        }
-    }
-    Ok(out)
-}
-
-fn remove_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<(), StoreError> {
-    txn.open_table(records::<R>()).op("open records")?.remove(id).op("remove record")?;
-    txn.open_multimap_table(index::<R>()).op("open index")?.remove(account_id, id).op("unindex record")?;
-    Ok(())
-}
-
 fn remove_key_in(txn: &WriteTransaction, key: &ProjectKeyRecord) -> Result<(), StoreError> {
     txn.open_table(KEY_PREFIXES).op("open key prefixes")?.remove(key.prefix.as_str()).op("unindex key prefix")?;
-    remove_in::<ProjectKeyRecord>(txn, &key.account_id, &key.id)
+    remove_in::<ProjectKeyRecord>(txn, &key.account_id, &key.id)?;
+    Ok(())
 }
 
 #[cfg(test)]

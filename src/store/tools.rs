@@ -1,5 +1,5 @@
 //! The SOAT agents API's secrets, tools and memory entries, as records on the generic
-//! account-owned table ([`Owned`]). Each also names its project; the services
+//! account-owned table ([`Owned`](super::owned::Owned)). Each also names its project; the services
 //! (`agents::secrets`, `agents::tools`) keep a record of another project out of sight
 //! the way the table keeps another account's.
 //!
@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::owned::Owned;
+use super::owned::owned_record;
 
 /// A secret (`sec_…`): its name, and its value sealed with the server's secrets key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,16 +23,7 @@ pub struct SecretRecord {
     pub updated_at: String,
 }
 
-impl Owned for SecretRecord {
-    const TABLE: &'static str = "soat_secrets";
-    const INDEX: &'static str = "soat_secrets_by_account";
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
+owned_record!(SecretRecord, "soat_secrets", "soat_secrets_by_account");
 
 /// A tool (`tool_…`): its definition as the service checked it (`agents::tools::def`),
 /// stored as JSON so fields can be added without a migration.
@@ -47,16 +38,7 @@ pub struct ToolRecord {
     pub updated_at: String,
 }
 
-impl Owned for ToolRecord {
-    const TABLE: &'static str = "soat_tools";
-    const INDEX: &'static str = "soat_tools_by_account";
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
+owned_record!(ToolRecord, "soat_tools", "soat_tools_by_account");
 
 /// One memory entry (`ment_…`) a builtin `memories:WriteMemory` call wrote into a memory
 /// store of the project: the minimal record the write_memory tool needs.
@@ -72,13 +54,4 @@ pub struct MemoryEntryRecord {
     pub created_at: String,
 }
 
-impl Owned for MemoryEntryRecord {
-    const TABLE: &'static str = "soat_memory_entries";
-    const INDEX: &'static str = "soat_memory_entries_by_account";
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
+owned_record!(MemoryEntryRecord, "soat_memory_entries", "soat_memory_entries_by_account");

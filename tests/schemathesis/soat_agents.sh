@@ -11,59 +11,8 @@
 # ST_MAX_EXAMPLES (default 15), ST_SEED (default 1; "random" for a new one),
 # ST_TIME_LIMIT (seconds, default 240).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-here="$root/tests/schemathesis"
-bin="${ST_BIN:-$root/target/debug/quarry}"
-venv="${QUARRY_CACHE:-$HOME/.cache/quarry}/venv-sdk"
-st="$venv/bin/schemathesis"
-py="$venv/bin/python"
-say() { printf '[schemathesis] %s\n' "$*"; }
-
-[ -x "$bin" ] || { echo "[schemathesis] $bin is missing: cargo build --bin quarry" >&2; exit 2; }
-[ -x "$st" ] || { echo "[schemathesis] $st is missing: ops/setup-llm-tests installs it" >&2; exit 2; }
-
-work="$(mktemp -d)"
-pid=""
-stop() {
-    if [ -n "$pid" ]; then
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap stop EXIT
-
-# Rates out of the way: a 429 would leave the operations behind it untested.
-cat >"$work/quarry.toml" <<'TOML'
-[auth.signup_per_ip]
-burst = 0
-[plans.scribe]
-name = "Scribe"
-price = 0
-stored_chars = "unlimited"
-search = "unlimited"
-extract = "unlimited"
-research = "unlimited"
-rate_per_minute = 1000000
-burst = 100000
-max_keys = 5
-TOML
-
-unset_quarry=()
-for name in $(compgen -e | grep '^QUARRY_' || true); do unset_quarry+=(-u "$name"); done
-env "${unset_quarry[@]}" QUARRY_EMBEDDER=none "$bin" serve --listen 127.0.0.1:0 --shards 2 \
-    --data "$work/data" --config "$work/quarry.toml" >"$work/stdout" 2>"$work/server.log" &
-pid=$!
-addr=""
-for _ in $(seq 1 300); do
-    addr="$(sed -n 's|.*listening on http://\([^ ]*\).*|\1|p' "$work/stdout" 2>/dev/null | head -n1 || true)"
-    [ -n "$addr" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; echo "[schemathesis] the server exited" >&2; exit 2; }
-    sleep 0.1
-done
-[ -n "$addr" ] || { echo "[schemathesis] the server printed no address in 30 s" >&2; exit 2; }
-base="http://$addr"
-say "server at $base"
+source "$(dirname "$0")/common.sh"
+st_serve 2 none
 
 eval "$("$py" - "$base" <<'PY'
 import json, sys, urllib.request
@@ -86,28 +35,4 @@ PY
 export ST_AGENT ST_DOOMED
 say "seeded agent $ST_AGENT"
 
-seed="${ST_SEED:-1}"
-seed_args=(--seed "$seed")
-[ "$seed" = random ] && seed_args=()
-status=0
-(cd "$work" && exec timeout --signal=INT --kill-after=10 "${ST_TIME_LIMIT:-240}" \
-    "$st" --config-file "$here/soat_agents.toml" run "$root/tests/data/specs/soat-agents.bundled.openapi.json" \
-    --url "$base" \
-    --header "Authorization: Bearer $ST_KEY" \
-    --checks not_a_server_error,response_schema_conformance \
-    --max-examples "${ST_MAX_EXAMPLES:-15}" \
-    --workers 1 \
-    --request-timeout 30 \
-    --generation-database none \
-    --no-color \
-    --output-truncate true \
-    "${seed_args[@]}") || status=$?
-if [ "$status" -eq 124 ] || [ "$status" -eq 130 ]; then
-    echo "[schemathesis] the run passed its ${ST_TIME_LIMIT:-240} s limit" >&2
-fi
-if grep -q "panicked" "$work/server.log"; then
-    echo "[schemathesis] the server panicked:" >&2
-    grep -A5 "panicked" "$work/server.log" >&2
-    status=1
-fi
-exit "$status"
+st_run soat_agents.toml soat-agents.bundled.openapi.json "${ST_MAX_EXAMPLES:-15}"

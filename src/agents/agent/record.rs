@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::config::AgentConfig;
-use crate::agents::InProject;
+use crate::agents::scope::in_project;
 use crate::store::agents::{AgentRow, VersionRow};
-use crate::store::owned::Owned;
+use crate::store::owned::owned_record;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentRecord {
@@ -159,27 +159,8 @@ pub struct ModelRouteRecord {
     pub updated_at: String,
 }
 
-macro_rules! owned_in_project {
-    ($t:ty, $table:literal, $index:literal) => {
-        impl Owned for $t {
-            const TABLE: &'static str = $table;
-            const INDEX: &'static str = $index;
-            fn id(&self) -> &str {
-                &self.id
-            }
-            fn account_id(&self) -> &str {
-                &self.account_id
-            }
-        }
-        impl InProject for $t {
-            fn project_id(&self) -> &str {
-                &self.project_id
-            }
-        }
-    };
-}
-
-owned_in_project!(GuardrailRecord, "soat_guardrails", "soat_guardrails_by_account");
-owned_in_project!(EvalRecord, "soat_evals", "soat_evals_by_account");
-owned_in_project!(EvalRunRecord, "soat_eval_runs", "soat_eval_runs_by_account");
-owned_in_project!(ModelRouteRecord, "soat_model_routes", "soat_model_routes_by_account");
+owned_record!(GuardrailRecord, "soat_guardrails", "soat_guardrails_by_account");
+owned_record!(EvalRecord, "soat_evals", "soat_evals_by_account");
+owned_record!(EvalRunRecord, "soat_eval_runs", "soat_eval_runs_by_account");
+owned_record!(ModelRouteRecord, "soat_model_routes", "soat_model_routes_by_account");
+in_project!(GuardrailRecord, EvalRecord, EvalRunRecord, ModelRouteRecord);

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{InProject, Project, Scope};
+use super::{Project, Scope};
 use crate::config::SecretsConfig;
 use crate::error::{Code, ErrorCode};
 use crate::llm::secret::Secret;
@@ -227,11 +227,7 @@ impl Secrets {
 
 pub const SECRET_OPEN: &str = "{{secret:";
 
-impl InProject for SecretRecord {
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
-}
+crate::agents::scope::in_project!(SecretRecord);
 
 fn owner<'a>(p: Project<'a>, id: &'a str) -> Owner<'a> {
     Owner { account_id: p.account_id, project_id: p.project_id, secret_id: id }

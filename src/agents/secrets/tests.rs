@@ -1,22 +1,10 @@
 use super::*;
+use crate::agents::scope::testing::{a, others, scope};
 use crate::agents::KeyRef;
 
 fn service(dir: &Path) -> Secrets {
     let records = Arc::new(Records::open(dir).unwrap());
     Secrets::open(&SecretsConfig { key: None }, dir, records).unwrap()
-}
-
-/// A project key's scope: it sees its project only.
-fn scope(account: &str, project: &str) -> Scope {
-    Scope { account_id: account.into(), project_id: project.into(), key: KeyRef::Project { id: format!("key_{project}") } }
-}
-
-fn a() -> Scope {
-    scope("acct_a", "proj_a")
-}
-
-fn others() -> [Scope; 2] {
-    [scope("acct_a", "proj_a2"), scope("acct_b", "proj_a")]
 }
 
 #[test]

@@ -33,6 +33,19 @@ pub struct Env<'a> {
     pub timeouts: Timeouts,
 }
 
+/// One call as its type's executor runs it: the definition, the merged and checked
+/// input, and how deep in pipelines it is.
+#[derive(Clone, Copy)]
+pub(super) struct Exec<'c> {
+    pub env: &'c Env<'c>,
+    pub p: Project<'c>,
+    pub def: &'c ToolDef,
+    pub action: Option<&'c str>,
+    pub input: &'c Value,
+    pub context: &'c BTreeMap<String, String>,
+    pub depth: usize,
+}
+
 /// One call: the action (builtin), the input, and the caller's `tool_context`.
 #[derive(Debug, Clone, Default)]
 pub struct CallInput {
@@ -62,12 +75,13 @@ impl Tools {
                 schema::check_input(params, &input)?;
             }
             let CallInput { action, context, .. } = call;
+            let x = Exec { env, p, def, action: action.as_deref(), input: &input, context: &context, depth };
             let output = match def.kind {
                 Kind::Client => return Err(ToolError::NotSupported("client")),
-                Kind::Mcp => self.mcp(env, p, def, action.as_deref(), &input, &context).await?,
-                Kind::Http => self.http(env, p, def, &input, &context).await?,
-                Kind::Builtin => builtin(env, p, def, action.as_deref(), &input).await?,
-                Kind::Pipeline => self.pipeline(env, p, def, &input, &context, depth).await?,
+                Kind::Mcp => self.mcp(&x).await?,
+                Kind::Http => self.http(&x).await?,
+                Kind::Builtin => builtin(&x).await?,
+                Kind::Pipeline => self.pipeline(&x).await?,
             };
             Ok(match &def.output_mapping {
                 Some(m) => logic::eval(&Value::Object(m.clone()), &json!({"output": output, "input": input})),
@@ -76,14 +90,8 @@ impl Tools {
         })
     }
 
-    async fn http(
-        &self,
-        env: &Env<'_>,
-        p: Project<'_>,
-        def: &ToolDef,
-        input: &Value,
-        context: &BTreeMap<String, String>,
-    ) -> Result<Value, ToolError> {
+    async fn http(&self, x: &Exec<'_>) -> Result<Value, ToolError> {
+        let Exec { env, p, def, input, context, .. } = *x;
         let e = def.execute.as_ref().ok_or_else(|| ToolError::Invalid("an http tool needs execute.url".into()))?;
         let mut args = input.as_object().cloned().unwrap_or_default();
         let shown_url = fill_path(&e.url, &mut args);
@@ -173,15 +181,8 @@ impl Tools {
         Ok(out)
     }
 
-    async fn pipeline(
-        &self,
-        env: &Env<'_>,
-        p: Project<'_>,
-        def: &ToolDef,
-        input: &Value,
-        context: &BTreeMap<String, String>,
-        depth: usize,
-    ) -> Result<Value, ToolError> {
+    async fn pipeline(&self, x: &Exec<'_>) -> Result<Value, ToolError> {
+        let Exec { env, p, def, input, context, depth, .. } = *x;
         if depth >= MAX_DEPTH {
             return Err(ToolError::Depth(MAX_DEPTH));
         }
@@ -313,7 +314,8 @@ pub(super) fn scrub(text: &str, revealed: &[Secret]) -> String {
 }
 
 /// Quarry's own actions.
-async fn builtin(env: &Env<'_>, p: Project<'_>, def: &ToolDef, action: Option<&str>, input: &Value) -> Result<Value, ToolError> {
+async fn builtin(x: &Exec<'_>) -> Result<Value, ToolError> {
+    let Exec { env, p, def, action, input, .. } = *x;
     let action = action.ok_or_else(|| ToolError::Invalid("action is required for builtin tools".into()))?;
     if !def.actions.iter().flatten().any(|a| a == action) {
         return Err(ToolError::Invalid(format!("action {action:?} is not available on this tool")));

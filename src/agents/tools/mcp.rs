@@ -8,18 +8,14 @@
 //! Every call opens its own session (three round trips); the result is MCP's
 //! `CallToolResult` as the server wrote it (`content`, `structuredContent`, `isError`).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT};
 use hyper::{HeaderMap, Method, Uri};
 use serde_json::{json, Value};
 
-use super::call::{scrub, Env};
-use super::def::ToolDef;
+use super::call::{scrub, Env, Exec};
 use super::outbound::{self, Outbound};
 use super::{ToolError, Tools};
-use crate::agents::Project;
 use crate::llm::secret::Secret;
 
 const PROTOCOL_VERSION: &str = "2025-03-26";
@@ -37,15 +33,8 @@ struct Session<'a> {
 }
 
 impl Tools {
-    pub(super) async fn mcp(
-        &self,
-        env: &Env<'_>,
-        p: Project<'_>,
-        def: &ToolDef,
-        action: Option<&str>,
-        input: &Value,
-        context: &BTreeMap<String, String>,
-    ) -> Result<Value, ToolError> {
+    pub(super) async fn mcp(&self, x: &Exec<'_>) -> Result<Value, ToolError> {
+        let Exec { env, p, def, action, input, context, .. } = *x;
         let m = def.mcp.as_ref().ok_or_else(|| ToolError::Invalid("an mcp tool needs mcp.url".into()))?;
         let action = action.ok_or_else(|| ToolError::Invalid("action is required for mcp tools: the MCP tool to call".into()))?;
         let listed = def.actions.as_ref().is_none_or(|a| a.iter().any(|x| x == action));

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::secrets::{SecretError, Secrets};
-use super::{InProject, Project, Scope};
+use super::{Project, Scope};
 use crate::error::{Code, ErrorCode};
 use crate::store::owned::Change;
 use crate::store::{Records, StoreError, ToolRecord};
@@ -271,11 +271,7 @@ impl Tools {
     }
 }
 
-impl InProject for ToolRecord {
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
-}
+crate::agents::scope::in_project!(ToolRecord);
 
 fn parsed(record: ToolRecord) -> Result<Tool, ToolError> {
     let def: ToolDef = serde_json::from_value(record.def.clone())

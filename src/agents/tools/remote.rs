@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::outbound::{Answer, Outbound, OutboundError, Timeouts, MAX_ANSWER_BYTES};
 use crate::llm::config::TlsRoots;
+use crate::llm::transport::describe;
 use crate::llm::transport::remote::{client, tls_config, HttpsClient};
 
 struct Job {
@@ -83,15 +84,4 @@ async fn run(client: HttpsClient, job: Job) {
         _ = reply.closed() => return,
     };
     let _ = reply.send(result);
-}
-
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }

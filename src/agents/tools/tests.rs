@@ -4,20 +4,7 @@ use super::*;
 use crate::config::SecretsConfig;
 use crate::llm::secret::Secret;
 
-use crate::agents::KeyRef;
-
-/// A project key's scope: it sees its project only.
-fn scope(account: &str, project: &str) -> Scope {
-    Scope { account_id: account.into(), project_id: project.into(), key: KeyRef::Project { id: format!("key_{project}") } }
-}
-
-fn a() -> Scope {
-    scope("acct_a", "proj_a")
-}
-
-fn others() -> [Scope; 2] {
-    [scope("acct_a", "proj_a2"), scope("acct_b", "proj_a")]
-}
+use crate::agents::scope::testing::{a, others};
 
 fn service(dir: &std::path::Path) -> Tools {
     let records = Arc::new(Records::open(dir).unwrap());

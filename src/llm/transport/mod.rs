@@ -141,7 +141,7 @@ where
 }
 
 /// An error and its causes, on one line.
-fn describe(e: &dyn std::error::Error) -> String {
+pub(crate) fn describe(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
