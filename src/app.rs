@@ -57,6 +57,8 @@ pub struct App {
     pub llm: Option<crate::llm::Llm>,
     /// The configured rerankers (local ones loaded once; each shard opens its sessions).
     pub rerankers: crate::search::rerank::Rerankers,
+    /// Researches running per account (`research.concurrency`).
+    pub research_gate: crate::research::gate::Gate,
     /// The local model, installed and enabled, until `shard::run` starts its supervisor.
     local: std::sync::Mutex<Option<crate::llm::local::Local>>,
     /// Set while the local model answers.
@@ -133,6 +135,7 @@ impl App {
             route_names,
             llm,
             rerankers,
+            research_gate: Default::default(),
             engine,
             search,
             config,

@@ -19,6 +19,7 @@ pub mod llm;
 pub mod metrics;
 pub mod net;
 pub mod plans;
+pub mod research;
 pub mod runtime;
 pub mod search;
 pub mod shard;

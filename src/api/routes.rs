@@ -5,7 +5,7 @@
 use futures_util::future::LocalBoxFuture;
 use hyper::Method;
 
-use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, sample, scan, search, signup};
+use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, research, sample, scan, search, signup};
 use super::openai;
 use super::openindex;
 use crate::config::Config;
@@ -73,6 +73,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/v1/collections/{id}/documents/{doc}/pages/{n}", "get_page", call!(documents::page, id, doc, n)),
         row(M::POST, "/v1/collections/{id}/search", "search", call!(search::search, id)),
         row(M::POST, "/v1/collections/{id}/extract", "extract", call!(extract::extract, id)),
+        costs(5, row(M::POST, "/v1/collections/{id}/research", "research", call!(research::research, id))),
         costs(5, row(M::POST, "/v1/collections/{id}/evaluate", "evaluate", call!(evaluate::evaluate, id))),
         row(M::POST, "/v1/collections/{id}/sample", "sample", call!(sample::sample, id)),
         // AgentLex: identifiers.

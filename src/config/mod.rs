@@ -10,6 +10,7 @@ mod layers;
 mod llm;
 mod raw;
 mod rerank;
+mod research;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
+pub use research::{Judge, ResearchConfig};
 
 /// The documented defaults, compiled in so documentation and behaviour cannot drift.
 pub const DEFAULTS_TOML: &str = include_str!("../../ops/quarry.toml");
@@ -67,6 +69,7 @@ pub struct Config {
     /// `[rerank]` and `[rerankers.NAME]`.
     pub rerank: RerankConfig,
     pub extract: ExtractConfig,
+    pub research: ResearchConfig,
     pub expand: ExpandConfig,
 }
 
@@ -311,6 +314,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         llm,
         rerank,
         extract: extract::resolve(raw.extract)?,
+        research: research::resolve(raw.research)?,
         expand,
     })
 }

@@ -26,6 +26,7 @@ pub struct RawConfig {
     pub rerank: RawRerank,
     pub rerankers: BTreeMap<String, RawReranker>,
     pub extract: super::extract::RawExtract,
+    pub research: super::research::RawResearch,
     pub expand: super::expand::RawExpand,
 }
 

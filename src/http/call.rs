@@ -28,7 +28,7 @@ pub struct Call<'a> {
     pub principal: Option<Rc<Principal>>,
     pub limits: BodyLimits,
     /// This shard's embedder sessions (the configured embedder first).
-    pub embedders: &'a std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+    pub embedders: &'a std::rc::Rc<std::cell::RefCell<Vec<quarry_index::embed::Embedder>>>,
     /// This shard's reranker sessions.
     pub rerankers: &'a crate::search::rerank::Sessions,
     pub params: Params,

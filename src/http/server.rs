@@ -44,7 +44,8 @@ pub struct Shard {
     pub body_limits: BodyLimits,
     pub shard_header: HeaderValue,
     /// This shard's embedder sessions (the configured embedder first); never shared.
-    pub embedders: std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
+    /// Shared (`Rc`) with the streamed research bodies that outlive their handler.
+    pub embedders: std::rc::Rc<std::cell::RefCell<Vec<quarry_index::embed::Embedder>>>,
     /// This shard's reranker sessions (set once the shard opens them); never shared.
     pub rerankers: crate::search::rerank::Sessions,
     /// The `date` header, formatted by the sweep every tick rather than per response.
@@ -68,7 +69,7 @@ impl Shard {
             http,
             request_prefix: format!("{boot}-{id}-"),
             request_seq: Cell::new(0),
-            embedders: std::cell::RefCell::new(embedders),
+            embedders: std::rc::Rc::new(std::cell::RefCell::new(embedders)),
             rerankers: Default::default(),
             date: std::cell::RefCell::new(http_date()),
             app,

@@ -7,5 +7,5 @@ pub mod meters;
 pub mod per_address;
 
 pub use bucket::{Bucket, Buckets, Decision, Pace};
-pub use meters::{Meter, Meters};
+pub use meters::{AccountMeters, Meter, Meters};
 pub use per_address::PerAddress;

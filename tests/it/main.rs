@@ -27,6 +27,7 @@ mod plugin;
 mod privacy;
 mod quality;
 mod rerank;
+mod research;
 mod routes;
 mod sample;
 mod scan;

@@ -1,8 +1,11 @@
 //! A scripted OpenAI-compatible upstream on loopback, for the endpoints that call a
-//! model (extract; research to come): `POST /v1/chat/completions` answered in OpenAI's
-//! wire format from rules keyed by what the prompt holds (the first rule whose needle is
-//! in the request's messages wins), a default answer otherwise. A rule can also fail
-//! with an HTTP status. Every request body is recorded.
+//! model (extract, research): `POST /v1/chat/completions` answered in OpenAI's wire
+//! format, whole or (when the request says `stream: true`) as server-sent
+//! `chat.completion.chunk` events, from rules keyed by what the prompt holds (the first
+//! rule whose needle is in the request's messages wins), a default answer otherwise. A
+//! rule can answer text or tool calls, a sequence of replies (one per call, the last
+//! repeated), fail with an HTTP status, break off mid-stream, or hang mid-stream until
+//! the caller goes away (counted as cancelled). Every request body is recorded.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -18,6 +21,17 @@ pub enum Reply {
     Fail(u16),
     /// The same reply, after a pause.
     Slow(std::time::Duration, Box<Reply>),
+    /// Tool calls: (name, arguments as JSON).
+    Tools(Vec<(String, Value)>),
+    /// One reply per call that matches, in order; the last is repeated.
+    Seq(Vec<Reply>),
+    /// Streamed: this text, then the connection is cut (no finish, no `[DONE]`).
+    CutAfter(String),
+    /// Streamed: this text, then nothing but keep-alive comments until the caller
+    /// closes the connection.
+    HangAfter(String),
+    /// The reply computed from the prompt's text.
+    From(Arc<dyn Fn(&str) -> Reply + Send + Sync>),
 }
 
 #[derive(Default)]
@@ -27,6 +41,9 @@ struct State {
     bodies: Vec<Value>,
     in_flight: usize,
     most_in_flight: usize,
+    /// Calls of each rule so far (for `Seq`), by rule index; the default is `usize::MAX`.
+    calls: std::collections::HashMap<usize, usize>,
+    cancelled: usize,
 }
 
 pub struct Scripted {
@@ -49,9 +66,14 @@ impl Scripted {
         Scripted { addr, state }
     }
 
-    /// Answers a prompt holding `needle` with `reply`.
+    /// Answers a prompt holding `needle` with `reply` (in place of an earlier rule for
+    /// the same needle).
     pub fn on(&self, needle: &str, reply: Reply) -> &Self {
-        self.state.lock().unwrap().rules.push((needle.to_owned(), reply));
+        let mut s = self.state.lock().unwrap();
+        match s.rules.iter().position(|r| r.0 == needle) {
+            Some(i) => s.rules[i].1 = reply,
+            None => s.rules.push((needle.to_owned(), reply)),
+        }
         self
     }
 
@@ -66,6 +88,11 @@ impl Scripted {
         self.state.lock().unwrap().most_in_flight
     }
 
+    /// Hanging streams whose caller went away.
+    pub fn cancelled(&self) -> usize {
+        self.state.lock().unwrap().cancelled
+    }
+
     /// Every request body received so far.
     pub fn bodies(&self) -> Vec<Value> {
         self.state.lock().unwrap().bodies.clone()
@@ -78,6 +105,21 @@ impl Scripted {
             self.addr
         )
     }
+}
+
+/// Tool calls as a reply.
+pub fn tools(calls: &[(&str, Value)]) -> Reply {
+    Reply::Tools(calls.iter().map(|(n, a)| (n.to_string(), a.clone())).collect())
+}
+
+/// A reply computed from the prompt's text.
+pub fn from(f: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Reply {
+    Reply::From(Arc::new(f))
+}
+
+/// A plain text reply.
+pub fn text(t: &str) -> Reply {
+    Reply::Text(t.to_owned(), 100, 20)
 }
 
 /// A reader's JSON answer.
@@ -129,7 +171,21 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             s.bodies.push(body.clone());
             s.in_flight += 1;
             s.most_in_flight = s.most_in_flight.max(s.in_flight);
-            s.rules.iter().find(|(needle, _)| prompt.contains(needle.as_str())).map(|r| r.1.clone()).or(s.default.clone())
+            let rule = s.rules.iter().position(|(needle, _)| prompt.contains(needle.as_str()));
+            let reply = match rule {
+                Some(i) => Some(s.rules[i].1.clone()),
+                None => s.default.clone(),
+            };
+            let key = rule.unwrap_or(usize::MAX);
+            let n = *s.calls.entry(key).and_modify(|n| *n += 1).or_insert(0);
+            let reply = match reply {
+                Some(Reply::Seq(items)) => items.get(n).or(items.last()).cloned(),
+                r => r,
+            };
+            match reply {
+                Some(Reply::From(f)) => Some(f(&prompt)),
+                r => r,
+            }
         };
         let mut reply = reply;
         while let Some(Reply::Slow(pause, inner)) = reply {
@@ -137,20 +193,27 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             reply = Some(*inner);
         }
         state.lock().unwrap().in_flight -= 1;
+        let streamed = body["stream"] == json!(true);
+        if streamed {
+            let kept = stream_reply(&mut out, &body, reply, &state);
+            if !kept {
+                return;
+            }
+            continue;
+        }
         let (status, bytes) = match reply {
-            Some(Reply::Text(text, input, output)) => (
-                200,
-                json!({
-                    "id": "chatcmpl-scripted",
-                    "object": "chat.completion",
-                    "created": 1_700_000_000,
-                    "model": body["model"],
-                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
-                    "usage": { "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output }
-                }),
-            ),
+            Some(Reply::Text(text, input, output)) => {
+                (200, completion(&body, json!({ "role": "assistant", "content": text }), "stop", input, output))
+            }
+            Some(Reply::Tools(calls)) => {
+                (200, completion(&body, json!({ "role": "assistant", "content": null, "tool_calls": tool_calls(&calls) }), "tool_calls", 100, 20))
+            }
             Some(Reply::Fail(status)) => (status, json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } })),
-            Some(Reply::Slow(..)) => unreachable!("unwrapped above"),
+            Some(Reply::CutAfter(_) | Reply::HangAfter(_)) => {
+                // Not streamed: the connection is cut before any answer.
+                return;
+            }
+            Some(Reply::Slow(..) | Reply::Seq(_) | Reply::From(_)) => unreachable!("unwrapped above"),
             None => (200, json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": "{}" }, "finish_reason": "stop" }] })),
         };
         let bytes = bytes.to_string();
@@ -159,4 +222,97 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             return;
         }
     }
+}
+
+fn completion(body: &Value, message: Value, finish: &str, input: u64, output: u64) -> Value {
+    json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": body["model"],
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish }],
+        "usage": { "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output }
+    })
+}
+
+fn tool_calls(calls: &[(String, Value)]) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| json!({ "id": format!("call_{i}"), "type": "function", "function": { "name": name, "arguments": args.to_string() } }))
+            .collect(),
+    )
+}
+
+/// A streamed answer, as OpenAI sends one; whether the connection stays usable.
+fn stream_reply(out: &mut TcpStream, body: &Value, reply: Option<Reply>, state: &Arc<Mutex<State>>) -> bool {
+    let chunk = |delta: Value, finish: Option<&str>, usage: Option<Value>| {
+        let mut c = json!({ "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": body["model"],
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] });
+        if let Some(u) = usage {
+            c["usage"] = u;
+        }
+        format!("data: {c}\n\n")
+    };
+    let pieces = |text: &str| -> Vec<String> {
+        // A few characters at a time, on character boundaries.
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(7).map(|c| chunk(json!({ "content": c.iter().collect::<String>() }), None, None)).collect()
+    };
+    let status = match &reply {
+        Some(Reply::Fail(status)) => *status,
+        _ => 200,
+    };
+    if status != 200 {
+        let b = json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } }).to_string();
+        let head = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", b.len());
+        return out.write_all(head.as_bytes()).is_ok() && out.write_all(b.as_bytes()).is_ok();
+    }
+    if out.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut send = |s: &str| out.write_all(s.as_bytes()).and_then(|_| out.flush()).is_ok();
+    send(&chunk(json!({ "role": "assistant", "content": "" }), None, None));
+    match reply {
+        Some(Reply::Text(text, input, output)) => {
+            for p in pieces(&text) {
+                send(&p);
+            }
+            let usage = json!({ "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output });
+            send(&chunk(json!({}), Some("stop"), Some(usage)));
+            send("data: [DONE]\n\n");
+        }
+        Some(Reply::CutAfter(text)) => {
+            for p in pieces(&text) {
+                send(&p);
+            }
+        }
+        Some(Reply::HangAfter(text)) => {
+            for p in pieces(&text) {
+                send(&p);
+            }
+            let started = std::time::Instant::now();
+            while started.elapsed() < std::time::Duration::from_secs(60) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if !send(": keep-alive\n\n") {
+                    state.lock().unwrap().cancelled += 1;
+                    break;
+                }
+            }
+        }
+        other => {
+            let text = match other {
+                Some(Reply::Tools(_)) | None => "{}".to_owned(),
+                _ => String::new(),
+            };
+            for p in pieces(&text) {
+                send(&p);
+            }
+            send(&chunk(json!({}), Some("stop"), None));
+            send("data: [DONE]\n\n");
+        }
+    }
+    // connection: close ends the body.
+    false
 }

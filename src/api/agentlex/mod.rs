@@ -9,6 +9,7 @@ pub mod extract;
 pub mod health;
 pub mod input;
 pub mod keys;
+pub mod research;
 pub mod sample;
 pub mod scan;
 pub mod search;

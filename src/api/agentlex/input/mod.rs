@@ -7,6 +7,7 @@ pub mod document;
 pub mod evaluate;
 pub mod extract;
 pub mod field;
+pub mod research;
 pub mod scan;
 pub mod search;
 pub mod settings;
