@@ -192,6 +192,54 @@ def research(api, col, q, tier, timeout):
         return {"outcome": "error", "status": status, "error": "not JSON: " + data[:500].decode("utf-8", "replace"), "seconds": seconds, "request": body}
 
 
+def research_stream(api, col, q, timeout):
+    """The same question with `stream: true`: every NDJSON line, in order, with the time
+    each arrived; the `done` event's result is scored like a plain one."""
+    body = {"question": q["question"], "tier": "fast", "stream": True}
+    t = time.monotonic()
+    c = http.client.HTTPConnection(api.host, api.port, timeout=timeout)
+    events, at = [], []
+    try:
+        c.request("POST", f"/v1/collections/{col}/research", json.dumps(body),
+                  {"content-type": "application/json", "authorization": f"Bearer {api.key}"})
+        r = c.getresponse()
+        ctype = r.getheader("content-type")
+        if r.status != 200:
+            return {"outcome": "error", "status": r.status, "error": r.read()[:2000].decode("utf-8", "replace"),
+                    "seconds": round(time.monotonic() - t, 2), "request": body}
+        while time.monotonic() - t < timeout:
+            line = r.readline()
+            if not line:
+                break
+            if line.strip():
+                events.append(json.loads(line))
+                at.append(round(time.monotonic() - t, 2))
+    except TimeoutError:
+        return {"outcome": "timeout", "seconds": round(time.monotonic() - t, 2), "request": body, "events": events}
+    except (OSError, ValueError) as e:
+        return {"outcome": "error", "error": f"{type(e).__name__}: {e}", "seconds": round(time.monotonic() - t, 2), "request": body, "events": events}
+    finally:
+        c.close()
+    seconds = round(time.monotonic() - t, 2)
+    if time.monotonic() - t >= timeout:
+        return {"outcome": "timeout", "seconds": seconds, "request": body, "events": events}
+    done = [e for e in events if e.get("type") == "done"]
+    answer = [e.get("text") for e in events if e.get("type") == "answer"]
+    deltas = "".join(e.get("text", "") for e in events if e.get("type") == "delta")
+    first_delta = next((a for a, e in zip(at, events) if e.get("type") == "delta"), None)
+    stream = {"content_type": ctype, "events": len(events), "kinds": [e.get("type") for e in events],
+              "order_problems": scoring.stream_order(events), "first_event_s": at[0] if at else None,
+              "first_delta_s": first_delta, "answer_event_matches_result": bool(done and answer and answer[-1] == done[0]["result"].get("answer")),
+              "deltas_equal_answer": bool(answer and deltas == answer[-1]),
+              "error_event": next((e for e in events if e.get("type") == "error"), None)}
+    rec = {"outcome": "ok" if done else "error", "seconds": seconds, "request": body, "stream": stream}
+    if done:
+        rec["result"] = done[0]["result"]
+    else:
+        rec["error"] = json.dumps(stream["error_event"] or stream["kinds"][-5:], ensure_ascii=False)
+    return rec
+
+
 def search_recall(api, col, q, expected, k):
     """The reference beside the research loop: one hybrid search with the question as the
     query, and the expected pages among its top k pages."""
@@ -212,10 +260,19 @@ def run_all(api, cols, chosen, tiers, timeout, log, k):
         rec = {"id": q["id"], "corpus": q["corpus"], "kind": q["kind"], "tier": tier, "question": q["question"],
                "expected": expected, "unresolved_pages": missing}
         rec["search_hits"] = search_recall(api, col["id"], q, expected, k)
-        rec |= research(api, col["id"], q, tier, timeout)
+        rec |= research_stream(api, col["id"], q, timeout) if tier == "stream" else research(api, col["id"], q, tier, timeout)
         if rec["outcome"] == "ok":
             rec["score"] = scoring.score(rec["result"], expected, q.get("facts") or [], pages)
             rec["problems"] = scoring.problems(rec["score"])
+            if tier == "stream":
+                st = rec["stream"]
+                rec["problems"] += [f"stream order: {p}" for p in st["order_problems"]]
+                if not st["answer_event_matches_result"]:
+                    rec["problems"].append("the answer event differs from done.result.answer")
+                if st["content_type"] != "application/x-ndjson":
+                    rec["problems"].append(f"content-type {st['content_type']}")
+        if rec.get("result", {}).get("warnings"):
+            rec["warnings"] = rec["result"]["warnings"]
         records.append(rec)
         s = rec.get("score")
         line = (f"[{i + 1}/{len(tiers)}] {q['id']} {tier}: {rec['outcome']} {rec['seconds']} s"
@@ -294,7 +351,7 @@ def report(meta, records):
              f"one research at a time; reference search k = {meta['k']}.", "",
              "Ingest: " + "; ".join(f"{k} {v['documents']} documents in {v['seconds']} s" for k, v in meta["collections"].items()) + ".",
              "", "## By tier", "", HEADER]
-    for tier in ("fast", "deep"):
+    for tier in ("fast", "deep", "stream"):
         rs = [r for r in records if r["tier"] == tier]
         if rs:
             lines.append(summary_row(tier, summarize(rs)))
@@ -321,6 +378,20 @@ def report(meta, records):
         lines.append(f"- {r['id']} ({r['tier']}): {r['outcome']} after {r['seconds']} s {r.get('status', '')} {r.get('error', '')[:300]}")
     if not failed and not errors:
         lines.append("None.")
+    warned = {}
+    for r in records:
+        for w in r.get("warnings") or []:
+            warned.setdefault(w, []).append(r["id"])
+    if warned:
+        lines += ["", "## Warnings the results carried", ""]
+        lines += [f"- {w} ({len(ids)}: {', '.join(ids[:8])})" for w, ids in warned.items()]
+    streamed = [r for r in records if r["tier"] == "stream" and r.get("stream")]
+    if streamed:
+        lines += ["", "## Streamed (tier fast, stream: true)", "", "| id | events | first event s | first delta s | total s | order | answer event = result |",
+                  "|---|---:|---:|---:|---:|---|---|"]
+        lines += [f"| {r['id']} | {r['stream']['events']} | {r['stream']['first_event_s']} | {r['stream']['first_delta_s']} | "
+                  f"{r['seconds']} | {'ok' if not r['stream']['order_problems'] else '; '.join(r['stream']['order_problems'])} | "
+                  f"{r['stream']['answer_event_matches_result']} |" for r in streamed]
     lines += ["", "## Per question", "", "| id | tier | kind | s | steps | queries | sources | recall | citations | quotes | claims S/P/U/Unc/Unch | facts | note |",
               "|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---:|---|"]
     for r in records:
@@ -360,6 +431,7 @@ def main(argv=None):
     ap.add_argument("--embedder", default="multilingual-e5-small")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions (0: all)")
     ap.add_argument("--deep", type=int, default=0, help="also run tier deep on the first N questions run")
+    ap.add_argument("--stream", type=int, default=0, help="also run the first N questions streamed (tier fast), checking the events")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per question")
     ap.add_argument("--ready-timeout", type=float, default=600, help="seconds to wait for the local model")
     ap.add_argument("--k", type=int, default=8, help="pages of the reference search")
@@ -376,7 +448,7 @@ def main(argv=None):
     chosen = interleave([q for q in spec["questions"] if q["corpus"] in corpora], corpora)
     if o.limit:
         chosen = chosen[:o.limit]
-    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]]
+    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]] + [(q, "stream") for q in chosen[:o.stream]]
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     server = None
     if o.server:
@@ -418,7 +490,7 @@ def main(argv=None):
     stem = out / f"research-{started.strftime('%Y-%m-%d-%H%M%S')}"
     md = report(meta, records)
     stem.with_suffix(".md").write_text(md)
-    summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep") if any(r["tier"] == t for r in records)}
+    summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep", "stream") if any(r["tier"] == t for r in records)}
     stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "records": records}, ensure_ascii=False, indent=1))
     print(md)
     print(f"written to {stem}.md and {stem}.json", file=sys.stderr)

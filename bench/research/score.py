@@ -214,3 +214,37 @@ def problems(s):
     if k["uncited_with_sources"]:
         out.append(f"{len(k['uncited_with_sources'])} uncited claim(s) list sources")
     return out
+
+
+# The research stream's phases in the spec's order (Event): each event kind with the phase
+# it belongs to; a status event's phase is its stage's.
+PHASE = {("status", "searching"): 0, "query": 1, "sources": 1, ("status", "deepening"): 1,
+         ("status", "answering"): 2, "delta": 3, "answer": 4, ("status", "verifying"): 5,
+         "claims": 6, "done": 7}
+
+
+def stream_order(events):
+    """Whether NDJSON events come in the spec's order: status searching first; queries,
+    sources and deepening steps; answering; deltas; the answer; verifying; claims; done
+    last, or an error as the last line. Returns a list of what is out of order."""
+    out, last = [], -1
+    if not events:
+        return ["no events"]
+    if events[0].get("type") != "status" or events[0].get("stage") != "searching":
+        out.append(f"first event is {events[0].get('type')} {events[0].get('stage', '')}".strip())
+    for i, e in enumerate(events):
+        kind = e.get("type")
+        if kind == "error":
+            if i != len(events) - 1:
+                out.append("an error event is not the last line")
+            return out
+        phase = PHASE.get((kind, e.get("stage")) if kind == "status" else kind)
+        if phase is None:
+            out.append(f"unknown event {kind} {e.get('stage', '')}".strip())
+            continue
+        if phase < last:
+            out.append(f"event {i} ({(kind + ' ' + e.get('stage', '')).strip()}) after a later phase")
+        last = max(last, phase)
+    if events[-1].get("type") != "done":
+        out.append(f"the last event is {events[-1].get('type')}, not done or error")
+    return out

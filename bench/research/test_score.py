@@ -184,3 +184,21 @@ class Report(unittest.TestCase):
         self.assertIn("| deep | 1 | 1 |", md)
         self.assertIn("- q1 (fast): markers [7] resolve to no source", md)
         self.assertIn("- q9 (fast): timeout after 600.0 s", md)
+
+
+class StreamOrder(unittest.TestCase):
+    def test_the_spec_order_passes(self):
+        ev = [{"type": "status", "stage": "searching"}, {"type": "query", "query": "q", "mode": "hybrid", "results": 3},
+              {"type": "sources", "sources": []}, {"type": "status", "stage": "deepening", "step": 1},
+              {"type": "query", "query": "q2", "mode": "hybrid", "results": 1}, {"type": "sources", "sources": []},
+              {"type": "status", "stage": "answering"}, {"type": "delta", "text": "a"}, {"type": "delta", "text": "b"},
+              {"type": "answer", "text": "ab"}, {"type": "status", "stage": "verifying"},
+              {"type": "claims", "counts": {}, "summary": ""}, {"type": "done", "result": {}}]
+        self.assertEqual(score.stream_order(ev), [])
+        self.assertEqual(score.stream_order(ev[:3] + [{"type": "error", "code": "llm_failed", "message": "x"}]), [])
+
+    def test_out_of_order_and_unfinished_streams_are_reported(self):
+        ev = [{"type": "status", "stage": "searching"}, {"type": "answer", "text": "a"}, {"type": "delta", "text": "a"}]
+        self.assertEqual(score.stream_order(ev), ["event 2 (delta) after a later phase", "the last event is delta, not done or error"])
+        ev = [{"type": "query"}, {"type": "error"}, {"type": "done"}]
+        self.assertEqual(score.stream_order(ev), ["first event is query", "an error event is not the last line"])
