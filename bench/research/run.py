@@ -87,12 +87,12 @@ def interleave(questions, corpora):
 class Server:
     """The real binary on a temporary data directory, the local model on."""
 
-    def __init__(self, binary, port, embedder, keep):
+    def __init__(self, binary, port, embedder, keep, nice):
         self.work = Path(tempfile.mkdtemp(prefix="quarry-research-"))
         self.keep, self.port = keep, port
         cfg = self.work / "quarry.toml"
         cfg.write_text(f'embedder = "{embedder}"\n' + (ROOT / "bench/evaluation-plan.toml").read_text()
-                       + "\n[llm.local]\nenabled = true\n")
+                       + "\n[llm.local]\nenabled = true\n" + (f"nice = {nice}\n" if nice is not None else ""))
         env = dict(os.environ, QUARRY_LLM__LOCAL__ENABLED="true")
         out = subprocess.run([binary, "accounts", "create", "--config", cfg, "--data", self.work / "data",
                               "--email", "research@quarry.invalid", "--plan", "evaluation"],
@@ -250,9 +250,10 @@ def search_recall(api, col, q, expected, k):
     return len(set(expected) & found)
 
 
-def run_all(api, cols, chosen, tiers, timeout, log, k):
+def run_all(api, cols, tiers, timeout, log, k, records, write):
+    """Each (question, tier) in turn into `records`; `write` after each, so a run cut short
+    still leaves its report."""
     pages = Pages(api)
-    records = []
     for i, (q, tier) in enumerate(tiers):
         col = cols[q["corpus"]]
         pages.col = col["id"]
@@ -274,13 +275,13 @@ def run_all(api, cols, chosen, tiers, timeout, log, k):
         if rec.get("result", {}).get("warnings"):
             rec["warnings"] = rec["result"]["warnings"]
         records.append(rec)
+        write(records)
         s = rec.get("score")
         line = (f"[{i + 1}/{len(tiers)}] {q['id']} {tier}: {rec['outcome']} {rec['seconds']} s"
                 + (f", recall {s['recall']['in_sources']}/{s['recall']['expected']}, citations "
                    f"{'ok' if s['citations']['valid'] else 'BAD'}, quotes {s['quotes']['verified']}/{s['quotes']['total']}, "
                    f"claims {s['claims']['counts']}" if s else f" {rec.get('status', '')} {rec.get('error', '')[:200]}"))
         print(line, file=log, flush=True)
-    return records
 
 
 def pct(xs):
@@ -344,8 +345,10 @@ HEADER = ("| set | questions | answered | errors | timeouts | page recall (sourc
 def report(meta, records):
     lines = [f"# Research benchmark ({meta['date']})", "",
              f"Command: `{meta['command']}`. Commit {meta['commit']}, {meta['cpus']} CPUs, load average before: "
-             f"{meta['load_before']}, after: {meta['load_after']}.",
-             f"Server: {meta['binary']} (local model `{meta['local_model']}`), collections embedded with "
+             f"{meta['load_before']}, after: {meta['load_after']}."
+             + ("" if meta.get("finished", True) else f" **Partial: {meta['runs_done']} of {meta['runs_planned']} runs done.**"),
+             f"Server: {meta['binary']} (local model `{meta['local_model']}`, niceness "
+             f"{'10 (the default)' if meta.get('nice') is None else meta['nice']}), collections embedded with "
              f"`{meta['embedder']}`, account on the operator plan `evaluation`. {meta['selected']} of "
              f"{meta['in_set']} questions (bench/research/questions.json), per-question timeout {meta['timeout']} s, "
              f"one research at a time; reference search k = {meta['k']}.", "",
@@ -432,6 +435,8 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="at most N questions (0: all)")
     ap.add_argument("--deep", type=int, default=0, help="also run tier deep on the first N questions run")
     ap.add_argument("--stream", type=int, default=0, help="also run the first N questions streamed (tier fast), checking the events")
+    ap.add_argument("--nice", type=int, default=None,
+                    help="the local model's niceness ([llm.local] nice; default the server's, 10)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per question")
     ap.add_argument("--ready-timeout", type=float, default=600, help="seconds to wait for the local model")
     ap.add_argument("--k", type=int, default=8, help="pages of the reference search")
@@ -439,6 +444,7 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
     o = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     os.chdir(ROOT)  # the server finds models/ relative to its working directory
     spec = json.load(open(o.questions))
     corpora = [c for c in o.corpora.split(",") if c]
@@ -459,7 +465,7 @@ def main(argv=None):
     else:
         if not (ROOT / "models/llm/.installed").exists():
             sys.exit("the local model is not installed (models/llm): run ops/setup")
-        server = Server(o.binary, o.port, o.embedder, o.keep)
+        server = Server(o.binary, o.port, o.embedder, o.keep, o.nice)
         binary = os.path.relpath(o.binary, ROOT)
     try:
         if server:
@@ -471,27 +477,38 @@ def main(argv=None):
             cols[c] = index_corpus(api, c, spec["corpora"][c], o.embedder)
             print(f"indexed {c}: {cols[c]['documents']} documents in {cols[c]['seconds']} s", file=sys.stderr)
         started = datetime.now(timezone.utc)
-        records = run_all(api, cols, chosen, tiers, o.timeout, sys.stderr, o.k)
+        stem = Path(o.out) / f"research-{started.strftime('%Y-%m-%d-%H%M%S')}"
+        stem.parent.mkdir(parents=True, exist_ok=True)
+
+        def write(records, final=False):
+            meta = {
+                "date": started.strftime("%Y-%m-%d"), "started": started.isoformat(timespec="seconds"),
+                "command": o.command or "bench/research/run.py " + " ".join(redact(argv if argv is not None else sys.argv[1:])),
+                "commit": git("rev-parse", "--short", "HEAD"), "cpus": os.cpu_count(),
+                "machine": platform.processor() or platform.machine(),
+                "load_before": load_before, "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
+                "binary": binary, "local_model": health.get("local_model"), "embedder": o.embedder, "nice": o.nice,
+                "selected": len(chosen), "in_set": len(spec["questions"]), "timeout": o.timeout, "k": o.k,
+                "waited_429": api.waited_429, "runs_planned": len(tiers), "runs_done": len(records), "finished": final,
+                "collections": {k: {"documents": v["documents"], "seconds": v["seconds"]} for k, v in cols.items()},
+            }
+            md = report(meta, records)
+            stem.with_suffix(".md").write_text(md)
+            summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep", "stream")
+                       if any(r["tier"] == t for r in records)}
+            stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "records": records},
+                                                            ensure_ascii=False, indent=1))
+            return md
+
+        records = []
+        try:
+            run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write)
+        except KeyboardInterrupt:
+            print(f"interrupted after {len(records)} of {len(tiers)} runs", file=sys.stderr)
+        md = write(records, final=len(records) == len(tiers))
     finally:
         if server:
             server.stop()
-    meta = {
-        "date": started.strftime("%Y-%m-%d"), "started": started.isoformat(timespec="seconds"),
-        "command": o.command or "bench/research/run.py " + " ".join(redact(argv if argv is not None else sys.argv[1:])),
-        "commit": git("rev-parse", "--short", "HEAD"), "cpus": os.cpu_count(), "machine": platform.processor() or platform.machine(),
-        "load_before": load_before, "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
-        "binary": binary, "local_model": health.get("local_model"), "embedder": o.embedder,
-        "selected": len(chosen), "in_set": len(spec["questions"]), "timeout": o.timeout, "k": o.k,
-        "waited_429": api.waited_429,
-        "collections": {k: {"documents": v["documents"], "seconds": v["seconds"]} for k, v in cols.items()},
-    }
-    out = Path(o.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"research-{started.strftime('%Y-%m-%d-%H%M%S')}"
-    md = report(meta, records)
-    stem.with_suffix(".md").write_text(md)
-    summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep", "stream") if any(r["tier"] == t for r in records)}
-    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "records": records}, ensure_ascii=False, indent=1))
     print(md)
     print(f"written to {stem}.md and {stem}.json", file=sys.stderr)
 

@@ -179,6 +179,7 @@ def score(result, expected, wanted_facts, page_text):
         "steps": (result.get("timings") or {}).get("steps"),
         "server_ms": (result.get("timings") or {}).get("totalMs"),
         "sources": len(result.get("sources") or []),
+        "answer_chars": len(result.get("answer") or ""),
         "queries": len(result.get("queries") or []),
     }
 
@@ -187,6 +188,10 @@ def problems(s):
     """The checks a result failed, as short strings: what the report lists as possible bugs."""
     out = []
     c, q, k = s["citations"], s["quotes"], s["claims"]
+    if not s.get("answer_chars"):
+        out.append("the answer is empty")
+    elif not k["listed"]:
+        out.append("a non-empty answer with no claims")
     if c["unresolved"]:
         out.append(f"markers {c['unresolved']} resolve to no source")
     if not c["dense_in_order"]:
