@@ -192,10 +192,10 @@ def research(api, col, q, tier, timeout):
         return {"outcome": "error", "status": status, "error": "not JSON: " + data[:500].decode("utf-8", "replace"), "seconds": seconds, "request": body}
 
 
-def research_stream(api, col, q, timeout):
+def research_stream(api, col, q, tier, timeout):
     """The same question with `stream: true`: every NDJSON line, in order, with the time
     each arrived; the `done` event's result is scored like a plain one."""
-    body = {"question": q["question"], "tier": "fast", "stream": True}
+    body = {"question": q["question"], "tier": tier, "stream": True}
     t = time.monotonic()
     c = http.client.HTTPConnection(api.host, api.port, timeout=timeout)
     events, at = [], []
@@ -250,7 +250,7 @@ def search_recall(api, col, q, expected, k):
     return len(set(expected) & found)
 
 
-def run_all(api, cols, tiers, timeout, log, k, records, write):
+def run_all(api, cols, tiers, timeout, log, k, records, write, plain):
     """Each (question, tier) in turn into `records`; `write` after each, so a run cut short
     still leaves its report."""
     pages = Pages(api)
@@ -261,11 +261,11 @@ def run_all(api, cols, tiers, timeout, log, k, records, write):
         rec = {"id": q["id"], "corpus": q["corpus"], "kind": q["kind"], "tier": tier, "question": q["question"],
                "expected": expected, "unresolved_pages": missing}
         rec["search_hits"] = search_recall(api, col["id"], q, expected, k)
-        rec |= research_stream(api, col["id"], q, timeout) if tier == "stream" else research(api, col["id"], q, tier, timeout)
+        rec |= research(api, col["id"], q, tier, timeout) if plain else research_stream(api, col["id"], q, tier, timeout)
         if rec["outcome"] == "ok":
             rec["score"] = scoring.score(rec["result"], expected, q.get("facts") or [], pages)
             rec["problems"] = scoring.problems(rec["score"])
-            if tier == "stream":
+            if "stream" in rec:
                 st = rec["stream"]
                 rec["problems"] += [f"stream order: {p}" for p in st["order_problems"]]
                 if not st["answer_event_matches_result"]:
@@ -351,10 +351,11 @@ def report(meta, records):
              f"{'10 (the default)' if meta.get('nice') is None else meta['nice']}), collections embedded with "
              f"`{meta['embedder']}`, account on the operator plan `evaluation`. {meta['selected']} of "
              f"{meta['in_set']} questions (bench/research/questions.json), per-question timeout {meta['timeout']} s, "
-             f"one research at a time; reference search k = {meta['k']}.", "",
+             f"one research at a time, {'stream: false' if meta.get('plain') else 'stream: true (the done event carries the result)'}; "
+             f"reference search k = {meta['k']}.", "",
              "Ingest: " + "; ".join(f"{k} {v['documents']} documents in {v['seconds']} s" for k, v in meta["collections"].items()) + ".",
              "", "## By tier", "", HEADER]
-    for tier in ("fast", "deep", "stream"):
+    for tier in ("fast", "deep"):
         rs = [r for r in records if r["tier"] == tier]
         if rs:
             lines.append(summary_row(tier, summarize(rs)))
@@ -388,9 +389,9 @@ def report(meta, records):
     if warned:
         lines += ["", "## Warnings the results carried", ""]
         lines += [f"- {w} ({len(ids)}: {', '.join(ids[:8])})" for w, ids in warned.items()]
-    streamed = [r for r in records if r["tier"] == "stream" and r.get("stream")]
+    streamed = [r for r in records if r.get("stream")]
     if streamed:
-        lines += ["", "## Streamed (tier fast, stream: true)", "", "| id | events | first event s | first delta s | total s | order | answer event = result |",
+        lines += ["", "## The event streams", "", "| id | events | first event s | first delta s | total s | order | answer event = result |",
                   "|---|---:|---:|---:|---:|---|---|"]
         lines += [f"| {r['id']} | {r['stream']['events']} | {r['stream']['first_event_s']} | {r['stream']['first_delta_s']} | "
                   f"{r['seconds']} | {'ok' if not r['stream']['order_problems'] else '; '.join(r['stream']['order_problems'])} | "
@@ -434,7 +435,8 @@ def main(argv=None):
     ap.add_argument("--embedder", default="multilingual-e5-small")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions (0: all)")
     ap.add_argument("--deep", type=int, default=0, help="also run tier deep on the first N questions run")
-    ap.add_argument("--stream", type=int, default=0, help="also run the first N questions streamed (tier fast), checking the events")
+    ap.add_argument("--plain", action="store_true",
+                    help="ask for one JSON result (stream: false) instead of the NDJSON stream")
     ap.add_argument("--nice", type=int, default=None,
                     help="the local model's niceness ([llm.local] nice; default the server's, 10)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per question")
@@ -454,7 +456,7 @@ def main(argv=None):
     chosen = interleave([q for q in spec["questions"] if q["corpus"] in corpora], corpora)
     if o.limit:
         chosen = chosen[:o.limit]
-    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]] + [(q, "stream") for q in chosen[:o.stream]]
+    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]]
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     server = None
     if o.server:
@@ -488,13 +490,13 @@ def main(argv=None):
                 "machine": platform.processor() or platform.machine(),
                 "load_before": load_before, "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
                 "binary": binary, "local_model": health.get("local_model"), "embedder": o.embedder, "nice": o.nice,
-                "selected": len(chosen), "in_set": len(spec["questions"]), "timeout": o.timeout, "k": o.k,
+                "selected": len(chosen), "in_set": len(spec["questions"]), "timeout": o.timeout, "k": o.k, "plain": o.plain,
                 "waited_429": api.waited_429, "runs_planned": len(tiers), "runs_done": len(records), "finished": final,
                 "collections": {k: {"documents": v["documents"], "seconds": v["seconds"]} for k, v in cols.items()},
             }
             md = report(meta, records)
             stem.with_suffix(".md").write_text(md)
-            summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep", "stream")
+            summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep")
                        if any(r["tier"] == t for r in records)}
             stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "records": records},
                                                             ensure_ascii=False, indent=1))
@@ -502,7 +504,7 @@ def main(argv=None):
 
         records = []
         try:
-            run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write)
+            run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write, o.plain)
         except KeyboardInterrupt:
             print(f"interrupted after {len(records)} of {len(tiers)} runs", file=sys.stderr)
         md = write(records, final=len(records) == len(tiers))
