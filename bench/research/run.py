@@ -3,9 +3,9 @@
 `POST /v1/collections/{id}/research` of a real quarry server with the local model, scored by
 score.py, written to bench/results/research-<time>.md and .json.
 
-  run.py [--binary target/debug/quarry] [--limit N] [--timeout 600] [--deep N]
+  run.py [--binary target/debug/quarry] [--limit N] [--timeout 600] [--deep N] [--plain]
          [--corpora legal,medical,archive,scifact] [--embedder multilingual-e5-small]
-         [--port 4475] [--out bench/results] [--keep]
+         [--nice N] [--k 8] [--port 4475] [--out bench/results] [--keep]
   run.py --server http://127.0.0.1:4400 [--key al_...]   (a server already running, the
                                            account's or a new signup's; collections afresh)
 
@@ -15,7 +15,8 @@ processes), the account on the operator plan `evaluation` (bench/evaluation-plan
 allowance or rate limit cuts a run short), one collection per corpus (the samples through
 `POST /v1/collections/{id}/sample`, SciFact's 500-document subset from tests/data through
 `POST .../documents`), then runs the questions one at a time: tier fast on all, tier deep on
-the first `--deep N`. `--limit N` takes the first N questions after interleaving the corpora
+the first `--deep N`, each streamed (`stream: true`, the result from the `done` event; the
+events are checked too) unless `--plain`. `--limit N` takes the first N questions after interleaving the corpora
 (legal, medical, archive, scifact, legal, …), so a short run covers each. A question that
 takes longer than `--timeout` seconds is recorded as a timeout and the next one starts.
 Standard library only (Python 3.11).
