@@ -232,7 +232,9 @@ def research_stream(api, col, q, tier, timeout):
               "order_problems": scoring.stream_order(events), "first_event_s": at[0] if at else None,
               "first_delta_s": first_delta, "answer_event_matches_result": bool(done and answer and answer[-1] == done[0]["result"].get("answer")),
               "deltas_equal_answer": bool(answer and deltas == answer[-1]),
-              "error_event": next((e for e in events if e.get("type") == "error"), None)}
+              "error_event": next((e for e in events if e.get("type") == "error"), None),
+              # every event but done's result (the record has it) and the sources lists, with its arrival time
+              "log": [[a, {k: v for k, v in e.items() if k not in ("result", "sources")}] for a, e in zip(at, events)]}
     rec = {"outcome": "ok" if done else "error", "seconds": seconds, "request": body, "stream": stream}
     if done:
         rec["result"] = done[0]["result"]

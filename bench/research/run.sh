@@ -9,7 +9,7 @@
 #                         [--corpora legal,medical,archive,scifact] [--embedder NAME] [--port 4475]
 #
 # Bounded: --limit N questions (corpora interleaved), --timeout seconds per question.
-# With only 2 cores and the local model, a fast research takes about a minute or more.
+# On 2 shared cores a fast research on the local model took 6-7 minutes (2026-12-01, load 6-12).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command="bench/research/run.sh${*:+ $*}"

@@ -180,6 +180,7 @@ def score(result, expected, wanted_facts, page_text):
         "server_ms": (result.get("timings") or {}).get("totalMs"),
         "sources": len(result.get("sources") or []),
         "answer_chars": len(result.get("answer") or ""),
+        "answer_text_chars": len(MARKER.sub("", result.get("answer") or "").strip()),
         "queries": len(result.get("queries") or []),
     }
 
@@ -190,6 +191,8 @@ def problems(s):
     c, q, k = s["citations"], s["quotes"], s["claims"]
     if not s.get("answer_chars"):
         out.append("the answer is empty")
+    elif not s.get("answer_text_chars"):
+        out.append("the answer is only citation markers")
     elif not k["listed"]:
         out.append("a non-empty answer with no claims")
     if c["unresolved"]:

@@ -202,3 +202,14 @@ class StreamOrder(unittest.TestCase):
         self.assertEqual(score.stream_order(ev), ["event 2 (delta) after a later phase", "the last event is delta, not done or error"])
         ev = [{"type": "query"}, {"type": "error"}, {"type": "done"}]
         self.assertEqual(score.stream_order(ev), ["first event is query", "an error event is not the last line"])
+
+
+class DegenerateAnswers(unittest.TestCase):
+    def test_an_answer_of_markers_alone_is_reported(self):
+        r = load("good.json")
+        r["answer"], r["verification"]["claims"], r["verification"]["quotes"] = "[1]", [], []
+        r["verification"].update(verified=0, total=0, counts={s: 0 for s in score.STATUSES} | {"total": 0})
+        for s in r["sources"]:
+            s["cited"] = s["n"] == 1
+        p = score.problems(score.score(r, [], [], page_text))
+        self.assertEqual(p, ["the answer is only citation markers"])
