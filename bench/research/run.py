@@ -306,6 +306,7 @@ def summarize(records):
         "all_pages_found": sum(r["score"]["recall"]["in_sources"] == r["score"]["recall"]["expected"] for r in ok),
         "citations_valid": sum(r["score"]["citations"]["valid"] for r in ok),
         "answers_with_citations": sum(r["score"]["citations"]["markers"] > 0 for r in ok),
+        "answers_with_text": sum(r["score"].get("answer_text_chars", 1) > 0 for r in ok),
         "quotes_verified": sum(r["score"]["quotes"]["verified"] for r in ok),
         "quotes_total": sum(r["score"]["quotes"]["total"] for r in ok),
         "quotes_confirmed": sum(r["score"]["quotes"]["confirmed"] for r in ok),
@@ -330,7 +331,7 @@ def summary_row(label, s):
     recall = "—" if s["page_recall"] is None else f"{s['page_recall']:.2f}"
     search = "—" if s["search_recall"] is None else f"{s['search_recall']:.2f}"
     cited = "—" if s["cited_recall"] is None else f"{s['cited_recall']:.2f}"
-    return (f"| {label} | {s['questions']} | {s['ok']} | {s['errors']} | {s['timeouts']} | {recall} | {cited} | {search} | "
+    return (f"| {label} | {s['questions']} | {s['ok']} | {s['answers_with_text']} | {s['errors']} | {s['timeouts']} | {recall} | {cited} | {search} | "
             f"{fmt_ratio(s['citations_valid'], s['ok'])} | {fmt_ratio(s['quotes_verified'], s['quotes_total'])} | "
             f"{c['supported']} / {c['partial']} / {c['unsupported']} / {c['uncited']} / {c['unchecked']} | "
             f"{fmt_ratio(s['facts_found'], s['facts_wanted'])} | {dash(s['seconds_mean'])} | {dash(s['seconds_p50'])} | {dash(s['seconds_max'])} |")
@@ -340,9 +341,9 @@ def dash(x):
     return "—" if x is None else x
 
 
-HEADER = ("| set | questions | answered | errors | timeouts | page recall (sources) | page recall (cited) | reference: one search, top k | "
+HEADER = ("| set | questions | answered | answer has text | errors | timeouts | page recall (sources) | page recall (cited) | reference: one search, top k | "
           "citations valid | quotes verified | claims supported / partial / unsupported / uncited / unchecked | "
-          "key facts in answer | s mean | s p50 | s max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+          "key facts in answer | s mean | s p50 | s max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
 
 
 def report(meta, records):
@@ -371,7 +372,7 @@ def report(meta, records):
         if rs:
             lines.append(summary_row(f"kind: {kind}", summarize(rs)))
     lines += ["", "page recall: the expected pages found among `sources` (and among the sources the answer cites), "
-              "over all expected pages; the reference: the expected pages among the top k pages of one hybrid search "
+              "over all expected pages. answer has text: an answer with more than its citation markers; the reference: the expected pages among the top k pages of one hybrid search "
               "with the question as its query, on the same collection in the same run. citations valid: every [n] resolves to a source, the markers are dense in "
               "order of first use, sources are numbered 1..N, `cited` agrees with the answer, no compound marker. "
               "quotes verified: `verification.verified / total` summed. claims: `verification.counts` summed. key "
@@ -416,6 +417,19 @@ def report(meta, records):
     return "\n".join(lines) + "\n"
 
 
+def rerender(path):
+    saved = json.loads(path.read_text())
+    for r in saved["records"]:
+        if r["outcome"] == "ok":
+            r["score"]["answer_text_chars"] = len(scoring.MARKER.sub("", r["result"].get("answer") or "").strip())
+            r["problems"] = scoring.problems(r["score"])
+    path.with_suffix(".md").write_text(report(saved["meta"], saved["records"]))
+    saved["summary"] = {t: summarize([r for r in saved["records"] if r["tier"] == t]) for t in ("fast", "deep")
+                        if any(r["tier"] == t for r in saved["records"])}
+    path.write_text(json.dumps(saved, ensure_ascii=False, indent=1))
+    print(path.with_suffix(".md").read_text())
+
+
 def redact(args):
     return [("al_…" if prev == "--key" else a) for prev, a in zip([None] + list(args), args)]
 
@@ -448,7 +462,10 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "bench/results"))
     ap.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--rerender", metavar="JSON", help="write the report of a saved run again (its scores as saved; the checks again)")
     o = ap.parse_args(argv)
+    if o.rerender:
+        return rerender(Path(o.rerender))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     os.chdir(ROOT)  # the server finds models/ relative to its working directory
     spec = json.load(open(o.questions))

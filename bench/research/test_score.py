@@ -180,7 +180,7 @@ class Report(unittest.TestCase):
                 "binary": "b", "local_model": "m", "embedder": "e", "selected": 4, "in_set": 53, "timeout": 600, "k": 8,
                 "collections": {"legal": {"documents": 7, "seconds": 1.0}}}
         md = run.report(meta, records)
-        self.assertIn("| fast | 3 | 2 | 0 | 1 |", md)
+        self.assertIn("| fast | 3 | 2 | 2 | 0 | 1 |", md)
         self.assertIn("| deep | 1 | 1 |", md)
         self.assertIn("- q1 (fast): markers [7] resolve to no source", md)
         self.assertIn("- q9 (fast): timeout after 600.0 s", md)
