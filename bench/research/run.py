@@ -499,6 +499,7 @@ def main(argv=None):
             cols[c] = index_corpus(api, c, spec["corpora"][c], o.embedder)
             print(f"indexed {c}: {cols[c]['documents']} documents in {cols[c]['seconds']} s", file=sys.stderr)
         started = datetime.now(timezone.utc)
+        commit = git("rev-parse", "--short", "HEAD")
         stem = Path(o.out) / f"research-{started.strftime('%Y-%m-%d-%H%M%S')}"
         stem.parent.mkdir(parents=True, exist_ok=True)
 
@@ -506,7 +507,7 @@ def main(argv=None):
             meta = {
                 "date": started.strftime("%Y-%m-%d"), "started": started.isoformat(timespec="seconds"),
                 "command": o.command or "bench/research/run.py " + " ".join(redact(argv if argv is not None else sys.argv[1:])),
-                "commit": git("rev-parse", "--short", "HEAD"), "cpus": os.cpu_count(),
+                "commit": commit, "cpus": os.cpu_count(),
                 "machine": platform.processor() or platform.machine(),
                 "load_before": load_before, "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
                 "binary": binary, "local_model": health.get("local_model"), "embedder": o.embedder, "nice": o.nice,
