@@ -118,12 +118,8 @@ impl Tools {
         if text.trim().is_empty() {
             return Ok(Value::Null);
         }
-        let json_type = answer.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|c| c.contains("json"));
-        Ok(match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(_) if !json_type => Value::String(text),
-            Err(_) => Value::String(text),
-        })
+        // A body that is JSON (whatever its content type says) as JSON, any other as text.
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     /// `text` with its references resolved: secrets always, context keys only where
