@@ -700,8 +700,17 @@ impl Run<'_, '_> {
         Ok(done.output.text.trim().to_owned())
     }
 
-    /// Every sentence as a claim, judged against its cited sources.
+    /// Every sentence as a claim, judged against its cited sources. A cited claim no
+    /// judge rated still gets the evidence code finds on its cited pages.
     async fn claims(&mut self, ctx: &prompt::Context<'_>, answer: &str, sources: &[Source], quotes: &[QuoteOut]) -> Vec<ClaimOut> {
+        let mut out = self.judged(ctx, answer, sources, quotes).await;
+        for c in out.iter_mut().filter(|c| c.status == Status::Unchecked && c.evidence.is_none()) {
+            evidence(c, Status::Unchecked, "", sources);
+        }
+        out
+    }
+
+    async fn judged(&mut self, ctx: &prompt::Context<'_>, answer: &str, sources: &[Source], quotes: &[QuoteOut]) -> Vec<ClaimOut> {
         let mut out: Vec<ClaimOut> = claims::sentences(answer)
             .into_iter()
             .filter(claims::is_claim)
@@ -752,7 +761,7 @@ impl Run<'_, '_> {
 }
 
 /// Sets the claim's verdict and evidence: the judge's span located in a cited source,
-/// else (for a claim said to be stated) the cited sentence sharing most words; a
+/// else (for a claim said to be stated, or not rated) the cited sentence sharing most words; a
 /// `supported` claim with no evidence on a page is `partial`.
 fn evidence(claim: &mut ClaimOut, status: Status, given: &str, sources: &[Source]) {
     let cited: Vec<(usize, &str)> =
@@ -767,7 +776,7 @@ fn evidence(claim: &mut ClaimOut, status: Status, given: &str, sources: &[Source
             }
         }
     }
-    if found.is_none() && matches!(status, Status::Supported | Status::Partial) {
+    if found.is_none() && matches!(status, Status::Supported | Status::Partial | Status::Unchecked) {
         if let Some((i, start, end)) = claims::overlap_evidence(&claim.text, &cited) {
             let text = &sources[i].text;
             let span = &text[claims::byte_of(text, start)..claims::byte_of(text, end)];

@@ -570,14 +570,16 @@ fn errors_are_refused_before_anything_is_spent() {
     // Five rate tokens a research; the allowance spent is 429 with retry-after.
     let tight = "[auth]\ndefault_plan = \"tight\"\n[plans.tight]\nname = \"Tight\"\nprice = 0\nstored_chars = 100000\nsearch = 100\nextract = 10\nresearch = 1\nrate_per_minute = 600\nburst = 100\n";
     up.on(LOOP, text("Done."));
-    up.on(ANSWER, text("Audits are yearly [1]."));
+    up.on(ANSWER, text("Records of each audit are kept for three years [1]."));
     let config = up.provider_config();
     let s = TestServer::with_config(&format!("{config}{tight}[research]\nfast = \"fake/reader\"\njudge = \"none\"\n"));
     let c = corpus(&s, "tight@example.com", &[("MSA", MSA)]);
     let r = research(&s, &c, &json!({ "question": QUESTION }));
     assert_eq!(r.status, 200, "{}", r.text());
     let j = r.json();
-    assert_eq!(j["verification"]["claims"][0]["status"], "unchecked", "no judge: unchecked");
+    let claim = &j["verification"]["claims"][0];
+    assert_eq!(claim["status"], "unchecked", "no judge: unchecked");
+    assert_eq!(claim["evidence"], "2.2 Provider shall keep records of each audit for three years.", "evidence code found on the cited page");
     let after_one: u64 = r.header("x-ratelimit-remaining").unwrap().parse().unwrap();
     let r = research(&s, &c, &json!({ "question": QUESTION }));
     assert_eq!((r.status, r.code().as_str()), (429, "allowance_exceeded"), "{}", r.text());

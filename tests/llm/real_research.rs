@@ -22,7 +22,12 @@ fn real_local_model_researches_a_sample_corpus_with_resolved_citations() {
     if !installed() {
         return;
     }
-    let s = LocalServer::start("[llm.local]\nnice = 0\nthreads = 2\n[http]\nheader_read_timeout = \"300s\"\n", &[]);
+    // Three pages a search and 3,000 characters of sources: the shortest prompts that
+    // still hold the answer page (the legal sample's fee clause).
+    let s = LocalServer::start(
+        "[llm.local]\nnice = 0\nthreads = 2\n[http]\nheader_read_timeout = \"300s\"\n[research]\nk = 3\nsource_chars = 3000\n",
+        &[],
+    );
     s.wait_ready(LOAD);
     let key = s.signup("real-research@x.org");
     let wait = Duration::from_secs(60);
