@@ -1,4 +1,4 @@
-# Sourced by run.sh and soat_agents.sh (not run on its own): what every schemathesis
+# Sourced by run.sh, soat_agents.sh and soat_modules.sh (not run on its own): what every schemathesis
 # run against the real server does the same way. A script sets `set -euo pipefail`,
 # sources this file, then calls st_serve, seeds its own records through the API, and
 # ends with st_run, which exits with the run's status.
@@ -43,7 +43,7 @@ extract = "unlimited"
 research = "unlimited"
 rate_per_minute = 1000000
 burst = 100000
-max_keys = 5
+max_keys = 100000
 TOML
 
 # st_serve SHARDS EMBEDDER: starts `quarry serve` on a free loopback port with the
@@ -67,11 +67,11 @@ st_serve() {
     say "server at $base"
 }
 
-# st_run CONFIG SPEC MAX_EXAMPLES [SCHEMATHESIS ARGS...]: schemathesis with CONFIG (a
-# file beside this one) on SPEC (under tests/data/specs) as the key ST_KEY, checking
-# that no response is a 5xx and that every one matches its schema; then whether the
-# server panicked. Exits with the run's status.
-st_run() {
+# st_check CONFIG SPEC MAX_EXAMPLES [SCHEMATHESIS ARGS...]: one schemathesis run with
+# CONFIG (a file beside this one) on SPEC (under tests/data/specs) as the key ST_KEY,
+# checking that no response is a 5xx and that every one matches its schema, within
+# ST_TIME_LIMIT seconds (default 240). Returns the run's status.
+st_check() {
     local config="$1" spec="$2" max_examples="$3"
     shift 3
     local seed="${ST_SEED:-1}" status=0
@@ -92,12 +92,25 @@ st_run() {
         --output-truncate true \
         "${seed_args[@]}") || status=$?
     if [ "$status" -eq 124 ] || [ "$status" -eq 130 ]; then
-        echo "[schemathesis] the run passed its ${ST_TIME_LIMIT:-240} s limit" >&2
+        echo "[schemathesis] $spec passed its ${ST_TIME_LIMIT:-240} s limit" >&2
     fi
+    return "$status"
+}
+
+# st_finish STATUS: exits with STATUS, or 1 if the server panicked.
+st_finish() {
+    local status="$1"
     if grep -q "panicked" "$work/server.log"; then
         echo "[schemathesis] the server panicked:" >&2
         grep -A5 "panicked" "$work/server.log" >&2
         status=1
     fi
     exit "$status"
+}
+
+# st_run CONFIG SPEC MAX_EXAMPLES [SCHEMATHESIS ARGS...]: st_check, then st_finish.
+st_run() {
+    local status=0
+    st_check "$@" || status=$?
+    st_finish "$status"
 }
