@@ -14,16 +14,13 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 st_serve 2 none
 
-eval "$("$py" - "$base" <<'PY'
-import json, sys, urllib.request
+eval "$("$py" - "$base" "$here" <<'PY'
+import sys
 base = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import seed
 def call(method, path, body, key=None):
-    headers = {"content-type": "application/json"}
-    if key:
-        headers["authorization"] = "Bearer " + key
-    req = urllib.request.Request(base + path, json.dumps(body).encode(), headers, method=method)
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
+    return seed.call(base, method, path, body, key)
 key = call("POST", "/v1/signup", {"email": "schemathesis-agents@example.com"})["api_key"]
 aip = call("POST", "/api/v1/ai-providers", {"name": "main", "provider": "openai", "default_model": "gpt-4o"}, key)["id"]
 agent = call("POST", "/api/v1/agents", {"ai_provider_id": aip, "name": "first"}, key)["id"]

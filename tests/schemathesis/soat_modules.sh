@@ -22,16 +22,13 @@ ST_TIME_LIMIT="${ST_TIME_LIMIT:-60}"
 source "$(dirname "$0")/common.sh"
 st_serve 2 none
 
-eval "$("$py" - "$base" <<'PY'
-import json, sys, urllib.request
+eval "$("$py" - "$base" "$here" <<'PY'
+import sys
 base = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import seed
 def call(method, path, body, key=None):
-    headers = {"content-type": "application/json"}
-    if key:
-        headers["authorization"] = "Bearer " + key
-    req = urllib.request.Request(base + path, json.dumps(body).encode(), headers, method=method)
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
+    return seed.call(base, method, path, body, key)
 key = call("POST", "/v1/signup", {"email": "schemathesis-modules@example.com"})["api_key"]
 ids = {"ST_KEY": key}
 def make(name, path, body):
