@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod api_keys;
 pub mod error;
+pub mod generation;
 pub mod patch;
 pub mod projects;
 pub mod providers;

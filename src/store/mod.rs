@@ -8,6 +8,7 @@
 pub mod agents;
 mod collections;
 mod error;
+pub mod generations;
 pub mod owned;
 mod records;
 mod soat;
@@ -91,7 +92,8 @@ impl Records {
         }
         txn.commit().op("commit schema check")?;
         self.ensure::<CollectionRecord>()?;
-        self.ensure_soat()
+        self.ensure_soat()?;
+        self.ensure_generations()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked

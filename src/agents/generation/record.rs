@@ -1,0 +1,320 @@
+//! What a generation persists: the record clients read (the spec's `Generation`) and,
+//! beside it, the run's own state ([`RunState`]): the config version that serves it,
+//! the transcript so far, the steps spent, the calls pending, and the event counter.
+//! Every step of the turn loop rewrites the record in one fsync'd transaction before
+//! the next step begins, so any shard can answer for it and a restart finds it where
+//! it was. Traces group generations; their `step_count` covers them all.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::agents::agent::config::{AgentConfig, KnowledgeConfig};
+use crate::store::owned::owned_record;
+
+pub const GENERATION_PREFIX: &str = "gen_";
+pub const TRACE_PREFIX: &str = "trace_";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    InProgress,
+    RequiresAction,
+    Completed,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::InProgress => "in_progress",
+            Status::RequiresAction => "requires_action",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Some(match s {
+            "in_progress" => Status::InProgress,
+            "requires_action" => Status::RequiresAction,
+            "completed" => Status::Completed,
+            "failed" => Status::Failed,
+            _ => return None,
+        })
+    }
+
+    /// Completed or failed: nothing more happens to it.
+    pub fn settled(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed)
+    }
+}
+
+/// A failure as the record keeps it: the SOAT code, the message a 502 body carries,
+/// and its meta.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedError {
+    pub code: String,
+    pub message: String,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+}
+
+/// One block of a transcript message, as stored and as `/transcript` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text { text: String },
+    ToolCall { id: String, tool_name: String, args: Value },
+    ToolResult { tool_call_id: String, tool_name: String, output: Value, #[serde(default)] is_error: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    /// Tool results (sent to providers as the user side of the exchange).
+    Tool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<Block>,
+}
+
+impl Message {
+    pub fn text(role: Role, text: impl Into<String>) -> Message {
+        Message { role, content: vec![Block::Text { text: text.into() }] }
+    }
+}
+
+/// Who runs a tool call the model made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    /// The server (http, builtin, mcp, pipeline, an agent, write_memory).
+    Server,
+    /// The calling client: the turn pauses at `requires_action`.
+    Client,
+}
+
+/// One tool call of the step in progress. `started` is committed before a server
+/// call is sent, `result` after it answers: a restart between the two re-sends it
+/// with the same idempotency key (`<generation_id>:<id>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    pub id: String,
+    pub tool_name: String,
+    pub args: Value,
+    pub runner: Runner,
+    #[serde(default)]
+    pub started: bool,
+    #[serde(default)]
+    pub result: Option<Value>,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// What the generate request asked for beyond its messages, kept so a resumed run
+/// (after a pause or a restart) runs as the request asked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    #[serde(default)]
+    pub tool_context: BTreeMap<String, String>,
+    #[serde(default)]
+    pub knowledge_config: Option<KnowledgeConfig>,
+    #[serde(default)]
+    pub max_call_depth: u32,
+    #[serde(default)]
+    pub guardrail_context: Option<Value>,
+    #[serde(default)]
+    pub actor_id: Option<String>,
+}
+
+/// The output of a settled generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    pub model: String,
+    pub content: String,
+    pub finish_reason: String,
+    #[serde(default)]
+    pub object: Option<Value>,
+}
+
+/// The run's own state (Quarry's, never in the spec's body but for `output` and
+/// `required_action`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// The config of the version that serves this generation.
+    pub config: AgentConfig,
+    pub input: Input,
+    /// The whole conversation: the request's messages, then each step's.
+    pub messages: Vec<Message>,
+    /// Model calls spent in this turn (across pauses).
+    pub steps: u32,
+    /// The step in progress's tool calls, until their results join `messages`.
+    #[serde(default)]
+    pub pending: Vec<PendingCall>,
+    #[serde(default)]
+    pub output: Option<Output>,
+    /// The provider that served the last model call.
+    #[serde(default)]
+    pub served_by: Option<String>,
+    /// The last event id committed; ids up to `reserved` may have been sent before a
+    /// crash, so a resumed run numbers its events after `reserved`.
+    pub seq: u64,
+    pub reserved: u64,
+    /// The boot that runs it; another boot finding it `in_progress` takes it over.
+    #[serde(default)]
+    pub lease: Option<String>,
+    /// When a `requires_action` pause expires unanswered.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// The number of continuation generations spawned from this chain.
+    #[serde(default)]
+    pub chain: u32,
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub agent_id: String,
+    pub trace_id: String,
+    pub initiator_generation_id: Option<String>,
+    pub parent_trace_id: Option<String>,
+    pub root_trace_id: Option<String>,
+    pub started_by_principal_type: Option<String>,
+    pub started_by_principal_id: Option<String>,
+    pub status: Status,
+    pub stop_reason: Option<String>,
+    pub error: Option<RecordedError>,
+    pub agent_version: Option<u64>,
+    pub ai_provider_id: Option<String>,
+    pub action_id: Option<String>,
+    pub metadata: Option<Value>,
+    pub idempotency_key: Option<String>,
+    /// Whether content (messages, output, event payloads) is written at all
+    /// (`trace_content_mode: none` keeps it in memory only).
+    pub store_content: bool,
+    pub content_redacted_at: Option<String>,
+    pub started_at: String,
+    pub completed_at: Option<String>,
+    pub last_activity_at: Option<String>,
+    pub state: RunState,
+}
+
+impl GenerationRecord {
+    /// The pending calls the client must answer, as `required_action` shows them.
+    pub fn required_action(&self) -> Option<Value> {
+        if self.status != Status::RequiresAction {
+            return None;
+        }
+        let calls: Vec<Value> = self
+            .state
+            .pending
+            .iter()
+            .filter(|c| c.runner == Runner::Client && c.result.is_none())
+            .map(|c| json!({"id": c.id, "tool_name": c.tool_name, "args": c.args}))
+            .collect();
+        Some(json!({"type": "submit_tool_outputs", "tool_calls": calls}))
+    }
+
+    /// `GET /api/v1/generations/{id}`: the spec's `Generation`, with `output` and
+    /// `required_action` (Quarry) so a poller needs nothing else.
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id,
+            "project_id": self.project_id,
+            "agent_id": self.agent_id,
+            "trace_id": self.trace_id,
+            "initiator_generation_id": self.initiator_generation_id,
+            "started_by_principal_type": self.started_by_principal_type,
+            "started_by_principal_id": self.started_by_principal_id,
+            "status": self.status.as_str(),
+            "started_at": self.started_at,
+            "completed_at": self.completed_at,
+            "last_activity_at": self.last_activity_at,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "action_id": self.action_id,
+            "agent_version": self.agent_version,
+            "ai_provider_id": self.ai_provider_id,
+            "routing": Value::Null,
+            "metadata": self.metadata,
+            "content_redacted_at": self.content_redacted_at,
+            "content_redacted": self.content_redacted_at.is_some(),
+            "output": self.state.output,
+            "required_action": self.required_action(),
+            "step_count": self.state.steps,
+            "usage": {"input_tokens": self.state.usage.input_tokens, "output_tokens": self.state.usage.output_tokens},
+        })
+    }
+
+    /// `AgentGenerationResponse`: what `?wait=true`, `tool-outputs` and the stream's
+    /// pause frame answer.
+    pub fn response(&self) -> Value {
+        let mut v = json!({"id": self.id, "trace_id": self.trace_id, "status": self.status.as_str(), "ai_provider_id": self.ai_provider_id});
+        if let Some(o) = &self.state.output {
+            let mut out = json!({"model": o.model, "content": o.content, "finish_reason": o.finish_reason});
+            if let Some(obj) = &o.object {
+                out["object"] = obj.clone();
+            }
+            v["output"] = out;
+        }
+        if let Some(r) = self.required_action() {
+            v["required_action"] = r;
+        }
+        v
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub agent_id: String,
+    pub step_count: u64,
+    pub parent_trace_id: Option<String>,
+    pub root_trace_id: Option<String>,
+    pub error: Option<RecordedError>,
+    pub content_redacted_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl TraceRecord {
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id,
+            "project_id": self.project_id,
+            "agent_id": self.agent_id,
+            "file_id": Value::Null,
+            "step_count": self.step_count,
+            "parent_trace_id": self.parent_trace_id,
+            "root_trace_id": self.root_trace_id,
+            "error": self.error,
+            "content_redacted_at": self.content_redacted_at,
+            "content_redacted": self.content_redacted_at.is_some(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+}
+
+owned_record!(GenerationRecord, "soat_generations", "soat_generations_by_account");
+owned_record!(TraceRecord, "soat_traces", "soat_traces_by_account");
+crate::agents::scope::in_project!(GenerationRecord, TraceRecord);
