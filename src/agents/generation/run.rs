@@ -127,6 +127,9 @@ impl Run {
                 tracing::error!(generation = %self.g.id, error = %e.message, "recording a generation's failure failed");
             }
         }
+        if !self.g.store_content && self.g.status.settled() {
+            super::content::forget_later(self.g.id.clone());
+        }
         live::finish(&self.g.id, &self.log);
     }
 
