@@ -880,3 +880,77 @@ fn after_kill_9_a_running_generation_resumes_and_a_paused_one_accepts_its_output
     );
     assert_eq!(done["status"], "completed", "{done}");
 }
+
+#[test]
+fn a_model_route_fails_over_on_a_provider_error_and_records_its_attempts() {
+    let down = Scripted::start();
+    down.otherwise(Reply::Fail(500));
+    let up = Scripted::start();
+    up.otherwise(text("From the second target."));
+    let s = server();
+    let st = setup(&s, &down, "route@example.com");
+    let second = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &st.key,
+            Some(json!({"name": "up", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let route = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/model-routes",
+            &st.key,
+            Some(json!({"name": "r", "targets": [{"ai_provider_id": st.provider, "model": "m1"}, {"ai_provider_id": second, "model": "m2"}], "retry_on": ["provider_error"]})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let a = ok(call(&s, "POST", "/api/v1/agents", &st.key, Some(json!({"model_route_id": route, "instructions": "x"}))), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Hi.")), 200);
+    assert_eq!(g["output"]["content"], "From the second target.", "{g}");
+    assert_eq!(g["output"]["model"], "m2");
+    assert_eq!(g["ai_provider_id"], second.as_str());
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+    let r = &rec["routing"];
+    assert_eq!((r["route_id"].as_str(), r["target_index"].as_u64(), r["fallbacks"].as_u64()), (Some(route.as_str()), Some(1), Some(1)), "{r}");
+    assert_eq!(r["attempts"][0]["error_class"], "provider_error");
+    assert!(r["attempts"][1].get("error_class").is_none());
+    assert_eq!(up.bodies()[0]["model"], "m2");
+}
+
+#[test]
+fn another_account_cannot_read_follow_or_resume_a_generation() {
+    let up = Scripted::start();
+    up.otherwise(tools(&[("ask", json!({}))]));
+    let s = server();
+    let st = setup(&s, &up, "owner@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Pause.")), 200);
+    let id = g["id"].as_str().unwrap();
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let (_, other) = s.signup("intruder@example.com");
+    for (method, path, body) in [
+        ("GET", format!("/api/v1/generations/{id}"), None),
+        ("GET", format!("/api/v1/generations/{id}/events"), None),
+        ("POST", format!("/api/v1/agents/{a}/generate/{id}/tool-outputs"), Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]}))),
+        ("POST", format!("/api/v1/agents/{a}/generate"), Some(user("x"))),
+    ] {
+        assert_eq!(refused(call(&s, method, &path, &other, body), 404)["code"], "RESOURCE_NOT_FOUND", "{method} {path}");
+    }
+    // Still paused for its owner.
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200)["status"], "requires_action");
+}

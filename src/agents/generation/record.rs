@@ -262,6 +262,9 @@ pub struct GenerationRecord {
     pub agent_version: Option<u64>,
     pub ai_provider_id: Option<String>,
     pub action_id: Option<String>,
+    /// What the model route did (agents with a `model_route_id`).
+    #[serde(default)]
+    pub routing: Option<Value>,
     pub metadata: Option<Value>,
     pub idempotency_key: Option<String>,
     /// Whether content (messages, output, event payloads) is written at all
@@ -310,7 +313,7 @@ impl GenerationRecord {
             "action_id": self.action_id,
             "agent_version": self.agent_version,
             "ai_provider_id": self.ai_provider_id,
-            "routing": Value::Null,
+            "routing": self.routing,
             "metadata": self.metadata,
             "content_redacted_at": self.content_redacted_at,
             "content_redacted": self.content_redacted_at.is_some(),
