@@ -242,6 +242,11 @@ pub struct RunState {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache, and written to it.
+    #[serde(default)]
+    pub cached_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -320,7 +325,12 @@ impl GenerationRecord {
             "output": self.state.output,
             "required_action": self.required_action(),
             "step_count": self.state.steps,
-            "usage": {"input_tokens": self.state.usage.input_tokens, "output_tokens": self.state.usage.output_tokens},
+            "usage": {
+                "input_tokens": self.state.usage.input_tokens,
+                "output_tokens": self.state.usage.output_tokens,
+                "cached_tokens": self.state.usage.cached_tokens,
+                "cache_write_tokens": self.state.usage.cache_write_tokens,
+            },
         })
     }
 

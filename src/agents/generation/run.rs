@@ -278,6 +278,8 @@ impl Run {
             let text = output.text.clone();
             self.g.state.usage.input_tokens += output.usage.input;
             self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
+            self.g.state.usage.cached_tokens += output.usage.cached;
+            self.g.state.usage.cache_write_tokens += output.usage.cache_write;
             if output.tool_calls.is_empty() {
                 if let Some(name) = gtools::text_encoded_call(&text, &self.tools) {
                     let message = format!("The model wrote a call to the tool {name} as text instead of calling it; the tool did not run.");
@@ -505,6 +507,7 @@ impl Run {
             params: Params { temperature: config.temperature, max_tokens: config.max_output_tokens.map(|n| n.max(1) as u64), ..Params::default() },
             response_format: None,
             reasoning_effort: config.reasoning.as_ref().and_then(|r| effort(r.effort)),
+            cache_breakpoints: config.prompt_caching.as_ref().is_some_and(|p| p.enabled),
         };
         if let Some(schema) = &config.output_schema {
             req.response_format = Some(ResponseFormat::JsonSchema { name: "output".into(), schema: Value::Object(schema.clone()), strict: false });
