@@ -4,7 +4,6 @@
 use serde_json::json;
 
 use super::*;
-use crate::agents::generation::record::{Input, Output, RunState};
 use crate::agents::scope::testing::{a, others, scope};
 
 fn store() -> (tempfile::TempDir, Records) {
@@ -29,65 +28,30 @@ fn trace(id: &str, s: &Scope, agent: &str, parent: Option<&str>, root: Option<&s
     }
 }
 
+/// A settled generation with a two-step transcript (a tool call, then the answer)
+/// after two input messages, built from JSON as the store reads it back.
 fn generation(id: &str, s: &Scope, agent: &str, trace: &str, started: &str) -> GenerationRecord {
-    GenerationRecord {
-        id: id.into(),
-        account_id: s.account_id.clone(),
-        project_id: s.project_id.clone(),
-        agent_id: agent.into(),
-        trace_id: trace.into(),
-        initiator_generation_id: None,
-        parent_trace_id: None,
-        root_trace_id: None,
-        started_by_principal_type: Some("api_key".into()),
-        started_by_principal_id: Some("key_1".into()),
-        status: Status::Completed,
-        stop_reason: Some("stop".into()),
-        error: None,
-        agent_version: Some(1),
-        ai_provider_id: Some("aip_1".into()),
-        action_id: None,
-        metadata: Some(json!({"team": "a"})),
-        idempotency_key: None,
-        store_content: true,
-        content_redacted_at: None,
-        started_at: started.into(),
-        completed_at: Some(started.into()),
-        last_activity_at: None,
-        state: RunState {
-            config: Default::default(),
-            input: Input::default(),
-            messages: vec![
-                Message::text(Role::User, "earlier"),
-                Message::text(Role::Assistant, "earlier answer"),
-                Message::text(Role::User, "weather in Paris?"),
-                Message {
-                    role: Role::Assistant,
-                    content: vec![Block::ToolCall { id: "call_1".into(), tool_name: "weather".into(), args: json!({"city": "Paris"}) }],
-                },
-                Message {
-                    role: Role::Tool,
-                    content: vec![Block::ToolResult {
-                        tool_call_id: "call_1".into(),
-                        tool_name: "weather".into(),
-                        output: json!({"c": 18}),
-                        is_error: false,
-                    }],
-                },
-                Message::text(Role::Assistant, "18 degrees"),
-            ],
-            steps: 2,
-            pending: Vec::new(),
-            output: Some(Output { model: "m".into(), content: "18 degrees".into(), finish_reason: "stop".into(), object: None }),
-            served_by: None,
-            seq: 2,
-            reserved: 2,
-            lease: None,
-            expires_at: None,
-            chain: 0,
-            usage: Default::default(),
-        },
-    }
+    let text = |role: &str, t: &str| json!({"role": role, "content": [{"type": "text", "text": t}]});
+    let state = json!({
+        "config": {}, "input": {}, "steps": 2, "seq": 2, "reserved": 2,
+        "output": {"model": "m", "content": "18 degrees", "finish_reason": "stop"},
+        "messages": [
+            text("user", "earlier"), text("assistant", "earlier answer"), text("user", "weather in Paris?"),
+            {"role": "assistant", "content": [{"type": "tool_call", "id": "call_1", "tool_name": "weather", "args": {"city": "Paris"}}]},
+            {"role": "tool", "content": [{"type": "tool_result", "tool_call_id": "call_1", "tool_name": "weather", "output": {"c": 18}}]},
+            text("assistant", "18 degrees"),
+        ],
+    });
+    serde_json::from_value(json!({
+        "id": id, "account_id": s.account_id, "project_id": s.project_id, "agent_id": agent, "trace_id": trace,
+        "initiator_generation_id": null, "parent_trace_id": null, "root_trace_id": null,
+        "started_by_principal_type": "api_key", "started_by_principal_id": "key_1",
+        "status": "completed", "stop_reason": "stop", "error": null, "agent_version": 1, "ai_provider_id": "aip_1",
+        "action_id": null, "metadata": {"team": "a"}, "idempotency_key": null, "store_content": true,
+        "content_redacted_at": null, "started_at": started, "completed_at": started, "last_activity_at": null,
+        "state": state,
+    }))
+    .expect("a generation record")
 }
 
 #[test]
