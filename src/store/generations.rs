@@ -188,6 +188,8 @@ pub fn redact_generation(g: &mut GenerationRecord, at: &str) {
     g.metadata = None;
     g.error = None;
     g.state.messages.clear();
+    g.state.raw_messages.clear();
+    g.state.context = None;
     g.state.pending.clear();
     g.state.output = None;
     g.state.input.tool_context.clear();

@@ -1,6 +1,6 @@
-//! `/api/v1/generations` (generations.yaml): list, get, the metadata PATCH, the content
-//! purge and the transcript; services in `agents::generation::reads`. The runner's
-//! routes (generate, tool-outputs, events) live beside the agents'.
+//! `/api/v1/generations` (generations.yaml): list, the metadata PATCH, the content purge
+//! and the transcript; services in `agents::generation::reads`. The runner's routes
+//! (generate, tool-outputs, get, events) are in `generate`.
 
 use hyper::StatusCode;
 use serde::Deserialize;
@@ -34,11 +34,6 @@ pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
     let scope = scope_in_query(&call).await?;
     let all: Vec<Value> = reads::list_generations(&call.app.records, &scope, &filter)?.iter().map(GenerationRecord::view).collect();
     Ok(page.reply(&all))
-}
-
-pub async fn get(call: Call<'_>, generation_id: String) -> Result<Reply, ApiError> {
-    let scope = scope(&call, None).await?;
-    Ok(response::json(StatusCode::OK, &reads::get_generation(&call.app.records, &scope, &generation_id)?.view()))
 }
 
 /// `UpdateGenerationRequest`.
