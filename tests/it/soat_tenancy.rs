@@ -31,6 +31,8 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/runs") => json!({"agent_version": 1, "status": "completed", "passed": true}),
         p if p.ends_with("/call") => json!({"input": {}}),
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
+        p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
+        p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
         _ => json!({"name": "renamed"}),
     })
 }
