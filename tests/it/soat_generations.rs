@@ -5,9 +5,11 @@
 //! a trace tree, tenancy (another account, another project's key), and an agent's
 //! force delete taking its generations and traces in its own project with it.
 //!
-//! The records are real ones in the server's own store: [`seed`] stops the server,
-//! writes settled generations and their traces with `Records::create_generation` (the
-//! call the runner makes), and starts it again on the same data directory.
+//! The last test reads runs the runner made (`generate?wait=true` on a scripted
+//! upstream); the others need exact timestamps, statuses and tree shapes, so [`seed`]
+//! stops the server, writes settled generations and their traces into its own store
+//! with `Records::create_generation` (the call the runner makes), and starts it again
+//! on the same data directory.
 
 use serde_json::{json, Value};
 
@@ -307,4 +309,75 @@ fn force_deleting_an_agent_takes_its_generations_and_traces_in_its_project() {
     assert!(ids(&ok(call(&s, "GET", "/api/v1/traces", &key, None), 200)).is_empty());
     assert_eq!(ids(&ok(call(&s, "GET", &format!("/api/v1/generations?project_id={p2}"), &key, None), 200)), ["gen_c"]);
     ok(call(&s, "GET", "/api/v1/traces/trace_2", &key, None), 200);
+}
+
+/// The same reads over runs the runner made: `generate?wait=true` against a scripted
+/// upstream (a client tool paused and answered, then a child run in a trace below
+/// it), read back, purged down the tree, and gone with the agent's force delete.
+#[test]
+fn runs_made_by_generate_read_back_purge_and_go_with_their_agent() {
+    use super::scripted_llm::{text, tools, Reply, Scripted};
+    use super::soat_generate::{agent, setup, tool};
+    let up = Scripted::start();
+    up.on("weather in Paris", Reply::Seq(vec![tools(&[("ask_user", json!({"city": "Paris"}))]), text("18 degrees")]));
+    up.otherwise(text("child answer"));
+    let s = TestServer::with_config(super::soat_generate::PLAN);
+    let st = setup(&s, &up, "generations-runner@example.org");
+    let t = tool(&s, &st, json!({"name": "ask_user", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let generate = |body: Value| ok(call(&s, "POST", &format!("/api/v1/agents/{a}/generate?wait=true"), &st.key, Some(body)), 200);
+    let paused = generate(json!({"messages": [{"role": "user", "content": "weather in Paris?"}], "metadata": {"team": "payments"}}));
+    assert_eq!(paused["status"], "requires_action", "{paused}");
+    let (gen, tr) = (id(&paused), paused["trace_id"].as_str().unwrap().to_owned());
+    let c = paused["required_action"]["tool_calls"][0]["id"].clone();
+    let done = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate/{gen}/tool-outputs"),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": {"c": 18}}]})),
+        ),
+        200,
+    );
+    assert_eq!(done["status"], "completed", "{done}");
+
+    let tx = ok(call(&s, "GET", &format!("/api/v1/generations/{gen}/transcript"), &st.key, None), 200);
+    assert_eq!(tx["input"], json!([{"role": "user", "content": "weather in Paris?"}]), "{tx}");
+    assert_eq!((tx["steps"].as_array().map(Vec::len), &tx["step_count"]), (Some(2), &json!(2)), "{tx}");
+    assert_eq!(
+        (&tx["steps"][0]["tool_calls"][0]["tool_name"], &tx["steps"][0]["tool_calls"][0]["args"]),
+        (&json!("ask_user"), &json!({"city": "Paris"}))
+    );
+    assert_eq!((&tx["steps"][0]["tool_results"][0]["tool_call_id"], &tx["steps"][0]["tool_results"][0]["result"]), (&c, &json!({"c": 18})), "{tx}");
+    assert_eq!((&tx["steps"][1]["text"], &tx["output"]["content"]), (&json!("18 degrees"), &json!("18 degrees")));
+
+    let child = generate(json!({"messages": [{"role": "user", "content": "sub-task"}], "parent_trace_id": tr, "root_trace_id": tr}));
+    assert_eq!(child["status"], "completed", "{child}");
+    let child_trace = child["trace_id"].as_str().unwrap().to_owned();
+    assert_ne!(child_trace, tr);
+    let list = |q: &str| ids(&ok(call(&s, "GET", &format!("/api/v1/generations{q}"), &st.key, None), 200));
+    assert_eq!(list(""), [id(&child), gen.clone()], "newest first");
+    assert_eq!(list(&format!("?trace_id={child_trace}")), [id(&child)]);
+    assert_eq!(list("?status=completed&limit=1&offset=1"), [gen.clone()]);
+    let tree = ok(call(&s, "GET", &format!("/api/v1/traces/{child_trace}/tree?include=generations"), &st.key, None), 200);
+    assert_eq!((&tree["id"], &tree["generations"][0]["id"]), (&json!(tr), &json!(gen)), "{tree}");
+    assert_eq!((&tree["children"][0]["id"], &tree["children"][0]["generations"][0]["id"]), (&json!(child_trace), &child["id"]), "{tree}");
+
+    let g = ok(call(&s, "PATCH", &format!("/api/v1/generations/{gen}"), &st.key, Some(json!({"metadata": {"ticket_id": "OPS-1"}}))), 200);
+    assert_eq!(g["metadata"], json!({"team": "payments", "ticket_id": "OPS-1"}));
+    let purged = ok(call(&s, "DELETE", &format!("/api/v1/traces/{tr}/content"), &st.key, None), 200);
+    assert!(purged["content_redacted_at"].is_string(), "{purged}");
+    for g in [&gen, &id(&child)] {
+        let v = ok(call(&s, "GET", &format!("/api/v1/generations/{g}"), &st.key, None), 200);
+        assert!(v["content_redacted_at"].is_string() && v["metadata"].is_null() && v["output"].is_null(), "{v}");
+        let tx = ok(call(&s, "GET", &format!("/api/v1/generations/{g}/transcript"), &st.key, None), 200);
+        assert_eq!((&tx["input"], &tx["steps"], &tx["status"]), (&Value::Null, &json!([]), &json!("completed")), "{tx}");
+    }
+    assert!(ok(call(&s, "GET", &format!("/api/v1/traces/{child_trace}"), &st.key, None), 200)["content_redacted_at"].is_string());
+
+    ok(call(&s, "DELETE", &format!("/api/v1/agents/{a}?force=true"), &st.key, None), 204);
+    assert_eq!(code(call(&s, "GET", &format!("/api/v1/generations/{gen}"), &st.key, None), 404), "RESOURCE_NOT_FOUND");
+    assert_eq!(code(call(&s, "GET", &format!("/api/v1/traces/{child_trace}"), &st.key, None), 404), "RESOURCE_NOT_FOUND");
+    assert!(list("").is_empty());
 }
