@@ -359,7 +359,7 @@ fn runs_made_by_generate_read_back_purge_and_go_with_their_agent() {
     let list = |q: &str| ids(&ok(call(&s, "GET", &format!("/api/v1/generations{q}"), &st.key, None), 200));
     assert_eq!(list(""), [id(&child), gen.clone()], "newest first");
     assert_eq!(list(&format!("?trace_id={child_trace}")), [id(&child)]);
-    assert_eq!(list("?status=completed&limit=1&offset=1"), [gen.clone()]);
+    assert_eq!(list("?status=completed&limit=1&offset=1"), [gen.as_str()]);
     let tree = ok(call(&s, "GET", &format!("/api/v1/traces/{child_trace}/tree?include=generations"), &st.key, None), 200);
     assert_eq!((&tree["id"], &tree["generations"][0]["id"]), (&json!(tr), &json!(gen)), "{tree}");
     assert_eq!((&tree["children"][0]["id"], &tree["children"][0]["generations"][0]["id"]), (&json!(child_trace), &child["id"]), "{tree}");
