@@ -181,6 +181,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         agent_version: Some(served.version()),
         ai_provider_id: config.ai_provider_id.clone(),
         action_id: body.action_id.clone(),
+        routing: None,
         metadata: body.metadata.clone().filter(|m| !m.is_null()),
         idempotency_key: idempotency.as_ref().map(|(k, _)| k.clone()),
         store_content,
