@@ -111,6 +111,14 @@ impl Records {
             let mut next = g.clone();
             next.metadata = stored.metadata;
             next.content_redacted_at = stored.content_redacted_at;
+            // Purged while it ran: the run goes on from what it holds, writing no
+            // content, and its readers still get the frame that ends their stream.
+            let purged = next.content_redacted_at.clone();
+            if let Some(at) = &purged {
+                redact_generation(&mut next, at);
+            }
+            let events: Vec<&(u64, String)> =
+                events.iter().filter(|(_, d)| purged.is_none() || d == "[DONE]" || d.starts_with("{\"error\"")).collect();
             let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(GenerationRecord::TABLE)).op("open generations")?;
             table.insert(g.id.as_str(), to_json(&next).as_slice()).op("save generation")?;
             if !events.is_empty() {

@@ -954,3 +954,38 @@ fn another_account_cannot_read_follow_or_resume_a_generation() {
     // Still paused for its owner.
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200)["status"], "requires_action");
 }
+
+#[test]
+fn a_run_purged_while_it_runs_writes_no_content_after_and_a_purged_pause_cannot_resume() {
+    let up = Scripted::start();
+    up.on("slow one", Reply::Slow(Duration::from_millis(600), Box::new(text("LATE-ANSWER-TEXT"))));
+    up.otherwise(tools(&[("ask", json!({}))]));
+    let s = server();
+    let st = setup(&s, &up, "purge@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("pause")), 200);
+    let id = g["id"].as_str().unwrap();
+    ok(call(&s, "DELETE", &format!("/api/v1/generations/{id}/content"), &st.key, None), 200);
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let e = refused(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate/{id}/tool-outputs"),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]})),
+        ),
+        409,
+    );
+    assert_eq!(e["code"], "GENERATION_NOT_AWAITING_TOOL_OUTPUTS");
+    // Purged mid-run: the run completes, and nothing of its content is stored.
+    let started = ok(generate(&s, &st, &a, "", user("slow one")), 202);
+    let id = started["generation_id"].as_str().unwrap();
+    ok(call(&s, "DELETE", &format!("/api/v1/generations/{id}/content"), &st.key, None), 200);
+    let g = settle(&s, &st.key, id);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert!(!g.to_string().contains("LATE-ANSWER-TEXT"), "{g}");
+    let r = call(&s, "GET", &format!("/api/v1/generations/{id}/transcript"), &st.key, None);
+    assert!(!r.text().contains("LATE-ANSWER-TEXT"), "{}", r.text());
+}

@@ -280,6 +280,12 @@ pub async fn submit(
                     format!("The generation {id} is {} and awaits no tool outputs (each pause accepts its outputs once).", g.status.as_str()),
                 )));
             }
+            if g.content_redacted_at.is_some() {
+                return crate::store::owned::Change::Keep(Err(ApiError::new(
+                    Code::GenerationNotAwaitingToolOutputs,
+                    format!("The generation {id}'s content was purged while it was paused, so it cannot resume; start a new generation."),
+                )));
+            }
             let waiting: Vec<String> =
                 g.state.pending.iter().filter(|c| c.runner == Runner::Client && c.result.is_none()).map(|c| c.id.clone()).collect();
             for o in &outs {
