@@ -212,6 +212,12 @@ impl Agents {
 
     pub fn delete(&self, p: &Scope, id: &str, force: bool) -> Result<(), AgentError> {
         let agent = self.get(p, id)?;
+        if force {
+            // Its generations and traces in its own project first: a crash between the
+            // two writes leaves the agent, and deleting it again finishes the job, never
+            // runs naming an agent that is gone.
+            self.records.remove_agent_runs(&p.account_id, &agent.project_id, id)?;
+        }
         match self.records.delete_agent::<AgentRecord>(&p.account_id, id, force)? {
             Deleted::NotFound => Err(Self::not_found(id)),
             Deleted::Blocked(c) => Err(AgentError::HasDependents(Dependents {
@@ -220,11 +226,7 @@ impl Agents {
                 accepted_share_count: c.accepted_shares,
                 ingestion_rule_count: c.ingestion_rules,
             })),
-            Deleted::Done { .. } => {
-                // Forced: its generations and traces in its own project go with it.
-                self.records.remove_agent_runs(&p.account_id, &agent.project_id, id)?;
-                Ok(())
-            }
+            Deleted::Done { .. } => Ok(()),
         }
     }
 
