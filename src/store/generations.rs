@@ -6,7 +6,8 @@
 //! Tables besides the two kinds' own (`store::owned`): `soat_generation_events`
 //! (`(generation id, seq)` → the event's SSE data line), and `soat_idempotency`
 //! (account, project and key → the generation it names and the fingerprint of the
-//! request that claimed it). redb runs one writer at a time, so of two requests with
+//! request that claimed it), and `soat_generations_active` (the queue of generations not
+//! settled, which a restart takes over). redb runs one writer at a time, so of two requests with
 //! one key, across shards, exactly one claims it.
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableError};
@@ -19,6 +20,9 @@ use crate::agents::generation::record::{GenerationRecord, TraceRecord};
 
 const EVENTS: TableDefinition<(&str, u64), &str> = TableDefinition::new("soat_generation_events");
 const IDEMPOTENCY: TableDefinition<&str, &[u8]> = TableDefinition::new("soat_idempotency");
+/// The durable queue: every generation not yet settled (id → account), so a restart
+/// finds the runs to take over without reading every generation ever made.
+const ACTIVE: TableDefinition<&str, &str> = TableDefinition::new("soat_generations_active");
 const AGENT_DEPENDENTS: redb::MultimapTableDefinition<&str, &str> = redb::MultimapTableDefinition::new("soat_agent_dependents");
 
 /// The claim an idempotency key holds.
@@ -48,6 +52,7 @@ impl Records {
         let txn = self.db.begin_write().op("begin create tables")?;
         txn.open_table(EVENTS).op("create events")?;
         txn.open_table(IDEMPOTENCY).op("create idempotency")?;
+        txn.open_table(ACTIVE).op("create active")?;
         txn.commit().op("commit create tables")
     }
 
@@ -65,6 +70,9 @@ impl Records {
             claims.insert(k.as_str(), to_json(&claim).as_slice()).op("claim key")?;
         }
         insert_in(&txn, g)?;
+        if !g.status.settled() {
+            txn.open_table(ACTIVE).op("open active")?.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+        }
         {
             let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
             links.insert(g.agent_id.as_str(), format!("generation:{}", g.id).as_str()).op("link generation")?;
@@ -121,6 +129,12 @@ impl Records {
                 events.iter().filter(|(_, d)| purged.is_none() || d == "[DONE]" || d.starts_with("{\"error\"")).collect();
             let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(GenerationRecord::TABLE)).op("open generations")?;
             table.insert(g.id.as_str(), to_json(&next).as_slice()).op("save generation")?;
+            let mut active = txn.open_table(ACTIVE).op("open active")?;
+            if next.status.settled() {
+                active.remove(g.id.as_str()).op("dequeue generation")?;
+            } else {
+                active.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+            }
             if !events.is_empty() {
                 let mut log = txn.open_table(EVENTS).op("open events")?;
                 for (seq, data) in events {
@@ -141,6 +155,30 @@ impl Records {
         }
         txn.commit().op("commit save step")?;
         Ok(Some(true))
+    }
+
+    /// The generations not settled (the queue a restart takes over), and those of its
+    /// entries that no longer need it (settled by a write that went around the queue,
+    /// or gone) dropped from it.
+    pub fn active_generations(&self) -> Result<Vec<GenerationRecord>, StoreError> {
+        let txn = self.db.begin_write().op("begin read queue")?;
+        let mut out = Vec::new();
+        {
+            let mut active = txn.open_table(ACTIVE).op("open active")?;
+            let mut stale = Vec::new();
+            for row in active.iter().op("read queue")? {
+                let (id, account) = row.op("read queue entry")?;
+                match get_in::<GenerationRecord>(&txn, account.value(), id.value())? {
+                    Some(g) if !g.status.settled() => out.push(g),
+                    _ => stale.push(id.value().to_owned()),
+                }
+            }
+            for id in stale {
+                active.remove(id.as_str()).op("dequeue generation")?;
+            }
+        }
+        txn.commit().op("commit read queue")?;
+        Ok(out)
     }
 
     /// The generation's committed events after `after`, in order.
@@ -173,6 +211,7 @@ impl Records {
             txn.open_table(IDEMPOTENCY).op("open idempotency")?.remove(idempotency_key(account_id, &g.project_id, key).as_str()).op("release key")?;
         }
         txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
+        txn.open_table(ACTIVE).op("open active")?.remove(id).op("dequeue generation")?;
         txn.open_multimap_table(AGENT_DEPENDENTS)
             .op("open dependents")?
             .remove(g.agent_id.as_str(), format!("generation:{id}").as_str())
@@ -308,6 +347,7 @@ impl Records {
                         .op("release key")?;
                 }
                 drop_events_in(&txn, &g.id)?;
+                txn.open_table(ACTIVE).op("open active")?.remove(g.id.as_str()).op("dequeue generation")?;
                 links.remove(agent_id, format!("generation:{}", g.id).as_str()).op("unlink")?;
                 super::owned::remove_in::<GenerationRecord>(&txn, account_id, &g.id)?;
                 counts.0 += 1;

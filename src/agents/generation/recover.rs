@@ -20,7 +20,7 @@ fn mine(id: &str, shard: usize, shards: usize) -> bool {
 /// Takes over this shard's share of the runs the last boot left. Runs at shard start.
 pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     let records = host.app.records.clone();
-    let all = match blocking(move || records.all::<GenerationRecord>()).await {
+    let all = match blocking(move || records.active_generations()).await {
         Ok(all) => all,
         Err(e) => {
             tracing::error!(error = %e, "reading generations to resume failed");
