@@ -21,6 +21,8 @@ pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
 pub mod list;
+pub mod memories;
+pub mod memory_entries;
 pub mod projects;
 pub mod query;
 pub mod secrets;
