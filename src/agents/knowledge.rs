@@ -123,8 +123,8 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
     let mut out = Vec::new();
     for (owned, entries) in stores {
         let vector = vector_for(env, &mut vectors, &owned.record, query)?;
-        let ask = Ask { query, k, rrf_k, documents: Some(entries.keys().cloned().collect()), metadata: Vec::new() };
-        for h in index::search(env, &owned, vector, ask) {
+        let allowed: HashSet<String> = entries.keys().cloned().collect();
+        for h in index::rank_entries(env, &owned, vector.as_deref(), query, &allowed, k, rrf_k) {
             let Some(e) = entries.get(&h.doc_id) else { continue };
             out.push(Match {
                 source: "memory",
@@ -192,7 +192,8 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
         let store_tags = store.tags.clone().unwrap_or_default();
         let want = cfg.tags.clone().unwrap_or_default();
         let keep = entries::tagged(all.iter(), &store_tags, &want);
-        let entries: BTreeMap<String, MemoryEntryRecord> = all.into_iter().filter(|e| keep.contains(&e.id)).map(|e| (e.id.clone(), e)).collect();
+        // By their documents' ids, which the hits carry.
+        let entries: BTreeMap<String, MemoryEntryRecord> = all.into_iter().filter(|e| keep.contains(&e.id)).map(|e| (e.doc_id().to_owned(), e)).collect();
         if !entries.is_empty() {
             out.push((owned, entries));
         }

@@ -167,6 +167,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/memory-entries/{entry_id}", "soat_get_memory_entry", call!(soat::memory_entries::get, entry_id)),
         row(M::PUT, "/api/v1/memory-entries/{entry_id}", "soat_update_memory_entry", call!(soat::memory_entries::update, entry_id)),
         row(M::DELETE, "/api/v1/memory-entries/{entry_id}", "soat_delete_memory_entry", call!(soat::memory_entries::delete, entry_id)),
+        row(M::POST, "/api/v1/knowledge/search", "soat_search_knowledge", call!(soat::knowledge::search)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

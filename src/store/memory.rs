@@ -45,6 +45,17 @@ pub struct MemoryEntryRecord {
     pub created_at: String,
     #[serde(default)]
     pub updated_at: String,
+    /// The id of its document in the store's collection when it is not the entry's own:
+    /// new content is a new document (the engine never revives a deleted id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc_id: Option<String>,
+}
+
+impl MemoryEntryRecord {
+    /// Its document's id in the store's collection.
+    pub fn doc_id(&self) -> &str {
+        self.doc_id.as_deref().unwrap_or(&self.id)
+    }
 }
 
 fn manual() -> String {

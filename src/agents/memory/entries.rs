@@ -110,6 +110,7 @@ pub async fn create(env: &Env<'_>, scope: &Scope, new: NewEntry) -> Result<(Memo
         source_generation_id: new.source_generation_id,
         created_at: now.clone(),
         updated_at: now,
+        doc_id: None,
     };
     index::add(env, &owned, &entry).await?;
     let (records, e) = (env.records.clone(), entry.clone());
@@ -122,11 +123,13 @@ fn duplicate(env: &Env<'_>, owned: &crate::search::Owned, account_id: &str, cont
     if owned.snapshot().counts().documents == 0 {
         return Ok(None);
     }
-    let Some(vector) = index::embed(env, &owned.record, content)? else { return Ok(None) };
-    let ask = index::Ask { query: content, k: 3, rrf_k: env.search.index_config().rrf_k, documents: None, metadata: Vec::new() };
-    let best = index::search(env, owned, Some(vector), ask).into_iter().filter(|h| h.cosine.is_some_and(|c| c >= threshold)).max_by(|a, b| a.cosine.partial_cmp(&b.cosine).unwrap());
+    let Some(vector) = index::embed_passage(env, &owned.record, content)? else { return Ok(None) };
+    let entries = of_store(env.records, account_id, &owned.record.id)?;
+    let live: HashSet<String> = entries.iter().map(|e| e.doc_id().to_owned()).collect();
+    let hits = index::rank_entries(env, owned, Some(&vector), content, &live, live.len(), env.search.index_config().rrf_k);
+    let best = hits.into_iter().filter(|h| h.cosine.is_some_and(|c| c >= threshold)).max_by(|a, b| a.cosine.partial_cmp(&b.cosine).unwrap());
     let Some(best) = best else { return Ok(None) };
-    Ok(env.records.get::<MemoryEntryRecord>(account_id, &best.doc_id)?)
+    Ok(entries.into_iter().find(|e| e.doc_id() == best.doc_id))
 }
 
 /// The entries of a store the scope sees, oldest first (`include_invalidated` changes
@@ -146,10 +149,13 @@ pub async fn update(env: &Env<'_>, scope: &Scope, id: &str, patch: EntryPatch) -
         check_content(c)?;
     }
     let mut entry = get(env.records, scope, id)?;
+    let mut replaced = None;
     if let Some(content) = patch.content.filter(|c| *c != entry.content) {
+        // The new content is a new document; the old one goes once the record names it.
         entry.content = content;
+        replaced = Some(entry.doc_id().to_owned());
+        entry.doc_id = Some(format!("{}_v{}", entry.id, crate::ids::random_base62(8)));
         let owned = index::collection(env, &entry.account_id, &entry.memory_id)?;
-        index::remove(env, &owned, &entry.id).await?;
         index::add(env, &owned, &entry).await?;
     }
     entry.tags = patch.tags.apply(entry.tags.take());
@@ -164,6 +170,9 @@ pub async fn update(env: &Env<'_>, scope: &Scope, id: &str, patch: EntryPatch) -
     })
     .await?;
     written.ok_or_else(|| SoatError::not_found("memory entry", id))?;
+    if let (Some(old), Ok(owned)) = (replaced, index::collection(env, &entry.account_id, &entry.memory_id)) {
+        index::remove(env, &owned, &old).await?;
+    }
     Ok(entry)
 }
 
@@ -173,7 +182,7 @@ pub async fn delete(env: &Env<'_>, scope: &Scope, id: &str) -> Result<(), Memory
     let (records, e) = (env.records.clone(), entry.clone());
     crate::runtime::blocking(move || records.remove::<MemoryEntryRecord>(&e.account_id, &e.id)).await?;
     if let Ok(owned) = index::collection(env, &entry.account_id, &entry.memory_id) {
-        index::remove(env, &owned, &entry.id).await?;
+        index::remove(env, &owned, entry.doc_id()).await?;
     }
     Ok(())
 }

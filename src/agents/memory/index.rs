@@ -36,18 +36,18 @@ pub async fn create(env: &Env<'_>, account_id: &str, store_id: &str) -> Result<O
     env.search.create(record).await
 }
 
-/// Indexes the entry's content as the document `entry.id`; durable when it returns.
+/// Indexes the entry's content as its document (`entry.doc_id()`); durable when it returns.
 pub async fn add(env: &Env<'_>, owned: &Owned, entry: &MemoryEntryRecord) -> Result<(), SearchError> {
     let page = PageDraft { text: entry.content.clone(), number: None, volume: None, heading: None, meta: None };
     let mut metadata = serde_json::Map::new();
     metadata.insert("memory_id".into(), entry.memory_id.clone().into());
     let doc = NewDocument { metadata, format: "text", pages: vec![page], ..NewDocument::default() };
-    env.search.add(env.caller, owned, doc, Some(entry.id.clone())).await.map(drop)
+    env.search.add(env.caller, owned, doc, Some(entry.doc_id().to_owned())).await.map(drop)
 }
 
-/// Removes the entry's document; one already gone is fine.
-pub async fn remove(env: &Env<'_>, owned: &Owned, entry_id: &str) -> Result<(), SearchError> {
-    match env.search.delete(owned, entry_id).await {
+/// Removes document `doc_id`; one already gone is fine.
+pub async fn remove(env: &Env<'_>, owned: &Owned, doc_id: &str) -> Result<(), SearchError> {
+    match env.search.delete(owned, doc_id).await {
         Ok(()) | Err(SearchError::DocumentNotFound(_)) => Ok(()),
         Err(e) => Err(e),
     }
@@ -74,6 +74,17 @@ pub struct Ask<'q> {
     pub rrf_k: f64,
     pub documents: Option<HashSet<String>>,
     pub metadata: Vec<(String, Vec<quarry_index::segment::FieldValue>)>,
+}
+
+/// `text` embedded as a passage (as the store's entries are), for the near-duplicate
+/// check: a query prefix (e5's `query: `) would keep identical texts apart.
+pub fn embed_passage(env: &Env<'_>, record: &CollectionRecord, text: &str) -> Result<Option<Vec<f32>>, SearchError> {
+    let (mode, slot, _) = env.search.embedders().settle(record, Mode::Semantic)?;
+    let Some(slot) = slot.filter(|_| mode != Mode::Keyword) else { return Ok(None) };
+    let mut sessions = env.embedders.borrow_mut();
+    let e = crate::search::embedders::session(&mut sessions, slot)?;
+    let v = e.embed_passages(&[text]).map_err(|err| SearchError::Embed(err.to_string()))?;
+    Ok(Some(v.data[..v.dims].to_vec()))
 }
 
 /// The query embedded by the collection's own model, when the server loads it.
@@ -128,22 +139,110 @@ pub fn search(env: &Env<'_>, owned: &Owned, vector: Option<Vec<f32>>, ask: Ask<'
         .collect()
 }
 
-/// The best cosine of the hit's page windows to `qv` (rows are L2-normalised, and so
-/// is the query: a dot product).
+/// The best cosine of the hit's page windows to `qv`.
 fn cosine(snap: &quarry_index::collection::Snapshot, h: &quarry_index::search::Hit, qv: &[f32]) -> Option<f64> {
-    let view = &snap.views[h.view];
+    page_cosine(snap, h.view, h.page, qv)
+}
+
+/// The best cosine of page `page` of view `v` by its windows (rows are L2-normalised,
+/// and so is the query), clamped to 0–1.
+fn page_cosine(snap: &quarry_index::collection::Snapshot, v: usize, page: u32, qv: &[f32]) -> Option<f64> {
+    let view = &snap.views[v];
     let b = view.batch();
     let dims = b.dims.to_native() as usize;
     if dims == 0 || dims != qv.len() {
         return None;
     }
     let rows = view.data.vectors();
-    let start = b.windows.as_slice().partition_point(|w| w.page.to_native() < h.page);
-    let windows = b.windows.as_slice()[start..].iter().take_while(|w| w.page.to_native() == h.page);
+    let start = b.windows.as_slice().partition_point(|w| w.page.to_native() < page);
+    let windows = b.windows.as_slice()[start..].iter().take_while(|w| w.page.to_native() == page);
     let at = |r: usize| &rows[r * dims..(r + 1) * dims];
-    windows
-        .enumerate()
-        .map(|(n, _)| quarry_index::embed::cosine(at(start + n), qv) as f64)
-        .reduce(f64::max)
-        .map(|c| c.clamp(0.0, 1.0))
+    windows.enumerate().map(|(n, _)| quarry_index::embed::cosine(at(start + n), qv) as f64).reduce(f64::max).map(|c| c.clamp(0.0, 1.0))
+}
+
+/// A store's entries ranked for `query`, unfolded: unlike [`search`] (the engine's
+/// path, which folds near-duplicate pages into one hit, right for documents) every
+/// entry is its own fact. The engine's parts, fused here: BM25 over the store's
+/// chunks (an entry by its best chunk) and the exact cosine of each entry's best
+/// window, weighted by `index.weights` and fused by `1/(rrf_k + rank)`. Only entries
+/// in `allowed` rank; at most `k`.
+pub fn rank_entries(env: &Env<'_>, owned: &Owned, vector: Option<&[f32]>, query: &str, allowed: &HashSet<String>, k: usize, rrf_k: f64) -> Vec<Hit> {
+    let snap = owned.snapshot();
+    // Live documents allowed, by (view, ordinal).
+    let mut live: std::collections::HashMap<(usize, u32), String> = std::collections::HashMap::new();
+    for at in snap.docs() {
+        let id = snap.doc_view(at).id;
+        if allowed.contains(id) {
+            live.insert((at.view, at.doc), id.to_owned());
+        }
+    }
+    let keyword = keyword_list(&snap, &live, query);
+    let mut semantic: Vec<((usize, u32), f64)> = Vec::new();
+    if let Some(qv) = vector {
+        for &(v, d) in live.keys() {
+            if let Some(c) = doc_cosine(&snap, v, d, qv) {
+                semantic.push(((v, d), c));
+            }
+        }
+        semantic.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    }
+    let w = env.search.index_config().weights;
+    let mut fused: std::collections::HashMap<(usize, u32), f64> = std::collections::HashMap::new();
+    for (rank, (key, _)) in keyword.iter().enumerate() {
+        *fused.entry(*key).or_default() += w[0] / (rrf_k + (rank + 1) as f64);
+    }
+    for (rank, (key, _)) in semantic.iter().enumerate() {
+        *fused.entry(*key).or_default() += w[1] / (rrf_k + (rank + 1) as f64);
+    }
+    let mut out: Vec<Hit> = fused
+        .into_iter()
+        .map(|(key, score)| Hit {
+            doc_id: live[&key].clone(),
+            citation: live[&key].clone(),
+            title: None,
+            text: String::new(),
+            metadata_json: String::new(),
+            created_at: String::new(),
+            score,
+            cosine: semantic.iter().find(|(k, _)| *k == key).map(|(_, c)| *c),
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.doc_id.cmp(&b.doc_id)));
+    out.truncate(k);
+    out
+}
+
+/// BM25 over every view with the store's statistics: each allowed entry by its best
+/// chunk, best first.
+fn keyword_list(snap: &quarry_index::collection::Snapshot, live: &std::collections::HashMap<(usize, u32), String>, query: &str) -> Vec<((usize, u32), f32)> {
+    let (terms, weights) = quarry_index::text::weighted_terms(&quarry_index::text::parse(query).text, &[]);
+    let views: Vec<&quarry_index::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
+    let Ok(stats) = quarry_index::bm25::Stats::of(&views, &terms) else { return Vec::new() };
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let mut best: std::collections::HashMap<(usize, u32), f32> = std::collections::HashMap::new();
+    for (vi, view) in snap.views.iter().enumerate() {
+        let chunks = view.batch().chunks.len().max(1);
+        let Ok(m) = view.bm25.scored_weighted(&terms, &weights, &stats, chunks, None::<fn(u64) -> bool>) else { continue };
+        for s in &m.chunks {
+            let page = view.page_of_chunk(s.chunk);
+            let doc = view.batch().pages[page as usize].doc.to_native();
+            if live.contains_key(&(vi, doc)) && s.score > 0.0 {
+                let e = best.entry((vi, doc)).or_insert(0.0);
+                *e = e.max(s.score);
+            }
+        }
+    }
+    let mut out: Vec<_> = best.into_iter().collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// The best cosine over every window of document `doc` of view `v`.
+fn doc_cosine(snap: &quarry_index::collection::Snapshot, v: usize, doc: u32, qv: &[f32]) -> Option<f64> {
+    let b = snap.views[v].batch();
+    let d = &b.docs[doc as usize];
+    let first = d.first_page.to_native();
+    (first..first + d.pages.to_native()).filter_map(|page| page_cosine(snap, v, page, qv)).reduce(f64::max)
 }
