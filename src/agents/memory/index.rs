@@ -79,7 +79,7 @@ pub struct Ask<'q> {
 /// `text` embedded as a passage (as the store's entries are), for the near-duplicate
 /// check: a query prefix (e5's `query: `) would keep identical texts apart.
 pub fn embed_passage(env: &Env<'_>, record: &CollectionRecord, text: &str) -> Result<Option<Vec<f32>>, SearchError> {
-    let (mode, slot, _) = env.search.embedders().settle(record, Mode::Semantic)?;
+    let (mode, slot, _) = env.search.embedders().settle(record, Mode::Hybrid)?;
     let Some(slot) = slot.filter(|_| mode != Mode::Keyword) else { return Ok(None) };
     let mut sessions = env.embedders.borrow_mut();
     let e = crate::search::embedders::session(&mut sessions, slot)?;
