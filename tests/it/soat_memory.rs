@@ -199,3 +199,23 @@ fn the_builtin_write_memory_indexes_an_entry_that_survives_kill_9() {
     assert_eq!(found.first().and_then(|r| r["entry_id"].as_str()), Some(eid.as_str()), "{found:?}");
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/memory-entries/{eid}"), &key, None), 200)["metadata"]["by"], "agent");
 }
+
+#[test]
+fn an_agent_names_only_memory_stores_of_its_own_project() {
+    let s = TestServer::with_config(ROOMY);
+    let (_, key) = s.signup("memory-agent@example.org");
+    let aip = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(json!({"name": "p", "provider": "openai", "default_model": "gpt-4o"}))), 201));
+    let mid = store(&s, &key, json!({"name": "Notes"}));
+    let other = id(&ok(call(&s, "POST", "/api/v1/projects", &key, Some(json!({"name": "Other"}))), 201));
+    let theirs = store(&s, &key, json!({"name": "Elsewhere", "project_id": other}));
+    let agent = |k: Value| call(&s, "POST", "/api/v1/agents", &key, Some(json!({"ai_provider_id": aip, "knowledge_config": k})));
+    ok(agent(json!({"memory_store_ids": [mid], "write_memory_store_id": mid})), 201);
+    for (k, field) in [
+        (json!({"memory_store_ids": [mid, "mem_nothere"]}), "knowledge_config.memory_store_ids[1]"),
+        (json!({"memory_store_ids": [theirs]}), "knowledge_config.memory_store_ids[0]"),
+        (json!({"write_memory_store_id": "mem_nothere"}), "knowledge_config.write_memory_store_id"),
+    ] {
+        let e = refused(agent(k), 400);
+        assert_eq!((e["code"].as_str(), e["meta"]["field"].as_str()), (Some("VALIDATION_FAILED"), Some(field)), "{e}");
+    }
+}
