@@ -149,11 +149,26 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
                 _ => h.text.clone(),
             };
             let created_at = Some(h.created_at.clone());
-            out.push(Match { source: "document", id: h.doc_id, store_id: None, citation: h.citation, text, score: h.score, similarity: h.cosine, created_at });
+            out.push(Match {
+                source: "document",
+                id: h.doc_id,
+                store_id: None,
+                citation: h.citation,
+                text,
+                score: h.score,
+                similarity: h.cosine,
+                created_at,
+            });
         }
     }
     let half_life = cfg.recency_half_life_days.unwrap_or(DEFAULT_HALF_LIFE_DAYS);
-    Ok(rank(out, cfg.min_score, half_life, limit, std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)))
+    Ok(rank(
+        out,
+        cfg.min_score,
+        half_life,
+        limit,
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+    ))
 }
 
 /// The cut: `min_score` on the cosine, decay of memory hits by age, best first, `limit`.
@@ -170,7 +185,12 @@ pub fn rank(mut all: Vec<Match>, min_score: Option<f64>, half_life: f64, limit: 
 }
 
 /// The query's vector for a collection's embedder, embedded once per retrieval.
-fn vector_for(env: &Env<'_>, cache: &mut Vec<(String, Option<Vec<f32>>)>, record: &crate::store::CollectionRecord, query: &str) -> Result<Option<Vec<f32>>, KnowledgeError> {
+fn vector_for(
+    env: &Env<'_>,
+    cache: &mut Vec<(String, Option<Vec<f32>>)>,
+    record: &crate::store::CollectionRecord,
+    query: &str,
+) -> Result<Option<Vec<f32>>, KnowledgeError> {
     if let Some((_, v)) = cache.iter().find(|(e, _)| *e == record.embedder) {
         return Ok(v.clone());
     }
@@ -193,7 +213,8 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
         let want = cfg.tags.clone().unwrap_or_default();
         let keep = entries::tagged(all.iter(), &store_tags, &want);
         // By their documents' ids, which the hits carry.
-        let entries: BTreeMap<String, MemoryEntryRecord> = all.into_iter().filter(|e| keep.contains(&e.id)).map(|e| (e.doc_id().to_owned(), e)).collect();
+        let entries: BTreeMap<String, MemoryEntryRecord> =
+            all.into_iter().filter(|e| keep.contains(&e.id)).map(|e| (e.doc_id().to_owned(), e)).collect();
         if !entries.is_empty() {
             out.push((owned, entries));
         }
@@ -252,7 +273,8 @@ pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content
         Some(Value::Object(m)) => Some(m),
         Some(_) => return Err(crate::agents::SoatError::invalid("metadata", "must be an object.").into()),
     };
-    let scope = Scope { account_id: p.account_id.to_owned(), project_id: p.project_id.to_owned(), key: KeyRef::Project { id: "write_memory".into() } };
+    let scope =
+        Scope { account_id: p.account_id.to_owned(), project_id: p.project_id.to_owned(), key: KeyRef::Project { id: "write_memory".into() } };
     let new = NewEntry {
         memory_id: store_id.to_owned(),
         content: content.to_owned(),

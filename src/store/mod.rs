@@ -24,9 +24,9 @@ use serde::Serialize;
 
 use error::Op;
 pub use error::StoreError;
+pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
-pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use tools::{SecretRecord, ToolRecord};
 
 /// The schema this build writes. A store with a higher number is refused.

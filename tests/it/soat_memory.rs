@@ -76,13 +76,23 @@ fn memory_entries_are_written_indexed_changed_and_deleted() {
     let s = searching();
     let (_, key) = s.signup("memory-entries@example.org");
     let mid = store(&s, &key, json!({"name": "Prefs"}));
-    let e = entry(&s, &key, json!({"memory_id": mid, "content": "The customer prefers email over phone calls.", "tags": ["channel:email"], "metadata": {"evidence": "high"}}));
+    let e = entry(
+        &s,
+        &key,
+        json!({"memory_id": mid, "content": "The customer prefers email over phone calls.", "tags": ["channel:email"], "metadata": {"evidence": "high"}}),
+    );
     let eid = id(&e);
     assert!(eid.starts_with("mem_entry_"), "{e}");
-    assert_eq!((e["action"].as_str(), e["source_type"].as_str(), e["metadata"]["evidence"].as_str()), (Some("created"), Some("manual"), Some("high")));
+    assert_eq!(
+        (e["action"].as_str(), e["source_type"].as_str(), e["metadata"]["evidence"].as_str()),
+        (Some("created"), Some("manual"), Some("high"))
+    );
     assert!(e["invalidated_at"].is_null() && e["source_generation_id"].is_null());
     // A near-duplicate is skipped: 200, the existing entry.
-    let dup = ok(call(&s, "POST", "/api/v1/memory-entries", &key, Some(json!({"memory_id": mid, "content": "The customer prefers email over phone calls."}))), 200);
+    let dup = ok(
+        call(&s, "POST", "/api/v1/memory-entries", &key, Some(json!({"memory_id": mid, "content": "The customer prefers email over phone calls."}))),
+        200,
+    );
     assert_eq!((dup["action"].as_str(), dup["id"].as_str()), (Some("skipped"), Some(eid.as_str())));
     let bad = |body: Value, status: u16| code(refused(call(&s, "POST", "/api/v1/memory-entries", &key, Some(body)), status));
     assert_eq!(bad(json!({"memory_id": mid, "content": ""}), 400), "VALIDATION_FAILED");
@@ -98,7 +108,16 @@ fn memory_entries_are_written_indexed_changed_and_deleted() {
     let found = search(&s, &key, json!({"query": "how does the customer like to be contacted", "memory_ids": [mid]}));
     assert_eq!((found.len(), found[0]["entry_id"].as_str(), found[0]["memory_name"].as_str()), (1, Some(eid.as_str()), Some("Prefs")));
     // New content is indexed again: the old words find nothing, the new ones the entry.
-    let put = ok(call(&s, "PUT", &format!("/api/v1/memory-entries/{eid}"), &key, Some(json!({"content": "Invoices go to the finance team in Lisbon.", "tags": null}))), 200);
+    let put = ok(
+        call(
+            &s,
+            "PUT",
+            &format!("/api/v1/memory-entries/{eid}"),
+            &key,
+            Some(json!({"content": "Invoices go to the finance team in Lisbon.", "tags": null})),
+        ),
+        200,
+    );
     assert!(put["tags"].is_null() && put["metadata"]["evidence"] == "high", "{put}");
     assert_eq!(search(&s, &key, json!({"query": "Lisbon invoices", "memory_ids": [mid]}))[0]["entry_id"], eid.as_str());
     let stale = search(&s, &key, json!({"query": "the customer prefers email over phone calls", "memory_ids": [mid]}));
@@ -121,16 +140,30 @@ fn another_account_or_project_sees_no_store_and_no_entry() {
     let (_, stranger) = s.signup("memory-stranger@example.org");
     let p1 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P1"}))), 201));
     let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P2"}))), 201));
-    let key = |p: &str| ok(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "k", "project_id": p}))), 201)["key"].as_str().unwrap().to_owned();
+    let key = |p: &str| {
+        ok(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "k", "project_id": p}))), 201)["key"].as_str().unwrap().to_owned()
+    };
     let (sk1, sk2) = (key(&p1), key(&p2));
     let mid = store(&s, &sk1, json!({"name": "Secrets of P1"}));
     let eid = id(&entry(&s, &sk1, json!({"memory_id": mid, "content": "The vault code is kept by Ana."})));
     for k in [&stranger, &sk2] {
-        for (method, path) in [("GET", format!("/api/v1/memories/{mid}")), ("DELETE", format!("/api/v1/memories/{mid}")), ("GET", format!("/api/v1/memory-entries/{eid}")), ("DELETE", format!("/api/v1/memory-entries/{eid}")), ("GET", format!("/api/v1/memory-entries?memory_id={mid}"))] {
+        for (method, path) in [
+            ("GET", format!("/api/v1/memories/{mid}")),
+            ("DELETE", format!("/api/v1/memories/{mid}")),
+            ("GET", format!("/api/v1/memory-entries/{eid}")),
+            ("DELETE", format!("/api/v1/memory-entries/{eid}")),
+            ("GET", format!("/api/v1/memory-entries?memory_id={mid}")),
+        ] {
             assert_eq!(refused(call(&s, method, &path, k, None), 404)["code"], "RESOURCE_NOT_FOUND", "{method} {path}");
         }
-        assert_eq!(refused(call(&s, "PUT", &format!("/api/v1/memory-entries/{eid}"), k, Some(json!({"content": "x"}))), 404)["code"], "RESOURCE_NOT_FOUND");
-        assert_eq!(refused(call(&s, "POST", "/api/v1/memory-entries", k, Some(json!({"memory_id": mid, "content": "x"}))), 404)["code"], "RESOURCE_NOT_FOUND");
+        assert_eq!(
+            refused(call(&s, "PUT", &format!("/api/v1/memory-entries/{eid}"), k, Some(json!({"content": "x"}))), 404)["code"],
+            "RESOURCE_NOT_FOUND"
+        );
+        assert_eq!(
+            refused(call(&s, "POST", "/api/v1/memory-entries", k, Some(json!({"memory_id": mid, "content": "x"}))), 404)["code"],
+            "RESOURCE_NOT_FOUND"
+        );
         assert_eq!(ok(call(&s, "GET", "/api/v1/memories", k, None), 200)["total"], 0);
         assert!(search(&s, k, json!({"query": "vault code", "memory_ids": [mid]})).is_empty(), "another's store is not searched");
     }
@@ -170,10 +203,22 @@ fn knowledge_search_filters_by_tags_floors_the_cosine_keeps_the_limit_and_reads_
     assert_eq!(contents(&above), contents(&all[..1]), "only the best passes a floor at its cosine");
     assert_eq!(search(&s, &key, json!({"query": "memory_tags selects stores", "memory_tags": ["team:*"]})).len(), 3);
     assert_eq!(code(refused(call(&s, "POST", "/api/v1/knowledge/search", &key, Some(json!({"memory_ids": [mid]}))), 400)), "VALIDATION_FAILED");
-    assert_eq!(code(refused(call(&s, "POST", "/api/v1/knowledge/search", &key, Some(json!({"query": q, "min_similarity": 3}))), 400)), "VALIDATION_FAILED");
+    assert_eq!(
+        code(refused(call(&s, "POST", "/api/v1/knowledge/search", &key, Some(json!({"query": q, "min_similarity": 3}))), 400)),
+        "VALIDATION_FAILED"
+    );
     // Documents of the account's collections, by id.
     let col = ok(call(&s, "POST", "/v1/collections", &key, Some(json!({"name": "handbook"}))), 201)["id"].as_str().unwrap().to_owned();
-    let doc = ok(call(&s, "POST", &format!("/v1/collections/{col}/documents"), &key, Some(json!({"title": "Backups", "text": "Backups are verified weekly by restoring one."}))), 201);
+    let doc = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/v1/collections/{col}/documents"),
+            &key,
+            Some(json!({"title": "Backups", "text": "Backups are verified weekly by restoring one."})),
+        ),
+        201,
+    );
     let doc_id = doc["id"].as_str().unwrap().to_owned();
     let both = search(&s, &key, json!({"query": q, "memory_ids": [mid], "document_ids": [doc_id]}));
     let d = both.iter().find(|r| r["source_type"] == "document").unwrap_or_else(|| panic!("{both:?}"));
@@ -186,12 +231,30 @@ fn the_builtin_write_memory_indexes_an_entry_that_survives_kill_9() {
     let mut s = searching();
     let (_, key) = s.signup("memory-builtin@example.org");
     let mid = store(&s, &key, json!({"name": "Agent notes"}));
-    let tool = id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "q", "type": "builtin", "actions": ["memories:WriteMemory"]}))), 201));
-    let write = |content: &str| call(&s, "POST", &format!("/api/v1/tools/{tool}/call"), &key, Some(json!({"action": "memories:WriteMemory", "input": {"memory_id": mid, "content": content, "metadata": {"by": "agent"}}})));
+    let tool =
+        id(&ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "q", "type": "builtin", "actions": ["memories:WriteMemory"]}))), 201));
+    let write = |content: &str| {
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/tools/{tool}/call"),
+            &key,
+            Some(json!({"action": "memories:WriteMemory", "input": {"memory_id": mid, "content": content, "metadata": {"by": "agent"}}})),
+        )
+    };
     let wrote = ok(write("The user's favourite colour is teal."), 200);
-    assert_eq!((wrote["action"].as_str(), wrote["source_type"].as_str(), wrote["memory_id"].as_str()), (Some("created"), Some("agent"), Some(mid.as_str())));
+    assert_eq!(
+        (wrote["action"].as_str(), wrote["source_type"].as_str(), wrote["memory_id"].as_str()),
+        (Some("created"), Some("agent"), Some(mid.as_str()))
+    );
     let eid = id(&wrote);
-    let bad = call(&s, "POST", &format!("/api/v1/tools/{tool}/call"), &key, Some(json!({"action": "memories:WriteMemory", "input": {"memory_id": "mem_nothere", "content": "x"}})));
+    let bad = call(
+        &s,
+        "POST",
+        &format!("/api/v1/tools/{tool}/call"),
+        &key,
+        Some(json!({"action": "memories:WriteMemory", "input": {"memory_id": "mem_nothere", "content": "x"}})),
+    );
     assert_eq!(refused(bad, 400)["code"], "VALIDATION_FAILED", "a store not in the project");
     s.kill9();
     s.restart();
@@ -204,7 +267,8 @@ fn the_builtin_write_memory_indexes_an_entry_that_survives_kill_9() {
 fn an_agent_names_only_memory_stores_of_its_own_project() {
     let s = TestServer::with_config(ROOMY);
     let (_, key) = s.signup("memory-agent@example.org");
-    let aip = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(json!({"name": "p", "provider": "openai", "default_model": "gpt-4o"}))), 201));
+    let aip =
+        id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(json!({"name": "p", "provider": "openai", "default_model": "gpt-4o"}))), 201));
     let mid = store(&s, &key, json!({"name": "Notes"}));
     let other = id(&ok(call(&s, "POST", "/api/v1/projects", &key, Some(json!({"name": "Other"}))), 201));
     let theirs = store(&s, &key, json!({"name": "Elsewhere", "project_id": other}));

@@ -241,7 +241,11 @@ pub fn references(c: &AgentConfig) -> Vec<Reference> {
     for (i, id) in knowledge.and_then(|k| k.memory_store_ids.as_ref()).into_iter().flatten().enumerate() {
         out.push(r(RefKind::MemoryStore, id, format!("knowledge_config.memory_store_ids[{i}]")));
     }
-    out.extend(knowledge.and_then(|k| k.write_memory_store_id.as_deref()).map(|id| r(RefKind::MemoryStore, id, "knowledge_config.write_memory_store_id".into())));
+    out.extend(
+        knowledge
+            .and_then(|k| k.write_memory_store_id.as_deref())
+            .map(|id| r(RefKind::MemoryStore, id, "knowledge_config.write_memory_store_id".into())),
+    );
     out
 }
 

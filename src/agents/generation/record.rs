@@ -65,9 +65,21 @@ pub struct RecordedError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
-    Text { text: String },
-    ToolCall { id: String, tool_name: String, args: Value },
-    ToolResult { tool_call_id: String, tool_name: String, output: Value, #[serde(default)] is_error: bool },
+    Text {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        tool_name: String,
+        args: Value,
+    },
+    ToolResult {
+        tool_call_id: String,
+        tool_name: String,
+        output: Value,
+        #[serde(default)]
+        is_error: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

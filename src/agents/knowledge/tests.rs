@@ -8,7 +8,9 @@ fn cfg(v: serde_json::Value) -> KnowledgeConfig {
 
 #[test]
 fn merge_unions_arrays_merges_tags_and_takes_the_override_scalars() {
-    let stored = cfg(serde_json::json!({"memory_store_ids": ["mem_a", "mem_b"], "tags": {"env": "prod", "team": "x"}, "min_score": 0.3, "limit": 5, "write_memory_store_id": "mem_a"}));
+    let stored = cfg(
+        serde_json::json!({"memory_store_ids": ["mem_a", "mem_b"], "tags": {"env": "prod", "team": "x"}, "min_score": 0.3, "limit": 5, "write_memory_store_id": "mem_a"}),
+    );
     let over = cfg(serde_json::json!({"memory_store_ids": ["mem_b", "mem_c"], "document_ids": ["doc_1"], "tags": {"env": "dev"}, "limit": 3}));
     let m = merge(Some(&stored), Some(&over)).unwrap();
     assert_eq!(m.memory_store_ids.unwrap(), ["mem_a", "mem_b", "mem_c"]);

@@ -119,7 +119,13 @@ pub async fn create(env: &Env<'_>, scope: &Scope, new: NewEntry) -> Result<(Memo
 }
 
 /// The store's entry nearest `content` when its cosine reaches `threshold`.
-fn duplicate(env: &Env<'_>, owned: &crate::search::Owned, account_id: &str, content: &str, threshold: f64) -> Result<Option<MemoryEntryRecord>, MemoryError> {
+fn duplicate(
+    env: &Env<'_>,
+    owned: &crate::search::Owned,
+    account_id: &str,
+    content: &str,
+    threshold: f64,
+) -> Result<Option<MemoryEntryRecord>, MemoryError> {
     if owned.snapshot().counts().documents == 0 {
         return Ok(None);
     }
@@ -205,6 +211,10 @@ pub fn write_view(e: &MemoryEntryRecord, action: Action) -> Value {
 }
 
 /// The ids of `entries` whose tags (with their store's) hold every `key:value` pair.
-pub fn tagged<'a>(entries: impl Iterator<Item = &'a MemoryEntryRecord>, store_tags: &[String], want: &std::collections::BTreeMap<String, String>) -> HashSet<String> {
+pub fn tagged<'a>(
+    entries: impl Iterator<Item = &'a MemoryEntryRecord>,
+    store_tags: &[String],
+    want: &std::collections::BTreeMap<String, String>,
+) -> HashSet<String> {
     entries.filter(|e| crate::agents::knowledge::holds(store_tags.iter().chain(e.tags.iter().flatten()), want)).map(|e| e.id.clone()).collect()
 }

@@ -214,7 +214,11 @@ pub fn rank_entries(env: &Env<'_>, owned: &Owned, vector: Option<&[f32]>, query:
 
 /// BM25 over every view with the store's statistics: each allowed entry by its best
 /// chunk, best first.
-fn keyword_list(snap: &quarry_index::collection::Snapshot, live: &std::collections::HashMap<(usize, u32), String>, query: &str) -> Vec<((usize, u32), f32)> {
+fn keyword_list(
+    snap: &quarry_index::collection::Snapshot,
+    live: &std::collections::HashMap<(usize, u32), String>,
+    query: &str,
+) -> Vec<((usize, u32), f32)> {
     let (terms, weights) = quarry_index::text::weighted_terms(&quarry_index::text::parse(query).text, &[]);
     let views: Vec<&quarry_index::bm25::Bm25> = snap.views.iter().map(|v| &v.bm25).collect();
     let Ok(stats) = quarry_index::bm25::Stats::of(&views, &terms) else { return Vec::new() };

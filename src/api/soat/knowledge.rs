@@ -65,7 +65,7 @@ fn check(req: &SearchIn) -> Result<(), SoatError> {
     if req.rrf_k.is_some_and(|k| k < 1) {
         return Err(SoatError::invalid("rrf_k", "must be at least 1."));
     }
-    if req.recency_half_life_days.is_some_and(|d| !(d >= 0.0)) {
+    if req.recency_half_life_days.is_some_and(|d| d.is_nan() || d < 0.0) {
         return Err(SoatError::invalid("recency_half_life_days", "cannot be negative; 0 turns decay off."));
     }
     match req.query.as_deref() {
