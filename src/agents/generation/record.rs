@@ -103,6 +103,39 @@ impl Message {
     }
 }
 
+/// A message of the generate request: `user` or `assistant`, and its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InMessage {
+    pub role: Role,
+    pub content: InContent,
+}
+
+/// `content`: text, a tool to run before the generation (`ToolOutputMessageContent`,
+/// its output becomes the message), or a document (`DocumentMessageContent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InContent {
+    Text(String),
+    Part(Part),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Part {
+    ToolOutput {
+        tool_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Map<String, Value>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_path: Option<String>,
+    },
+    Document {
+        document_id: String,
+    },
+}
+
 /// Who runs a tool call the model made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +177,9 @@ pub struct Input {
     pub guardrail_context: Option<Value>,
     #[serde(default)]
     pub actor_id: Option<String>,
+    /// The request streams: model calls stream and each text delta is an event.
+    #[serde(default)]
+    pub stream: bool,
 }
 
 /// The output of a settled generation.
@@ -165,6 +201,16 @@ pub struct RunState {
     pub input: Input,
     /// The whole conversation: the request's messages, then each step's.
     pub messages: Vec<Message>,
+    /// The request's messages as sent, until the run prepares them (runs their
+    /// `tool_output` tools, reads their documents) into `messages`.
+    #[serde(default)]
+    pub raw_messages: Vec<InMessage>,
+    #[serde(default)]
+    pub prepared: bool,
+    /// The knowledge matches found before the first step, as the system prompt
+    /// carries them.
+    #[serde(default)]
+    pub context: Option<String>,
     /// Model calls spent in this turn (across pauses).
     pub steps: u32,
     /// The step in progress's tool calls, until their results join `messages`.
@@ -196,6 +242,11 @@ pub struct RunState {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache, and written to it.
+    #[serde(default)]
+    pub cached_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,6 +267,9 @@ pub struct GenerationRecord {
     pub agent_version: Option<u64>,
     pub ai_provider_id: Option<String>,
     pub action_id: Option<String>,
+    /// What the model route did (agents with a `model_route_id`).
+    #[serde(default)]
+    pub routing: Option<Value>,
     pub metadata: Option<Value>,
     pub idempotency_key: Option<String>,
     /// Whether content (messages, output, event payloads) is written at all
@@ -264,14 +318,19 @@ impl GenerationRecord {
             "action_id": self.action_id,
             "agent_version": self.agent_version,
             "ai_provider_id": self.ai_provider_id,
-            "routing": Value::Null,
+            "routing": self.routing,
             "metadata": self.metadata,
             "content_redacted_at": self.content_redacted_at,
             "content_redacted": self.content_redacted_at.is_some(),
             "output": self.state.output,
             "required_action": self.required_action(),
             "step_count": self.state.steps,
-            "usage": {"input_tokens": self.state.usage.input_tokens, "output_tokens": self.state.usage.output_tokens},
+            "usage": {
+                "input_tokens": self.state.usage.input_tokens,
+                "output_tokens": self.state.usage.output_tokens,
+                "cached_tokens": self.state.usage.cached_tokens,
+                "cache_write_tokens": self.state.usage.cache_write_tokens,
+            },
         })
     }
 
