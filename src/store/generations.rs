@@ -174,3 +174,145 @@ impl Records {
         Ok(true)
     }
 }
+
+// The read side's maintenance (api/soat/generations.rs and traces.rs): purges and the
+// agent delete's cascade. Each is one transaction, so a purge is whole or not at all.
+
+/// Clears what a purge erases from `g` (GenerationRecord.content_redacted_at's doc in
+/// generations.yaml: `metadata`, `error`, and the run's recovery state: the transcript,
+/// the calls pending, the output, the request's context) and stamps `at`, unless it was
+/// purged already (the first stamp stays). Ids, timestamps, status, stop reason,
+/// counters and attribution stay. A runner saving a step of a purged generation calls
+/// this on what it saves (and writes no event payloads), so the purge holds.
+pub fn redact_generation(g: &mut GenerationRecord, at: &str) {
+    g.metadata = None;
+    g.error = None;
+    g.state.messages.clear();
+    g.state.raw_messages.clear();
+    g.state.context = None;
+    g.state.pending.clear();
+    g.state.output = None;
+    g.state.input.tool_context.clear();
+    g.state.input.guardrail_context = None;
+    if g.content_redacted_at.is_none() {
+        g.content_redacted_at = Some(at.to_owned());
+    }
+}
+
+/// What [`Records::purge_trace_content`] touched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracePurge {
+    pub trace: TraceRecord,
+    pub traces: usize,
+    pub generations: usize,
+}
+
+fn drop_events_in(txn: &redb::WriteTransaction, id: &str) -> Result<(), StoreError> {
+    txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
+    Ok(())
+}
+
+fn put_in<R: Owned>(txn: &redb::WriteTransaction, r: &R) -> Result<(), StoreError> {
+    let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(R::TABLE)).op("open records")?;
+    table.insert(r.id(), to_json(r).as_slice()).op("write record")?;
+    Ok(())
+}
+
+/// The ids of `root` and of every trace below it (by `parent_trace_id`), among `all`.
+pub fn descendants(all: &[TraceRecord], root: &str) -> Vec<String> {
+    let mut out = vec![root.to_owned()];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i].clone();
+        for t in all {
+            if t.parent_trace_id.as_deref() == Some(parent.as_str()) && !out.contains(&t.id) {
+                out.push(t.id.clone());
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+impl Records {
+    /// Purges the account's generation `id` (see [`redact_generation`]) and drops its
+    /// events; the purged record, or `None` when there is none.
+    pub fn purge_generation_content(&self, account_id: &str, id: &str) -> Result<Option<GenerationRecord>, StoreError> {
+        let txn = self.db.begin_write().op("begin purge generation")?;
+        let Some(mut g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(None) };
+        redact_generation(&mut g, &crate::clock::now_rfc3339());
+        put_in(&txn, &g)?;
+        drop_events_in(&txn, id)?;
+        txn.commit().op("commit purge generation")?;
+        Ok(Some(g))
+    }
+
+    /// Purges trace `id` of the account and, in its project, every trace below it and
+    /// every generation of those traces: traces lose their `error`, generations as
+    /// [`redact_generation`], each keeping an earlier stamp. `None` when there is none.
+    pub fn purge_trace_content(&self, account_id: &str, id: &str) -> Result<Option<TracePurge>, StoreError> {
+        let txn = self.db.begin_write().op("begin purge trace")?;
+        let Some(root) = get_in::<TraceRecord>(&txn, account_id, id)? else { return Ok(None) };
+        let at = crate::clock::now_rfc3339();
+        let traces: Vec<TraceRecord> =
+            super::owned::list_in::<TraceRecord>(&txn, account_id)?.into_iter().filter(|t| t.project_id == root.project_id).collect();
+        let ids = descendants(&traces, id);
+        let mut purged = root.clone();
+        for mut t in traces.into_iter().filter(|t| ids.contains(&t.id)) {
+            t.error = None;
+            if t.content_redacted_at.is_none() {
+                t.content_redacted_at = Some(at.clone());
+            }
+            put_in(&txn, &t)?;
+            if t.id == id {
+                purged = t;
+            }
+        }
+        let mut generations = 0;
+        for mut g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
+            if g.project_id == root.project_id && ids.contains(&g.trace_id) {
+                redact_generation(&mut g, &at);
+                put_in(&txn, &g)?;
+                drop_events_in(&txn, &g.id)?;
+                generations += 1;
+            }
+        }
+        txn.commit().op("commit purge trace")?;
+        Ok(Some(TracePurge { trace: purged, traces: ids.len(), generations }))
+    }
+
+    /// Deletes the agent's generations (with their events and idempotency claims) and
+    /// traces in `project_id` (an agent's force delete; records another project made
+    /// stay). The counts removed.
+    pub fn remove_agent_runs(&self, account_id: &str, project_id: &str, agent_id: &str) -> Result<(usize, usize), StoreError> {
+        let txn = self.db.begin_write().op("begin remove agent runs")?;
+        let mut counts = (0, 0);
+        {
+            let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
+            for g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
+                if g.agent_id != agent_id || g.project_id != project_id {
+                    continue;
+                }
+                if let Some(key) = &g.idempotency_key {
+                    txn.open_table(IDEMPOTENCY)
+                        .op("open idempotency")?
+                        .remove(idempotency_key(account_id, &g.project_id, key).as_str())
+                        .op("release key")?;
+                }
+                drop_events_in(&txn, &g.id)?;
+                links.remove(agent_id, format!("generation:{}", g.id).as_str()).op("unlink")?;
+                super::owned::remove_in::<GenerationRecord>(&txn, account_id, &g.id)?;
+                counts.0 += 1;
+            }
+            for t in super::owned::list_in::<TraceRecord>(&txn, account_id)? {
+                if t.agent_id == agent_id && t.project_id == project_id {
+                    links.remove(agent_id, format!("trace:{}", t.id).as_str()).op("unlink")?;
+                    super::owned::remove_in::<TraceRecord>(&txn, account_id, &t.id)?;
+                    counts.1 += 1;
+                }
+            }
+        }
+        txn.commit().op("commit remove agent runs")?;
+        Ok(counts)
+    }
+}

@@ -38,6 +38,7 @@ mod search_keyword;
 mod soat;
 mod soat_agents;
 mod soat_generate;
+mod soat_generations;
 mod soat_identity;
 mod soat_memory;
 mod soat_schemathesis;

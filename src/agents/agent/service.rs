@@ -212,7 +212,7 @@ impl Agents {
     }
 
     pub fn delete(&self, p: &Scope, id: &str, force: bool) -> Result<(), AgentError> {
-        self.get(p, id)?;
+        let agent = self.get(p, id)?;
         match self.records.delete_agent::<AgentRecord>(&p.account_id, id, force)? {
             Deleted::NotFound => Err(Self::not_found(id)),
             Deleted::Blocked(c) => Err(AgentError::HasDependents(Dependents {
@@ -221,7 +221,11 @@ impl Agents {
                 accepted_share_count: c.accepted_shares,
                 ingestion_rule_count: c.ingestion_rules,
             })),
-            Deleted::Done { .. } => Ok(()),
+            Deleted::Done { .. } => {
+                // Forced: its generations and traces in its own project go with it.
+                self.records.remove_agent_runs(&p.account_id, &agent.project_id, id)?;
+                Ok(())
+            }
         }
     }
 

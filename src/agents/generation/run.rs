@@ -524,7 +524,7 @@ impl Run {
             let model = t.model.clone().unwrap_or_else(|| t.provider.default_model.clone());
             let attempt = json!({"target_index": t.index, "ai_provider_id": t.provider.id, "model": model});
             let out = if self.g.state.input.stream {
-                match providers::stream(&app, &scope, &t.provider, req).await {
+                match providers::stream(&app.upstreams(), &scope, &t.provider, req).await {
                     Ok(mut s) => {
                         let mut failed = None;
                         while let Some(d) = s.next().await {
@@ -546,7 +546,7 @@ impl Run {
                     Err(e) => Err((e, true)),
                 }
             } else {
-                providers::complete(&app, &scope, &t.provider, req).await.map_err(|e| (e, true))
+                providers::complete(&app.upstreams(), &scope, &t.provider, req).await.map_err(|e| (e, true))
             };
             match out {
                 Ok(c) => {
