@@ -179,6 +179,18 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/traces/{trace_id}", "soat_get_trace", call!(soat::traces::get, trace_id)),
         row(M::GET, "/api/v1/traces/{trace_id}/tree", "soat_trace_tree", call!(soat::traces::tree, trace_id)),
         row(M::DELETE, "/api/v1/traces/{trace_id}/content", "soat_purge_trace", call!(soat::traces::purge, trace_id)),
+        // SOAT: memory stores and their entries.
+        row(M::GET, "/api/v1/memories", "soat_list_memories", call!(soat::memories::list)),
+        row(M::POST, "/api/v1/memories", "soat_create_memory", call!(soat::memories::create)),
+        row(M::GET, "/api/v1/memories/{memory_id}", "soat_get_memory", call!(soat::memories::get, memory_id)),
+        row(M::PUT, "/api/v1/memories/{memory_id}", "soat_update_memory", call!(soat::memories::update, memory_id)),
+        row(M::DELETE, "/api/v1/memories/{memory_id}", "soat_delete_memory", call!(soat::memories::delete, memory_id)),
+        row(M::GET, "/api/v1/memory-entries", "soat_list_memory_entries", call!(soat::memory_entries::list)),
+        row(M::POST, "/api/v1/memory-entries", "soat_create_memory_entry", call!(soat::memory_entries::create)),
+        row(M::GET, "/api/v1/memory-entries/{entry_id}", "soat_get_memory_entry", call!(soat::memory_entries::get, entry_id)),
+        row(M::PUT, "/api/v1/memory-entries/{entry_id}", "soat_update_memory_entry", call!(soat::memory_entries::update, entry_id)),
+        row(M::DELETE, "/api/v1/memory-entries/{entry_id}", "soat_delete_memory_entry", call!(soat::memory_entries::delete, entry_id)),
+        row(M::POST, "/api/v1/knowledge/search", "soat_search_knowledge", call!(soat::knowledge::search)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -40,6 +40,7 @@ mod soat_agents;
 mod soat_generate;
 mod soat_generations;
 mod soat_identity;
+mod soat_memory;
 mod soat_schemathesis;
 mod soat_tenancy;
 mod soat_tools;

@@ -138,6 +138,7 @@ impl Agents {
             RefKind::ModelRoute => in_project::<ModelRouteRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
             RefKind::Guardrail => in_project::<GuardrailRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
             RefKind::Eval => in_project::<EvalRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
+            RefKind::MemoryStore => in_project::<crate::store::MemoryRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
         })
     }
 
