@@ -989,3 +989,42 @@ fn a_run_purged_while_it_runs_writes_no_content_after_and_a_purged_pause_cannot_
     let r = call(&s, "GET", &format!("/api/v1/generations/{id}/transcript"), &st.key, None);
     assert!(!r.text().contains("LATE-ANSWER-TEXT"), "{}", r.text());
 }
+
+#[test]
+fn an_agent_remembers_through_write_memory_and_its_knowledge_search_finds_it_next_time() {
+    let up = Scripted::start();
+    up.on(
+        "Remember that",
+        from(|prompt| {
+            if prompt.contains("\"id\"") {
+                text("Remembered.")
+            } else {
+                tools(&[("write_memory", json!({"content": "The customer's favourite colour is teal."}))])
+            }
+        }),
+    );
+    up.otherwise(text("Answered."));
+    let s = TestServer::with(Options { config: PLAN.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
+    let st = setup(&s, &up, "memory@example.com");
+    let store = ok(call(&s, "POST", "/api/v1/memories", &st.key, Some(json!({"name": "customer"}))), 201)["id"].as_str().unwrap().to_owned();
+    let a = agent(&s, &st, json!({"knowledge_config": {"memory_store_ids": [store], "write_memory_store_id": store, "limit": 3}}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Remember that my favourite colour is teal.")), 200);
+    assert_eq!(g["output"]["content"], "Remembered.", "{g}");
+    let sent = up.bodies();
+    let tools_sent: Vec<&str> = sent[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools_sent.contains(&"write_memory"), "{tools_sent:?}");
+    // The next generation's knowledge search finds the entry and prepends it.
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("What is my favourite colour?")), 200);
+    assert_eq!(g["status"], "completed");
+    let system = up.bodies().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("teal"), "the remembered entry is in the context: {system}");
+    // A request's override merges with the stored config.
+    let mut b = user("What is my favourite colour?");
+    b["knowledge_config"] = json!({"limit": 1});
+    ok(generate(&s, &st, &a, "?wait=true", b), 200);
+    let system = up.bodies().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("teal"), "the override merges with the stored config (arrays unioned): {system}");
+    let mut b = user("x");
+    b["knowledge_config"] = json!({"write_memory_store_id": store});
+    assert_eq!(refused(generate(&s, &st, &a, "", b), 400)["code"], "VALIDATION_FAILED");
+}

@@ -411,9 +411,39 @@ impl Run {
         Err(Failure::new(Code::SoatNotFound, format!("no document {id} in this account's collections")))
     }
 
-    /// The knowledge search before the first step (none yet: see `knowledge`).
+    /// The knowledge search before the first step (§2.8): the agent's
+    /// `knowledge_config` merged with the request's, searched with the last user
+    /// message; its matches, with their citations, join the system prompt.
     async fn knowledge(&self) -> Result<Option<String>, Failure> {
-        Ok(None)
+        let Some(cfg) = crate::agents::knowledge::merge(self.g.state.config.knowledge_config.as_ref(), self.g.state.input.knowledge_config.as_ref())
+        else {
+            return Ok(None);
+        };
+        let query: String = self
+            .g
+            .state
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.iter().filter_map(|b| if let Block::Text { text } = b { Some(text.as_str()) } else { None }).collect())
+            .unwrap_or_default();
+        if query.trim().is_empty() {
+            return Ok(None);
+        }
+        let plan = self.host.app.plan(&self.plan);
+        let embedders = self.host.embedders.clone();
+        let env = Env {
+            search: &self.host.app.search,
+            records: &self.host.app.records,
+            embedders: &embedders,
+            caller: crate::search::Caller { account_id: &self.g.account_id, plan },
+            timeouts: Timeouts::default(),
+        };
+        let matches = crate::agents::knowledge::retrieve(&env, self.project(), &cfg, &query)
+            .await
+            .map_err(|e| Failure::new(e.code(), format!("The knowledge search failed: {}", e.message())))?;
+        Ok((!matches.is_empty()).then(|| crate::agents::knowledge::context(&matches)))
     }
 
     async fn pause(&mut self) -> Result<Rest, Failure> {
