@@ -13,6 +13,19 @@ def call(base, method, path, body, key=None):
         return json.load(r)
 
 
+def account(email):
+    """For a script's seeding heredoc (argv: the server's base URL): `call(method,
+    path, body, key=None)` bound to the server, and the key of a new account `email`."""
+    import sys
+
+    base = sys.argv[1]
+
+    def bound(method, path, body, key=None):
+        return call(base, method, path, body, key)
+
+    return bound, bound("POST", "/v1/signup", {"email": email})["api_key"]
+
+
 def upstream(text="seeded answer"):
     """A loopback OpenAI-compatible upstream answering every chat completion with
     `text` (whole, or as SSE chunks when the request streams), for seeding

@@ -16,12 +16,9 @@ st_serve 2 none
 
 eval "$("$py" - "$base" "$here" <<'PY'
 import sys
-base = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 import seed
-def call(method, path, body, key=None):
-    return seed.call(base, method, path, body, key)
-key = call("POST", "/v1/signup", {"email": "schemathesis-agents@example.com"})["api_key"]
+call, key = seed.account("schemathesis-agents@example.com")
 aip = call("POST", "/api/v1/ai-providers", {"name": "main", "provider": "openai", "default_model": "gpt-4o"}, key)["id"]
 agent = call("POST", "/api/v1/agents", {"ai_provider_id": aip, "name": "first"}, key)["id"]
 call("PATCH", f"/api/v1/agents/{agent}", {"name": "second"}, key)

@@ -21,12 +21,9 @@ st_serve 2 none
 
 eval "$("$py" - "$base" "$here" <<'PY'
 import sys
-base = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 import seed
-def call(method, path, body, key=None):
-    return seed.call(base, method, path, body, key)
-key = call("POST", "/v1/signup", {"email": "schemathesis-generations@example.com"})["api_key"]
+call, key = seed.account("schemathesis-generations@example.com")
 aip = call("POST", "/api/v1/ai-providers", {"name": "seeded", "provider": "custom", "base_url": seed.upstream(), "default_model": "seeded"}, key)["id"]
 agent = call("POST", "/api/v1/agents", {"ai_provider_id": aip, "name": "seeded"}, key)["id"]
 def generate(**extra):

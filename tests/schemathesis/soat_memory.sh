@@ -20,12 +20,9 @@ st_serve 2 none
 
 eval "$("$py" - "$base" "$here" <<'PY'
 import sys
-base = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 import seed
-def call(method, path, body, key=None):
-    return seed.call(base, method, path, body, key)
-key = call("POST", "/v1/signup", {"email": "schemathesis-memory@example.com"})["api_key"]
+call, key = seed.account("schemathesis-memory@example.com")
 ids = {"ST_KEY": key}
 def store(name, label):
     ids[name] = call("POST", "/api/v1/memories", {"name": label, "tags": ["seeded"]}, key)["id"]

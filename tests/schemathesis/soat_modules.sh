@@ -24,12 +24,9 @@ st_serve 2 none
 
 eval "$("$py" - "$base" "$here" <<'PY'
 import sys
-base = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 import seed
-def call(method, path, body, key=None):
-    return seed.call(base, method, path, body, key)
-key = call("POST", "/v1/signup", {"email": "schemathesis-modules@example.com"})["api_key"]
+call, key = seed.account("schemathesis-modules@example.com")
 ids = {"ST_KEY": key}
 def make(name, path, body):
     ids[name] = call("POST", path, body, key)["id"]

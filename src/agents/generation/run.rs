@@ -134,6 +134,17 @@ impl Run {
         live::finish(&self.g.id, &self.log);
     }
 
+    /// What a tool call or a search runs with: this shard's sessions, the account's plan.
+    fn env(&self) -> Env<'_> {
+        Env {
+            search: &self.host.app.search,
+            records: &self.host.app.records,
+            embedders: &self.host.embedders,
+            caller: crate::search::Caller { account_id: &self.g.account_id, plan: self.host.app.plan(&self.plan) },
+            timeouts: Timeouts::default(),
+        }
+    }
+
     fn scope(&self) -> Scope {
         Scope { account_id: self.g.account_id.clone(), project_id: self.g.project_id.clone(), key: KeyRef::Account { prefix: String::new() } }
     }
@@ -357,15 +368,7 @@ impl Run {
             .lookup_in(self.project(), tool_id)
             .map_err(|e| Failure::new(e.code(), e.message()))?
             .ok_or_else(|| Failure::new(Code::ToolNotFound, format!("no tool {tool_id} in this project")))?;
-        let plan = self.host.app.plan(&self.plan);
-        let embedders = self.host.embedders.clone();
-        let env = Env {
-            search: &self.host.app.search,
-            records: &self.host.app.records,
-            embedders: &embedders,
-            caller: crate::search::Caller { account_id: &self.g.account_id, plan },
-            timeouts: Timeouts::default(),
-        };
+        let env = self.env();
         let call =
             CallInput { action, input, context: self.g.state.input.tool_context.clone(), idempotency_key: Some(format!("{}:{tool_id}", self.g.id)) };
         let out = self.host.app.tools.run(&env, self.project(), &tool.def, call, 0).await.map_err(|e| Failure::new(e.code(), e.message()))?;
@@ -431,15 +434,7 @@ impl Run {
         if query.trim().is_empty() {
             return Ok(None);
         }
-        let plan = self.host.app.plan(&self.plan);
-        let embedders = self.host.embedders.clone();
-        let env = Env {
-            search: &self.host.app.search,
-            records: &self.host.app.records,
-            embedders: &embedders,
-            caller: crate::search::Caller { account_id: &self.g.account_id, plan },
-            timeouts: Timeouts::default(),
-        };
+        let env = self.env();
         let matches = crate::agents::knowledge::retrieve(&env, self.project(), &cfg, &query)
             .await
             .map_err(|e| Failure::new(e.code(), format!("The knowledge search failed: {}", e.message())))?;
@@ -492,15 +487,7 @@ impl Run {
 
     async fn call_tool(&self, call: &PendingCall) -> Result<Value, Call> {
         let bound = self.tools.iter().find(|b| b.name == call.tool_name).ok_or_else(|| Call::Soft("no such tool".into()))?;
-        let plan = self.host.app.plan(&self.plan);
-        let embedders = self.host.embedders.clone();
-        let env = Env {
-            search: &self.host.app.search,
-            records: &self.host.app.records,
-            embedders: &embedders,
-            caller: crate::search::Caller { account_id: &self.g.account_id, plan },
-            timeouts: Timeouts::default(),
-        };
+        let env = self.env();
         let args = call.args.as_object().cloned().unwrap_or_default();
         match &bound.does {
             Does::Tool { def, action } => {
