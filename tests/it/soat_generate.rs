@@ -5,7 +5,7 @@
 //! and the errors the spec names.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -374,47 +374,19 @@ pub type Seen = Arc<Mutex<Vec<(String, HashMap<String, String>, String)>>>;
 pub fn echo_service() -> (std::net::SocketAddr, Seen) {
     let seen: Seen = Arc::default();
     let s2 = seen.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let seen = s2.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut out = stream;
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-                let mut headers = HashMap::new();
-                loop {
-                    let mut h = String::new();
-                    reader.read_line(&mut h).unwrap();
-                    let h = h.trim_end();
-                    if h.is_empty() {
-                        break;
-                    }
-                    if let Some((k, v)) = h.split_once(':') {
-                        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-                    }
-                }
-                let n: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-                let mut body = vec![0; n];
-                reader.read_exact(&mut body).unwrap();
-                let count = {
-                    let mut s = seen.lock().unwrap();
-                    s.push((path.clone(), headers, String::from_utf8_lossy(&body).into_owned()));
-                    s.len()
-                };
-                let (status, reply) =
-                    if path.contains("fail") { (500, "{\"error\":\"boom\"}".to_owned()) } else { (200, json!({"ok": true, "n": count}).to_string()) };
-                let _ = write!(
-                    out,
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                    reply.len()
-                );
-            });
+    let addr = super::loopback::listen(move |stream| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut out = stream;
+        while let Some(r) = super::loopback::read_request(&mut reader) {
+            let count = {
+                let mut s = s2.lock().unwrap();
+                s.push((r.path.clone(), r.headers.into_iter().collect(), r.body.to_string()));
+                s.len()
+            };
+            let (status, reply) = if r.path.contains("fail") { (500, json!({"error": "boom"})) } else { (200, json!({"ok": true, "n": count})) };
+            if !super::loopback::respond(&mut out, status, &reply) {
+                return;
+            }
         }
     });
     (addr, seen)
