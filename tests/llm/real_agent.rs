@@ -1,0 +1,114 @@
+//! An agent end to end on the real local model (Qwen2.5-Coder-1.5B-Instruct under
+//! llama.cpp, as `ops/setup` installs it): the bundled legal sample indexed, an AI
+//! provider of kind `local`, an agent with a `builtin` search tool
+//! (`collections:SearchCollection`, the collection and keyword mode preset) whose first
+//! step is forced to call it (`step_rules`: a 1.5B model does not always call a tool by
+//! itself; the forced choice reaches llama.cpp as `tool_choice`), then free to answer.
+//! Asked a question whose answer is in the sample (the fee clause), the generation
+//! completes, its record and transcript show the search was called and what it found,
+//! and the answer carries the found page's fact. Bounded: 180 s for the model to load,
+//! `GENERATION_DEADLINE` for the generation. Runs alone (nextest's threads-required, as
+//! every `real_local_model` test). Skipped when the weights are not installed, unless
+//! $CI is set.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::local::{installed, LocalServer};
+use super::sse_client::post_at;
+
+const LOAD: Duration = Duration::from_secs(180);
+const GENERATION_DEADLINE: Duration = Duration::from_secs(360);
+
+fn get(s: &LocalServer, path: &str, key: &str) -> (u16, Value) {
+    s.get(path, Some(key))
+}
+
+fn created(s: &LocalServer, path: &str, key: &str, body: Value) -> String {
+    let r = post_at(s.addr, path, key, &body, Duration::from_secs(60));
+    assert!(r.status == 201 || r.status == 200, "{path}: {}", String::from_utf8_lossy(&r.body));
+    r.json()["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn real_local_model_agent_answers_with_its_builtin_search_tool() {
+    if !installed() {
+        return;
+    }
+    let s = LocalServer::start("[llm.local]\nnice = 0\nthreads = 2\n[http]\nheader_read_timeout = \"400s\"\n", &[]);
+    s.wait_ready(LOAD);
+    let key = s.signup("real-agent@x.org");
+    let col = created(&s, "/v1/collections", &key, json!({"name": "legal"}));
+    let r = post_at(s.addr, &format!("/v1/collections/{col}/sample"), &key, &json!({"domain": "legal"}), Duration::from_secs(60));
+    assert!(r.status == 200 || r.status == 201, "{}", String::from_utf8_lossy(&r.body));
+
+    let tool = created(
+        &s,
+        "/api/v1/tools",
+        &key,
+        json!({
+            "name": "search_contracts",
+            "type": "builtin",
+            "description": "Searches the customer's contracts. Give it a short keyword query.",
+            "actions": ["collections:SearchCollection"],
+            "preset_parameters": {"collection_id": col, "mode": "keyword", "k": 3},
+            "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "keywords to search for"}}, "required": ["query"]}
+        }),
+    );
+    let aip = created(&s, "/api/v1/ai-providers", &key, json!({"name": "local", "provider": "local", "default_model": "local"}));
+    let agent = created(
+        &s,
+        "/api/v1/agents",
+        &key,
+        json!({
+            "ai_provider_id": aip,
+            "instructions": "You answer questions about the customer's contracts. Always search the contracts first with the search_contracts tool, \
+                             then answer in one sentence using what the search found.",
+            "tool_bindings": [{"tool_id": tool}],
+            "step_rules": [{"step": 1, "tool_choice": {"type": "tool", "tool_name": "search_contracts"}}],
+            "max_steps": 3,
+            "max_output_tokens": 200,
+            "temperature": 0
+        }),
+    );
+
+    let started = Instant::now();
+    let question = json!({"messages": [{"role": "user", "content": "When are fees due after an invoice?"}]});
+    let r = post_at(s.addr, &format!("/api/v1/agents/{agent}/generate?wait=true"), &key, &question, GENERATION_DEADLINE);
+    let took = started.elapsed();
+    let body = String::from_utf8_lossy(&r.body).into_owned();
+    eprintln!("generation took {took:?}: {} {body}", r.status);
+    assert!(took < GENERATION_DEADLINE, "the generation took {took:?}");
+    assert_eq!(r.status, 200, "{body}");
+    let g = r.json();
+    assert_eq!(g["status"], "completed", "{g}");
+    let id = g["id"].as_str().unwrap().to_owned();
+    let answer = g["output"]["content"].as_str().unwrap_or_default().to_lowercase();
+
+    // The record: settled, two steps at least (the forced search, then the answer).
+    let (status, record) = get(&s, &format!("/api/v1/generations/{id}"), &key);
+    assert_eq!(status, 200, "{record}");
+    assert_eq!((record["status"].as_str(), record["error"].is_null()), (Some("completed"), true), "{record}");
+    assert!(record["step_count"].as_u64().unwrap_or(0) >= 2, "{record}");
+
+    // The transcript: the search called, and the page it found holds the fee clause.
+    let (status, transcript) = get(&s, &format!("/api/v1/generations/{id}/transcript"), &key);
+    assert_eq!(status, 200, "{transcript}");
+    let text = transcript.to_string();
+    eprintln!("transcript: {}", text.chars().take(4000).collect::<String>());
+    let blocks: Vec<&Value> = transcript["messages"]
+        .as_array()
+        .or_else(|| transcript["data"].as_array())
+        .unwrap_or_else(|| panic!("a transcript lists messages: {transcript}"))
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .collect();
+    let call = blocks.iter().find(|b| b["type"] == "tool_call").unwrap_or_else(|| panic!("no tool call in {transcript}"));
+    assert_eq!(call["tool_name"], "search_contracts", "{call}");
+    let found = blocks.iter().find(|b| b["type"] == "tool_result").unwrap_or_else(|| panic!("no tool result in {transcript}"));
+    let found = found["output"].to_string().to_lowercase();
+    assert!(found.contains("thirty") && found.contains("invoice"), "the search did not find the fee clause: {found}");
+    // The answer carries the found page's fact.
+    assert!(answer.contains("thirty") || answer.contains("30"), "the answer lacks the fee clause's term: {answer}");
+}
