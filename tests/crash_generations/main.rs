@@ -380,21 +380,25 @@ fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
                 std::thread::spawn(move || fire(addr, key, agents, round, t, stop, w))
             })
             .collect();
-        // Paused generations of earlier rounds are resumed while the kill may land.
-        let resumer = {
-            let (key, stop, w, addr) = (key.clone(), stop.clone(), w.clone(), s.addr);
-            std::thread::spawn(move || {
-                for (id, agent, g) in paused {
+        // Paused generations of earlier rounds are resumed, each at a random moment,
+        // while the kill may land.
+        let resumers: Vec<_> = paused
+            .into_iter()
+            .map(|(id, agent, g)| {
+                let (key, stop, w, addr) = (key.clone(), stop.clone(), w.clone(), s.addr);
+                let pause = Duration::from_millis(w.rng.below(1200));
+                std::thread::spawn(move || {
+                    std::thread::sleep(pause);
                     if stop.load(Ordering::Acquire) {
-                        break;
+                        return;
                     }
                     match resume(addr, &key, &agent, &id, &g) {
                         Ok((200, _)) | Err(_) => {}
                         Ok((status, v)) => w.broke(format!("{id}: tool outputs for a paused generation answered {status}: {v}")),
                     }
-                }
+                })
             })
-        };
+            .collect();
         std::thread::sleep(Duration::from_millis(100 + w.rng.below(1400)));
         w.boot.fetch_add(1, Ordering::SeqCst);
         s.kill9();
@@ -408,7 +412,9 @@ fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
             }
             unanswered.extend(f.unanswered);
         }
-        resumer.join().unwrap();
+        for r in resumers {
+            r.join().unwrap();
+        }
         s.restart();
 
         // A generate whose answer was lost: the same key again names one generation.
@@ -465,19 +471,35 @@ fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
         );
     }
 
-    // The last restart is not killed: every paused generation accepts its outputs once.
-    for (id, k) in known.iter_mut() {
-        if k.last["status"] != "requires_action" {
-            continue;
-        }
-        let (status, v) = resume(s.addr, &key, &k.agent, id, &k.last).unwrap();
-        assert_eq!((status, v["status"].as_str()), (200, Some("completed")), "{id}: {v}");
-        let (again, e) = resume(s.addr, &key, &k.agent, id, &k.last).unwrap();
-        assert_eq!((again, e["error"]["code"].as_str()), (409, Some("GENERATION_NOT_AWAITING_TOOL_OUTPUTS")), "{id}: {e}");
-        let (_, g) = send(s.addr, "GET", &format!("/api/v1/generations/{id}"), &key, &[], None).unwrap();
-        assert_eq!(g["status"], "completed", "{id}: {g}");
-        k.last = g;
+    // The last restart is not killed: every paused generation accepts its outputs once,
+    // then refuses them, and is completed.
+    let finals: Vec<_> = known
+        .iter()
+        .filter(|(_, k)| k.last["status"] == "requires_action")
+        .map(|(id, k)| {
+            let (key, addr, id, agent, last) = (key.clone(), s.addr, id.clone(), k.agent.clone(), k.last.clone());
+            std::thread::spawn(move || {
+                let (status, v) = resume(addr, &key, &agent, &id, &last).unwrap();
+                assert_eq!((status, v["status"].as_str()), (200, Some("completed")), "{id}: {v}");
+                let (again, e) = resume(addr, &key, &agent, &id, &last).unwrap();
+                assert_eq!((again, e["error"]["code"].as_str()), (409, Some("GENERATION_NOT_AWAITING_TOOL_OUTPUTS")), "{id}: {e}");
+                id
+            })
+        })
+        .collect();
+    for f in finals {
+        f.join().unwrap();
         resumed += 1;
+    }
+    // None lost, over every round: each read back, settled.
+    for (id, k) in known.iter_mut() {
+        let (status, g) = send(s.addr, "GET", &format!("/api/v1/generations/{id}"), &key, &[], None).unwrap();
+        assert_eq!(status, 200, "generation {id} is lost: {g}");
+        assert!(matches!(g["status"].as_str(), Some("completed" | "failed")), "{id}: {g}");
+        if k.last["status"] == "completed" {
+            assert_eq!(g["output"], k.last["output"], "{id}: a completed generation changed");
+        }
+        k.last = g;
     }
 
     let broken = w.broken.lock().unwrap().clone();
