@@ -6,6 +6,16 @@ pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
+/// `now + d`, as [`now_rfc3339`] writes it.
+pub fn rfc3339_after(d: std::time::Duration) -> String {
+    humantime::format_rfc3339_millis(SystemTime::now() + d).to_string()
+}
+
+/// Whether an RFC 3339 time is past (an unreadable one counts as past).
+pub fn is_past(t: &str) -> bool {
+    humantime::parse_rfc3339(t).map_or(true, |at| at <= SystemTime::now())
+}
+
 /// Seconds until the next calendar month begins (UTC), when monthly allowances reset:
 /// the `retry-after` of a 429 `allowance_exceeded`.
 pub fn seconds_to_next_month() -> u64 {

@@ -161,6 +161,18 @@ codes! {
     PipelineInvalidStep => ("pipeline_invalid_step", 400),
     PipelineStepFailed => ("pipeline_step_failed", 422),
     PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
+    // SOAT generations (src/agents/generation): the spec's codes, named by `soat_code`.
+    IdempotencyKeyReused => ("idempotency_key_reused", 409),
+    GenerationNotAwaitingToolOutputs => ("generation_not_awaiting_tool_outputs", 409),
+    OutputSchemaValidationFailed => ("output_schema_validation_failed", 502),
+    TextEncodedToolCall => ("text_encoded_tool_call", 502),
+    SystemMessageNotAllowed => ("system_message_not_allowed", 400),
+    InvalidOutputSchema => ("invalid_output_schema", 400),
+    OutputSchemaStreamingUnsupported => ("output_schema_streaming_unsupported", 400),
+    // A generation that was running when the server died and could not be resumed,
+    // or a pause that expired unanswered.
+    GenerationInterrupted => ("generation_interrupted", 500),
+    ApprovalExpired => ("approval_expired", 409),
 }
 
 /// An error as the client sees it.

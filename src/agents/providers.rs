@@ -335,6 +335,21 @@ pub async fn complete(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: C
     }
 }
 
+/// One generation through provider `r`, as it streams (see [`complete`]).
+pub async fn stream(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<crate::llm::ChatStream, CallError> {
+    if req.model.is_empty() {
+        req.model = r.default_model.clone();
+    }
+    match target(app, scope, r)? {
+        Target::AdHoc(p) => Ok(app.direct.stream(&p, &scope.account_id, req).await?),
+        Target::Local { model } => {
+            let llm = app.llm.as_ref().ok_or(LlmError::NotConfigured)?;
+            req.model = model;
+            Ok(llm.stream(&scope.account_id, req).await?)
+        }
+    }
+}
+
 /// Why a call through a provider failed: the record, or the upstream.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {

@@ -111,6 +111,15 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PUT, "/api/v1/agents/{agent_id}", "soat_update_agent", call!(soat::agents::update, agent_id)),
         row(M::PATCH, "/api/v1/agents/{agent_id}", "soat_patch_agent", call!(soat::agents::update, agent_id)),
         row(M::DELETE, "/api/v1/agents/{agent_id}", "soat_delete_agent", call!(soat::agents::delete, agent_id)),
+        row(M::POST, "/api/v1/agents/{agent_id}/generate", "soat_create_agent_generation", call!(soat::generate::generate, agent_id)),
+        row(
+            M::POST,
+            "/api/v1/agents/{agent_id}/generate/{generation_id}/tool-outputs",
+            "soat_submit_agent_tool_outputs",
+            call!(soat::generate::tool_outputs, agent_id, generation_id),
+        ),
+        row(M::GET, "/api/v1/generations/{generation_id}", "soat_get_generation", call!(soat::generate::get, generation_id)),
+        row(M::GET, "/api/v1/generations/{generation_id}/events", "soat_generation_events", call!(soat::generate::events, generation_id)),
         row(M::GET, "/api/v1/agents/{agent_id}/versions", "soat_list_agent_versions", call!(soat::agents::versions, agent_id)),
         row(M::GET, "/api/v1/agents/{agent_id}/versions/{version}", "soat_get_agent_version", call!(soat::agents::version, agent_id, version)),
         row(

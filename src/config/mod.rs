@@ -3,6 +3,7 @@
 //! keys are refused with their name and where they came from. This is the only module
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
+mod agents;
 mod expand;
 mod extract;
 mod install;
@@ -22,6 +23,7 @@ use toml::{Table, Value};
 use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
+pub use agents::AgentsConfig;
 pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::RESERVED_ENV;
@@ -75,6 +77,8 @@ pub struct Config {
     pub expand: ExpandConfig,
     /// `[secrets]`: the key sealing SOAT secrets.
     pub secrets: SecretsConfig,
+    /// `[agents]`: generations' pauses and chains.
+    pub agents: AgentsConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -321,6 +325,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         research: research::resolve(raw.research)?,
         expand,
         secrets: secrets::resolve(raw.secrets)?,
+        agents: agents::resolve(raw.agents)?,
     })
 }
 

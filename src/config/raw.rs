@@ -29,6 +29,7 @@ pub struct RawConfig {
     pub research: super::research::RawResearch,
     pub expand: super::expand::RawExpand,
     pub secrets: super::secrets::RawSecrets,
+    pub agents: super::agents::RawAgents,
 }
 
 #[derive(Debug, Deserialize)]

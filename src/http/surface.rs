@@ -175,6 +175,15 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
         Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
         Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
+        Code::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+        Code::GenerationNotAwaitingToolOutputs => "GENERATION_NOT_AWAITING_TOOL_OUTPUTS",
+        Code::OutputSchemaValidationFailed => "OUTPUT_SCHEMA_VALIDATION_FAILED",
+        Code::TextEncodedToolCall => "TEXT_ENCODED_TOOL_CALL",
+        Code::SystemMessageNotAllowed => "SYSTEM_MESSAGE_NOT_ALLOWED",
+        Code::InvalidOutputSchema => "INVALID_OUTPUT_SCHEMA",
+        Code::OutputSchemaStreamingUnsupported => "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED",
+        Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
+        Code::ApprovalExpired => "APPROVAL_EXPIRED",
         _ => return None,
     })
 }

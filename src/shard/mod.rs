@@ -60,7 +60,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (start, waiting) = Start::channels();
-        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), router, stop.clone(), start)?);
+        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), router, stop.clone(), start, shards)?);
         starts.push(waiting);
     }
     if let Err(e) = bind_in_turn(&starts, &mut addr) {
@@ -147,6 +147,7 @@ fn spawn_shard(
     router: &'static crate::http::router::Router,
     stop: Arc<AtomicBool>,
     start: Start,
+    shards: usize,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
     let rt = app.config.runtime.clone();
     LocalExecutorBuilder::new(Placement::Fixed(cpu))
@@ -187,6 +188,9 @@ fn spawn_shard(
             let _ = start.bound.send(listener.local_addr().map_err(listen_error));
             let mut shard = Shard::new(id, app, router, embedders);
             shard.rerankers = rerankers;
+            // Generations the last boot left running: this shard's share resumes.
+            let host = Rc::new(crate::agents::generation::run::Host { app: shard.app.clone(), embedders: shard.embedders.clone() });
+            glommio::spawn_local(crate::agents::generation::recover::take_over(host, id, shards)).detach();
             serve_shard(Rc::new(shard), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })

@@ -84,7 +84,11 @@ impl Records {
             Err(TableError::TableDoesNotExist(_)) => return Ok(None),
             t => t.op("open idempotency")?,
         };
-        table.get(idempotency_key(account_id, project_id, key).as_str()).op("read claim")?.map(|v| from_json("idempotency claim", v.value())).transpose()
+        table
+            .get(idempotency_key(account_id, project_id, key).as_str())
+            .op("read claim")?
+            .map(|v| from_json("idempotency claim", v.value()))
+            .transpose()
     }
 
     /// Saves a step: the run's fields of `g` (never the caller-owned `metadata`, which
@@ -161,7 +165,10 @@ impl Records {
             txn.open_table(IDEMPOTENCY).op("open idempotency")?.remove(idempotency_key(account_id, &g.project_id, key).as_str()).op("release key")?;
         }
         txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
-        txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?.remove(g.agent_id.as_str(), format!("generation:{id}").as_str()).op("unlink")?;
+        txn.open_multimap_table(AGENT_DEPENDENTS)
+            .op("open dependents")?
+            .remove(g.agent_id.as_str(), format!("generation:{id}").as_str())
+            .op("unlink")?;
         super::owned::remove_in::<GenerationRecord>(&txn, account_id, id)?;
         txn.commit().op("commit remove generation")?;
         Ok(true)

@@ -37,6 +37,7 @@ mod search;
 mod search_keyword;
 mod soat;
 mod soat_agents;
+mod soat_generate;
 mod soat_identity;
 mod soat_schemathesis;
 mod soat_tenancy;

@@ -282,9 +282,24 @@ fn stream_reply(out: &mut TcpStream, body: &Value, reply: Option<Reply>, state: 
                 }
             }
         }
+        Some(Reply::Tools(calls)) => {
+            // OpenAI's shape: each call's id and name first, its arguments in pieces.
+            for (i, call) in tool_calls(&calls).as_array().unwrap().iter().enumerate() {
+                let head = json!({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]});
+                send(&chunk(head, None, None));
+                let args: Vec<char> = call["function"]["arguments"].as_str().unwrap().chars().collect();
+                for piece in args.chunks(5) {
+                    let d = json!({"tool_calls": [{"index": i, "function": {"arguments": piece.iter().collect::<String>()}}]});
+                    send(&chunk(d, None, None));
+                }
+            }
+            let usage = json!({ "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120 });
+            send(&chunk(json!({}), Some("tool_calls"), Some(usage)));
+            send("data: [DONE]\n\n");
+        }
         other => {
             let text = match other {
-                Some(Reply::Tools(_)) | None => "{}".to_owned(),
+                None => "{}".to_owned(),
                 _ => String::new(),
             };
             for p in pieces(&text) {

@@ -1,6 +1,21 @@
 //! Agent generations (`POST /api/v1/agents/{id}/generate`): a persisted state
-//! machine. See `record` for what is kept and the runner for the turn loop.
+//! machine. `record` is what is kept, `service` starts and resumes, `run` is the turn
+//! loop, `live` and `events` carry the events to readers, `recover` takes over after
+//! a restart and `expiry` ends pauses nobody answered.
 
+pub mod content;
+pub mod events;
+pub mod expiry;
+pub mod knowledge;
+pub mod live;
+pub mod nested;
+pub mod output;
+pub mod prompt;
 pub mod record;
+pub mod recover;
+pub mod request;
+pub mod run;
+pub mod service;
+pub mod tools;
 
 pub use record::{GenerationRecord, Status, TraceRecord};

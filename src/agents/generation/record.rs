@@ -65,9 +65,21 @@ pub struct RecordedError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
-    Text { text: String },
-    ToolCall { id: String, tool_name: String, args: Value },
-    ToolResult { tool_call_id: String, tool_name: String, output: Value, #[serde(default)] is_error: bool },
+    Text {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        tool_name: String,
+        args: Value,
+    },
+    ToolResult {
+        tool_call_id: String,
+        tool_name: String,
+        output: Value,
+        #[serde(default)]
+        is_error: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +101,39 @@ impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Message {
         Message { role, content: vec![Block::Text { text: text.into() }] }
     }
+}
+
+/// A message of the generate request: `user` or `assistant`, and its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InMessage {
+    pub role: Role,
+    pub content: InContent,
+}
+
+/// `content`: text, a tool to run before the generation (`ToolOutputMessageContent`,
+/// its output becomes the message), or a document (`DocumentMessageContent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InContent {
+    Text(String),
+    Part(Part),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Part {
+    ToolOutput {
+        tool_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Map<String, Value>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_path: Option<String>,
+    },
+    Document {
+        document_id: String,
+    },
 }
 
 /// Who runs a tool call the model made.
@@ -132,6 +177,9 @@ pub struct Input {
     pub guardrail_context: Option<Value>,
     #[serde(default)]
     pub actor_id: Option<String>,
+    /// The request streams: model calls stream and each text delta is an event.
+    #[serde(default)]
+    pub stream: bool,
 }
 
 /// The output of a settled generation.
@@ -153,6 +201,16 @@ pub struct RunState {
     pub input: Input,
     /// The whole conversation: the request's messages, then each step's.
     pub messages: Vec<Message>,
+    /// The request's messages as sent, until the run prepares them (runs their
+    /// `tool_output` tools, reads their documents) into `messages`.
+    #[serde(default)]
+    pub raw_messages: Vec<InMessage>,
+    #[serde(default)]
+    pub prepared: bool,
+    /// The knowledge matches found before the first step, as the system prompt
+    /// carries them.
+    #[serde(default)]
+    pub context: Option<String>,
     /// Model calls spent in this turn (across pauses).
     pub steps: u32,
     /// The step in progress's tool calls, until their results join `messages`.

@@ -44,6 +44,8 @@ pub(super) struct Exec<'c> {
     pub input: &'c Value,
     pub context: &'c BTreeMap<String, String>,
     pub depth: usize,
+    /// Sent as `Idempotency-Key` on an http call (a generation's tool call).
+    pub idempotency_key: Option<&'c str>,
 }
 
 /// One call: the action (builtin), the input, and the caller's `tool_context`.
@@ -52,6 +54,10 @@ pub struct CallInput {
     pub action: Option<String>,
     pub input: Map<String, Value>,
     pub context: BTreeMap<String, String>,
+    /// A generation's tool call: `<generation_id>:<tool_call_id>`, sent as the
+    /// `Idempotency-Key` header of an http call so a step re-run after a crash does
+    /// not repeat its side effect at a service that honours the key.
+    pub idempotency_key: Option<String>,
 }
 
 impl Tools {
@@ -74,8 +80,9 @@ impl Tools {
             if let Some(params) = &def.parameters {
                 schema::check_input(params, &input)?;
             }
-            let CallInput { action, context, .. } = call;
-            let x = Exec { env, p, def, action: action.as_deref(), input: &input, context: &context, depth };
+            let CallInput { action, context, idempotency_key, .. } = call;
+            let x =
+                Exec { env, p, def, action: action.as_deref(), input: &input, context: &context, depth, idempotency_key: idempotency_key.as_deref() };
             let output = match def.kind {
                 Kind::Client => return Err(ToolError::NotSupported("client")),
                 Kind::Mcp => self.mcp(&x).await?,
@@ -91,7 +98,7 @@ impl Tools {
     }
 
     async fn http(&self, x: &Exec<'_>) -> Result<Value, ToolError> {
-        let Exec { env, p, def, input, context, .. } = *x;
+        let Exec { env, p, def, input, context, idempotency_key, .. } = *x;
         let e = def.execute.as_ref().ok_or_else(|| ToolError::Invalid("an http tool needs execute.url".into()))?;
         let mut args = input.as_object().cloned().unwrap_or_default();
         let shown_url = fill_path(&e.url, &mut args);
@@ -106,7 +113,10 @@ impl Tools {
             method: method.clone(),
         };
         let (uri, body) = request_parts(&url, &method, &args).map_err(|m| fail(m, None, String::new()))?;
-        let headers = self.headers(p, def, e.headers.as_ref(), context, &mut revealed, !body.is_empty())?;
+        let mut headers = self.headers(p, def, e.headers.as_ref(), context, &mut revealed, !body.is_empty())?;
+        if let Some(key) = idempotency_key {
+            insert(&mut headers, "idempotency-key", key)?;
+        }
         let req = Outbound { method: Method::from_bytes(method.as_bytes()).expect("checked on write"), uri, headers, body };
         let answer =
             outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrub(&e.to_string(), &revealed), None, String::new()))?;
@@ -201,7 +211,12 @@ impl Tools {
                 (None, Some(t)) => t.as_ref(),
                 (None, None) => return Err(ToolError::PipelineStep(format!("step {:?} names no tool", s.id))),
             };
-            let call = CallInput { action: s.action.clone(), input: step_input, context: context.clone() };
+            let call = CallInput {
+                action: s.action.clone(),
+                input: step_input,
+                context: context.clone(),
+                idempotency_key: x.idempotency_key.map(|k| format!("{k}:{}", s.id)),
+            };
             last = self.run(env, p, step_def, call, depth + 1).await.map_err(failed)?;
             steps.insert(s.id.clone(), last.clone());
         }
@@ -319,6 +334,7 @@ async fn builtin(x: &Exec<'_>) -> Result<Value, ToolError> {
     match action {
         SEARCH_ACTION => super::builtin::search(env, input),
         WRITE_MEMORY_ACTION => super::builtin::write_memory(env, p, input).await,
+        super::def::AGENT_ACTION => Err(ToolError::NotSupported("agent (agents:CreateAgentGeneration)")),
         other => Err(ToolError::NotImplemented(format!("builtin action {other:?}"))),
     }
 }

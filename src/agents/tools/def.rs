@@ -119,9 +119,12 @@ pub struct Step {
 
 /// The builtin actions this server runs: Quarry's own, under SOAT's `service:Action`
 /// naming.
-pub const BUILTIN_ACTIONS: &[&str] = &[SEARCH_ACTION, WRITE_MEMORY_ACTION];
+pub const BUILTIN_ACTIONS: &[&str] = &[SEARCH_ACTION, WRITE_MEMORY_ACTION, AGENT_ACTION];
 pub const SEARCH_ACTION: &str = "collections:SearchCollection";
 pub const WRITE_MEMORY_ACTION: &str = "memories:WriteMemory";
+/// Another agent of the project as a tool: runs inside a generation only (the
+/// generation runner answers it, with the depth guard), never through `/call`.
+pub const AGENT_ACTION: &str = "agents:CreateAgentGeneration";
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 pub const MAX_NAME: usize = 256;

@@ -20,6 +20,7 @@ pub mod agents;
 pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
+pub mod generate;
 pub mod list;
 pub mod projects;
 pub mod query;

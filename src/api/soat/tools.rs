@@ -70,7 +70,7 @@ struct CallIn {
 pub async fn call(mut call: Call<'_>, tool_id: String) -> Result<Reply, ApiError> {
     let req: CallIn = body::read_or_default(&mut call).await?;
     let scope = scope(&call, None).await?;
-    let input = CallInput { action: req.action, input: req.input.unwrap_or_default(), context: context(&call) };
+    let input = CallInput { action: req.action, input: req.input.unwrap_or_default(), context: context(&call), idempotency_key: None };
     let p = call.principal();
     let env = Env {
         search: &call.app.search,

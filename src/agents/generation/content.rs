@@ -1,0 +1,67 @@
+//! `trace_content_mode: none`: a generation's content (its transcript, its output,
+//! its calls' arguments and results) is never written. The store keeps the record
+//! without it; the content lives in this process only, for as long as the run needs
+//! it to go on (a pause waiting for tool outputs). A restart loses it, so such a run
+//! ends `failed` with stop_reason `interrupted` instead of resuming.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use super::record::{GenerationRecord, RunState};
+
+static HELD: LazyLock<Mutex<HashMap<String, RunState>>> = LazyLock::new(Mutex::default);
+
+/// The record as the store gets it: whole, or without its content (which is held).
+pub fn persisted(g: &GenerationRecord) -> GenerationRecord {
+    if g.store_content {
+        return g.clone();
+    }
+    let mut held = HELD.lock().expect("held lock");
+    if g.status.settled() {
+        held.remove(&g.id);
+    } else {
+        held.insert(g.id.clone(), g.state.clone());
+    }
+    drop(held);
+    let mut out = g.clone();
+    strip(&mut out.state);
+    out
+}
+
+fn strip(s: &mut RunState) {
+    s.messages.clear();
+    s.context = None;
+    if let Some(o) = &mut s.output {
+        o.content.clear();
+        o.object = None;
+    }
+    for c in &mut s.pending {
+        c.args = serde_json::Value::Null;
+        if c.result.is_some() {
+            c.result = Some(serde_json::Value::Null);
+        }
+    }
+}
+
+/// `g` with its held content back; `false` when this process does not hold it.
+pub fn restore(g: &mut GenerationRecord) -> bool {
+    if g.store_content {
+        return true;
+    }
+    match HELD.lock().expect("held lock").get(&g.id) {
+        Some(state) => {
+            let (seq, reserved, lease) = (g.state.seq, g.state.reserved, g.state.lease.clone());
+            g.state = state.clone();
+            g.state.seq = seq.max(g.state.seq);
+            g.state.reserved = reserved.max(g.state.reserved);
+            g.state.lease = lease;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Forgets what is held for `id` (deleted).
+pub fn forget(id: &str) {
+    HELD.lock().expect("held lock").remove(id);
+}

@@ -1,0 +1,90 @@
+//! After a restart: every generation the last boot left `in_progress` is taken over
+//! by one shard (by a hash of its id) and resumes from its last committed step; one
+//! whose content was never written (`trace_content_mode: none`) cannot, and ends
+//! `failed` with stop_reason `interrupted`. Paused ones stay paused, their expiry
+//! timers set again.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::record::{GenerationRecord, RecordedError, Status};
+use super::run::{self, Host, BOOT};
+use crate::runtime::blocking;
+
+fn mine(id: &str, shard: usize, shards: usize) -> bool {
+    let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    shards <= 1 || (h % shards as u64) as usize == shard
+}
+
+/// Takes over this shard's share of the runs the last boot left. Runs at shard start.
+pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
+    let records = host.app.records.clone();
+    let all = match blocking(move || records.all::<GenerationRecord>()).await {
+        Ok(all) => all,
+        Err(e) => {
+            tracing::error!(error = %e, "reading generations to resume failed");
+            return;
+        }
+    };
+    let mut resumed = 0usize;
+    for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
+        match g.status {
+            Status::InProgress if g.state.lease.as_deref() != Some(BOOT.as_str()) => {
+                if !g.store_content {
+                    interrupt(&host, g, "its content was kept in memory only (trace_content_mode none) and the server restarted").await;
+                    continue;
+                }
+                let old = g.state.lease.clone();
+                let mut next = g;
+                next.state.lease = Some(BOOT.clone());
+                // Readers may have seen ids up to `reserved`: number after them.
+                next.state.seq = next.state.reserved;
+                next.state.reserved = next.state.seq + run::RESERVE;
+                let (r, rec) = (host.app.records.clone(), next.clone());
+                match blocking(move || r.save_step(&rec, &[], 0, |stored| stored.status == Status::InProgress && stored.state.lease == old)).await {
+                    Ok(Some(true)) => {
+                        resumed += 1;
+                        run::spawn(host.clone(), next);
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(generation = %next.id, error = %e, "taking over a generation failed"),
+                }
+            }
+            Status::RequiresAction => {
+                let left = g.state.expires_at.as_deref().map_or(std::time::Duration::ZERO, until);
+                super::expiry::schedule(host.clone(), g.account_id.clone(), g.id.clone(), left);
+            }
+            _ => {}
+        }
+    }
+    if resumed > 0 {
+        tracing::info!(shard, resumed, "generations resumed after a restart");
+    }
+}
+
+fn until(t: &str) -> std::time::Duration {
+    humantime::parse_rfc3339(t).ok().and_then(|at| at.duration_since(std::time::SystemTime::now()).ok()).unwrap_or_default()
+}
+
+/// Ends `g` `failed` with stop_reason `interrupted`, saying `why`.
+pub async fn interrupt(host: &Rc<Host>, mut g: GenerationRecord, why: &str) {
+    let old = g.state.lease.clone();
+    let message = format!("The generation was interrupted: {why}.");
+    let mut meta = serde_json::Map::new();
+    meta.insert("generation_id".into(), Value::from(g.id.as_str()));
+    meta.insert("trace_id".into(), Value::from(g.trace_id.as_str()));
+    g.status = Status::Failed;
+    g.stop_reason = Some("interrupted".into());
+    g.error = Some(RecordedError { code: "GENERATION_INTERRUPTED".into(), message: message.clone(), meta });
+    g.completed_at = Some(crate::clock::now_rfc3339());
+    g.state.lease = None;
+    g.state.seq = g.state.reserved + 1;
+    let frame = format!("{{\"error\":{},\"code\":\"GENERATION_INTERRUPTED\"}}", Value::from(message));
+    let events = vec![(g.state.seq, frame)];
+    let id = g.id.clone();
+    let r = host.app.records.clone();
+    if let Err(e) = blocking(move || r.save_step(&g, &events, 0, |stored| !stored.status.settled() && stored.state.lease == old)).await {
+        tracing::error!(generation = %id, error = %e, "recording an interrupted generation failed");
+    }
+}

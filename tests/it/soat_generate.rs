@@ -1,0 +1,612 @@
+//! Agent generations over HTTP against a scripted OpenAI-compatible upstream: the
+//! three modes (background, `?wait=true`, streamed), the turn loop (client tools
+//! paused and resumed, `max_steps` across a pause, a forced `tool_choice` with its
+//! stop condition, an http tool with a secret header), idempotency, `output_schema`,
+//! and the errors the spec names.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::scripted_llm::{from, text, tools, Reply, Scripted};
+use super::server::{Options, TestServer};
+use super::soat::{call, ok, refused};
+
+/// Rates high enough that a test's requests are never limited.
+pub const PLAN: &str = "[auth]\ndefault_plan = \"lab\"\n[plans.lab]\nname = \"Lab\"\nprice = 0\nstored_chars = 10000000\nsearch = 1000\nextract = 100\nresearch = 100\nrate_per_minute = 6000\nburst = 1000\n";
+
+pub fn server() -> TestServer {
+    TestServer::with_config(PLAN)
+}
+
+pub struct Setup {
+    pub key: String,
+    pub provider: String,
+}
+
+/// An account, and an AI provider pointing at `up`.
+pub fn setup(s: &TestServer, up: &Scripted, email: &str) -> Setup {
+    let (_, key) = s.signup(email);
+    let p = ok(
+        call(
+            s,
+            "POST",
+            "/api/v1/ai-providers",
+            &key,
+            Some(json!({"name": "fake", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"})),
+        ),
+        201,
+    );
+    Setup { key, provider: p["id"].as_str().unwrap().to_owned() }
+}
+
+pub fn agent(s: &TestServer, st: &Setup, extra: Value) -> String {
+    let mut body = json!({"ai_provider_id": st.provider, "name": "helper", "instructions": "You help."});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    ok(call(s, "POST", "/api/v1/agents", &st.key, Some(body)), 201)["id"].as_str().unwrap().to_owned()
+}
+
+pub fn tool(s: &TestServer, st: &Setup, body: Value) -> String {
+    ok(call(s, "POST", "/api/v1/tools", &st.key, Some(body)), 201)["id"].as_str().unwrap().to_owned()
+}
+
+fn generate(s: &TestServer, st: &Setup, agent: &str, query: &str, body: Value) -> super::client::Response {
+    call(s, "POST", &format!("/api/v1/agents/{agent}/generate{query}"), &st.key, Some(body))
+}
+
+fn user(text: &str) -> Value {
+    json!({"messages": [{"role": "user", "content": text}]})
+}
+
+/// Polls the generation until it is no longer `in_progress`.
+pub fn settle(s: &TestServer, key: &str, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let g = ok(call(s, "GET", &format!("/api/v1/generations/{id}"), key, None), 200);
+        if g["status"] != "in_progress" {
+            return g;
+        }
+        assert!(Instant::now() < deadline, "generation {id} still in progress: {g}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One SSE frame: its id (if any) and data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub id: Option<u64>,
+    pub data: String,
+}
+
+/// Reads SSE frames from a raw HTTP response until the server closes it (or `stop`
+/// frames were read).
+pub fn read_frames(reader: &mut impl BufRead, stop: Option<usize>) -> Vec<Frame> {
+    let mut frames = Vec::new();
+    let (mut id, mut data) = (None, None::<String>);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return frames;
+        }
+        let l = line.trim_end_matches(['\r', '\n']);
+        if l.is_empty() {
+            if let Some(d) = data.take() {
+                frames.push(Frame { id: id.take(), data: d });
+                if stop.is_some_and(|n| frames.len() >= n) {
+                    return frames;
+                }
+            }
+            continue;
+        }
+        // Chunked encoding's size lines are hex digits alone; SSE lines have a colon.
+        if let Some(v) = l.strip_prefix("id: ") {
+            id = v.parse().ok();
+        } else if let Some(v) = l.strip_prefix("data: ") {
+            data = Some(v.to_owned());
+        }
+    }
+}
+
+/// Opens an SSE request and returns the reader past the head (status checked).
+pub fn open_sse(s: &TestServer, key: &str, method: &str, path: &str, body: Option<&Value>, last_event_id: Option<u64>) -> BufReader<TcpStream> {
+    open_sse_with_id(s, key, method, path, body, last_event_id).0
+}
+
+/// As [`open_sse`], with the `x-generation-id` header the generate route sends.
+pub fn open_sse_with_id(
+    s: &TestServer,
+    key: &str,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    last_event_id: Option<u64>,
+) -> (BufReader<TcpStream>, Option<String>) {
+    let mut stream = TcpStream::connect(s.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let last = last_event_id.map(|n| format!("last-event-id: {n}\r\n")).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: q\r\nauthorization: Bearer {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{last}connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut id = None;
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.contains(" 200 "), "{status}");
+    let mut line = String::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if lower.starts_with("content-type") {
+            assert!(line.contains("text/event-stream"), "{line}");
+        }
+        if lower.starts_with("x-generation-id:") {
+            id = Some(line["x-generation-id:".len()..].trim().to_owned());
+        }
+    }
+    (reader, id)
+}
+
+#[test]
+fn a_background_generation_is_pollable_at_once_and_completes() {
+    let up = Scripted::start();
+    up.otherwise(text("The answer is 42."));
+    let s = server();
+    let st = setup(&s, &up, "bg@example.com");
+    let a = agent(&s, &st, json!({}));
+    let accepted = ok(generate(&s, &st, &a, "", user("What is the answer?")), 202);
+    assert_eq!(accepted["status"], "accepted");
+    let id = accepted["generation_id"].as_str().unwrap();
+    assert!(id.starts_with("gen_") && accepted["trace_id"].as_str().unwrap().starts_with("trace_"), "{accepted}");
+    // The record exists as soon as the 202 is answered.
+    let first = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+    assert!(first["status"] == "in_progress" || first["status"] == "completed", "{first}");
+    let g = settle(&s, &st.key, id);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(g["output"]["content"], "The answer is 42.");
+    assert_eq!(g["stop_reason"], "stop");
+    assert_eq!(g["agent_version"], 1);
+    assert_eq!(g["agent_id"], a.as_str());
+    // The agent's instructions were its system prompt; the user's message followed.
+    let sent = up.bodies().pop().unwrap();
+    assert_eq!(sent["messages"][0]["role"], "system");
+    assert_eq!(sent["messages"][0]["content"], "You help.");
+    assert_eq!(sent["messages"][1]["content"], "What is the answer?");
+}
+
+#[test]
+fn wait_answers_the_generation_and_refuses_stream_beside_it() {
+    let up = Scripted::start();
+    up.otherwise(text("Done."));
+    let s = server();
+    let st = setup(&s, &up, "wait@example.com");
+    let a = agent(&s, &st, json!({}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Go.")), 200);
+    assert_eq!(g["status"], "completed");
+    assert_eq!(g["output"]["content"], "Done.");
+    assert_eq!(g["output"]["finish_reason"], "stop");
+    assert_eq!(g["output"]["model"], "reader");
+    assert_eq!(g["ai_provider_id"], st.provider.as_str());
+    let mut b = user("Go.");
+    b["stream"] = json!(true);
+    let e = refused(generate(&s, &st, &a, "?wait=true", b), 400);
+    assert_eq!(e["code"], "VALIDATION_FAILED");
+    // A system message, an unknown field, an empty list, another account's agent.
+    let e = refused(generate(&s, &st, &a, "", json!({"messages": [{"role": "system", "content": "x"}]})), 400);
+    assert_eq!(e["code"], "SYSTEM_MESSAGE_NOT_ALLOWED");
+    assert_eq!(
+        refused(generate(&s, &st, &a, "", json!({"messages": [{"role": "user", "content": "x"}], "nope": 1})), 400)["code"],
+        "VALIDATION_FAILED"
+    );
+    assert_eq!(refused(generate(&s, &st, &a, "", json!({"messages": []})), 400)["code"], "VALIDATION_FAILED");
+    let other = setup(&s, &up, "other@example.com");
+    assert_eq!(refused(generate(&s, &other, &a, "", user("x")), 404)["code"], "RESOURCE_NOT_FOUND");
+    let e = refused(generate(&s, &st, &a, "", json!({"messages": [{"role": "user", "content": "x"}], "tool_context": {"bad key": "v"}})), 400);
+    assert_eq!(e["code"], "INVALID_TOOL_CONTEXT_KEY");
+}
+
+#[test]
+fn a_provider_failure_is_a_502_with_the_generation_named_and_recorded_failed() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Fail(404));
+    let s = server();
+    let st = setup(&s, &up, "fail@example.com");
+    let a = agent(&s, &st, json!({}));
+    let e = refused(generate(&s, &st, &a, "?wait=true", user("Go.")), 502);
+    assert_eq!(e["code"], "AI_PROVIDER_ERROR");
+    assert!(e["message"].as_str().unwrap().starts_with("Provider returned 404"), "{e}");
+    let id = e["meta"]["generation_id"].as_str().unwrap();
+    assert!(e["meta"]["trace_id"].as_str().unwrap().starts_with("trace_"));
+    let g = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+    assert_eq!(g["status"], "failed");
+    assert_eq!(g["error"]["code"], "AI_PROVIDER_ERROR");
+}
+
+#[test]
+fn a_stream_sends_deltas_then_done_and_a_failure_as_a_last_error_frame() {
+    let up = Scripted::start();
+    up.on("fail", Reply::CutAfter("Partial ".into()));
+    up.otherwise(text("Hello there, friend."));
+    let s = server();
+    let st = setup(&s, &up, "stream@example.com");
+    let a = agent(&s, &st, json!({}));
+    let mut b = user("Say hello.");
+    b["stream"] = json!(true);
+    let mut r = open_sse(&s, &st.key, "POST", &format!("/api/v1/agents/{a}/generate"), Some(&b), None);
+    let frames = read_frames(&mut r, None);
+    assert_eq!(frames.last().unwrap().data, "[DONE]", "{frames:?}");
+    let text: String = frames
+        .iter()
+        .filter_map(|f| serde_json::from_str::<Value>(&f.data).ok())
+        .filter(|v| v["type"] == "delta")
+        .map(|v| v["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(text, "Hello there, friend.");
+    let ids: Vec<u64> = frames.iter().map(|f| f.id.expect("every frame has an id")).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+
+    let mut b = user("Please fail.");
+    b["stream"] = json!(true);
+    let mut r = open_sse(&s, &st.key, "POST", &format!("/api/v1/agents/{a}/generate"), Some(&b), None);
+    let frames = read_frames(&mut r, None);
+    let last: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
+    assert!(last["error"].is_string(), "{frames:?}");
+    assert!(frames.iter().all(|f| f.data != "[DONE]"), "no [DONE] after a failure: {frames:?}");
+    assert!(frames.iter().any(|f| f.data.contains("Partial")), "chunks before the failure are delivered: {frames:?}");
+}
+
+/// A client tool `ask_user`; the model calls it twice in one turn, then answers.
+#[test]
+fn a_client_tool_pauses_twice_in_one_turn_and_each_pause_accepts_outputs_once() {
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| {
+        if prompt.contains("second answer") {
+            text("All answered.")
+        } else if prompt.contains("first answer") {
+            tools(&[("ask_user", json!({"question": "two?"}))])
+        } else {
+            tools(&[("ask_user", json!({"question": "one?"}))])
+        }
+    }));
+    let s = server();
+    let st = setup(&s, &up, "client@example.com");
+    let t = tool(
+        &s,
+        &st,
+        json!({"name": "ask_user", "type": "client", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}),
+    );
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Ask me.")), 200);
+    assert_eq!(g["status"], "requires_action", "{g}");
+    assert_eq!(g["required_action"]["type"], "submit_tool_outputs");
+    let call1 = g["required_action"]["tool_calls"][0].clone();
+    assert_eq!(call1["tool_name"], "ask_user");
+    assert_eq!(call1["args"]["question"], "one?");
+    let id = g["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/agents/{a}/generate/{id}/tool-outputs");
+    // A call id it does not wait for is a 400 and changes nothing.
+    let e = refused(call(&s, "POST", &path, &st.key, Some(json!({"tool_outputs": [{"tool_call_id": "nope", "output": 1}]}))), 400);
+    assert_eq!(e["code"], "VALIDATION_FAILED");
+    let out1 = json!({"tool_outputs": [{"tool_call_id": call1["id"], "output": "first answer"}]});
+    let g2 = ok(call(&s, "POST", &path, &st.key, Some(out1.clone())), 200);
+    assert_eq!(g2["status"], "requires_action", "{g2}");
+    let call2 = g2["required_action"]["tool_calls"][0].clone();
+    assert_eq!(call2["args"]["question"], "two?");
+    // The first pause's outputs were accepted once: sending them again is a 400 now
+    // (the generation waits for another call), and after the end a 409.
+    let g3 = ok(call(&s, "POST", &path, &st.key, Some(json!({"tool_outputs": [{"tool_call_id": call2["id"], "output": "second answer"}]}))), 200);
+    assert_eq!(g3["status"], "completed", "{g3}");
+    assert_eq!(g3["output"]["content"], "All answered.");
+    let e = refused(call(&s, "POST", &path, &st.key, Some(out1)), 409);
+    assert_eq!(e["code"], "GENERATION_NOT_AWAITING_TOOL_OUTPUTS");
+    // Three model calls in one turn.
+    let g = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+    assert_eq!(g["step_count"], 3);
+}
+
+#[test]
+fn max_steps_is_spent_across_a_pause() {
+    let up = Scripted::start();
+    up.otherwise(tools(&[("ask_user", json!({}))]));
+    let s = server();
+    let st = setup(&s, &up, "steps@example.com");
+    let t = tool(&s, &st, json!({"name": "ask_user", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}], "max_steps": 2}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Loop.")), 200);
+    let id = g["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/agents/{a}/generate/{id}/tool-outputs");
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let g = ok(call(&s, "POST", &path, &st.key, Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]}))), 200);
+    assert_eq!(g["status"], "requires_action", "the second step pauses again: {g}");
+    let before = up.bodies().len();
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let g = ok(call(&s, "POST", &path, &st.key, Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 2}]}))), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(up.bodies().len(), before, "no model call once the steps are spent");
+    let g = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+    assert_eq!(g["stop_reason"], "max_steps");
+}
+
+#[test]
+fn a_forced_tool_choice_ends_at_its_stop_condition() {
+    let up = Scripted::start();
+    up.otherwise(tools(&[("finish", json!({"summary": "ok"}))]));
+    let s = server();
+    let st = setup(&s, &up, "forced@example.com");
+    let finish = tool(
+        &s,
+        &st,
+        json!({"name": "finish", "type": "http", "execute": {"url": format!("http://{}/finish", echo_service().0)}, "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}}}),
+    );
+    let a = agent(
+        &s,
+        &st,
+        json!({"tool_bindings": [{"tool_id": finish}], "tool_choice": {"type": "tool", "tool_name": "finish"}, "stop_conditions": [{"type": "has_tool_call", "tool_name": "finish"}]}),
+    );
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Wrap up.")), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let sent = up.bodies();
+    assert_eq!(sent.len(), 1, "the turn ended after the step that called finish");
+    assert_eq!(sent[0]["tool_choice"]["function"]["name"], "finish", "{}", sent[0]);
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+    assert_eq!(rec["stop_reason"], "stop_condition");
+}
+
+/// What [`echo_service`] saw: each request's path, headers (lower-case names) and body.
+pub type Seen = Arc<Mutex<Vec<(String, HashMap<String, String>, String)>>>;
+
+/// A loopback HTTP service that records every request's headers and body and
+/// answers `{"ok": true, "n": <count>}`; non-2xx for paths containing "fail".
+pub fn echo_service() -> (std::net::SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let s2 = seen.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = s2.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+                let mut headers = HashMap::new();
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end();
+                    if h.is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':') {
+                        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+                    }
+                }
+                let n: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+                let mut body = vec![0; n];
+                reader.read_exact(&mut body).unwrap();
+                let count = {
+                    let mut s = seen.lock().unwrap();
+                    s.push((path.clone(), headers, String::from_utf8_lossy(&body).into_owned()));
+                    s.len()
+                };
+                let (status, reply) =
+                    if path.contains("fail") { (500, "{\"error\":\"boom\"}".to_owned()) } else { (200, json!({"ok": true, "n": count}).to_string()) };
+                let _ = write!(
+                    out,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn an_http_tool_gets_its_secret_header_and_an_idempotency_key_and_no_answer_shows_the_secret() {
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| if prompt.contains("\"ok\"") { text("Booked.") } else { tools(&[("book", json!({"room": "A"}))]) }));
+    let (addr, seen) = echo_service();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let s = TestServer::with(Options { config: format!("{PLAN}[log]\nlevel = \"debug\"\n"), log: Some(log.clone()), ..Options::default() });
+    let st = setup(&s, &up, "http@example.com");
+    let secret = ok(call(&s, "POST", "/api/v1/secrets", &st.key, Some(json!({"name": "svc", "value": "s3cr3t-value-123"}))), 201);
+    let sec = secret["id"].as_str().unwrap();
+    let book = tool(
+        &s,
+        &st,
+        json!({"name": "book", "type": "http", "execute": {"url": format!("http://{addr}/book"), "headers": {"Authorization": format!("Bearer {{{{secret:{sec}}}}}")}}, "parameters": {"type": "object", "properties": {"room": {"type": "string"}}}}),
+    );
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": book}]}));
+    let mut b = user("Book a room.");
+    b["tool_context"] = json!({"tenant": "acme"});
+    let g = ok(generate(&s, &st, &a, "?wait=true", b), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(g["output"]["content"], "Booked.");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    let (path, headers, body) = &seen[0];
+    assert_eq!(path, "/book");
+    assert_eq!(headers["authorization"], "Bearer s3cr3t-value-123");
+    assert_eq!(headers["x-soat-context-tenant"], "acme");
+    let id = g["id"].as_str().unwrap();
+    assert!(headers["idempotency-key"].starts_with(&format!("{id}:")), "{headers:?}");
+    assert_eq!(serde_json::from_str::<Value>(body).unwrap()["room"], "A");
+    // Nothing the client can read holds the secret.
+    for path in [format!("/api/v1/generations/{id}"), format!("/api/v1/tools/{book}"), format!("/api/v1/agents/{a}")] {
+        let r = call(&s, "GET", &path, &st.key, None);
+        assert!(!r.text().contains("s3cr3t-value-123"), "{path}: {}", r.text());
+    }
+    let mut r = open_sse(&s, &st.key, "GET", &format!("/api/v1/generations/{id}/events"), None, None);
+    let frames = read_frames(&mut r, None);
+    assert!(frames.iter().any(|f| f.data.contains("tool_result")), "{frames:?}");
+    assert!(frames.iter().all(|f| !f.data.contains("s3cr3t")), "{frames:?}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("soat_create_agent_generation") || !logged.is_empty(), "the log was written");
+    assert!(!logged.contains("s3cr3t-value-123"), "the log shows the secret");
+}
+
+#[test]
+fn an_http_tool_answering_non_2xx_fails_the_generation_with_tool_http_error() {
+    let up = Scripted::start();
+    up.otherwise(tools(&[("charge", json!({}))]));
+    let (addr, _) = echo_service();
+    let s = server();
+    let st = setup(&s, &up, "http-fail@example.com");
+    let t = tool(&s, &st, json!({"name": "charge", "type": "http", "execute": {"url": format!("http://{addr}/fail")}}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let e = refused(generate(&s, &st, &a, "?wait=true", user("Charge.")), 502);
+    assert_eq!(e["code"], "TOOL_HTTP_ERROR", "{e}");
+    let g = ok(call(&s, "GET", &format!("/api/v1/generations/{}", e["meta"]["generation_id"].as_str().unwrap()), &st.key, None), 200);
+    assert_eq!(g["status"], "failed");
+}
+
+#[test]
+fn an_idempotent_replay_while_the_first_runs_is_202_and_runs_nothing() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Slow(Duration::from_millis(800), Box::new(text("Once."))));
+    let s = server();
+    let st = setup(&s, &up, "idem@example.com");
+    let a = agent(&s, &st, json!({}));
+    let b = json!({"messages": [{"role": "user", "content": "Once please."}], "idempotency_key": "order-1"});
+    let first = ok(generate(&s, &st, &a, "", b.clone()), 202);
+    // While it runs: the same request (even streamed, even waiting) is 202 with the same ids.
+    let again = ok(generate(&s, &st, &a, "?wait=true", b.clone()), 202);
+    assert_eq!(again, first);
+    let mut streamed = b.clone();
+    streamed["stream"] = json!(true);
+    assert_eq!(ok(generate(&s, &st, &a, "", streamed), 202), first);
+    // The header carries the key as well.
+    let auth = format!("Bearer {}", st.key);
+    let body = user("Once please.").to_string();
+    let r = s.conn().send(
+        "POST",
+        &format!("/api/v1/agents/{a}/generate"),
+        &[("authorization", &auth), ("idempotency-key", "order-1")],
+        Some(body.as_bytes()),
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(r.json(), first);
+    // A changed body, or another agent, is a 409 and runs nothing.
+    let mut changed = b.clone();
+    changed["messages"][0]["content"] = json!("Twice please.");
+    assert_eq!(refused(generate(&s, &st, &a, "", changed), 409)["code"], "IDEMPOTENCY_KEY_REUSED");
+    let other = agent(&s, &st, json!({}));
+    assert_eq!(refused(generate(&s, &st, &other, "", b.clone()), 409)["code"], "IDEMPOTENCY_KEY_REUSED");
+    let e = refused(generate(&s, &st, &a, "", json!({"messages": [{"role": "user", "content": "x"}], "idempotency_key": ""})), 400);
+    assert_eq!(e["code"], "VALIDATION_FAILED");
+    let g = settle(&s, &st.key, first["generation_id"].as_str().unwrap());
+    assert_eq!(g["status"], "completed");
+    assert_eq!(up.bodies().len(), 1, "one upstream call for all the replays");
+    // After it completed the key still names it.
+    assert_eq!(ok(generate(&s, &st, &a, "", b), 202), first);
+}
+
+#[test]
+fn output_schema_is_parsed_into_output_object_and_a_violation_names_the_field() {
+    let up = Scripted::start();
+    up.on("good", text(r#"{"city": "Paris", "tags": ["capital"]}"#));
+    up.otherwise(text(r#"{"city": "P", "tags": []}"#));
+    let s = server();
+    let st = setup(&s, &up, "schema@example.com");
+    let schema = json!({"type": "object", "required": ["city", "tags"], "properties": {"city": {"type": "string", "minLength": 2}, "tags": {"type": "array", "minItems": 1}}});
+    let a = agent(&s, &st, json!({"output_schema": schema}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("A good answer please.")), 200);
+    assert_eq!(g["output"]["object"]["city"], "Paris", "{g}");
+    let sent = up.bodies().pop().unwrap();
+    assert_eq!(sent["response_format"]["type"], "json_schema", "the schema constrains the output: {sent}");
+    let e = refused(generate(&s, &st, &a, "?wait=true", user("Any answer.")), 502);
+    assert_eq!(e["code"], "OUTPUT_SCHEMA_VALIDATION_FAILED");
+    assert!(e["message"].as_str().unwrap().contains("city"), "{e}");
+    let mut b = user("x");
+    b["stream"] = json!(true);
+    assert_eq!(refused(generate(&s, &st, &a, "", b), 400)["code"], "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED");
+}
+
+#[test]
+fn a_tool_call_written_as_text_is_a_502_naming_the_tool() {
+    let up = Scripted::start();
+    up.otherwise(text(r#"{"name": "lookup", "arguments": {"q": "x"}}"#));
+    let s = server();
+    let mut st = setup(&s, &up, "textcall@example.com");
+    // The openai manifest does not parse calls written as text (openai-compatible's
+    // does, for small local models: there the same answer is a real call).
+    let sec =
+        ok(call(&s, "POST", "/api/v1/secrets", &st.key, Some(json!({"name": "k", "value": "sk-test"}))), 201)["id"].as_str().unwrap().to_owned();
+    let p = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &st.key,
+            Some(
+                json!({"name": "oa", "provider": "openai", "secret_id": sec, "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"}),
+            ),
+        ),
+        201,
+    );
+    st.provider = p["id"].as_str().unwrap().to_owned();
+    let t = tool(&s, &st, json!({"name": "lookup", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let e = refused(generate(&s, &st, &a, "?wait=true", user("Look up x.")), 502);
+    assert_eq!(e["code"], "TEXT_ENCODED_TOOL_CALL");
+    assert_eq!(e["meta"]["tool_name"], "lookup");
+}
+
+#[test]
+fn a_stream_cut_at_any_event_resumes_with_last_event_id_and_misses_nothing() {
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| if prompt.contains("\"ok\"") { text("Finished after the tool.") } else { tools(&[("ping", json!({}))]) }));
+    let (addr, _) = echo_service();
+    let s = server();
+    let st = setup(&s, &up, "resume@example.com");
+    let t = tool(&s, &st, json!({"name": "ping", "type": "http", "execute": {"url": format!("http://{addr}/ping")}}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    // The whole stream once, for reference.
+    let mut b = user("Ping then finish.");
+    b["stream"] = json!(true);
+    let mut r = open_sse(&s, &st.key, "POST", &format!("/api/v1/agents/{a}/generate"), Some(&b), None);
+    let whole = read_frames(&mut r, None);
+    assert_eq!(whole.last().unwrap().data, "[DONE]");
+    assert!(whole.len() >= 4, "{whole:?}");
+    // Each cut point: read k frames, drop the connection, resume after the last id.
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as usize;
+    for round in 0..3 {
+        let (mut r, gen_id) = open_sse_with_id(&s, &st.key, "POST", &format!("/api/v1/agents/{a}/generate"), Some(&b), None);
+        let gen_id = gen_id.expect("the stream names its generation");
+        let cut = 1 + (seed + round * 7) % (whole.len() - 1);
+        let head = read_frames(&mut r, Some(cut));
+        drop(r);
+        let last = head.last().unwrap().id.unwrap();
+        let mut r = open_sse(&s, &st.key, "GET", &format!("/api/v1/generations/{gen_id}/events"), None, Some(last));
+        let tail = read_frames(&mut r, None);
+        let all: Vec<Frame> = head.iter().chain(tail.iter()).cloned().collect();
+        let ids: Vec<u64> = all.iter().map(|f| f.id.unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "every event once, in order (cut at {cut}): {ids:?}");
+        let kinds = |fs: &[Frame]| {
+            fs.iter()
+                .map(|f| serde_json::from_str::<Value>(&f.data).map(|v| v["type"].as_str().unwrap_or("?").to_owned()).unwrap_or(f.data.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(&all), kinds(&whole), "cut at {cut}");
+    }
+}
