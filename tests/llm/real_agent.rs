@@ -5,24 +5,56 @@
 //! step is forced to call it (`step_rules`: a 1.5B model does not always call a tool by
 //! itself; the forced choice reaches llama.cpp as `tool_choice`), then free to answer.
 //! Asked a question whose answer is in the sample (the fee clause), the generation
-//! completes, its record and transcript show the search was called and what it found,
+//! completes, its record and its replayed events show the search was called and what it found,
 //! and the answer carries the found page's fact. Bounded: 180 s for the model to load,
 //! `GENERATION_DEADLINE` for the generation. Runs alone (nextest's threads-required, as
 //! every `real_local_model` test). Skipped when the weights are not installed, unless
 //! $CI is set.
 
+use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::local::{installed, LocalServer};
-use super::sse_client::post_at;
+use super::sse_client::{chunk, head, post_at};
 
 const LOAD: Duration = Duration::from_secs(180);
 const GENERATION_DEADLINE: Duration = Duration::from_secs(360);
 
 fn get(s: &LocalServer, path: &str, key: &str) -> (u16, Value) {
     s.get(path, Some(key))
+}
+
+/// Every event of a settled generation, replayed by `GET /api/v1/generations/{id}/events`
+/// (the JSON frames; `[DONE]` left out).
+fn events(s: &LocalServer, key: &str, id: &str) -> Vec<Value> {
+    let mut stream = TcpStream::connect(s.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let req = format!("GET /api/v1/generations/{id}/events HTTP/1.1\r\nhost: q\r\nauthorization: Bearer {key}\r\nconnection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut r = BufReader::new(stream);
+    let (status, headers) = head(&mut r);
+    assert_eq!(status, 200, "{headers:?}");
+    let mut body = Vec::new();
+    match headers.iter().find(|(k, _)| k == "content-length") {
+        Some((_, n)) => {
+            body.resize(n.parse().unwrap(), 0);
+            r.read_exact(&mut body).unwrap();
+        }
+        None if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) => {
+            while let Some(c) = chunk(&mut r) {
+                body.extend_from_slice(&c);
+            }
+        }
+        None => {
+            r.read_to_end(&mut body).unwrap();
+        }
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
+    assert!(text.contains("data: [DONE]"), "a completed generation's events end with [DONE]: {text}");
+    text.split("\n\n").flat_map(|frame| frame.lines()).filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect()
 }
 
 fn created(s: &LocalServer, path: &str, key: &str, body: Value) -> String {
@@ -92,21 +124,18 @@ fn real_local_model_agent_answers_with_its_builtin_search_tool() {
     assert_eq!((record["status"].as_str(), record["error"].is_null()), (Some("completed"), true), "{record}");
     assert!(record["step_count"].as_u64().unwrap_or(0) >= 2, "{record}");
 
-    // The transcript: the search called, and the page it found holds the fee clause.
-    let (status, transcript) = get(&s, &format!("/api/v1/generations/{id}/transcript"), &key);
-    assert_eq!(status, 200, "{transcript}");
-    let text = transcript.to_string();
-    eprintln!("transcript: {}", text.chars().take(4000).collect::<String>());
-    let blocks: Vec<&Value> = transcript["messages"]
-        .as_array()
-        .or_else(|| transcript["data"].as_array())
-        .unwrap_or_else(|| panic!("a transcript lists messages: {transcript}"))
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .collect();
-    let call = blocks.iter().find(|b| b["type"] == "tool_call").unwrap_or_else(|| panic!("no tool call in {transcript}"));
+    // The events replayed (`/events`, from the start): the search called, and the
+    // page it found holds the fee clause.
+    let events = events(&s, &key, &id);
+    for e in &events {
+        if e["type"] != "delta" {
+            eprintln!("event: {}", e.to_string().chars().take(600).collect::<String>());
+        }
+    }
+    let call = events.iter().find(|e| e["type"] == "tool_call").unwrap_or_else(|| panic!("no tool call among {events:?}"));
     assert_eq!(call["tool_name"], "search_contracts", "{call}");
-    let found = blocks.iter().find(|b| b["type"] == "tool_result").unwrap_or_else(|| panic!("no tool result in {transcript}"));
+    let found = events.iter().find(|e| e["type"] == "tool_result").unwrap_or_else(|| panic!("no tool result among {events:?}"));
+    assert_eq!(found["is_error"], false, "{found}");
     let found = found["output"].to_string().to_lowercase();
     assert!(found.contains("thirty") && found.contains("invoice"), "the search did not find the fee clause: {found}");
     // The answer carries the found page's fact.
