@@ -17,12 +17,12 @@
 //! (d) never ran a tool call of a step it then threw away (every key the service saw is
 //! one of the generation's committed calls).
 
-#[path = "../it/loopback.rs"]
-#[allow(dead_code)]
-mod loopback;
 #[path = "../it/client.rs"]
 #[allow(dead_code)]
 mod client;
+#[path = "../it/loopback.rs"]
+#[allow(dead_code)]
+mod loopback;
 #[path = "../it/server.rs"]
 #[allow(dead_code)]
 mod server;
@@ -272,7 +272,11 @@ fn fire(addr: SocketAddr, key: String, agents: [String; 2], round: usize, t: usi
         }
         let (kind, agent) = if (i + t) % 2 == 0 { ("H", &agents[0]) } else { ("C", &agents[1]) };
         let job = format!("{kind}{round}x{t}x{i}");
-        let a = Asked { agent: agent.clone(), key: format!("crash-{job}"), body: json!({"messages": [{"role": "user", "content": format!("Do JOB-{job} now.")}]}) };
+        let a = Asked {
+            agent: agent.clone(),
+            key: format!("crash-{job}"),
+            body: json!({"messages": [{"role": "user", "content": format!("Do JOB-{job} now.")}]}),
+        };
         match generate(addr, &key, &a) {
             Ok((202, v)) => {
                 let id = v["generation_id"].as_str().unwrap_or_default().to_owned();
@@ -319,9 +323,10 @@ struct Known {
 #[test]
 fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
     let started = Instant::now();
-    let seed: u64 = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
-    });
+    let seed: u64 = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
     eprintln!("seed {seed} (CRASH_SEED={seed} replays the kill times)");
     let w = Arc::new(World {
         rng: Rng(Mutex::new(seed)),
@@ -345,7 +350,11 @@ fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
         assert_eq!(status, 201, "{path}: {v}");
         v["id"].as_str().unwrap().to_owned()
     };
-    let aip = post(&s, "/api/v1/ai-providers", json!({"name": "fake", "provider": "custom", "base_url": format!("http://{model}/v1"), "default_model": "m"}));
+    let aip = post(
+        &s,
+        "/api/v1/ai-providers",
+        json!({"name": "fake", "provider": "custom", "base_url": format!("http://{model}/v1"), "default_model": "m"}),
+    );
     let params = |props: Value| json!({"type": "object", "properties": props});
     let record = post(
         &s,

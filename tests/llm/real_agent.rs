@@ -1,15 +1,22 @@
 //! An agent end to end on the real local model (Qwen2.5-Coder-1.5B-Instruct under
 //! llama.cpp, as `ops/setup` installs it): the bundled legal sample indexed, an AI
 //! provider of kind `local`, an agent with a `builtin` search tool
-//! (`collections:SearchCollection`, the collection and keyword mode preset) whose first
-//! step is forced to call it (`step_rules`: a 1.5B model does not always call a tool by
-//! itself; the forced choice reaches llama.cpp as `tool_choice`), then free to answer.
-//! Asked a question whose answer is in the sample (the fee clause), the generation
-//! completes, its record and its replayed events show the search was called and what it found,
-//! and the answer carries the found page's fact. Bounded: 180 s for the model to load,
-//! `GENERATION_DEADLINE` for the generation. Runs alone (nextest's threads-required, as
-//! every `real_local_model` test). Skipped when the weights are not installed, unless
-//! $CI is set.
+//! (`collections:SearchCollection`, the collection, keyword mode and one result
+//! preset). Asked to search for a question whose answer is in the sample (the fee
+//! clause), the generation completes in two steps, its replayed events show the search
+//! called and the clause it found, and the answer carries the clause's term.
+//!
+//! No step rule forces the search: llama.cpp's server reads `tool_choice` as a string
+//! only and takes the object form (`{"type":"tool",...}` as the wire sends it) for its
+//! default, `auto` (it logs "Wrong type supplied for parameter"); `required` is
+//! grammar-constrained there and ran at 0.6 tokens/s into a text answer cut at
+//! `max_output_tokens` on this 2-core machine. The instructions and the question ask for
+//! the search instead, which the model follows.
+//!
+//! Bounded: 180 s for the model to load, `GENERATION_DEADLINE` for the generation
+//! (measured: 52 s to the search call, 90 s in all, with the machine's load at 5). Runs
+//! alone (nextest's threads-required, as every `real_local_model` test). Skipped when
+//! the weights are not installed, unless $CI is set.
 
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
@@ -68,7 +75,7 @@ fn real_local_model_agent_answers_with_its_builtin_search_tool() {
     if !installed() {
         return;
     }
-    let s = LocalServer::start("[llm.local]\nnice = 0\nthreads = 2\n[http]\nheader_read_timeout = \"400s\"\n", &[]);
+    let s = LocalServer::start("[llm.local]\nnice = 0\nthreads = 2\n[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n", &[]);
     s.wait_ready(LOAD);
     let key = s.signup("real-agent@x.org");
     let col = created(&s, "/v1/collections", &key, json!({"name": "legal"}));
@@ -84,7 +91,7 @@ fn real_local_model_agent_answers_with_its_builtin_search_tool() {
             "type": "builtin",
             "description": "Searches the customer's contracts. Give it a short keyword query.",
             "actions": ["collections:SearchCollection"],
-            "preset_parameters": {"collection_id": col, "mode": "keyword", "k": 3},
+            "preset_parameters": {"collection_id": col, "mode": "keyword", "k": 1},
             "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "keywords to search for"}}, "required": ["query"]}
         }),
     );
@@ -98,24 +105,35 @@ fn real_local_model_agent_answers_with_its_builtin_search_tool() {
             "instructions": "You answer questions about the customer's contracts. Always search the contracts first with the search_contracts tool, \
                              then answer in one sentence using what the search found.",
             "tool_bindings": [{"tool_id": tool}],
-            "step_rules": [{"step": 1, "tool_choice": {"type": "tool", "tool_name": "search_contracts"}}],
             "max_steps": 3,
-            "max_output_tokens": 200,
+            "max_output_tokens": 120,
             "temperature": 0
         }),
     );
 
+    // In the background, polled: each step is logged as it lands (the measurement).
     let started = Instant::now();
-    let question = json!({"messages": [{"role": "user", "content": "When are fees due after an invoice?"}]});
-    let r = post_at(s.addr, &format!("/api/v1/agents/{agent}/generate?wait=true"), &key, &question, GENERATION_DEADLINE);
-    let took = started.elapsed();
-    let body = String::from_utf8_lossy(&r.body).into_owned();
-    eprintln!("generation took {took:?}: {} {body}", r.status);
-    assert!(took < GENERATION_DEADLINE, "the generation took {took:?}");
-    assert_eq!(r.status, 200, "{body}");
-    let g = r.json();
+    let question =
+        json!({"messages": [{"role": "user", "content": "Search the contracts with search_contracts: when are fees due after an invoice?"}]});
+    let r = post_at(s.addr, &format!("/api/v1/agents/{agent}/generate"), &key, &question, Duration::from_secs(60));
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["generation_id"].as_str().unwrap().to_owned();
+    let mut steps = 0;
+    let g = loop {
+        let (status, g) = get(&s, &format!("/api/v1/generations/{id}"), &key);
+        assert_eq!(status, 200, "{g}");
+        if g["step_count"].as_u64() != Some(steps) {
+            steps = g["step_count"].as_u64().unwrap_or(0);
+            eprintln!("{:>6.1}s step {steps} ({})", started.elapsed().as_secs_f64(), g["status"]);
+        }
+        if g["status"] != "in_progress" {
+            break g;
+        }
+        assert!(started.elapsed() < GENERATION_DEADLINE, "the generation took longer than {GENERATION_DEADLINE:?}: {g}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    eprintln!("generation took {:?}: {g}", started.elapsed());
     assert_eq!(g["status"], "completed", "{g}");
-    let id = g["id"].as_str().unwrap().to_owned();
     let answer = g["output"]["content"].as_str().unwrap_or_default().to_lowercase();
 
     // The record: settled, two steps at least (the forced search, then the answer).
