@@ -270,7 +270,7 @@ fn fire(addr: SocketAddr, key: String, agents: [String; 2], round: usize, t: usi
         if stop.load(Ordering::Acquire) || i >= 12 {
             break;
         }
-        let (kind, agent) = if (i + t) % 2 == 0 { ("H", &agents[0]) } else { ("C", &agents[1]) };
+        let (kind, agent) = if (i + t).is_multiple_of(2) { ("H", &agents[0]) } else { ("C", &agents[1]) };
         let job = format!("{kind}{round}x{t}x{i}");
         let a = Asked {
             agent: agent.clone(),
