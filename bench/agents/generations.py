@@ -361,7 +361,7 @@ def main():
     report = f"""# Agent generations under load, {date}
 
 `python3 bench/agents/generations.py --count {a.count} --slow {a.slow} --runs {a.runs} --steps {a.steps}`
-(release `{os.path.relpath(a.binary, REPO)}` built {binary_age}, default shards, no embedder, a fake
+(binary `{os.path.relpath(a.binary, REPO)}` built {binary_age}, default shards, no embedder, a fake
 OpenAI-compatible upstream on loopback, asyncio; load average {' '.join(open('/proc/loadavg').read().split()[:3])};
 {os.cpu_count()} CPUs).
 
@@ -394,7 +394,8 @@ written, so the HTTP parse on both sides counts as the server's: this overstates
 | floor: one fsync'd 4 KiB write on the data dir's filesystem | {floor50:.3f} | {floor99:.3f} | |
 
 Aim: <= 1 ms per step. p50 is {pct(own, 50):.3f} ms, {pct(own, 50) / max(floor50, 1e-9):.1f}x one fsync (a step
-commits its model answer and its tool result, each one fsync'd transaction).
+with an http call commits three fsync'd transactions: its calls marked started, their result, the
+model's answer; so the floor per step is about {3 * floor50:.3f} ms here).
 """
     out = REPO / "bench/results" / f"generations-{date}.md"
     out.write_text(report)
