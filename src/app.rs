@@ -170,6 +170,18 @@ impl App {
     }
 
     /// Whether the local model answers yet; `None` when there is none.
+    /// What calls through `/api/v1` AI providers need (`agents::providers`).
+    pub fn upstreams(&self) -> crate::agents::providers::Upstreams<'_> {
+        crate::agents::providers::Upstreams {
+            secrets: &self.secrets,
+            direct: &self.direct,
+            llm: self.llm.as_ref(),
+            // Configured and installed (`local_ready` is `None` otherwise).
+            local: self.config.llm.local.as_ref().filter(|_| self.local_ready().is_some()),
+            catalog: &self.config.llm.catalog,
+        }
+    }
+
     pub fn local_ready(&self) -> Option<bool> {
         self.local_ready.as_ref().map(|r| r.load(Ordering::Acquire))
     }

@@ -8,6 +8,8 @@ pub mod agent;
 pub mod api_keys;
 pub mod error;
 pub mod generation;
+pub mod knowledge;
+pub mod memory;
 pub mod patch;
 pub mod projects;
 pub mod providers;

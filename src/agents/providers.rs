@@ -16,7 +16,6 @@ use super::patch::Patch;
 use super::refs;
 use super::scope::Scope;
 use super::SoatError;
-use crate::app::App;
 use crate::clock::now_rfc3339;
 use crate::ids::random_base62;
 use crate::llm::secret::Secret;
@@ -146,9 +145,9 @@ pub struct ProviderPatch {
 
 /// What a call through a provider goes to.
 pub enum Target {
-    /// An upstream built from the record: `app.direct` calls it.
+    /// An upstream built from the record: `up.direct` calls it.
     AdHoc(Box<AdHoc>),
-    /// The supervised local model, `local/<name>` on `app.llm`.
+    /// The supervised local model, `local/<name>` on `up.llm`.
     Local { model: String },
 }
 
@@ -275,11 +274,23 @@ pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), SoatErro
     Ok(())
 }
 
+/// What calls through an AI provider need of the server, lent by the caller (the
+/// app builds one: `App::upstreams`), so this module depends on the pieces, not on
+/// the app that holds them.
+pub struct Upstreams<'a> {
+    pub secrets: &'a crate::agents::secrets::Secrets,
+    pub direct: &'a crate::llm::Direct,
+    pub llm: Option<&'a crate::llm::Llm>,
+    /// The local model's config while it answers (configured, installed, started).
+    pub local: Option<&'a crate::llm::LocalConfig>,
+    pub catalog: &'a crate::llm::manifest::Catalog,
+}
+
 /// The credential secret `secret_id` of the scope's project holds, decrypted, for
 /// the one call that needs it (`agents::secrets::Secrets::reveal`).
-pub fn resolve_secret(app: &App, scope: &Scope, secret_id: &str) -> Result<Secret, SoatError> {
+pub fn resolve_secret(up: &Upstreams<'_>, scope: &Scope, secret_id: &str) -> Result<Secret, SoatError> {
     use crate::agents::secrets::SecretError;
-    app.secrets.reveal(scope.project(), secret_id).map_err(|e| match e {
+    up.secrets.reveal(scope.project(), secret_id).map_err(|e| match e {
         SecretError::Unknown(id) | SecretError::NotFound(id) => {
             SoatError::Reference { code: crate::error::Code::SecretNotFound, kind: "secret", field: "secret_id", id }
         }
@@ -289,16 +300,15 @@ pub fn resolve_secret(app: &App, scope: &Scope, secret_id: &str) -> Result<Secre
 }
 
 /// What calls through `r` go to, its credential resolved now (blocking: a store read).
-pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
+pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     if kind == Kind::Local {
-        // Configured and installed (`App::local_ready` is `None` otherwise).
-        let local = app.config.llm.local.as_ref().filter(|_| app.local_ready().is_some());
-        let local = local.ok_or_else(|| SoatError::Misconfigured("This server runs no local model ([llm.local], installed by ops/setup).".into()))?;
+        let local =
+            up.local.ok_or_else(|| SoatError::Misconfigured("This server runs no local model ([llm.local], installed by ops/setup).".into()))?;
         return Ok(Target::Local { model: format!("{}/{}", crate::llm::local::PROVIDER, local.name) });
     }
     let token = match &r.secret_id {
-        Some(id) => Some(resolve_secret(app, scope, id)?),
+        Some(id) => Some(resolve_secret(up, scope, id)?),
         None if kind.needs_secret() => {
             return Err(SoatError::Misconfigured(format!(
                 "The {} provider {} has no secret_id; link the secret that holds its API key.",
@@ -308,27 +318,25 @@ pub fn target(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Target, 
         }
         None => None,
     };
-    let manifest = app
-        .config
-        .llm
+    let manifest = up
         .catalog
         .get(kind.manifest())
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url().map(str::to_owned));
-    Ok(Target::AdHoc(Box::new(AdHoc::new(app.direct.config(), &r.id, manifest, base_url, token, None))))
+    Ok(Target::AdHoc(Box::new(AdHoc::new(up.direct.config(), &r.id, manifest, base_url, token, None))))
 }
 
 /// One generation through provider `r` (its `default_model` when `req.model` is
 /// empty); `scope.account_id` is charged the tokens. Must run on a shard.
-pub async fn complete(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<Completion, CallError> {
+pub async fn complete(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<Completion, CallError> {
     if req.model.is_empty() {
         req.model = r.default_model.clone();
     }
-    match target(app, scope, r)? {
-        Target::AdHoc(p) => Ok(app.direct.complete(&p, &scope.account_id, req).await?),
+    match target(up, scope, r)? {
+        Target::AdHoc(p) => Ok(up.direct.complete(&p, &scope.account_id, req).await?),
         Target::Local { model } => {
-            let llm = app.llm.as_ref().ok_or(LlmError::NotConfigured)?;
+            let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
             Ok(llm.complete(&scope.account_id, req).await?)
         }
@@ -336,14 +344,14 @@ pub async fn complete(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: C
 }
 
 /// One generation through provider `r`, as it streams (see [`complete`]).
-pub async fn stream(app: &App, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<crate::llm::ChatStream, CallError> {
+pub async fn stream(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<crate::llm::ChatStream, CallError> {
     if req.model.is_empty() {
         req.model = r.default_model.clone();
     }
-    match target(app, scope, r)? {
-        Target::AdHoc(p) => Ok(app.direct.stream(&p, &scope.account_id, req).await?),
+    match target(up, scope, r)? {
+        Target::AdHoc(p) => Ok(up.direct.stream(&p, &scope.account_id, req).await?),
         Target::Local { model } => {
-            let llm = app.llm.as_ref().ok_or(LlmError::NotConfigured)?;
+            let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
             Ok(llm.stream(&scope.account_id, req).await?)
         }
@@ -390,17 +398,17 @@ impl crate::error::ErrorCode for CallError {
 }
 
 /// `GET /api/v1/ai-providers/{id}/models`: what the provider says it serves.
-pub async fn models(app: &App, scope: &Scope, r: &AiProviderRecord) -> Result<Vec<ListedModel>, SoatError> {
+pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result<Vec<ListedModel>, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     if !kind.lists_models() {
         return Err(SoatError::ListingUnsupported(format!("{} providers cannot list their models; name the model yourself.", kind.as_str())));
     }
-    match target(app, scope, r)? {
+    match target(up, scope, r)? {
         Target::Local { model } => {
             let name = model.split_once('/').map_or(model.as_str(), |(_, m)| m).to_owned();
             Ok(vec![ListedModel { id: name, display_name: None }])
         }
-        Target::AdHoc(p) => app.direct.models(&p).await.map_err(|e| match e {
+        Target::AdHoc(p) => up.direct.models(&p).await.map_err(|e| match e {
             LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
             e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
         }),

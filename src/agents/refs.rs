@@ -7,7 +7,7 @@
 
 use crate::agents::agent::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
 use crate::agents::agent::{AgentError, Agents};
-use crate::store::{AiProviderRecord, MemoryEntryRecord, Records, SecretRecord, StoreError, ToolRecord};
+use crate::store::{AiProviderRecord, MemoryEntryRecord, MemoryRecord, Records, SecretRecord, StoreError, ToolRecord};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
 /// (or whose model route targets it): deleting the provider is 409
@@ -52,6 +52,7 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("eval", count_in::<EvalRecord>(records, account_id, project_id)?),
         ("secret", count_in::<SecretRecord>(records, account_id, project_id)?),
         ("tool", count_in::<ToolRecord>(records, account_id, project_id)?),
+        ("memory", count_in::<MemoryRecord>(records, account_id, project_id)?),
         ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
     ])
 }
@@ -81,6 +82,7 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     remove_all::<ModelRouteRecord>(records, account_id, project_id)?;
     remove_all::<SecretRecord>(records, account_id, project_id)?;
     remove_all::<ToolRecord>(records, account_id, project_id)?;
+    crate::agents::memory::remove_records(records, account_id, |m| m.project_id == project_id)?; // collections: memory::sweep
     remove_all::<MemoryEntryRecord>(records, account_id, project_id)
 }
 

@@ -165,6 +165,32 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PATCH, "/api/v1/tools/{tool_id}", "soat_update_tool", call!(soat::tools::update, tool_id)),
         row(M::DELETE, "/api/v1/tools/{tool_id}", "soat_delete_tool", call!(soat::tools::delete, tool_id)),
         row(M::POST, "/api/v1/tools/{tool_id}/call", "soat_call_tool", call!(soat::tools::call, tool_id)),
+        // SOAT (/api/v1): generations and traces, read and purged.
+        row(M::GET, "/api/v1/generations", "soat_list_generations", call!(soat::generations::list)),
+        row(M::PATCH, "/api/v1/generations/{generation_id}", "soat_update_generation", call!(soat::generations::update, generation_id)),
+        row(M::DELETE, "/api/v1/generations/{generation_id}/content", "soat_purge_generation", call!(soat::generations::purge, generation_id)),
+        row(
+            M::GET,
+            "/api/v1/generations/{generation_id}/transcript",
+            "soat_generation_transcript",
+            call!(soat::generations::transcript, generation_id),
+        ),
+        row(M::GET, "/api/v1/traces", "soat_list_traces", call!(soat::traces::list)),
+        row(M::GET, "/api/v1/traces/{trace_id}", "soat_get_trace", call!(soat::traces::get, trace_id)),
+        row(M::GET, "/api/v1/traces/{trace_id}/tree", "soat_trace_tree", call!(soat::traces::tree, trace_id)),
+        row(M::DELETE, "/api/v1/traces/{trace_id}/content", "soat_purge_trace", call!(soat::traces::purge, trace_id)),
+        // SOAT: memory stores and their entries.
+        row(M::GET, "/api/v1/memories", "soat_list_memories", call!(soat::memories::list)),
+        row(M::POST, "/api/v1/memories", "soat_create_memory", call!(soat::memories::create)),
+        row(M::GET, "/api/v1/memories/{memory_id}", "soat_get_memory", call!(soat::memories::get, memory_id)),
+        row(M::PUT, "/api/v1/memories/{memory_id}", "soat_update_memory", call!(soat::memories::update, memory_id)),
+        row(M::DELETE, "/api/v1/memories/{memory_id}", "soat_delete_memory", call!(soat::memories::delete, memory_id)),
+        row(M::GET, "/api/v1/memory-entries", "soat_list_memory_entries", call!(soat::memory_entries::list)),
+        row(M::POST, "/api/v1/memory-entries", "soat_create_memory_entry", call!(soat::memory_entries::create)),
+        row(M::GET, "/api/v1/memory-entries/{entry_id}", "soat_get_memory_entry", call!(soat::memory_entries::get, entry_id)),
+        row(M::PUT, "/api/v1/memory-entries/{entry_id}", "soat_update_memory_entry", call!(soat::memory_entries::update, entry_id)),
+        row(M::DELETE, "/api/v1/memory-entries/{entry_id}", "soat_delete_memory_entry", call!(soat::memory_entries::delete, entry_id)),
+        row(M::POST, "/api/v1/knowledge/search", "soat_search_knowledge", call!(soat::knowledge::search)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -23,6 +23,11 @@ pub struct ChatRequest {
     pub params: Params,
     pub response_format: Option<ResponseFormat>,
     pub reasoning_effort: Option<Effort>,
+    /// Mark cache breakpoints (an agent's `prompt_caching`): the end of the system
+    /// block (tools and instructions) and the last message. Sent only to providers
+    /// whose manifest declares the `prompt_caching` capability with explicit
+    /// breakpoints (Anthropic's `cache_control`); others cache on their own or not.
+    pub cache_breakpoints: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

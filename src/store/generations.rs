@@ -6,7 +6,8 @@
 //! Tables besides the two kinds' own (`store::owned`): `soat_generation_events`
 //! (`(generation id, seq)` → the event's SSE data line), and `soat_idempotency`
 //! (account, project and key → the generation it names and the fingerprint of the
-//! request that claimed it). redb runs one writer at a time, so of two requests with
+//! request that claimed it), and `soat_generations_active` (the queue of generations not
+//! settled, which a restart takes over). redb runs one writer at a time, so of two requests with
 //! one key, across shards, exactly one claims it.
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableError};
@@ -19,6 +20,9 @@ use crate::agents::generation::record::{GenerationRecord, TraceRecord};
 
 const EVENTS: TableDefinition<(&str, u64), &str> = TableDefinition::new("soat_generation_events");
 const IDEMPOTENCY: TableDefinition<&str, &[u8]> = TableDefinition::new("soat_idempotency");
+/// The durable queue: every generation not yet settled (id → account), so a restart
+/// finds the runs to take over without reading every generation ever made.
+const ACTIVE: TableDefinition<&str, &str> = TableDefinition::new("soat_generations_active");
 const AGENT_DEPENDENTS: redb::MultimapTableDefinition<&str, &str> = redb::MultimapTableDefinition::new("soat_agent_dependents");
 
 /// The claim an idempotency key holds.
@@ -48,6 +52,7 @@ impl Records {
         let txn = self.db.begin_write().op("begin create tables")?;
         txn.open_table(EVENTS).op("create events")?;
         txn.open_table(IDEMPOTENCY).op("create idempotency")?;
+        txn.open_table(ACTIVE).op("create active")?;
         txn.commit().op("commit create tables")
     }
 
@@ -65,6 +70,9 @@ impl Records {
             claims.insert(k.as_str(), to_json(&claim).as_slice()).op("claim key")?;
         }
         insert_in(&txn, g)?;
+        if !g.status.settled() {
+            txn.open_table(ACTIVE).op("open active")?.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+        }
         {
             let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
             links.insert(g.agent_id.as_str(), format!("generation:{}", g.id).as_str()).op("link generation")?;
@@ -111,8 +119,22 @@ impl Records {
             let mut next = g.clone();
             next.metadata = stored.metadata;
             next.content_redacted_at = stored.content_redacted_at;
+            // Purged while it ran: the run goes on from what it holds, writing no
+            // content, and its readers still get the frame that ends their stream.
+            let purged = next.content_redacted_at.clone();
+            if let Some(at) = &purged {
+                redact_generation(&mut next, at);
+            }
+            let events: Vec<&(u64, String)> =
+                events.iter().filter(|(_, d)| purged.is_none() || d == "[DONE]" || d.starts_with("{\"error\"")).collect();
             let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(GenerationRecord::TABLE)).op("open generations")?;
             table.insert(g.id.as_str(), to_json(&next).as_slice()).op("save generation")?;
+            let mut active = txn.open_table(ACTIVE).op("open active")?;
+            if next.status.settled() {
+                active.remove(g.id.as_str()).op("dequeue generation")?;
+            } else {
+                active.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+            }
             if !events.is_empty() {
                 let mut log = txn.open_table(EVENTS).op("open events")?;
                 for (seq, data) in events {
@@ -133,6 +155,30 @@ impl Records {
         }
         txn.commit().op("commit save step")?;
         Ok(Some(true))
+    }
+
+    /// The generations not settled (the queue a restart takes over), and those of its
+    /// entries that no longer need it (settled by a write that went around the queue,
+    /// or gone) dropped from it.
+    pub fn active_generations(&self) -> Result<Vec<GenerationRecord>, StoreError> {
+        let txn = self.db.begin_write().op("begin read queue")?;
+        let mut out = Vec::new();
+        {
+            let mut active = txn.open_table(ACTIVE).op("open active")?;
+            let mut stale = Vec::new();
+            for row in active.iter().op("read queue")? {
+                let (id, account) = row.op("read queue entry")?;
+                match get_in::<GenerationRecord>(&txn, account.value(), id.value())? {
+                    Some(g) if !g.status.settled() => out.push(g),
+                    _ => stale.push(id.value().to_owned()),
+                }
+            }
+            for id in stale {
+                active.remove(id.as_str()).op("dequeue generation")?;
+            }
+        }
+        txn.commit().op("commit read queue")?;
+        Ok(out)
     }
 
     /// The generation's committed events after `after`, in order.
@@ -165,6 +211,7 @@ impl Records {
             txn.open_table(IDEMPOTENCY).op("open idempotency")?.remove(idempotency_key(account_id, &g.project_id, key).as_str()).op("release key")?;
         }
         txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
+        txn.open_table(ACTIVE).op("open active")?.remove(id).op("dequeue generation")?;
         txn.open_multimap_table(AGENT_DEPENDENTS)
             .op("open dependents")?
             .remove(g.agent_id.as_str(), format!("generation:{id}").as_str())
@@ -172,5 +219,148 @@ impl Records {
         super::owned::remove_in::<GenerationRecord>(&txn, account_id, id)?;
         txn.commit().op("commit remove generation")?;
         Ok(true)
+    }
+}
+
+// The read side's maintenance (api/soat/generations.rs and traces.rs): purges and the
+// agent delete's cascade. Each is one transaction, so a purge is whole or not at all.
+
+/// Clears what a purge erases from `g` (GenerationRecord.content_redacted_at's doc in
+/// generations.yaml: `metadata`, `error`, and the run's recovery state: the transcript,
+/// the calls pending, the output, the request's context) and stamps `at`, unless it was
+/// purged already (the first stamp stays). Ids, timestamps, status, stop reason,
+/// counters and attribution stay. A runner saving a step of a purged generation calls
+/// this on what it saves (and writes no event payloads), so the purge holds.
+pub fn redact_generation(g: &mut GenerationRecord, at: &str) {
+    g.metadata = None;
+    g.error = None;
+    g.state.messages.clear();
+    g.state.raw_messages.clear();
+    g.state.context = None;
+    g.state.pending.clear();
+    g.state.output = None;
+    g.state.input.tool_context.clear();
+    g.state.input.guardrail_context = None;
+    if g.content_redacted_at.is_none() {
+        g.content_redacted_at = Some(at.to_owned());
+    }
+}
+
+/// What [`Records::purge_trace_content`] touched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TracePurge {
+    pub trace: TraceRecord,
+    pub traces: usize,
+    pub generations: usize,
+}
+
+fn drop_events_in(txn: &redb::WriteTransaction, id: &str) -> Result<(), StoreError> {
+    txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
+    Ok(())
+}
+
+fn put_in<R: Owned>(txn: &redb::WriteTransaction, r: &R) -> Result<(), StoreError> {
+    let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(R::TABLE)).op("open records")?;
+    table.insert(r.id(), to_json(r).as_slice()).op("write record")?;
+    Ok(())
+}
+
+/// The ids of `root` and of every trace below it (by `parent_trace_id`), among `all`.
+pub fn descendants(all: &[TraceRecord], root: &str) -> Vec<String> {
+    let mut out = vec![root.to_owned()];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i].clone();
+        for t in all {
+            if t.parent_trace_id.as_deref() == Some(parent.as_str()) && !out.contains(&t.id) {
+                out.push(t.id.clone());
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+impl Records {
+    /// Purges the account's generation `id` (see [`redact_generation`]) and drops its
+    /// events; the purged record, or `None` when there is none.
+    pub fn purge_generation_content(&self, account_id: &str, id: &str) -> Result<Option<GenerationRecord>, StoreError> {
+        let txn = self.db.begin_write().op("begin purge generation")?;
+        let Some(mut g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(None) };
+        redact_generation(&mut g, &crate::clock::now_rfc3339());
+        put_in(&txn, &g)?;
+        drop_events_in(&txn, id)?;
+        txn.commit().op("commit purge generation")?;
+        Ok(Some(g))
+    }
+
+    /// Purges trace `id` of the account and, in its project, every trace below it and
+    /// every generation of those traces: traces lose their `error`, generations as
+    /// [`redact_generation`], each keeping an earlier stamp. `None` when there is none.
+    pub fn purge_trace_content(&self, account_id: &str, id: &str) -> Result<Option<TracePurge>, StoreError> {
+        let txn = self.db.begin_write().op("begin purge trace")?;
+        let Some(root) = get_in::<TraceRecord>(&txn, account_id, id)? else { return Ok(None) };
+        let at = crate::clock::now_rfc3339();
+        let traces: Vec<TraceRecord> =
+            super::owned::list_in::<TraceRecord>(&txn, account_id)?.into_iter().filter(|t| t.project_id == root.project_id).collect();
+        let ids = descendants(&traces, id);
+        let mut purged = root.clone();
+        for mut t in traces.into_iter().filter(|t| ids.contains(&t.id)) {
+            t.error = None;
+            if t.content_redacted_at.is_none() {
+                t.content_redacted_at = Some(at.clone());
+            }
+            put_in(&txn, &t)?;
+            if t.id == id {
+                purged = t;
+            }
+        }
+        let mut generations = 0;
+        for mut g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
+            if g.project_id == root.project_id && ids.contains(&g.trace_id) {
+                redact_generation(&mut g, &at);
+                put_in(&txn, &g)?;
+                drop_events_in(&txn, &g.id)?;
+                generations += 1;
+            }
+        }
+        txn.commit().op("commit purge trace")?;
+        Ok(Some(TracePurge { trace: purged, traces: ids.len(), generations }))
+    }
+
+    /// Deletes the agent's generations (with their events and idempotency claims) and
+    /// traces in `project_id` (an agent's force delete; records another project made
+    /// stay). The counts removed.
+    pub fn remove_agent_runs(&self, account_id: &str, project_id: &str, agent_id: &str) -> Result<(usize, usize), StoreError> {
+        let txn = self.db.begin_write().op("begin remove agent runs")?;
+        let mut counts = (0, 0);
+        {
+            let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
+            for g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
+                if g.agent_id != agent_id || g.project_id != project_id {
+                    continue;
+                }
+                if let Some(key) = &g.idempotency_key {
+                    txn.open_table(IDEMPOTENCY)
+                        .op("open idempotency")?
+                        .remove(idempotency_key(account_id, &g.project_id, key).as_str())
+                        .op("release key")?;
+                }
+                drop_events_in(&txn, &g.id)?;
+                txn.open_table(ACTIVE).op("open active")?.remove(g.id.as_str()).op("dequeue generation")?;
+                links.remove(agent_id, format!("generation:{}", g.id).as_str()).op("unlink")?;
+                super::owned::remove_in::<GenerationRecord>(&txn, account_id, &g.id)?;
+                counts.0 += 1;
+            }
+            for t in super::owned::list_in::<TraceRecord>(&txn, account_id)? {
+                if t.agent_id == agent_id && t.project_id == project_id {
+                    links.remove(agent_id, format!("trace:{}", t.id).as_str()).op("unlink")?;
+                    super::owned::remove_in::<TraceRecord>(&txn, account_id, &t.id)?;
+                    counts.1 += 1;
+                }
+            }
+        }
+        txn.commit().op("commit remove agent runs")?;
+        Ok(counts)
     }
 }

@@ -9,6 +9,7 @@ pub mod agents;
 mod collections;
 mod error;
 pub mod generations;
+mod memory;
 pub mod owned;
 mod records;
 mod soat;
@@ -23,9 +24,10 @@ use serde::Serialize;
 
 use error::Op;
 pub use error::StoreError;
+pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
-pub use tools::{MemoryEntryRecord, SecretRecord, ToolRecord};
+pub use tools::{SecretRecord, ToolRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -1,4 +1,4 @@
-//! The SOAT agents API's secrets, tools and memory entries, as records on the generic
+//! The SOAT agents API's secrets and tools, as records on the generic
 //! account-owned table ([`Owned`](super::owned::Owned)). Each also names its project; the services
 //! (`agents::secrets`, `agents::tools`) keep a record of another project out of sight
 //! the way the table keeps another account's.
@@ -39,19 +39,3 @@ pub struct ToolRecord {
 }
 
 owned_record!(ToolRecord, "soat_tools", "soat_tools_by_account");
-
-/// One memory entry (`ment_…`) a builtin `memories:WriteMemory` call wrote into a memory
-/// store of the project: the minimal record the write_memory tool needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemoryEntryRecord {
-    pub id: String,
-    pub account_id: String,
-    pub project_id: String,
-    pub memory_id: String,
-    pub content: String,
-    #[serde(default)]
-    pub metadata: Option<serde_json::Value>,
-    pub created_at: String,
-}
-
-owned_record!(MemoryEntryRecord, "soat_memory_entries", "soat_memory_entries_by_account");

@@ -610,3 +610,421 @@ fn a_stream_cut_at_any_event_resumes_with_last_event_id_and_misses_nothing() {
         assert_eq!(kinds(&all), kinds(&whole), "cut at {cut}");
     }
 }
+
+#[test]
+fn step_rules_choose_the_tools_and_choice_of_one_step() {
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| if prompt.contains("\"ok\"") { text("Done.") } else { tools(&[("first", json!({}))]) }));
+    let (addr, _) = echo_service();
+    let s = server();
+    let st = setup(&s, &up, "rules@example.com");
+    let first = tool(&s, &st, json!({"name": "first", "type": "http", "execute": {"url": format!("http://{addr}/a")}}));
+    let second = tool(&s, &st, json!({"name": "second", "type": "http", "execute": {"url": format!("http://{addr}/b")}}));
+    let a = agent(
+        &s,
+        &st,
+        json!({"tool_bindings": [{"tool_id": first}, {"tool_id": second}], "step_rules": [{"step": 1, "tool_choice": "required", "active_tool_ids": [first]}]}),
+    );
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Go.")), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let sent = up.bodies();
+    assert_eq!(sent.len(), 2);
+    let names = |b: &Value| {
+        b["tools"].as_array().map(|t| t.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>()).unwrap_or_default()
+    };
+    assert_eq!(names(&sent[0]), ["first"], "step 1 sees only its rule's tools");
+    assert_eq!(sent[0]["tool_choice"], "required");
+    assert_eq!(names(&sent[1]), ["first", "second"], "step 2 has no rule: every bound tool");
+    assert_ne!(sent[1]["tool_choice"], "required");
+}
+
+#[test]
+fn another_agent_runs_as_a_tool_in_a_child_trace_and_the_depth_guard_holds() {
+    let up = Scripted::start();
+    up.on("You are the expert.", text("The expert says 7."));
+    up.otherwise(from(
+        |prompt| if prompt.contains("expert says") { text("It is 7.") } else { tools(&[("ask_expert", json!({"prompt": "What number?"}))]) },
+    ));
+    let s = server();
+    let st = setup(&s, &up, "nested@example.com");
+    let expert = agent(&s, &st, json!({"instructions": "You are the expert."}));
+    let t = tool(
+        &s,
+        &st,
+        json!({"name": "ask_expert", "type": "builtin", "actions": ["agents:CreateAgentGeneration"], "preset_parameters": {"agent_id": expert}}),
+    );
+    let boss = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &boss, "?wait=true", user("Ask the expert.")), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(g["output"]["content"], "It is 7.");
+    // The child: its own generation, initiated by the parent, its trace a child of the parent's.
+    let mut r = open_sse(&s, &st.key, "GET", &format!("/api/v1/generations/{}/events", g["id"].as_str().unwrap()), None, None);
+    let frames = read_frames(&mut r, None);
+    let result: Value = frames.iter().filter_map(|f| serde_json::from_str::<Value>(&f.data).ok()).find(|v| v["type"] == "tool_result").unwrap();
+    let child = result["output"]["generation_id"].as_str().unwrap();
+    let c = ok(call(&s, "GET", &format!("/api/v1/generations/{child}"), &st.key, None), 200);
+    assert_eq!(c["initiator_generation_id"], g["id"]);
+    assert_eq!(c["agent_id"], expert.as_str());
+    assert_eq!(result["output"]["content"], "The expert says 7.");
+    // max_call_depth 0: the depth guard answers, no model call is made.
+    let before = up.bodies().len();
+    let mut b = user("Ask the expert.");
+    b["max_call_depth"] = json!(0);
+    let g = ok(generate(&s, &st, &boss, "?wait=true", b), 200);
+    assert_eq!(g["status"], "completed");
+    assert_eq!(up.bodies().len(), before);
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+    assert_eq!(rec["stop_reason"], "max_call_depth");
+    // Depth 1: the boss runs, its child is at depth 0 and answers the guard.
+    let mut b = user("Ask the expert.");
+    b["max_call_depth"] = json!(1);
+    let before = up.bodies().len();
+    let g = ok(generate(&s, &st, &boss, "?wait=true", b), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert!(up.bodies()[before..].iter().all(|b| !b.to_string().contains("You are the expert.")), "the child made no model call");
+}
+
+#[test]
+fn a_canary_serves_its_version_and_the_generation_records_it() {
+    let up = Scripted::start();
+    up.on("You are v2.", text("two"));
+    up.otherwise(text("one"));
+    let s = server();
+    let st = setup(&s, &up, "canary@example.com");
+    let a = agent(&s, &st, json!({}));
+    ok(call(&s, "PATCH", &format!("/api/v1/agents/{a}"), &st.key, Some(json!({"instructions": "You are v2."}))), 200);
+    ok(
+        call(
+            &s,
+            "PUT",
+            &format!("/api/v1/agents/{a}/release"),
+            &st.key,
+            Some(json!({"stable_version": 1, "canary_version": 2, "canary_percent": 50})),
+        ),
+        200,
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for actor in 0..24 {
+        let mut b = user("Which?");
+        b["tool_context"] = json!({"actorId": format!("actor-{actor}")});
+        let g = ok(generate(&s, &st, &a, "?wait=true", b.clone()), 200);
+        let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+        let v = rec["agent_version"].as_u64().unwrap();
+        assert_eq!(g["output"]["content"], if v == 2 { "two" } else { "one" }, "the version recorded is the one that served");
+        // The same actor keeps its version.
+        let again = ok(generate(&s, &st, &a, "?wait=true", b), 200);
+        assert_eq!(again["output"]["content"], g["output"]["content"]);
+        seen.insert(v);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [1, 2], "both versions serve");
+}
+
+#[test]
+fn a_tool_output_message_runs_its_tool_before_the_generation() {
+    let up = Scripted::start();
+    up.otherwise(text("Summarized."));
+    let (addr, seen) = echo_service();
+    let s = server();
+    let st = setup(&s, &up, "toolout@example.com");
+    let t = tool(&s, &st, json!({"name": "fetch", "type": "http", "execute": {"url": format!("http://{addr}/report")}}));
+    let a = agent(&s, &st, json!({}));
+    let b = json!({"messages": [{"role": "user", "content": {"type": "tool_output", "tool_id": t, "input": {"day": "mon"}, "output_path": "n"}}], "metadata": {"run": "nightly"}, "action_id": "summaries"});
+    let g = ok(generate(&s, &st, &a, "?wait=true", b), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let sent = up.bodies().pop().unwrap();
+    assert_eq!(sent["messages"][1]["content"], "1", "the output at output_path became the message");
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+    assert_eq!(rec["metadata"]["run"], "nightly");
+    assert_eq!(rec["action_id"], "summaries");
+}
+
+#[test]
+fn a_pause_nobody_answers_expires_visibly_and_react_continues() {
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| {
+        if prompt.contains("expired before the client answered") {
+            text("Noted, the approval expired.")
+        } else {
+            tools(&[("approve", json!({}))])
+        }
+    }));
+    let s = TestServer::with_config(&format!("{PLAN}[agents]\napproval_expiry = \"1s\"\nmax_chain_generations = 3\n"));
+    let st = setup(&s, &up, "expiry@example.com");
+    let t = tool(&s, &st, json!({"name": "approve", "type": "client"}));
+    let term = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let react = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}], "on_approval_expiry": "react"}));
+    let g1 = ok(generate(&s, &st, &term, "?wait=true", user("Ask approval.")), 200);
+    let g2 = ok(generate(&s, &st, &react, "?wait=true", user("Ask approval.")), 200);
+    assert_eq!((g1["status"].as_str(), g2["status"].as_str()), (Some("requires_action"), Some("requires_action")));
+    std::thread::sleep(Duration::from_millis(1600));
+    let r1 = settle(&s, &st.key, g1["id"].as_str().unwrap());
+    assert_eq!((r1["status"].as_str(), r1["stop_reason"].as_str()), (Some("failed"), Some("approval_expired")), "{r1}");
+    assert_eq!(r1["error"]["code"], "APPROVAL_EXPIRED");
+    let c = g1["required_action"]["tool_calls"][0]["id"].clone();
+    let e = refused(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{term}/generate/{}/tool-outputs", g1["id"].as_str().unwrap()),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]})),
+        ),
+        409,
+    );
+    assert_eq!(e["code"], "GENERATION_NOT_AWAITING_TOOL_OUTPUTS");
+    let r2 = settle(&s, &st.key, g2["id"].as_str().unwrap());
+    assert_eq!(r2["stop_reason"], "approval_expired");
+    // The continuation: initiated by the expired one, told the call expired.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let sent = up.bodies();
+        if sent.iter().any(|b| b.to_string().contains("expired before the client answered")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no continuation reached the model");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn trace_content_mode_none_writes_no_content_and_still_pauses_and_resumes() {
+    let up = Scripted::start();
+    up.otherwise(from(
+        |prompt| if prompt.contains("ZEBRA-OUTPUT") { text("SECRET-ANSWER-TEXT") } else { tools(&[("ask", json!({"q": "SECRET-ARGS"}))]) },
+    ));
+    let mut s = server();
+    let st = setup(&s, &up, "none@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}], "trace_content_mode": "none"}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("SECRET-PROMPT-TEXT")), 200);
+    assert_eq!(g["status"], "requires_action");
+    assert_eq!(g["required_action"]["tool_calls"][0]["args"]["q"], "SECRET-ARGS", "the caller is answered in full");
+    let id = g["id"].as_str().unwrap().to_owned();
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let done = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate/{id}/tool-outputs"),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": "ZEBRA-OUTPUT"}]})),
+        ),
+        200,
+    );
+    assert_eq!(done["output"]["content"], "SECRET-ANSWER-TEXT");
+    // Nothing of it reached the disk.
+    s.terminate(Duration::from_secs(10));
+    let mut found = Vec::new();
+    for entry in walk(s.data()) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        for needle in ["SECRET-PROMPT-TEXT", "SECRET-ARGS", "ZEBRA-OUTPUT", "SECRET-ANSWER-TEXT"] {
+            if text.contains(needle) {
+                found.push(format!("{needle} in {}", entry.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:?}");
+    s.restart();
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+    assert_eq!(rec["status"], "completed");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn after_kill_9_a_running_generation_resumes_and_a_paused_one_accepts_its_outputs() {
+    let up = Scripted::start();
+    up.on("resume me", Reply::Slow(Duration::from_millis(1500), Box::new(text("Resumed and done."))));
+    up.otherwise(tools(&[("ask", json!({}))]));
+    let mut s = server();
+    let st = setup(&s, &up, "crash@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let paused = ok(generate(&s, &st, &a, "?wait=true", user("pause here")), 200);
+    assert_eq!(paused["status"], "requires_action");
+    let running = ok(generate(&s, &st, &a, "", user("resume me")), 202);
+    let id = running["generation_id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(400));
+    s.kill9();
+    s.restart();
+    let g = settle(&s, &st.key, &id);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(g["output"]["content"], "Resumed and done.");
+    let pid = paused["id"].as_str().unwrap();
+    let c = paused["required_action"]["tool_calls"][0]["id"].clone();
+    let g = ok(call(&s, "GET", &format!("/api/v1/generations/{pid}"), &st.key, None), 200);
+    assert_eq!(g["status"], "requires_action", "a pause survives a restart");
+    up.on("pause here", text("Answered after the restart."));
+    let done = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate/{pid}/tool-outputs"),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": "ok"}]})),
+        ),
+        200,
+    );
+    assert_eq!(done["status"], "completed", "{done}");
+}
+
+#[test]
+fn a_model_route_fails_over_on_a_provider_error_and_records_its_attempts() {
+    let down = Scripted::start();
+    down.otherwise(Reply::Fail(500));
+    let up = Scripted::start();
+    up.otherwise(text("From the second target."));
+    let s = server();
+    let st = setup(&s, &down, "route@example.com");
+    let second = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &st.key,
+            Some(json!({"name": "up", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let route = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/model-routes",
+            &st.key,
+            Some(json!({"name": "r", "targets": [{"ai_provider_id": st.provider, "model": "m1"}, {"ai_provider_id": second, "model": "m2"}], "retry_on": ["provider_error"]})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let a = ok(call(&s, "POST", "/api/v1/agents", &st.key, Some(json!({"model_route_id": route, "instructions": "x"}))), 201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Hi.")), 200);
+    assert_eq!(g["output"]["content"], "From the second target.", "{g}");
+    assert_eq!(g["output"]["model"], "m2");
+    assert_eq!(g["ai_provider_id"], second.as_str());
+    let rec = ok(call(&s, "GET", &format!("/api/v1/generations/{}", g["id"].as_str().unwrap()), &st.key, None), 200);
+    let r = &rec["routing"];
+    assert_eq!((r["route_id"].as_str(), r["target_index"].as_u64(), r["fallbacks"].as_u64()), (Some(route.as_str()), Some(1), Some(1)), "{r}");
+    assert_eq!(r["attempts"][0]["error_class"], "provider_error");
+    assert!(r["attempts"][1].get("error_class").is_none());
+    assert_eq!(up.bodies()[0]["model"], "m2");
+}
+
+#[test]
+fn another_account_cannot_read_follow_or_resume_a_generation() {
+    let up = Scripted::start();
+    up.otherwise(tools(&[("ask", json!({}))]));
+    let s = server();
+    let st = setup(&s, &up, "owner@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Pause.")), 200);
+    let id = g["id"].as_str().unwrap();
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let (_, other) = s.signup("intruder@example.com");
+    for (method, path, body) in [
+        ("GET", format!("/api/v1/generations/{id}"), None),
+        ("GET", format!("/api/v1/generations/{id}/events"), None),
+        ("POST", format!("/api/v1/agents/{a}/generate/{id}/tool-outputs"), Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]}))),
+        ("POST", format!("/api/v1/agents/{a}/generate"), Some(user("x"))),
+    ] {
+        assert_eq!(refused(call(&s, method, &path, &other, body), 404)["code"], "RESOURCE_NOT_FOUND", "{method} {path}");
+    }
+    // Still paused for its owner.
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200)["status"], "requires_action");
+}
+
+#[test]
+fn a_run_purged_while_it_runs_writes_no_content_after_and_a_purged_pause_cannot_resume() {
+    let up = Scripted::start();
+    up.on("slow one", Reply::Slow(Duration::from_millis(600), Box::new(text("LATE-ANSWER-TEXT"))));
+    up.otherwise(tools(&[("ask", json!({}))]));
+    let s = server();
+    let st = setup(&s, &up, "purge@example.com");
+    let t = tool(&s, &st, json!({"name": "ask", "type": "client"}));
+    let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("pause")), 200);
+    let id = g["id"].as_str().unwrap();
+    ok(call(&s, "DELETE", &format!("/api/v1/generations/{id}/content"), &st.key, None), 200);
+    let c = g["required_action"]["tool_calls"][0]["id"].clone();
+    let e = refused(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate/{id}/tool-outputs"),
+            &st.key,
+            Some(json!({"tool_outputs": [{"tool_call_id": c, "output": 1}]})),
+        ),
+        409,
+    );
+    assert_eq!(e["code"], "GENERATION_NOT_AWAITING_TOOL_OUTPUTS");
+    // Purged mid-run: the run completes, and nothing of its content is stored.
+    let started = ok(generate(&s, &st, &a, "", user("slow one")), 202);
+    let id = started["generation_id"].as_str().unwrap();
+    ok(call(&s, "DELETE", &format!("/api/v1/generations/{id}/content"), &st.key, None), 200);
+    let g = settle(&s, &st.key, id);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert!(!g.to_string().contains("LATE-ANSWER-TEXT"), "{g}");
+    let r = call(&s, "GET", &format!("/api/v1/generations/{id}/transcript"), &st.key, None);
+    assert!(!r.text().contains("LATE-ANSWER-TEXT"), "{}", r.text());
+}
+
+#[test]
+fn an_agent_remembers_through_write_memory_and_its_knowledge_search_finds_it_next_time() {
+    let up = Scripted::start();
+    up.on(
+        "Remember that",
+        from(|prompt| {
+            if prompt.contains("\"id\"") {
+                text("Remembered.")
+            } else {
+                tools(&[("write_memory", json!({"content": "The customer's favourite colour is teal."}))])
+            }
+        }),
+    );
+    up.otherwise(text("Answered."));
+    let s = TestServer::with(Options { config: PLAN.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
+    let st = setup(&s, &up, "memory@example.com");
+    let store = ok(call(&s, "POST", "/api/v1/memories", &st.key, Some(json!({"name": "customer"}))), 201)["id"].as_str().unwrap().to_owned();
+    let a = agent(&s, &st, json!({"knowledge_config": {"memory_store_ids": [store], "write_memory_store_id": store, "limit": 3}}));
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("Remember that my favourite colour is teal.")), 200);
+    assert_eq!(g["output"]["content"], "Remembered.", "{g}");
+    let sent = up.bodies();
+    let tools_sent: Vec<&str> = sent[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools_sent.contains(&"write_memory"), "{tools_sent:?}");
+    // The next generation's knowledge search finds the entry and prepends it.
+    let g = ok(generate(&s, &st, &a, "?wait=true", user("What is my favourite colour?")), 200);
+    assert_eq!(g["status"], "completed");
+    let system = up.bodies().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("teal"), "the remembered entry is in the context: {system}");
+    // A request's override merges with the stored config.
+    let mut b = user("What is my favourite colour?");
+    b["knowledge_config"] = json!({"limit": 1});
+    ok(generate(&s, &st, &a, "?wait=true", b), 200);
+    let system = up.bodies().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("teal"), "the override merges with the stored config (arrays unioned): {system}");
+    let mut b = user("x");
+    b["knowledge_config"] = json!({"write_memory_store_id": store});
+    assert_eq!(refused(generate(&s, &st, &a, "", b), 400)["code"], "VALIDATION_FAILED");
+}

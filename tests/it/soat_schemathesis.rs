@@ -37,3 +37,55 @@ fn the_sibling_module_specs_hold_under_schemathesis() {
         assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
     }
 }
+
+/// The generations and traces module specs, in the script's order.
+const GENERATION_MODULES: [&str; 2] = ["generations", "traces"];
+
+/// `tests/schemathesis/soat_generations.sh`: the generations and traces specs over
+/// generations seeded through `generate?wait=true` (a loopback upstream), the same
+/// checks as the sibling modules'.
+#[test]
+fn the_generations_and_traces_specs_hold_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else {
+        assert!(std::env::var_os("CI").is_none(), "no schemathesis in the test venv under CI (ops/setup-llm-tests installs it)");
+        eprintln!("skipped: no schemathesis in the test venv (ops/setup-llm-tests installs it)");
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_generations.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
+    assert_eq!(runs.len(), GENERATION_MODULES.len(), "{stdout}");
+    for (module, run) in GENERATION_MODULES.iter().zip(&runs) {
+        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
+        let (generated, all_passed) =
+            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
+        assert!(generated > 30 && all_passed, "{module}: {generated} cases:\n{run}");
+    }
+}
+
+/// `tests/schemathesis/soat_memory.sh`: the memory stores' and entries' specs
+/// (memories.yaml, memoryEntries.yaml), each its own run with seeded records.
+#[test]
+fn the_memory_specs_hold_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else {
+        assert!(std::env::var_os("CI").is_none(), "no schemathesis in the test venv under CI (ops/setup-llm-tests installs it)");
+        eprintln!("skipped: no schemathesis in the test venv (ops/setup-llm-tests installs it)");
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_memory.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
+    assert_eq!(runs.len(), 2, "{stdout}");
+    for (module, run) in ["memories", "memoryEntries"].iter().zip(&runs) {
+        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
+        let (generated, all_passed) =
+            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
+        assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
+    }
+}

@@ -30,14 +30,18 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/promote") || p.ends_with("/abort") || p.ends_with("/restore") => return None,
         p if p.ends_with("/runs") => json!({"agent_version": 1, "status": "completed", "passed": true}),
         p if p.ends_with("/call") => json!({"input": {}}),
+        p if p.starts_with("/api/v1/memory-entries") => json!({"content": "renamed"}),
+        "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
+        p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
+        p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
         _ => json!({"name": "renamed"}),
     })
 }
 
 #[test]
 fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
-    let s = TestServer::with_config(ROOMY);
-    let (_, owner) = s.signup("tenancy-owner@example.org");
+    let mut s = TestServer::with_config(ROOMY);
+    let (owner_account, owner) = s.signup("tenancy-owner@example.org");
     let (_, stranger) = s.signup("tenancy-stranger@example.org");
     let p1 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P1"}))), 201));
     let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P2"}))), 201));
@@ -56,6 +60,15 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let guardrail = make("/api/v1/guardrails", json!({"name": "pii"}));
     let eval = make("/api/v1/evals", json!({"name": "quality", "agent_id": agent}));
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
+    let memory = make("/api/v1/memories", json!({"name": "notes"}));
+    let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
+    // A generation and its trace, written into the store as the runner writes them.
+    let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
+    let (trace, generation) = (
+        super::soat_generations::trace(&o, "trace_tenancy", None, None, "2026-01-01T00:00:00Z"),
+        super::soat_generations::generation(&o, "gen_tenancy", "trace_tenancy", "2026-01-01T00:00:00Z"),
+    );
+    super::soat_generations::seed(&mut s, vec![trace], vec![generation]);
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -67,6 +80,10 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("guardrail_id", guardrail),
         ("eval_id", eval),
         ("route_id", route),
+        ("memory_id", memory),
+        ("entry_id", entry),
+        ("generation_id", "gen_tenancy".into()),
+        ("trace_id", "trace_tenancy".into()),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

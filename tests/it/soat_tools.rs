@@ -479,17 +479,12 @@ fn builtin_tools_search_a_collection_and_write_memory() {
     );
     assert_eq!(out["results"][0]["document"]["title"], "Dogs", "{out}");
     assert!(out["results"][0]["passages"][0].as_str().unwrap().contains("barks"));
+    let notes = id(&ok(call(&s, "POST", "/api/v1/memories", &key, Some(json!({"name": "notes"}))), 201));
     let wrote = ok(
-        call_tool(
-            &s,
-            &key,
-            &tid,
-            json!({"action": "memories:WriteMemory", "input": {"memory_id": "mem_notes", "content": "The user likes tea."}}),
-            &[],
-        ),
+        call_tool(&s, &key, &tid, json!({"action": "memories:WriteMemory", "input": {"memory_id": notes, "content": "The user likes tea."}}), &[]),
         200,
     );
-    assert!(wrote["id"].as_str().unwrap().starts_with("ment_") && wrote["memory_id"] == "mem_notes", "{wrote}");
+    assert!(wrote["id"].as_str().unwrap().starts_with("mem_entry_") && wrote["memory_id"] == notes.as_str(), "{wrote}");
     assert_eq!(code(call_tool(&s, &key, &tid, json!({"input": {}}), &[]), 400), "VALIDATION_FAILED", "builtin calls name an action");
     let only_search =
         ok(call(&s, "POST", "/api/v1/tools", &key, Some(json!({"name": "s", "type": "builtin", "actions": ["collections:SearchCollection"]}))), 201);

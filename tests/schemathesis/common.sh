@@ -1,4 +1,4 @@
-# Sourced by run.sh, soat_agents.sh and soat_modules.sh (not run on its own): what every schemathesis
+# Sourced by run.sh, soat_agents.sh, soat_modules.sh and soat_memory.sh (not run on its own): what every schemathesis
 # run against the real server does the same way. A script sets `set -euo pipefail`,
 # sources this file, then calls st_serve, seeds its own records through the API, and
 # ends with st_run, which exits with the run's status.

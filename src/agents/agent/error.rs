@@ -15,6 +15,7 @@ pub enum RefKind {
     Tool,
     Guardrail,
     Eval,
+    MemoryStore,
 }
 
 impl RefKind {
@@ -25,6 +26,7 @@ impl RefKind {
             RefKind::Tool => "tool",
             RefKind::Guardrail => "guardrail",
             RefKind::Eval => "eval",
+            RefKind::MemoryStore => "memory store",
         }
     }
 }
@@ -134,7 +136,7 @@ impl ErrorCode for AgentError {
                 RefKind::ModelRoute => Code::ModelRouteNotFound,
                 RefKind::Tool => Code::ToolNotFound,
                 RefKind::Guardrail => Code::GuardrailNotFound,
-                RefKind::Eval => Code::SoatValidation,
+                RefKind::Eval | RefKind::MemoryStore => Code::SoatValidation,
             },
             AgentError::NotFound { .. } | AgentError::VersionNotFound { .. } => Code::SoatNotFound,
             AgentError::VersionConflict { .. } => Code::VersionConflict,

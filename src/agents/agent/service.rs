@@ -138,6 +138,7 @@ impl Agents {
             RefKind::ModelRoute => in_project::<ModelRouteRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
             RefKind::Guardrail => in_project::<GuardrailRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
             RefKind::Eval => in_project::<EvalRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
+            RefKind::MemoryStore => in_project::<crate::store::MemoryRecord>(&self.records, account_id, project_id, &r.id)?.is_some(),
         })
     }
 
@@ -211,7 +212,13 @@ impl Agents {
     }
 
     pub fn delete(&self, p: &Scope, id: &str, force: bool) -> Result<(), AgentError> {
-        self.get(p, id)?;
+        let agent = self.get(p, id)?;
+        if force {
+            // Its generations and traces in its own project first: a crash between the
+            // two writes leaves the agent, and deleting it again finishes the job, never
+            // runs naming an agent that is gone.
+            self.records.remove_agent_runs(&p.account_id, &agent.project_id, id)?;
+        }
         match self.records.delete_agent::<AgentRecord>(&p.account_id, id, force)? {
             Deleted::NotFound => Err(Self::not_found(id)),
             Deleted::Blocked(c) => Err(AgentError::HasDependents(Dependents {

@@ -237,6 +237,15 @@ pub fn references(c: &AgentConfig) -> Vec<Reference> {
     for (i, id) in c.guardrail_ids.iter().flatten().enumerate() {
         out.push(r(RefKind::Guardrail, id, format!("guardrail_ids[{i}]")));
     }
+    let knowledge = c.knowledge_config.as_ref();
+    for (i, id) in knowledge.and_then(|k| k.memory_store_ids.as_ref()).into_iter().flatten().enumerate() {
+        out.push(r(RefKind::MemoryStore, id, format!("knowledge_config.memory_store_ids[{i}]")));
+    }
+    out.extend(
+        knowledge
+            .and_then(|k| k.write_memory_store_id.as_deref())
+            .map(|id| r(RefKind::MemoryStore, id, "knowledge_config.write_memory_store_id".into())),
+    );
     out
 }
 

@@ -16,13 +16,8 @@ pub fn persisted(g: &GenerationRecord) -> GenerationRecord {
     if g.store_content {
         return g.clone();
     }
-    let mut held = HELD.lock().expect("held lock");
-    if g.status.settled() {
-        held.remove(&g.id);
-    } else {
-        held.insert(g.id.clone(), g.state.clone());
-    }
-    drop(held);
+    // Held until the run's own readers have their answer (see `forget_later`).
+    HELD.lock().expect("held lock").insert(g.id.clone(), g.state.clone());
     let mut out = g.clone();
     strip(&mut out.state);
     out
@@ -59,6 +54,19 @@ pub fn restore(g: &mut GenerationRecord) -> bool {
         }
         None => false,
     }
+}
+
+/// How long a settled run's content stays held for the requests waiting on it.
+pub const KEEP_SETTLED: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Forgets `id`'s content once its waiting readers had time to read it (a settled
+/// run; on a shard).
+pub fn forget_later(id: String) {
+    glommio::spawn_local(async move {
+        glommio::timer::sleep(KEEP_SETTLED).await;
+        forget(&id);
+    })
+    .detach();
 }
 
 /// Forgets what is held for `id` (deleted).

@@ -11,6 +11,7 @@ pub mod live;
 pub mod nested;
 pub mod output;
 pub mod prompt;
+pub mod reads;
 pub mod record;
 pub mod recover;
 pub mod request;

@@ -242,6 +242,11 @@ pub struct RunState {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache, and written to it.
+    #[serde(default)]
+    pub cached_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -262,6 +267,9 @@ pub struct GenerationRecord {
     pub agent_version: Option<u64>,
     pub ai_provider_id: Option<String>,
     pub action_id: Option<String>,
+    /// What the model route did (agents with a `model_route_id`).
+    #[serde(default)]
+    pub routing: Option<Value>,
     pub metadata: Option<Value>,
     pub idempotency_key: Option<String>,
     /// Whether content (messages, output, event payloads) is written at all
@@ -310,14 +318,19 @@ impl GenerationRecord {
             "action_id": self.action_id,
             "agent_version": self.agent_version,
             "ai_provider_id": self.ai_provider_id,
-            "routing": Value::Null,
+            "routing": self.routing,
             "metadata": self.metadata,
             "content_redacted_at": self.content_redacted_at,
             "content_redacted": self.content_redacted_at.is_some(),
             "output": self.state.output,
             "required_action": self.required_action(),
             "step_count": self.state.steps,
-            "usage": {"input_tokens": self.state.usage.input_tokens, "output_tokens": self.state.usage.output_tokens},
+            "usage": {
+                "input_tokens": self.state.usage.input_tokens,
+                "output_tokens": self.state.usage.output_tokens,
+                "cached_tokens": self.state.usage.cached_tokens,
+                "cache_write_tokens": self.state.usage.cache_write_tokens,
+            },
         })
     }
 

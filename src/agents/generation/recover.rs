@@ -20,7 +20,7 @@ fn mine(id: &str, shard: usize, shards: usize) -> bool {
 /// Takes over this shard's share of the runs the last boot left. Runs at shard start.
 pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     let records = host.app.records.clone();
-    let all = match blocking(move || records.all::<GenerationRecord>()).await {
+    let all = match blocking(move || records.active_generations()).await {
         Ok(all) => all,
         Err(e) => {
             tracing::error!(error = %e, "reading generations to resume failed");
@@ -31,6 +31,10 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
         match g.status {
             Status::InProgress if g.state.lease.as_deref() != Some(BOOT.as_str()) => {
+                if g.content_redacted_at.is_some() {
+                    interrupt(&host, g, "its content was purged while it ran").await;
+                    continue;
+                }
                 if !g.store_content {
                     interrupt(&host, g, "its content was kept in memory only (trace_content_mode none) and the server restarted").await;
                     continue;

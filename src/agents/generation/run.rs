@@ -27,6 +27,7 @@ use super::live::{self, Log, DONE};
 use super::record::{Block, GenerationRecord, InContent, Message, Output, Part, PendingCall, RecordedError, Role, Runner, Status};
 use super::tools::{self as gtools, Bound, Does};
 use crate::agents::agent::config::StopKind;
+use crate::agents::agent::record::{ModelRouteRecord, RetryOn};
 use crate::agents::providers::{self, CallError};
 use crate::agents::tools::call::{CallInput, Env};
 use crate::agents::tools::outbound::Timeouts;
@@ -35,7 +36,7 @@ use crate::agents::{KeyRef, Project, Scope};
 use crate::app::App;
 use crate::error::{Code, ErrorCode};
 use crate::llm::request::{ChatRequest, Effort, Params, ResponseFormat};
-use crate::llm::Delta;
+use crate::llm::{Delta, LlmError};
 use crate::runtime::blocking;
 use crate::store::{AiProviderRecord, StoreError};
 use quarry_index::embed::Embedder;
@@ -126,6 +127,9 @@ impl Run {
             if let Err(e) = self.fail(f).await {
                 tracing::error!(generation = %self.g.id, error = %e.message, "recording a generation's failure failed");
             }
+        }
+        if !self.g.store_content && self.g.status.settled() {
+            super::content::forget_later(self.g.id.clone());
         }
         live::finish(&self.g.id, &self.log);
     }
@@ -274,6 +278,8 @@ impl Run {
             let text = output.text.clone();
             self.g.state.usage.input_tokens += output.usage.input;
             self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
+            self.g.state.usage.cached_tokens += output.usage.cached;
+            self.g.state.usage.cache_write_tokens += output.usage.cache_write;
             if output.tool_calls.is_empty() {
                 if let Some(name) = gtools::text_encoded_call(&text, &self.tools) {
                     let message = format!("The model wrote a call to the tool {name} as text instead of calling it; the tool did not run.");
@@ -405,9 +411,39 @@ impl Run {
         Err(Failure::new(Code::SoatNotFound, format!("no document {id} in this account's collections")))
     }
 
-    /// The knowledge search before the first step (none yet: see `knowledge`).
+    /// The knowledge search before the first step (§2.8): the agent's
+    /// `knowledge_config` merged with the request's, searched with the last user
+    /// message; its matches, with their citations, join the system prompt.
     async fn knowledge(&self) -> Result<Option<String>, Failure> {
-        Ok(None)
+        let Some(cfg) = crate::agents::knowledge::merge(self.g.state.config.knowledge_config.as_ref(), self.g.state.input.knowledge_config.as_ref())
+        else {
+            return Ok(None);
+        };
+        let query: String = self
+            .g
+            .state
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.iter().filter_map(|b| if let Block::Text { text } = b { Some(text.as_str()) } else { None }).collect())
+            .unwrap_or_default();
+        if query.trim().is_empty() {
+            return Ok(None);
+        }
+        let plan = self.host.app.plan(&self.plan);
+        let embedders = self.host.embedders.clone();
+        let env = Env {
+            search: &self.host.app.search,
+            records: &self.host.app.records,
+            embedders: &embedders,
+            caller: crate::search::Caller { account_id: &self.g.account_id, plan },
+            timeouts: Timeouts::default(),
+        };
+        let matches = crate::agents::knowledge::retrieve(&env, self.project(), &cfg, &query)
+            .await
+            .map_err(|e| Failure::new(e.code(), format!("The knowledge search failed: {}", e.message())))?;
+        Ok((!matches.is_empty()).then(|| crate::agents::knowledge::context(&matches)))
     }
 
     async fn pause(&mut self) -> Result<Rest, Failure> {
@@ -501,51 +537,171 @@ impl Run {
             params: Params { temperature: config.temperature, max_tokens: config.max_output_tokens.map(|n| n.max(1) as u64), ..Params::default() },
             response_format: None,
             reasoning_effort: config.reasoning.as_ref().and_then(|r| effort(r.effort)),
+            cache_breakpoints: config.prompt_caching.as_ref().is_some_and(|p| p.enabled),
         };
         if let Some(schema) = &config.output_schema {
             req.response_format = Some(ResponseFormat::JsonSchema { name: "output".into(), schema: Value::Object(schema.clone()), strict: false });
         }
-        let provider = self.provider().await?;
-        self.g.ai_provider_id = Some(provider.id.clone());
+        let targets = self.targets().await?;
         let scope = self.scope();
         let app = self.host.app.clone();
-        if !self.g.state.input.stream {
-            let c = providers::complete(&app, &scope, &provider, req).await?;
-            self.g.state.served_by = Some(if provider.default_model.is_empty() { c.provider.clone() } else { config_model(&self.g, &provider) });
-            if !c.output.text.is_empty() {
-                self.emit(json!({"type": "delta", "text": c.output.text}).to_string());
+        let routed = targets.iter().any(|t| t.index.is_some());
+        let mut attempts = Vec::new();
+        let mut fallbacks = 0u64;
+        for (n, t) in targets.iter().enumerate() {
+            let mut req = req.clone();
+            req.model = t.model.clone().unwrap_or_default();
+            let model = t.model.clone().unwrap_or_else(|| t.provider.default_model.clone());
+            let attempt = json!({"target_index": t.index, "ai_provider_id": t.provider.id, "model": model});
+            let out = if self.g.state.input.stream {
+                match providers::stream(&app.upstreams(), &scope, &t.provider, req).await {
+                    Ok(mut s) => {
+                        let mut failed = None;
+                        while let Some(d) = s.next().await {
+                            match d {
+                                Ok(Delta::Text(t)) if !t.is_empty() => self.emit(json!({"type": "delta", "text": t}).to_string()),
+                                Ok(_) => {}
+                                Err(e) => {
+                                    failed = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                        match failed {
+                            // Deltas were sent: a stream that broke is not retried elsewhere.
+                            Some(e) => Err((CallError::Llm(e), false)),
+                            None => Ok(s.completion()),
+                        }
+                    }
+                    Err(e) => Err((e, true)),
+                }
+            } else {
+                providers::complete(&app.upstreams(), &scope, &t.provider, req).await.map_err(|e| (e, true))
+            };
+            match out {
+                Ok(c) => {
+                    attempts.push(attempt);
+                    self.g.ai_provider_id = Some(t.provider.id.clone());
+                    self.g.state.served_by = Some(model);
+                    if let Some(route_id) = &self.g.state.config.model_route_id {
+                        self.g.routing = Some(routing(route_id, t.index, fallbacks, attempts, self.g.routing.take()));
+                    }
+                    if !self.g.state.input.stream && !c.output.text.is_empty() {
+                        self.emit(json!({"type": "delta", "text": c.output.text}).to_string());
+                    }
+                    return Ok((c.output, c.termination.reason));
+                }
+                Err((e, may_fail_over)) => {
+                    let class = failover_class(&e).filter(|c| routed && may_fail_over && t.retry_on.iter().any(|r| r == c));
+                    let last = n + 1 == targets.len();
+                    match class {
+                        Some(class) if !last => {
+                            let mut a = attempt;
+                            a["error_class"] = Value::from(class);
+                            attempts.push(a);
+                            fallbacks += 1;
+                        }
+                        _ => {
+                            if let Some(route_id) = &self.g.state.config.model_route_id {
+                                let mut a = attempt;
+                                if let Some(c) = failover_class(&e) {
+                                    a["error_class"] = Value::from(c);
+                                }
+                                attempts.push(a);
+                                self.g.routing = Some(routing(route_id, None, fallbacks, attempts, self.g.routing.take()));
+                            }
+                            return Err(e.into());
+                        }
+                    }
+                }
             }
-            return Ok((c.output, c.termination.reason));
         }
-        let mut s = providers::stream(&app, &scope, &provider, req).await?;
-        while let Some(d) = s.next().await {
-            match d {
-                Ok(Delta::Text(t)) if !t.is_empty() => self.emit(json!({"type": "delta", "text": t}).to_string()),
-                Ok(_) => {}
-                Err(e) => return Err(CallError::Llm(e).into()),
-            }
-        }
-        let c = s.completion();
-        self.g.state.served_by = Some(config_model(&self.g, &provider));
-        Ok((c.output, c.termination.reason))
+        Err(Failure::new(Code::AiProviderError, "The agent's model route has no target."))
     }
 
-    async fn provider(&self) -> Result<AiProviderRecord, Failure> {
-        let id = self.g.state.config.ai_provider_id.clone().ok_or_else(|| {
-            Failure::new(
-                Code::AiProviderError,
-                "This agent names a model route; generations through model routes are not supported by this server yet.",
-            )
-        })?;
+    /// Where model calls go: the agent's provider (its model), or its route's
+    /// targets in order.
+    async fn targets(&self) -> Result<Vec<Target>, Failure> {
+        let config = &self.g.state.config;
         let records = self.host.app.records.clone();
         let scope = self.scope();
-        let found = blocking(move || providers::in_project(&records, &scope, &id)).await;
-        found.map_err(|e| Failure::new(e.code(), e.message()))
+        if let Some(id) = config.ai_provider_id.clone() {
+            let model = config.model.clone();
+            let found = blocking(move || providers::in_project(&records, &scope, &id)).await.map_err(|e| Failure::new(e.code(), e.message()))?;
+            return Ok(vec![Target { index: None, provider: found, model, retry_on: Vec::new() }]);
+        }
+        let route_id = config
+            .model_route_id
+            .clone()
+            .ok_or_else(|| Failure::new(Code::AiProviderError, "The agent names neither an AI provider nor a model route."))?;
+        let route = blocking(move || -> Result<(ModelRouteRecord, Vec<AiProviderRecord>), Failure> {
+            let route: ModelRouteRecord = crate::agents::agent::service::in_project(&records, &scope.account_id, &scope.project_id, &route_id)
+                .map_err(|e| Failure::new(Code::Internal, e.to_string()))?
+                .ok_or_else(|| {
+                    Failure::new(Code::ModelRouteNotFound, format!("The agent's model route {route_id} does not exist in this project."))
+                })?;
+            let providers = route
+                .targets
+                .iter()
+                .map(|t| providers::in_project(&records, &scope, &t.ai_provider_id).map_err(|e| Failure::new(e.code(), e.message())))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((route, providers))
+        })
+        .await?;
+        let (route, found) = route;
+        let retry_on: Vec<&'static str> = route
+            .retry_on
+            .iter()
+            .map(|r| match r {
+                RetryOn::ProviderError => "provider_error",
+                RetryOn::Timeout => "timeout",
+                RetryOn::RateLimited => "rate_limited",
+            })
+            .collect();
+        Ok(route
+            .targets
+            .iter()
+            .zip(found)
+            .enumerate()
+            .map(|(i, (t, provider))| Target { index: Some(i), provider, model: Some(t.model.clone()), retry_on: retry_on.clone() })
+            .collect())
     }
 }
 
-fn config_model(g: &GenerationRecord, p: &AiProviderRecord) -> String {
-    g.state.config.model.clone().unwrap_or_else(|| p.default_model.clone())
+/// One place a model call may go.
+struct Target {
+    /// Its position in the route's targets (`None`: the agent's own provider).
+    index: Option<usize>,
+    provider: AiProviderRecord,
+    model: Option<String>,
+    retry_on: Vec<&'static str>,
+}
+
+/// The route's `error_class` of a failure that may fail over; `None` for a
+/// deterministic one (a bad request, a refused credential), which fails the generation.
+fn failover_class(e: &CallError) -> Option<&'static str> {
+    use crate::llm::ErrorClass as C;
+    match e {
+        CallError::Llm(LlmError::Provider { error, .. }) => match error.class {
+            C::RateLimited | C::QuotaExhausted => Some("rate_limited"),
+            C::Timeout => Some("timeout"),
+            C::ServerError | C::Overloaded | C::Other => Some("provider_error"),
+            _ => None,
+        },
+        CallError::Llm(LlmError::Unreachable { message, .. }) if message.contains("timed out") => Some("timeout"),
+        CallError::Llm(LlmError::Unreachable { .. } | LlmError::Stream { .. }) => Some("provider_error"),
+        _ => None,
+    }
+}
+
+/// The generation's `routing`, cumulative across its model calls.
+fn routing(route_id: &str, index: Option<usize>, fallbacks: u64, attempts: Vec<Value>, before: Option<Value>) -> Value {
+    let (mut all, before_fallbacks) = match before {
+        Some(b) => (b["attempts"].as_array().cloned().unwrap_or_default(), b["fallbacks"].as_u64().unwrap_or(0)),
+        None => (Vec::new(), 0),
+    };
+    all.extend(attempts);
+    json!({"route_id": route_id, "target_index": index, "fallbacks": before_fallbacks + fallbacks, "attempts": all})
 }
 
 fn effort(e: crate::agents::agent::config::Effort) -> Option<Effort> {

@@ -181,6 +181,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         agent_version: Some(served.version()),
         ai_provider_id: config.ai_provider_id.clone(),
         action_id: body.action_id.clone(),
+        routing: None,
         metadata: body.metadata.clone().filter(|m| !m.is_null()),
         idempotency_key: idempotency.as_ref().map(|(k, _)| k.clone()),
         store_content,
@@ -277,6 +278,12 @@ pub async fn submit(
                 return crate::store::owned::Change::Keep(Err(ApiError::new(
                     Code::GenerationNotAwaitingToolOutputs,
                     format!("The generation {id} is {} and awaits no tool outputs (each pause accepts its outputs once).", g.status.as_str()),
+                )));
+            }
+            if g.content_redacted_at.is_some() {
+                return crate::store::owned::Change::Keep(Err(ApiError::new(
+                    Code::GenerationNotAwaitingToolOutputs,
+                    format!("The generation {id}'s content was purged while it was paused, so it cannot resume; start a new generation."),
                 )));
             }
             let waiting: Vec<String> =

@@ -3,9 +3,9 @@
 //! - `collections:SearchCollection` searches one of the account's collections through
 //!   `search::Service` (as `POST /v1/collections/{id}/search` does: one search spent);
 //!   input `{collection_id, query, k?, mode?}`.
-//! - `memories:WriteMemory` writes one entry into a memory store of the project: the
-//!   minimal record the spec's `write_memory` tool needs; input `{memory_id, content,
-//!   metadata?}`.
+//! - `memories:WriteMemory` writes one entry into a memory store of the project, indexed
+//!   (`agents::knowledge::write_memory`, as the `write_memory` tool); input `{memory_id,
+//!   content, metadata?}`; a store that is not the project's is 400.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use super::call::Env;
 use super::ToolError;
 use crate::agents::Project;
-use crate::store::MemoryEntryRecord;
 use quarry_index::search::Mode;
 
 #[derive(Deserialize)]
@@ -69,12 +68,6 @@ pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
     Ok(json!({"collection_id": owned.id(), "results": results}))
 }
 
-impl crate::agents::InProject for MemoryEntryRecord {
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MemoryIn {
@@ -89,17 +82,10 @@ pub async fn write_memory(env: &Env<'_>, p: Project<'_>, v: &Value) -> Result<Va
     if i.content.trim().is_empty() || i.memory_id.trim().is_empty() {
         return Err(ToolError::Invalid("memory_id and content must not be empty".into()));
     }
-    let entry = MemoryEntryRecord {
-        id: format!("ment_{}", crate::ids::random_base62(16)),
-        account_id: p.account_id.to_owned(),
-        project_id: p.project_id.to_owned(),
-        memory_id: i.memory_id,
-        content: i.content,
-        metadata: i.metadata,
-        created_at: crate::clock::now_rfc3339(),
-    };
-    let out = json!({"id": entry.id, "memory_id": entry.memory_id, "content": entry.content, "created_at": entry.created_at});
-    let records = env.records.clone();
-    crate::runtime::blocking(move || records.insert(&entry)).await?;
-    Ok(out)
+    let written = crate::agents::knowledge::write_memory(env, p, &i.memory_id, &i.content, i.metadata).await;
+    written.map_err(|e| match e {
+        crate::agents::memory::MemoryError::Search(e) => ToolError::Search(e),
+        crate::agents::memory::MemoryError::Store(e) => ToolError::Store(e),
+        crate::agents::memory::MemoryError::Soat(e) => ToolError::Invalid(format!("memories:WriteMemory: {e}")),
+    })
 }

@@ -194,6 +194,7 @@ impl ChatBody {
             },
             response_format: self.response_format.map(response_format).transpose()?,
             reasoning_effort: self.reasoning_effort.as_deref().map(effort).transpose()?.flatten(),
+            cache_breakpoints: false,
         })
     }
 }

@@ -97,7 +97,7 @@ pub async fn delete(call: Call<'_>, ai_provider_id: String) -> Result<Reply, Api
 pub async fn models(call: Call<'_>, ai_provider_id: String) -> Result<Reply, ApiError> {
     let scope = scope(&call, None).await?;
     let r = providers::get(&call.app.records, &scope, &ai_provider_id)?;
-    let listed = providers::models(call.app, &scope, &r).await?;
+    let listed = providers::models(&call.app.upstreams(), &scope, &r).await?;
     let models = listed.into_iter().map(|m| ModelOut { id: m.id, display_name: m.display_name }).collect();
     Ok(response::json(StatusCode::OK, &Models { provider: r.provider, models }))
 }

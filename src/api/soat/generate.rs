@@ -78,7 +78,10 @@ fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
 
 async fn rest(call: &Call<'_>, g: &GenerationRecord, after: u64) -> Result<Reply, ApiError> {
     let reader = Reader::new(call.app.records.clone(), &g.account_id, &g.id, after);
-    let done = reader.rest().await?.ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("The generation {} was deleted while it ran.", g.id)))?;
+    let mut done =
+        reader.rest().await?.ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("The generation {} was deleted while it ran.", g.id)))?;
+    // trace_content_mode none: the content was never written; this process holds it.
+    crate::agents::generation::content::restore(&mut done);
     settled(&done)
 }
 

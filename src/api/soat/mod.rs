@@ -21,11 +21,16 @@ pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
 pub mod generate;
+pub mod generations;
+pub mod knowledge;
 pub mod list;
+pub mod memories;
+pub mod memory_entries;
 pub mod projects;
 pub mod query;
 pub mod secrets;
 pub mod tools;
+pub mod traces;
 
 pub use list::Page;
 

@@ -75,6 +75,7 @@ pub async fn update(mut call: Call<'_>, project_id: String) -> Result<Reply, Api
 pub async fn delete(call: Call<'_>, project_id: String) -> Result<Reply, ApiError> {
     let force = query::flag(call.parts.uri.query(), "force", false)?;
     let (scope, app) = (scope(&call, None).await?, call.app.clone());
+    let account = scope.account_id.clone();
     blocking(move || {
         let done = projects::delete(&app.records, &scope, &project_id, force);
         // Its keys and the default project every shard remembers are gone.
@@ -82,5 +83,6 @@ pub async fn delete(call: Call<'_>, project_id: String) -> Result<Reply, ApiErro
         done
     })
     .await?;
+    crate::agents::memory::sweep(&super::memories::env(&call), &account).await?; // its stores' collections
     Ok(super::no_content())
 }

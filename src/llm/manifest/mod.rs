@@ -70,6 +70,8 @@ pub struct Capabilities {
     pub tools: bool,
     pub vision: bool,
     pub reasoning: bool,
+    /// Prompt caching the request marks (`cache_control` breakpoints).
+    pub prompt_caching: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -182,7 +184,13 @@ fn resolve(raw: RawManifest) -> Result<Manifest, Fail> {
         sse: sse(&raw),
         events,
         frame_shape,
-        capabilities: Capabilities { streaming: has("streaming"), tools: has("tools"), vision: has("vision"), reasoning: has("reasoning") },
+        capabilities: Capabilities {
+            streaming: has("streaming"),
+            tools: has("tools"),
+            vision: has("vision"),
+            reasoning: has("reasoning"),
+            prompt_caching: caps.is_some_and(|k| k.has("prompt_caching")),
+        },
         text_tools,
         rerank: raw.rerank.clone(),
         id,

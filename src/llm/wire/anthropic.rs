@@ -19,12 +19,21 @@ pub fn encode(m: &Manifest, req: &ChatRequest, stream: bool) -> Result<Value, Ll
             json!({"role": role, "content": msg.content.iter().map(block).collect::<Vec<_>>()})
         })
         .collect();
+    let mut messages = messages;
+    let cache = req.cache_breakpoints && m.capabilities.prompt_caching;
+    if cache {
+        if let Some(last) = messages.last_mut().and_then(|msg| msg["content"].as_array_mut()).and_then(|c| c.last_mut()) {
+            last["cache_control"] = json!({"type": "ephemeral"});
+        }
+    }
     let mut body = json!({"model": req.model, "messages": messages});
     if stream {
         body["stream"] = Value::Bool(true);
     }
     if let Some(s) = &req.system {
-        set(&mut body, place(m, "system_message").unwrap_or("system"), Value::from(s.as_str()));
+        // As a block when caching: the breakpoint covers the tools before it too.
+        let system = if cache { json!([{"type": "text", "text": s, "cache_control": {"type": "ephemeral"}}]) } else { Value::from(s.as_str()) };
+        set(&mut body, place(m, "system_message").unwrap_or("system"), system);
     }
     if !req.tools.is_empty() {
         let tools: Vec<Value> =
@@ -98,4 +107,36 @@ pub fn decode(body: &[u8]) -> Result<Output, String> {
         out.usage.merge(r);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use crate::llm::request::Message;
+
+    fn anthropic() -> Manifest {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/providers/anthropic.yaml")).unwrap();
+        Manifest::parse("anthropic", &text).unwrap()
+    }
+
+    #[test]
+    fn cache_breakpoints_mark_the_system_block_and_the_last_message() {
+        let m = anthropic();
+        assert!(m.capabilities.prompt_caching);
+        let mut req = ChatRequest {
+            model: "claude".into(),
+            system: Some("Be brief.".into()),
+            messages: vec![Message { role: Role::User, content: vec![Block::Text("a".into()), Block::Text("b".into())] }],
+            ..ChatRequest::default()
+        };
+        let plain = encode(&m, &req, false).unwrap();
+        assert_eq!(plain["system"], "Be brief.");
+        assert!(plain.to_string().find("cache_control").is_none());
+        req.cache_breakpoints = true;
+        let cached = encode(&m, &req, false).unwrap();
+        assert_eq!(cached["system"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(cached["system"][0]["text"], "Be brief.");
+        assert!(cached["messages"][0]["content"][0].get("cache_control").is_none());
+        assert_eq!(cached["messages"][0]["content"][1]["cache_control"]["type"], "ephemeral");
+    }
 }

@@ -1,0 +1,292 @@
+//! Knowledge retrieval (digest §2.8): the search an agent generation runs before every
+//! model call, over the sources its `knowledge_config` names — memory stores of the
+//! project and documents (by id, or by a `path` metadata prefix) of the account's
+//! collections — with Quarry's own hybrid search (`agents::memory::index::search`:
+//! BM25 ∥ vectors, fused by reciprocal rank with `rrf_k`). Then `min_score` (a floor
+//! on the raw cosine of a hit's best window; a hit without vectors does not pass it),
+//! recency decay of memory hits, and the best `limit`.
+//!
+//! A config names its sources: no `memory_store_ids`, no memory; neither `document_ids`
+//! nor `document_paths`, no documents; nothing named, nothing searched (and no search
+//! spent). A named store that is gone or in another project is skipped (the agent write
+//! checks ids; a store deleted since must not fail every generation). `tags` (a TagBag)
+//! must be held exactly: by a memory hit's entry or store tags written `key:value`, by a
+//! document's `tags` metadata object.
+
+use std::collections::{BTreeMap, HashSet};
+
+use quarry_index::segment::FieldValue;
+use serde_json::Value;
+
+use crate::agents::agent::config::KnowledgeConfig;
+use crate::agents::memory::entries::{self, NewEntry};
+use crate::agents::memory::index::{self, Ask};
+use crate::agents::tools::call::Env;
+use crate::agents::{KeyRef, Project, Scope};
+use crate::store::{MemoryEntryRecord, MemoryRecord};
+
+pub use crate::agents::memory::MemoryError as KnowledgeError;
+
+/// `limit`'s default.
+pub const DEFAULT_LIMIT: usize = 10;
+/// `recency_half_life_days`' default: this deployment decays nothing unless asked.
+pub const DEFAULT_HALF_LIFE_DAYS: f64 = 0.0;
+
+/// One retrieved passage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    /// `"document"` or `"memory"`.
+    pub source: &'static str,
+    /// The document's or the entry's id.
+    pub id: String,
+    /// The memory store of a memory hit.
+    pub store_id: Option<String>,
+    /// What the model cites: the entry id, or the page's `AL-…` citation.
+    pub citation: String,
+    pub text: String,
+    /// The fused score, decayed for memory hits: the order.
+    pub score: f64,
+    /// The raw cosine of the hit to the query (0–1), when it has vectors.
+    pub similarity: Option<f64>,
+    pub created_at: Option<String>,
+}
+
+/// §2.8 merge: arrays unioned, tags merged (override wins per key), scalars from the
+/// override when present; the override's `write_memory_store_id` is ignored (the
+/// caller refuses it).
+pub fn merge(stored: Option<&KnowledgeConfig>, over: Option<&KnowledgeConfig>) -> Option<KnowledgeConfig> {
+    let (s, o) = match (stored, over) {
+        (None, None) => return None,
+        (Some(s), None) => return Some(s.clone()),
+        (s, Some(o)) => (s.cloned().unwrap_or_default(), o),
+    };
+    let union = |a: Option<Vec<String>>, b: &Option<Vec<String>>| -> Option<Vec<String>> {
+        if a.is_none() && b.is_none() {
+            return None;
+        }
+        let mut out = a.unwrap_or_default();
+        for x in b.iter().flatten() {
+            if !out.contains(x) {
+                out.push(x.clone());
+            }
+        }
+        Some(out)
+    };
+    let tags = match (s.tags, &o.tags) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or_default().into_iter().chain(b.clone().unwrap_or_default()).collect()),
+    };
+    Some(KnowledgeConfig {
+        memory_store_ids: union(s.memory_store_ids, &o.memory_store_ids),
+        document_ids: union(s.document_ids, &o.document_ids),
+        document_paths: union(s.document_paths, &o.document_paths),
+        tags,
+        min_score: o.min_score.or(s.min_score),
+        rrf_k: o.rrf_k.or(s.rrf_k),
+        recency_half_life_days: o.recency_half_life_days.or(s.recency_half_life_days),
+        limit: o.limit.or(s.limit),
+        write_memory_store_id: s.write_memory_store_id,
+    })
+}
+
+/// Whether `tags` (`key:value` strings; a bare `key` has the value "") hold every pair.
+pub fn holds<'a>(tags: impl Iterator<Item = &'a String> + Clone, want: &BTreeMap<String, String>) -> bool {
+    want.iter().all(|(k, v)| tags.clone().any(|t| t.split_once(':').map_or((t.as_str(), ""), |(a, b)| (a, b)) == (k.as_str(), v.as_str())))
+}
+
+/// The decay factor of a hit `age_days` old: ½ per half-life; 1 when `half_life` ≤ 0.
+pub fn decay(age_days: f64, half_life: f64) -> f64 {
+    if half_life <= 0.0 {
+        return 1.0;
+    }
+    0.5f64.powf(age_days.max(0.0) / half_life)
+}
+
+/// Days from `created_at` (RFC 3339) to `now` (seconds since the epoch); 0 unreadable.
+fn age_days(created_at: &str, now: i64) -> f64 {
+    let at = humantime::parse_rfc3339_weak(created_at).ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    at.map_or(0.0, |t| (now - t.as_secs() as i64) as f64 / 86_400.0)
+}
+
+/// The knowledge search for `query`: matches best first, at most `limit`.
+pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, query: &str) -> Result<Vec<Match>, KnowledgeError> {
+    let limit = cfg.limit.map_or(DEFAULT_LIMIT, |l| l.clamp(1, 100) as usize);
+    let rrf_k = cfg.rrf_k.filter(|&k| k > 0).map_or(env.search.index_config().rrf_k, |k| k as f64);
+    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, p, cfg)?);
+    if query.trim().is_empty() || (stores.is_empty() && docs.is_empty()) {
+        return Ok(Vec::new());
+    }
+    env.search.spend_search(env.caller, 1)?;
+    // Deeper than `limit`: `min_score` may drop some.
+    let k = (limit * 3).min(100);
+    let mut vectors: Vec<(String, Option<Vec<f32>>)> = Vec::new();
+    let mut out = Vec::new();
+    for (owned, entries) in stores {
+        let vector = vector_for(env, &mut vectors, &owned.record, query)?;
+        let allowed: HashSet<String> = entries.keys().cloned().collect();
+        for h in index::rank_entries(env, &owned, vector.as_deref(), query, &allowed, k, rrf_k) {
+            let Some(e) = entries.get(&h.doc_id) else { continue };
+            out.push(Match {
+                source: "memory",
+                id: e.id.clone(),
+                store_id: Some(e.memory_id.clone()),
+                citation: e.id.clone(),
+                text: e.content.clone(),
+                score: h.score,
+                similarity: h.cosine,
+                created_at: Some(e.created_at.clone()),
+            });
+        }
+    }
+    let metadata: Vec<(String, Vec<FieldValue>)> =
+        cfg.tags.iter().flatten().map(|(k, v)| (format!("tags.{k}"), vec![FieldValue::Str(v.clone())])).collect();
+    for (owned, ids) in docs {
+        let vector = vector_for(env, &mut vectors, &owned.record, query)?;
+        let ask = Ask { query, k, rrf_k, documents: Some(ids), metadata: metadata.clone() };
+        for h in index::search(env, &owned, vector, ask) {
+            let text = match &h.title {
+                Some(t) if !t.is_empty() => format!("{t}: {}", h.text),
+                _ => h.text.clone(),
+            };
+            let created_at = Some(h.created_at.clone());
+            out.push(Match {
+                source: "document",
+                id: h.doc_id,
+                store_id: None,
+                citation: h.citation,
+                text,
+                score: h.score,
+                similarity: h.cosine,
+                created_at,
+            });
+        }
+    }
+    let half_life = cfg.recency_half_life_days.unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+    Ok(rank(
+        out,
+        cfg.min_score,
+        half_life,
+        limit,
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+    ))
+}
+
+/// The cut: `min_score` on the cosine, decay of memory hits by age, best first, `limit`.
+pub fn rank(mut all: Vec<Match>, min_score: Option<f64>, half_life: f64, limit: usize, now: i64) -> Vec<Match> {
+    if let Some(min) = min_score {
+        all.retain(|m| m.similarity.is_some_and(|s| s >= min));
+    }
+    for m in all.iter_mut().filter(|m| m.source == "memory") {
+        m.score *= decay(m.created_at.as_deref().map_or(0.0, |c| age_days(c, now)), half_life);
+    }
+    all.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    all.truncate(limit);
+    all
+}
+
+/// The query's vector for a collection's embedder, embedded once per retrieval.
+fn vector_for(
+    env: &Env<'_>,
+    cache: &mut Vec<(String, Option<Vec<f32>>)>,
+    record: &crate::store::CollectionRecord,
+    query: &str,
+) -> Result<Option<Vec<f32>>, KnowledgeError> {
+    if let Some((_, v)) = cache.iter().find(|(e, _)| *e == record.embedder) {
+        return Ok(v.clone());
+    }
+    let v = index::embed(env, record, query)?;
+    cache.push((record.embedder.clone(), v.clone()));
+    Ok(v)
+}
+
+type StoreSource = (crate::search::Owned, BTreeMap<String, MemoryEntryRecord>);
+
+/// The named stores of the project, each with its entries that hold the tags.
+fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<StoreSource>, KnowledgeError> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for id in cfg.memory_store_ids.iter().flatten().filter(|id| seen.insert(id.as_str())) {
+        let Some(store) = env.records.get::<MemoryRecord>(p.account_id, id)?.filter(|s| s.project_id == p.project_id) else { continue };
+        let Ok(owned) = index::collection(env, p.account_id, &store.id) else { continue };
+        let all = entries::of_store(env.records, p.account_id, &store.id)?;
+        let store_tags = store.tags.clone().unwrap_or_default();
+        let want = cfg.tags.clone().unwrap_or_default();
+        let keep = entries::tagged(all.iter(), &store_tags, &want);
+        // By their documents' ids, which the hits carry.
+        let entries: BTreeMap<String, MemoryEntryRecord> =
+            all.into_iter().filter(|e| keep.contains(&e.id)).map(|e| (e.doc_id().to_owned(), e)).collect();
+        if !entries.is_empty() {
+            out.push((owned, entries));
+        }
+    }
+    Ok(out)
+}
+
+/// The account's collections holding a named document, each with the ids it holds.
+fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
+    let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
+    if ids.is_empty() && paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for owned in env.search.collections(p.account_id)? {
+        let snap = owned.snapshot();
+        let held: HashSet<String> = snap
+            .docs()
+            .map(|at| snap.doc_view(at))
+            .filter(|d| ids.contains(d.id) || (!paths.is_empty() && path_of(d.metadata_json).is_some_and(|p| paths.iter().any(|x| p.starts_with(x)))))
+            .map(|d| d.id.to_owned())
+            .collect();
+        if !held.is_empty() {
+            out.push((owned, held));
+        }
+    }
+    Ok(out)
+}
+
+/// A document's `path` metadata.
+fn path_of(metadata_json: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(metadata_json).ok()?;
+    v.get("path")?.as_str().map(str::to_owned)
+}
+
+/// The block the runner prepends to the system prompt: each match numbered, with its
+/// citation; empty when there is none.
+pub fn context(matches: &[Match]) -> String {
+    if matches.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Relevant knowledge (cite a source by its id in brackets):\n");
+    for (n, m) in matches.iter().enumerate() {
+        out.push_str(&format!("{}. [{}] ({}) {}\n", n + 1, m.citation, m.source, m.text.trim()));
+    }
+    out
+}
+
+/// The `write_memory` tool: one entry (`source_type: agent`) into the project's store
+/// `store_id`, indexed before it returns; the `MemoryEntryWriteResult` (a
+/// near-duplicate is `skipped`).
+pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content: &str, metadata: Option<Value>) -> Result<Value, KnowledgeError> {
+    let metadata = match metadata {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(crate::agents::SoatError::invalid("metadata", "must be an object.").into()),
+    };
+    let scope =
+        Scope { account_id: p.account_id.to_owned(), project_id: p.project_id.to_owned(), key: KeyRef::Project { id: "write_memory".into() } };
+    let new = NewEntry {
+        memory_id: store_id.to_owned(),
+        content: content.to_owned(),
+        source_type: Some("agent".into()),
+        tags: None,
+        metadata,
+        duplicate_threshold: None,
+        source_generation_id: None,
+    };
+    let (entry, action) = entries::create(env, &scope, new).await?;
+    Ok(entries::write_view(&entry, action))
+}
+
+#[cfg(test)]
+mod tests;
