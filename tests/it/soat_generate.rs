@@ -1000,3 +1000,24 @@ fn an_agent_remembers_through_write_memory_and_its_knowledge_search_finds_it_nex
     b["knowledge_config"] = json!({"write_memory_store_id": store});
     assert_eq!(refused(generate(&s, &st, &a, "", b), 400)["code"], "VALIDATION_FAILED");
 }
+
+#[test]
+fn a_forced_step_answered_with_text_fails_and_a_named_tool_is_the_only_one_shown() {
+    let up = Scripted::start();
+    up.otherwise(text("I would rather talk."));
+    let s = server();
+    let st = setup(&s, &up, "forced-text@example.com");
+    let a_tool = tool(&s, &st, json!({"name": "pick", "type": "client"}));
+    let other = tool(&s, &st, json!({"name": "other", "type": "client"}));
+    let a = agent(
+        &s,
+        &st,
+        json!({"tool_bindings": [{"tool_id": a_tool}, {"tool_id": other}], "tool_choice": {"type": "tool", "tool_name": "pick"}, "stop_conditions": [{"type": "has_tool_call", "tool_name": "pick"}]}),
+    );
+    let e = refused(generate(&s, &st, &a, "?wait=true", user("Choose.")), 502);
+    assert_eq!(e["code"], "AI_PROVIDER_ERROR");
+    assert!(e["message"].as_str().unwrap().contains("forces a tool call"), "{e}");
+    let sent = up.bodies().pop().unwrap();
+    let names: Vec<&str> = sent["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["pick"]);
+}

@@ -35,7 +35,7 @@ use crate::agents::tools::ToolError;
 use crate::agents::{KeyRef, Project, Scope};
 use crate::app::App;
 use crate::error::{Code, ErrorCode};
-use crate::llm::request::{ChatRequest, Effort, Params, ResponseFormat};
+use crate::llm::request::{ChatRequest, Effort, Params, ResponseFormat, ToolChoice};
 use crate::llm::{Delta, LlmError};
 use crate::runtime::blocking;
 use crate::store::{AiProviderRecord, StoreError};
@@ -285,12 +285,19 @@ impl Run {
             self.g.state.steps += 1;
             self.new_steps += 1;
             let step = self.g.state.steps;
-            let (output, reason) = self.model_call(step).await?;
+            let (output, reason, forced) = self.model_call(step).await?;
             let text = output.text.clone();
             self.g.state.usage.input_tokens += output.usage.input;
             self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
             self.g.state.usage.cached_tokens += output.usage.cached;
             self.g.state.usage.cache_write_tokens += output.usage.cache_write;
+            if output.tool_calls.is_empty() && forced {
+                // §2.7: a forcing tool_choice forbids a final assistant message.
+                return Err(Failure::new(
+                    Code::AiProviderError,
+                    format!("This step's tool_choice forces a tool call, and the model answered with text instead (step {step})."),
+                ));
+            }
             if output.tool_calls.is_empty() {
                 if let Some(name) = gtools::text_encoded_call(&text, &self.tools) {
                     let message = format!("The model wrote a call to the tool {name} as text instead of calling it; the tool did not run.");
@@ -512,9 +519,10 @@ impl Run {
 
     /// One model call for `step`: the request from the transcript, streamed (each
     /// text delta an event) when the request streams, else whole.
-    async fn model_call(&mut self, step: u32) -> Result<(crate::llm::Output, crate::llm::Reason), Failure> {
+    async fn model_call(&mut self, step: u32) -> Result<(crate::llm::Output, crate::llm::Reason, bool), Failure> {
         let config = &self.g.state.config;
         let step_tools = gtools::for_step(&self.tools, config, step);
+        let forced = matches!(step_tools.choice, Some(ToolChoice::Required | ToolChoice::Specific(_)));
         let mut req = ChatRequest {
             model: config.model.clone().unwrap_or_default(),
             system: super::prompt::system(config, self.g.state.context.as_deref()),
@@ -576,7 +584,7 @@ impl Run {
                     if !self.g.state.input.stream && !c.output.text.is_empty() {
                         self.emit(json!({"type": "delta", "text": c.output.text}).to_string());
                     }
-                    return Ok((c.output, c.termination.reason));
+                    return Ok((c.output, c.termination.reason, forced));
                 }
                 Err((e, may_fail_over)) => {
                     let class = failover_class(&e).filter(|c| routed && may_fail_over && t.retry_on.iter().any(|r| r == c));

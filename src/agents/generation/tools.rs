@@ -171,6 +171,13 @@ pub fn for_step<'a>(all: &'a [Bound], config: &AgentConfig, step: u32) -> StepTo
         (Some(AgentChoice::Mode(ToolChoiceMode::Required)), false) => Some(ToolChoice::Required),
         (Some(AgentChoice::Tool(t)), false) => Some(ToolChoice::Specific(function_name(&t.tool_name))),
     };
+    // A forced tool is the only one the step shows: the same contract for providers that
+    // honour the named choice, and one a server that reads tool_choice only as a string
+    // (llama.cpp) can still keep.
+    let visible = match &choice {
+        Some(ToolChoice::Specific(name)) => visible.into_iter().filter(|b| &b.name == name).collect(),
+        _ => visible,
+    };
     StepTools { visible, choice }
 }
 
