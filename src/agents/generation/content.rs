@@ -25,6 +25,7 @@ pub fn persisted(g: &GenerationRecord) -> GenerationRecord {
 
 fn strip(s: &mut RunState) {
     s.messages.clear();
+    s.raw_messages.clear();
     s.context = None;
     if let Some(o) = &mut s.output {
         o.content.clear();

@@ -2,10 +2,10 @@
 //! next point where it rests (completed, failed, or paused at `requires_action`),
 //! committing each step before the next begins:
 //!
-//! 1. the step's tool calls that the server runs: all marked `started` in one commit,
-//!    then each sent (an http call with `Idempotency-Key: <generation>:<call>`) and its
-//!    result committed; a restart re-sends only calls without a committed result, with
-//!    the same key;
+//! 1. the step's tool calls that the server runs: marked `started` in the commit of
+//!    the step that made them, then each sent (an http call with `Idempotency-Key:
+//!    <generation>:<step>:<call>`) and its result committed; a restart re-sends only
+//!    calls without a committed result, with the same key;
 //! 2. calls the client runs: the turn pauses (`requires_action`, with its expiry);
 //!    `tool-outputs` fills them and resumes the run;
 //! 3. the results join the transcript; a `has_tool_call` stop condition may end the
@@ -325,7 +325,10 @@ impl Run {
                     tool_name: call.name.clone(),
                     args,
                     runner: bound.map_or(Runner::Server, |b| b.runner),
-                    started: false,
+                    // Committed with the step that decided them: a restart finds them
+                    // "maybe sent" and re-sends with the same idempotency key, which costs
+                    // no commit of its own before each send.
+                    started: bound.is_some_and(|b| b.runner == Runner::Server),
                     result: None,
                     is_error: false,
                 };
@@ -349,6 +352,7 @@ impl Run {
     /// `tool_output` tool run, each document read) and the knowledge search.
     async fn prepare(&mut self) -> Result<(), Failure> {
         let raw = std::mem::take(&mut self.g.state.raw_messages);
+        let ran_tools = raw.iter().any(|m| matches!(m.content, InContent::Part(Part::ToolOutput { .. })));
         for (i, m) in raw.iter().enumerate() {
             let text = match &m.content {
                 InContent::Text(t) => t.clone(),
@@ -364,7 +368,12 @@ impl Run {
         }
         self.g.state.context = self.knowledge().await?;
         self.g.state.prepared = true;
-        self.save().await
+        // Only a tool_output message did something a restart must not redo; otherwise
+        // the first step's commit carries the prepared transcript.
+        if ran_tools {
+            self.save().await?;
+        }
+        Ok(())
     }
 
     async fn tool_output(&self, tool_id: &str, action: Option<String>, input: Map<String, Value>, path: Option<&str>) -> Result<String, Failure> {
