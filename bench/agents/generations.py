@@ -394,8 +394,8 @@ written, so the HTTP parse on both sides counts as the server's: this overstates
 | floor: one fsync'd 4 KiB write on the data dir's filesystem | {floor50:.3f} | {floor99:.3f} | |
 
 Aim: <= 1 ms per step. p50 is {pct(own, 50):.3f} ms, {pct(own, 50) / max(floor50, 1e-9):.1f}x one fsync (a step
-with an http call commits three fsync'd transactions: its calls marked started, their result, the
-model's answer; so the floor per step is about {3 * floor50:.3f} ms here).
+with an http call commits two fsync'd transactions: the model's answer with its calls marked
+started, then their result; so the floor per tool step is about {2 * floor50:.3f} ms here).
 """
     out = REPO / "bench/results" / f"generations-{date}.md"
     out.write_text(report)
