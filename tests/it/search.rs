@@ -123,3 +123,22 @@ fn a_collection_built_with_another_embedder_still_answers_keyword_searches() {
     let r = search(&s, &key, &col, json!({"query": "quartz", "mode": "keyword"}));
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
 }
+
+/// Each passage's `highlights` are the words that hold its matched terms, at character
+/// offsets into the page text (as the passage's own offsets are): what the console marks.
+#[test]
+fn highlights_are_the_matched_words_at_page_offsets() {
+    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), ..Options::default() });
+    let (key, col) = corpus(&s);
+    let r = search(&s, &key, &col, json!({"query": "barking dogs", "mode": "keyword", "expand": false}));
+    let top = &r["results"][0];
+    let p = &top["passages"][0];
+    let doc = top["document"]["id"].as_str().unwrap();
+    let page = s.get(&format!("/v1/collections/{col}/documents/{doc}/pages/0"), Some(&key)).json();
+    let text: Vec<char> = page["page"]["text"].as_str().unwrap().chars().collect();
+    let at = |h: &Value| -> String { text[h["start"].as_u64().unwrap() as usize..h["end"].as_u64().unwrap() as usize].iter().collect() };
+    let words: Vec<(String, &str)> = p["highlights"].as_array().unwrap().iter().map(|h| (at(h), h["term"].as_str().unwrap())).collect();
+    assert_eq!(words, [("Dogs".to_owned(), "dog"), ("dog".to_owned(), "dog"), ("barks".to_owned(), "bark")], "{p}");
+    let (start, end) = (p["offsets"]["start"].as_u64().unwrap(), p["offsets"]["end"].as_u64().unwrap());
+    assert!(p["highlights"].as_array().unwrap().iter().all(|h| h["start"].as_u64().unwrap() >= start && h["end"].as_u64().unwrap() <= end));
+}

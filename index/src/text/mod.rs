@@ -19,6 +19,7 @@
 
 mod arabic;
 mod held;
+mod highlight;
 mod matching;
 pub mod query;
 mod simhash;
@@ -32,6 +33,7 @@ use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, Stemmer, StopWo
 
 pub use arabic::{fold_arabic, is_arabic_mark, normalize_arabic, ArabicNormalizer};
 pub use held::{held_terms, Held};
+pub use highlight::{term_spans, Span};
 pub use matching::{contains_phrase, normalize_for_match};
 pub use query::{parse, Intent, ParsedQuery};
 pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};

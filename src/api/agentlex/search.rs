@@ -80,7 +80,27 @@ struct PassageOut<'a> {
     heading: Option<&'a str>,
     offsets: Offsets,
     matched: &'a [String],
+    /// Quarry's: the words of the passage that hold its matched terms, for a client to
+    /// mark (the terms are stemmed, so it could not find them again itself).
+    highlights: Vec<HighlightOut<'a>>,
     meta: Option<()>,
+}
+
+/// A word that holds a matched term: character offsets into the page text, as the
+/// passage's own `offsets` are, and the term.
+#[derive(Serialize)]
+struct HighlightOut<'a> {
+    start: u32,
+    end: u32,
+    term: &'a str,
+}
+
+/// The passage's words that analyse to its matched terms, at page offsets.
+fn highlights<'a>(text: &str, start: u32, matched: &'a [String]) -> Vec<HighlightOut<'a>> {
+    quarry_index::text::term_spans(text, matched)
+        .into_iter()
+        .map(|s| HighlightOut { start: start + s.start, end: start + s.end, term: &matched[s.term] })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -250,6 +270,12 @@ fn write_passage(out: &mut Vec<u8>, p: &PassageOut) {
         j::value(at.field("end"), &p.offsets.end);
     }
     j::strs(o.field("matched"), p.matched);
+    j::array(o.field("highlights"), &p.highlights, |out, h| {
+        let mut at = j::Object::new(out);
+        j::value(at.field("start"), &h.start);
+        j::value(at.field("end"), &h.end);
+        j::str(at.field("term"), h.term);
+    });
     j::value(o.field("meta"), &p.meta);
 }
 
@@ -300,6 +326,7 @@ fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {
             heading: c.heading,
             offsets: Offsets { start: c.start, end: c.end },
             matched: &ps.matched,
+            highlights: highlights(c.text, c.start, &ps.matched),
             meta: None,
         })
         .collect();
@@ -352,6 +379,7 @@ mod tests {
             heading: i.is_multiple_of(3).then_some(tricky[(i + 2) % tricky.len()]),
             offsets: Offsets { start: i as u32 * 10, end: u32::MAX },
             matched: &matched[i % 4],
+            highlights: (0..i % 3).map(|h| HighlightOut { start: h as u32, end: u32::MAX - h as u32, term: tricky[(i + h) % tricky.len()] }).collect(),
             meta: None,
         };
         let result = |i: usize| ResultOut {

@@ -1,0 +1,82 @@
+//! Where a text holds given index terms: the words that analyse to them, as character
+//! spans. A search answer names the terms a passage holds (`matched`, stemmed and
+//! stop-word filtered, so a client cannot find them again in the text); these spans are
+//! what it marks. The words are found by the same analyser that indexed them, so a span
+//! is exactly a word BM25 counted for its term.
+
+use super::THREAD_ANALYZER;
+
+/// A word of the text that analyses to one of the wanted terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// Offsets in characters (Unicode scalar values) into the text, end exclusive.
+    pub start: u32,
+    pub end: u32,
+    /// Which of the wanted terms (its index in the list given).
+    pub term: usize,
+}
+
+/// The words of `text` whose index term is one of `wanted`, in text order.
+pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut bytes_spans = Vec::new();
+    THREAD_ANALYZER.with_borrow_mut(|analyzer| {
+        analyzer.token_stream(text).process(&mut |t| {
+            if let Some(term) = wanted.iter().position(|w| *w == t.text) {
+                bytes_spans.push((t.offset_from, t.offset_to, term));
+            }
+        })
+    });
+    let mut chars = CharAt::new(text);
+    bytes_spans.into_iter().map(|(from, to, term)| Span { start: chars.at(from), end: chars.at(to), term }).collect()
+}
+
+/// Byte offsets to character offsets, for offsets asked in increasing order.
+struct CharAt<'t> {
+    text: &'t str,
+    byte: usize,
+    char: u32,
+}
+
+impl<'t> CharAt<'t> {
+    fn new(text: &'t str) -> CharAt<'t> {
+        CharAt { text, byte: 0, char: 0 }
+    }
+
+    fn at(&mut self, byte: usize) -> u32 {
+        self.char += self.text[self.byte..byte].chars().count() as u32;
+        self.byte = byte;
+        self.char
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::terms;
+    use super::*;
+
+    fn marked(text: &str, query: &str) -> Vec<(String, usize)> {
+        let chars: Vec<char> = text.chars().collect();
+        term_spans(text, &terms(query)).into_iter().map(|s| (chars[s.start as usize..s.end as usize].iter().collect(), s.term)).collect()
+    }
+
+    #[test]
+    fn every_word_that_stems_to_a_term_is_spanned() {
+        let text = "Confidential information: the Receiving Party keeps CONFIDENTIAL informations confidentially.";
+        let got = marked(text, "confidential information");
+        // "confidentially" stems to "confidenti" as "confidential" does: BM25 counts it.
+        let want = [("Confidential", 0), ("information", 1), ("CONFIDENTIAL", 0), ("informations", 1), ("confidentially", 0)];
+        assert_eq!(got, want.map(|(w, t)| (w.to_owned(), t)));
+    }
+
+    #[test]
+    fn spans_count_characters_not_bytes() {
+        let text = "Naïve “résumé” of the Kraków naïve résumés, ق مُحَمَّد";
+        let got = marked(text, "resume krakow محمد");
+        assert_eq!(got, [("résumé", 0), ("Kraków", 1), ("résumés", 0), ("مُحَمَّد", 2)].map(|(w, t)| (w.to_owned(), t)));
+        assert!(term_spans(text, &[]).is_empty());
+        assert!(marked("the of and", "the").is_empty(), "stop words are no terms");
+    }
+}
