@@ -2,7 +2,7 @@
 // documents and adding them (pasted text, a file, a bundled sample corpus), each with
 // the chunk preview /v1/chunk gives before anything is stored. search.js has the
 // search and the page view; both share the helpers exported here.
-import { api, h, route, nav, go, href, busy, field, title, showError } from './core.js';
+import { api, h, route, nav, go, href, busy, field, title, ApiError } from './core.js';
 
 if (!document.querySelector('link[data-module="collections"]')) {
   document.head.append(h('link', { rel: 'stylesheet', href: '/console/collections.css', 'data-module': 'collections' }));
@@ -31,6 +31,11 @@ const SAMPLES = [
 const BY_EXTENSION = { txt: 'text', text: 'text', md: 'markdown', markdown: 'markdown', html: 'html', htm: 'html', csv: 'csv', tsv: 'tsv', tab: 'tsv', json: 'json' };
 
 // ---- Shared helpers (search.js uses them) ----
+
+/** What the person typed cannot be sent as it is: said in their terms, nothing sent. */
+export function inputError(message) {
+  return new ApiError(0, 'not_sent', message, null);
+}
 
 let healthP = null;
 /** GET /v1/health once: the embedders this server loads, whether it has a model. */
@@ -123,8 +128,8 @@ function previewView(p) {
 function jsonObject(text, what) {
   if (!text.trim()) return null;
   let v;
-  try { v = JSON.parse(text); } catch (e) { throw new Error(`${what} is not valid JSON (${e.message}). Write an object such as {"date": "2024-03-14"}, or leave it empty.`); }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${what} must be a JSON object such as {"date": "2024-03-14"}.`);
+  try { v = JSON.parse(text); } catch (e) { throw inputError(`${what} is not valid JSON (${e.message}). Write an object such as {"date": "2024-03-14"}, or leave it empty.`); }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw inputError(`${what} must be a JSON object such as {"date": "2024-03-14"}.`);
   return v;
 }
 
@@ -331,7 +336,7 @@ function pasteForm(c, reload) {
   const text = h('textarea', { name: 'text', rows: '8', required: true });
   const out = h('div', { class: 'out', 'aria-live': 'polite' });
   const bodyOf = async () => {
-    if (!text.value.trim()) throw new Error('Paste or type the document’s text first.');
+    if (!text.value.trim()) throw inputError('Paste or type the document’s text first.');
     return documentBody(text.value, format.value, { title: titleIn.value.trim(), metadata: jsonObject(metadata.value, 'Metadata'), chunker: chunker.value });
   };
   const { buttons, submit } = previewAndAdd(c, bodyOf, out, reload, () => { text.value = ''; titleIn.value = ''; });
@@ -349,12 +354,12 @@ function uploadForm(c, reload) {
   const out = h('div', { class: 'out', 'aria-live': 'polite' });
   const bodyOf = async () => {
     const f = file.files && file.files[0];
-    if (!f) throw new Error('Choose a file first.');
+    if (!f) throw inputError('Choose a file first.');
     let text;
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(await f.arrayBuffer());
     } catch {
-      throw new Error(`“${f.name}” is not UTF-8 text (a PDF, a Word file or an image?). Documents are text, Markdown, HTML, CSV, TSV or JSON: convert it to one of them first.`);
+      throw inputError(`“${f.name}” is not UTF-8 text (a PDF, a Word file or an image?). Documents are text, Markdown, HTML, CSV, TSV or JSON: convert it to one of them first.`);
     }
     const ext = (f.name.split('.').pop() || '').toLowerCase();
     const fmt = format.value || BY_EXTENSION[ext] || 'auto';

@@ -2,7 +2,7 @@
 // passages, the matched words marked at the offsets the API gives (`highlights`); and
 // the page view: a page's text as its chunks, with their kinds, and the pages around it.
 import { api, h, route, href, busy, field, title } from './core.js';
-import { health, collectionNav, crumbs, select, kindBadges, pageName, chunkView, focusTitle } from './collections.js';
+import { health, collectionNav, crumbs, select, kindBadges, pageName, chunkView, focusTitle, inputError } from './collections.js';
 
 const MODES = [['hybrid', 'Hybrid: words and meaning'], ['keyword', 'Keyword (BM25)'], ['semantic', 'Semantic (by meaning)']];
 
@@ -36,7 +36,7 @@ function metadataFilter(text) {
     const line = raw.trim();
     if (!line) continue;
     const i = line.indexOf('=');
-    if (i <= 0) throw new Error(`The metadata filter line “${line}” is not key = value (e.g. form = contract).`);
+    if (i <= 0) throw inputError(`The metadata filter line “${line}” is not key = value (e.g. form = contract).`);
     const k = line.slice(0, i).trim();
     const v = line.slice(i + 1).trim();
     let value = v;
