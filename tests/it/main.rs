@@ -7,6 +7,7 @@ mod scripted_llm;
 mod server;
 
 mod accounts_cli;
+mod browser;
 mod collections;
 mod compat;
 mod embedders;
