@@ -47,4 +47,5 @@ mod soat_tenancy;
 mod soat_tools;
 mod spec;
 mod vendored;
+mod web;
 mod windows;
