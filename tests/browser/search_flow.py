@@ -226,4 +226,4 @@ def steps(b):
     b.shot("deleted")
 
 
-run("search", steps)
+run("search_flow", steps)

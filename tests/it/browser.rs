@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::server::TestServer;
+use super::server::{Options, TestServer};
 
 /// The test venv's python with selenium, when chromium and its driver are installed.
 pub(super) fn browser() -> Option<PathBuf> {
@@ -88,4 +88,20 @@ fn browser_console_shell_and_docs() {
     let Some(python) = browser() else { return };
     let s = TestServer::start();
     run_flow(&python, "shell_flow", &s, &[], Duration::from_secs(120));
+}
+
+/// Collections, documents and search: create a collection, load the legal sample, search
+/// (each citation, and marks exactly at the API's highlight offsets), the page view with
+/// its chunks' kinds, paste and upload with chunk previews, the identifiers scan, a bad
+/// request explained in words, the settings, and deleting after a confirmation.
+#[test]
+fn browser_collections_search_and_pages() {
+    let Some(python) = browser() else { return };
+    // The flow makes some 60 calls within a minute, past the default plan's burst of 20.
+    let s = TestServer::with(Options {
+        embedder: Some("all-MiniLM-L6-v2".into()),
+        config: "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n".into(),
+        ..Options::default()
+    });
+    run_flow(&python, "search_flow", &s, &[], Duration::from_secs(300));
 }

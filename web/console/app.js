@@ -2,5 +2,8 @@
 // and nav links at load), then the router starts.
 import { start } from './core.js';
 import './home.js';
+import './collections.js';
+import './search.js';
+import './scan.js';
 
 start();
