@@ -110,6 +110,10 @@ def steps(b):
         assert kinds == c["kinds"], (kinds, c["kinds"])
     focused = b.wait(".chunk.focus")
     assert focused.get_attribute("id") == f"chunk-{pos}"
+    # The search's marks carry over, at the same page offsets.
+    want = [(x["start"], x["end"]) for x in first["passages"][0]["highlights"]]
+    got = [(int(m.get_attribute("data-start")), int(m.get_attribute("data-end"))) for m in focused.find_elements(By.CSS_SELECTOR, "mark")]
+    assert got == want, (got, want)
     assert page["page"]["citation"] in b.text(".page-info")
     b.shot("page-view")
     b.click("← Back to the search results")

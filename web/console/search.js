@@ -8,6 +8,8 @@ const MODES = [['hybrid', 'Hybrid: words and meaning'], ['keyword', 'Keyword (BM
 
 /** The last search's address per collection, for the page view's way back. */
 const lastSearch = new Map();
+/** The last search's highlights per page ("doc/n"), at page offsets: the page view marks them too. */
+const lastMarks = new Map();
 
 /**
  * `text` (a passage starting at page offset `base`) as text nodes and <mark>s: each
@@ -97,6 +99,8 @@ route('/collections/:id/search', async ({ id }, main, query) => {
       const r = await api('POST', `/v1/collections/${id}/search`, body);
       const path = `/collections/${id}/search?${params}`;
       lastSearch.set(id, path);
+      lastMarks.clear();
+      for (const x of r.results) lastMarks.set(`${x.document.id}/${x.page.n}`, x.passages.flatMap((p) => p.highlights || []));
       // The address keeps the search (for the way back from a page) without a new render.
       history.replaceState(null, '', href(path));
       results.replaceChildren(...answerView(id, r));
@@ -186,6 +190,7 @@ route('/collections/:id/documents/:doc/pages/:n', async ({ id, doc, n }, main, q
   focusTitle(main);
 
   const focus = query.get('chunk');
+  const marks = lastMarks.get(`${doc}/${at}`) || [];
   const text = Array.from(pg.text);
   const items = [];
   let pos = 0;
@@ -195,12 +200,14 @@ route('/collections/:id/documents/:doc/pages/:n', async ({ id, doc, n }, main, q
       const gap = text.slice(pos, ch.start).join('');
       if (gap.trim()) items.push(h('li', { class: 'gap' }, h('div', { class: 'chunk-head muted' }, 'Outside any chunk'), h('pre', { class: 'chunk-text' }, gap)));
     }
-    items.push(chunkView(ch, { id: `chunk-${ch.pos}`, focus: focus != null && String(ch.pos) === focus }));
+    const body = marks.length && ch.start != null ? marked(ch.text, ch.start, marks.filter((m) => m.start >= ch.start && m.end <= ch.end)) : null;
+    items.push(chunkView(ch, { id: `chunk-${ch.pos}`, focus: focus != null && String(ch.pos) === focus, body }));
     if (ch.end != null) pos = Math.max(pos, ch.end);
   }
   if (pos < text.length && text.slice(pos).join('').trim()) items.push(h('li', { class: 'gap' }, h('div', { class: 'chunk-head muted' }, 'Outside any chunk'), h('pre', { class: 'chunk-text' }, text.slice(pos).join(''))));
   main.append(h('section', { class: 'card', 'aria-labelledby': 'page-text-h' },
     h('h2', { id: 'page-text-h' }, 'The page, chunk by chunk'),
+    marks.length ? h('p', { class: 'muted' }, 'Marked: the words your last search matched in the passages it returned from this page.') : null,
     h('ol', { class: 'chunks page-chunks' }, items)), pager());
   const target = main.querySelector('.chunk.focus');
   if (target) setTimeout(() => { target.scrollIntoView({ block: 'center' }); target.focus({ preventScroll: true }); }, 0);
