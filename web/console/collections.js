@@ -46,7 +46,8 @@ export function health() {
 
 /** A collection's sub-navigation. */
 export function collectionNav(id, active) {
-  const items = [['Documents', `/collections/${id}`], ['Search', `/collections/${id}/search`], ['Settings', `/collections/${id}/settings`]];
+  // Research is research.js's page (console-agents' helper) at /collections/:id/research.
+  const items = [['Documents', `/collections/${id}`], ['Search', `/collections/${id}/search`], ['Research', `/collections/${id}/research`], ['Settings', `/collections/${id}/settings`]];
   return h('nav', { class: 'subnav', 'aria-label': 'This collection' },
     h('ul', {}, items.map(([label, path]) => h('li', {},
       h('a', { href: href(path), 'aria-current': label === active ? 'page' : null }, label)))));
