@@ -177,6 +177,15 @@ def steps(b):
     assert "not UTF-8 text" in err.text and "report.pdf" in err.text, err.text
     into_view(b, "form.upload")
     b.shot("file-refused")
+    # A document deleted from its row, after the question (which starts on Cancel).
+    row = b.d.find_element(By.XPATH, "//table[contains(@class,'docs')]//tr[td//a[normalize-space()='drugs']]")
+    b.press("Delete", within=row)
+    assert b.d.switch_to.active_element.text == "Cancel"
+    b.press("Delete document", within=row)
+    b.wait(".msg [role=status]", "Deleted “drugs”")
+    status, docs = b.api("GET", f"/v1/collections/{col}/documents", key=key)
+    assert "drugs" not in [d["title"] for d in docs["documents"]], docs
+    assert b.d.switch_to.active_element.text == "Documents", "focus lands on the list's heading"
     for name in ("drugs.csv", "report.pdf"):
         os.remove(os.path.join(tmp, name))
     os.rmdir(tmp)

@@ -231,10 +231,10 @@ function createForm() {
 route('/collections/:id', async ({ id }, main) => {
   const [c, { documents }] = await Promise.all([api('GET', `/v1/collections/${id}`), api('GET', `/v1/collections/${id}/documents`)]);
   const docsCard = h('section', { class: 'card', 'aria-labelledby': 'docs-h' });
-  const reload = async () => {
+  const reload = async (said) => {
     const [c2, d2] = await Promise.all([api('GET', `/v1/collections/${id}`), api('GET', `/v1/collections/${id}/documents`)]);
     summary.replaceChildren(summaryText(c2));
-    fillDocs(docsCard, c2, d2.documents, reload);
+    fillDocs(docsCard, c2, d2.documents, reload, said);
   };
   const summary = h('p', { class: 'lead', id: 'col-summary' }, summaryText(c));
   main.append(crumbs([c.name, null]), title(c.name), collectionNav(id, 'Documents'), summary);
@@ -249,13 +249,16 @@ function summaryText(c) {
   return `${plural(c.documents, 'document')}, ${plural(c.pages, 'page')}, ${plural(c.chunks, 'chunk')} · domain ${c.settings.domain} · embedder ${c.embedder}`;
 }
 
-function fillDocs(card, c, documents, reload) {
-  const msg = h('div', { class: 'msg' });
-  card.replaceChildren(h('h2', { id: 'docs-h' }, 'Documents'), msg, documents.length
+/** The documents table; `said`, a message after a change here, is shown and the heading focused. */
+function fillDocs(card, c, documents, reload, said) {
+  const msg = h('div', { class: 'msg' }, said ? h('div', { class: 'ok', role: 'status' }, said) : null);
+  const heading = h('h2', { id: 'docs-h', tabindex: '-1' }, 'Documents');
+  card.replaceChildren(heading, msg, documents.length
     ? h('table', { class: 'responsive docs' },
       h('thead', {}, h('tr', {}, ['Title', 'Pages', 'Chunks', 'Kind', 'Added', ''].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, documents.map((d) => docRow(c, d, msg, reload))))
     : h('p', {}, 'No documents yet. Paste one, upload a file or load a sample corpus below.'));
+  if (said) heading.focus();
 }
 
 function docRow(c, d, msg, reload) {
@@ -265,7 +268,7 @@ function docRow(c, d, msg, reload) {
   const del = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Delete ${label}` }, 'Delete');
   del.addEventListener('click', () => confirmInline(actions, `Delete “${label}”? Its pages leave search at once.`, 'Delete document', async () => {
     await api('DELETE', `/v1/collections/${c.id}/documents/${d.id}`);
-    await reload();
+    await reload(`Deleted “${label}”.`);
   }, msg, del));
   actions.append(del);
   return h('tr', {},
