@@ -8,6 +8,7 @@ pressed from the keyboard where a person would."""
 
 import os
 import tempfile
+import time
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -118,6 +119,7 @@ def steps(b):
     b.shot("page-view")
     b.click("← Back to the search results")
     b.wait(".hit .citation")
+    assert b.field("Query").get_attribute("value") == QUERY
 
     # A pasted document: its chunk preview first (the API's), then added, then paged.
     b.click("Documents")
@@ -219,6 +221,18 @@ def steps(b):
     assert refused["error"]["code"] in err.text
     into_view(b, "#results")
     b.shot("search-error")
+
+    # The address keeps a search whole, & + % and quotes included: a reload runs it again.
+    tricky = '"Receiving Party" & 100%+ notice'
+    b.fill("Date from", "")
+    b.fill("Query", tricky).send_keys(Keys.ENTER)
+    b.wait(".answer-head")
+    b.js("window.__old = true; location.reload()")
+    end = time.time() + 20
+    while b.js("return window.__old === true") and time.time() < end:
+        time.sleep(0.1)
+    b.wait(".answer-head")
+    assert b.field("Query").get_attribute("value") == tricky, b.field("Query").get_attribute("value")
 
     # Settings, then the collection deleted after a confirmation.
     b.click("Settings")

@@ -68,7 +68,18 @@ function requestOf(q) {
   return body;
 }
 
-route('/collections/:id/search', async ({ id }, main, query) => {
+/**
+ * The search's state from the address as written (percent-encoded): the core decodes
+ * the whole hash before splitting its query, which would turn a query's own & or + into
+ * separators and spaces.
+ */
+function stateOfAddress() {
+  const at = location.hash.indexOf('?');
+  return new URLSearchParams(at < 0 ? '' : location.hash.slice(at + 1));
+}
+
+route('/collections/:id/search', async ({ id }, main) => {
+  const query = stateOfAddress();
   const [c, hl] = await Promise.all([api('GET', `/v1/collections/${id}`), health().catch(() => ({}))]);
   main.append(crumbs([c.name, `/collections/${id}`], ['Search', null]), title(`Search ${c.name}`), collectionNav(id, 'Search'));
 
