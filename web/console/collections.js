@@ -406,7 +406,7 @@ route('/collections/:id/settings', async ({ id }, main) => {
   const name = h('input', { name: 'name', required: true, maxlength: '120', value: c.name });
   const domain = select(DOMAINS, s.domain, { name: 'domain' });
   const embedders = [...new Set([c.embedder, ...(hl.embedders || [])])];
-  const embedder = select(embedders.map((e) => [e, e === c.embedder ? `${e} (current)` : e]), c.embedder, { name: 'embedder' });
+  const embedder = select(embedders.map((e) => [e, e === c.embedder ? `${e} (current)` : e]), c.embedder, { name: 'embedder', disabled: c.documents > 0 });
   const mask = h('input', { type: 'checkbox', name: 'mask_identifiers', checked: s.mask_identifiers });
   const redact = h('input', { type: 'checkbox', name: 'redact_storage', checked: s.redact_storage });
   const guidance = h('textarea', { name: 'guidance', rows: '3', maxlength: '2000', value: s.guidance || '' });
@@ -430,7 +430,9 @@ route('/collections/:id/settings', async ({ id }, main) => {
   h('h2', { id: 'set-h' }, 'Settings'),
   field('Name', name),
   field('Domain', domain, 'Documents already indexed keep the chunker they were indexed with.'),
-  field('Embedder', embedder, 'A collection that holds documents keeps its embedder unless the server can re-embed; the server says if not.'),
+  field('Embedder', embedder, c.documents
+    ? 'Fixed: a collection that holds documents keeps the model they were embedded with (delete them to change it).'
+    : 'The model this collection embeds with; it can change only while the collection is empty.'),
   check('Mask identifiers for the embedder', mask),
   check('Redact before storing', redact),
   field('Guidance', guidance, 'Empty removes it.'),
