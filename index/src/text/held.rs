@@ -16,7 +16,7 @@ use super::unicode::normalizes_to_ascii;
 use super::{fold_arabic, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
-fn head(s: &str) -> String {
+pub(super) fn head(s: &str) -> String {
     s.chars().flat_map(char::to_lowercase).filter_map(fold_arabic).map(|c| if c == 'y' { 'i' } else { c }).take(2).collect()
 }
 

@@ -4,7 +4,10 @@
 //! what it marks. The words are found by the same analyser that indexed them, so a span
 //! is exactly a word BM25 counted for its term.
 
-use super::THREAD_ANALYZER;
+use tantivy::tokenizer::{TokenStream, Tokenizer};
+
+use super::held::head;
+use super::{terms, QuarryTokenizer};
 
 /// A word of the text that analyses to one of the wanted terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,19 +19,29 @@ pub struct Span {
     pub term: usize,
 }
 
-/// The words of `text` whose index term is one of `wanted`, in text order.
+/// The words of `text` whose index term is one of `wanted`, in text order. Only words
+/// whose first two letters could begin a wanted term are analysed (a stem keeps its
+/// word's head, as `held.rs` relies on too), so a passage costs a split, not a stemming.
 pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
     if wanted.is_empty() {
         return Vec::new();
     }
+    let heads: Vec<String> = wanted.iter().map(|w| head(w)).collect();
     let mut bytes_spans = Vec::new();
-    THREAD_ANALYZER.with_borrow_mut(|analyzer| {
-        analyzer.token_stream(text).process(&mut |t| {
-            if let Some(term) = wanted.iter().position(|w| *w == t.text) {
-                bytes_spans.push((t.offset_from, t.offset_to, term));
+    let mut tokenizer = QuarryTokenizer::default();
+    let mut stream = tokenizer.token_stream(text);
+    while stream.advance() {
+        let t = stream.token();
+        let h = head(&t.text);
+        if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
+            continue;
+        }
+        for term in terms(&t.text) {
+            if let Some(i) = wanted.iter().position(|w| *w == term) {
+                bytes_spans.push((t.offset_from, t.offset_to, i));
             }
-        })
-    });
+        }
+    }
     let mut chars = CharAt::new(text);
     bytes_spans.into_iter().map(|(from, to, term)| Span { start: chars.at(from), end: chars.at(to), term }).collect()
 }
@@ -69,6 +82,37 @@ mod tests {
         // "confidentially" stems to "confidenti" as "confidential" does: BM25 counts it.
         let want = [("Confidential", 0), ("information", 1), ("CONFIDENTIAL", 0), ("informations", 1), ("confidentially", 0)];
         assert_eq!(got, want.map(|(w, t)| (w.to_owned(), t)));
+    }
+
+    /// The spans are exactly the tokens the full analyser turns into wanted terms, on the
+    /// vendored SciFact abstracts, with terms from the text and from another one.
+    #[test]
+    fn equals_the_full_analysis_on_scifact_texts() {
+        use tantivy::tokenizer::TokenStream as _;
+        let path = format!("{}/../tests/data/scifact-500/corpus.jsonl", env!("CARGO_MANIFEST_DIR"));
+        let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let lines: Vec<&str> = corpus.lines().collect();
+        let mut spans = 0;
+        for (i, line) in lines.iter().enumerate().step_by(5) {
+            let other = lines[(i * 7 + 3) % lines.len()];
+            let mut wanted = terms(&line[..line.floor_char_boundary(300)]);
+            wanted.extend(terms(&other[..other.floor_char_boundary(200)]));
+            wanted.dedup();
+            let mut full = Vec::new();
+            let mut analyzer = super::super::analyzer();
+            let mut stream = analyzer.token_stream(line);
+            while stream.advance() {
+                let t = stream.token();
+                if let Some(k) = wanted.iter().position(|w| *w == t.text) {
+                    let at = |b: usize| line[..b].chars().count() as u32;
+                    full.push(Span { start: at(t.offset_from), end: at(t.offset_to), term: k });
+                }
+            }
+            let got = term_spans(line, &wanted);
+            spans += got.len();
+            assert_eq!(got, full, "line {i}");
+        }
+        assert!(spans > 5000, "{spans} spans");
     }
 
     #[test]
