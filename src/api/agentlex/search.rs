@@ -379,7 +379,9 @@ mod tests {
             heading: i.is_multiple_of(3).then_some(tricky[(i + 2) % tricky.len()]),
             offsets: Offsets { start: i as u32 * 10, end: u32::MAX },
             matched: &matched[i % 4],
-            highlights: (0..i % 3).map(|h| HighlightOut { start: h as u32, end: u32::MAX - h as u32, term: tricky[(i + h) % tricky.len()] }).collect(),
+            highlights: (0..i % 3)
+                .map(|h| HighlightOut { start: h as u32, end: u32::MAX - h as u32, term: tricky[(i + h) % tricky.len()] })
+                .collect(),
             meta: None,
         };
         let result = |i: usize| ResultOut {
