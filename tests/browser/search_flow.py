@@ -164,6 +164,7 @@ def steps(b):
     tides = next(r for r in answer["results"] if r["document"]["title"] == "Tides")
     el = b.all(".hit")[answer["results"].index(tides)].find_elements(By.CSS_SELECTOR, ".passage-text")[0]
     assert marks_of(el, tides["passages"][0]) == ["Kraków", "neap", "neap"], tides["passages"][0]
+    b.shot("search-marks-unicode")
 
     # A file: a CSV read in the browser, previewed and added as the API reads it; a
     # file that is not text is refused in words before anything is sent.
@@ -250,6 +251,7 @@ def steps(b):
         time.sleep(0.1)
     b.wait(".answer-head")
     assert b.field("Query").get_attribute("value") == tricky, b.field("Query").get_attribute("value")
+    b.shot("search-reloaded")
 
     # Settings, then the collection deleted after a confirmation.
     b.click("Settings")
