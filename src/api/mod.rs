@@ -7,6 +7,7 @@ pub mod openapi;
 pub mod openindex;
 pub mod routes;
 pub mod soat;
+pub mod web;
 
 pub use crate::http::call::Call;
 pub use crate::runtime::blocking;
