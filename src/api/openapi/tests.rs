@@ -172,3 +172,23 @@ fn the_agentlex_error_enum_is_every_code_that_surface_answers() {
     let extra: Vec<_> = listed.difference(&answered).collect();
     assert!(missing.is_empty() && extra.is_empty(), "not in the enum: {missing:?}; in it but not answered on AgentLex: {extra:?}");
 }
+
+/// Each document against the OpenAPI Initiative's JSON Schema of its version
+/// (vendored in tests/data/specs; origin in NOTICE).
+#[test]
+fn every_document_validates_against_the_openapi_schema_of_its_version() {
+    for (at, doc) in parsed() {
+        let version = if doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.1.")) { "3.1" } else { "3.0" };
+        let path = format!("{}/tests/data/specs/oas-{version}.schema.json", env!("CARGO_MANIFEST_DIR"));
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("the vendored OpenAPI schema")).expect("JSON");
+        let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let errors: Vec<String> = validator.iter_errors(&doc).take(20).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{at} is not valid OpenAPI {version}:\n{}", errors.join("\n"));
+    }
+    // And the check can fail: an operation whose responses is a string is not OpenAPI.
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/tests/data/specs/oas-3.1.schema.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+    let mut wrong = parsed().remove(0).1;
+    wrong["paths"]["/v1/health"]["get"]["responses"] = Value::String("none".into());
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&wrong));
+}
