@@ -7,10 +7,56 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use quarry::api::openapi::DOCUMENTS;
-use serde_json::Value;
+use quarry::api::openapi::{DOCUMENTS, GATEWAY};
+use serde_json::{json, Value};
 
+use super::scripted_llm::{self, Scripted};
 use super::server::TestServer;
+
+/// Panics naming every violation when `value` does not match the schema `name` of the
+/// OpenAPI 3.1 document `doc` (its schemas are JSON Schema 2020-12).
+fn holds(doc: &str, name: &str, value: &Value) {
+    let doc: Value = serde_json::from_str(doc).expect("JSON");
+    assert!(doc["components"]["schemas"].get(name).is_some(), "no schema {name}");
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": format!("#/components/schemas/{name}"),
+        "components": doc["components"],
+    });
+    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema {name}: {e}"));
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{name} violated: {errors:#?}\nin {value}");
+}
+
+/// The gateway's POST answers, which schemathesis does not send (they call a model):
+/// a request as the document describes it, answered with text, with tool calls, and
+/// refused, each in the document's shape; and the model list.
+#[test]
+fn the_gateways_answers_are_as_its_document_says() {
+    let llm = Scripted::start();
+    llm.on("weather", scripted_llm::tools(&[("get_weather", json!({"city": "Paris"}))])).otherwise(scripted_llm::text("Hello there."));
+    let s = TestServer::with_config(&llm.provider_config());
+    let (_, key) = s.signup("gateway-doc@example.com");
+    let ask = |body: &Value| {
+        holds(GATEWAY, "ChatCompletionRequest", body);
+        s.request("POST", "/v1/chat/completions", Some(&key), Some(&body.to_string()))
+    };
+    let r = ask(&json!({"model": "fake/reader", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], "temperature": 0.2}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    holds(GATEWAY, "ChatCompletion", &r.json());
+    let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
+    let r = ask(&json!({"model": "fake/reader", "messages": [{"role": "user", "content": "The weather in Paris?"}], "tools": [tool], "tool_choice": "auto"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answer = r.json();
+    holds(GATEWAY, "ChatCompletion", &answer);
+    assert_eq!(answer["choices"][0]["finish_reason"], "tool_calls", "{answer}");
+    let r = ask(&json!({"model": "nobody/nothing", "messages": [{"role": "user", "content": "Hi"}]}));
+    assert_eq!(r.status, 404, "{}", r.text());
+    holds(GATEWAY, "Error", &r.json());
+    let r = s.get("/v1/models", Some(&key));
+    assert_eq!(r.status, 200, "{}", r.text());
+    holds(GATEWAY, "ModelList", &r.json());
+}
 
 #[test]
 fn the_documents_are_served_as_embedded_without_a_key() {
