@@ -41,11 +41,15 @@ fn the_gateways_answers_are_as_its_document_says() {
         holds(GATEWAY, "ChatCompletionRequest", body);
         s.request("POST", "/v1/chat/completions", Some(&key), Some(&body.to_string()))
     };
-    let r = ask(&json!({"model": "fake/reader", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], "temperature": 0.2}));
+    let r = ask(
+        &json!({"model": "fake/reader", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], "temperature": 0.2}),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     holds(GATEWAY, "ChatCompletion", &r.json());
     let tool = json!({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
-    let r = ask(&json!({"model": "fake/reader", "messages": [{"role": "user", "content": "The weather in Paris?"}], "tools": [tool], "tool_choice": "auto"}));
+    let r = ask(
+        &json!({"model": "fake/reader", "messages": [{"role": "user", "content": "The weather in Paris?"}], "tools": [tool], "tool_choice": "auto"}),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     let answer = r.json();
     holds(GATEWAY, "ChatCompletion", &answer);
@@ -91,7 +95,8 @@ fn the_served_documents_hold_under_schemathesis() {
         return;
     };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/served.sh");
-    let out = Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "60").output().expect("bash runs the script");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "60").output().expect("bash runs the script");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
     let runs: Vec<&str> = stdout.split("[schemathesis] document /").skip(1).collect();

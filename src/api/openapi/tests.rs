@@ -42,11 +42,8 @@ fn every_route_is_in_exactly_one_document() {
     let docs = parsed();
     let mut wrong = Vec::new();
     for (method, path) in routes().keys() {
-        let homes: Vec<&str> = docs
-            .iter()
-            .filter(|(_, d)| operations(d).iter().any(|(m, p, _)| m == method && shape(p) == *path))
-            .map(|(at, _)| *at)
-            .collect();
+        let homes: Vec<&str> =
+            docs.iter().filter(|(_, d)| operations(d).iter().any(|(m, p, _)| m == method && shape(p) == *path)).map(|(at, _)| *at).collect();
         if homes.len() != 1 {
             wrong.push(format!("{method} {path}: in {homes:?}"));
         }
@@ -135,26 +132,60 @@ fn on_agentlex(code: Code) -> bool {
     use Code::*;
     match code {
         InvalidJson | InvalidEmail | InvalidName | InvalidSettings | InvalidDocument | InvalidQuery | QueryTooLong | UnknownReranker
-        | InvalidFilter | InvalidQuestion | InvalidQuestions | InvalidTier | InvalidDomain | InvalidText | InvalidPage
-        | CannotRevokeCurrent | MissingKey | InvalidKey | SignupClosed | NotFound | CollectionNotFound | DocumentNotFound
-        | PageNotFound | KeyNotFound | SampleNotFound | MethodNotAllowed | EmailTaken | KeyLimitReached | InvalidPaging
-        | EmbedderMismatch | UnknownEmbedder | EmbedderLocked | BodyTooLarge | DocumentTooLarge | BodyTimeout | AllowanceExceeded
-        | StorageExceeded | RateLimited | TooManyConcurrent | Internal | SampleUnreadable | LlmError | LlmUnreachable
-        | LlmNotConfigured | LlmBusy | Overloaded | BadRequest | HeadersTooLarge | UriTooLong => true,
+        | InvalidFilter | InvalidQuestion | InvalidQuestions | InvalidTier | InvalidDomain | InvalidText | InvalidPage | CannotRevokeCurrent
+        | MissingKey | InvalidKey | SignupClosed | NotFound | CollectionNotFound | DocumentNotFound | PageNotFound | KeyNotFound | SampleNotFound
+        | MethodNotAllowed | EmailTaken | KeyLimitReached | InvalidPaging | EmbedderMismatch | UnknownEmbedder | EmbedderLocked | BodyTooLarge
+        | DocumentTooLarge | BodyTimeout | AllowanceExceeded | StorageExceeded | RateLimited | TooManyConcurrent | Internal | SampleUnreadable
+        | LlmError | LlmUnreachable | LlmNotConfigured | LlmBusy | Overloaded | BadRequest | HeadersTooLarge | UriTooLong => true,
         // An sk_ key presented off /api/v1.
         ApiKeyProjectScope => true,
         // The gateway's envelope (src/api/openai/envelope.rs) is the only source of these.
         ModelNotFound | InvalidLlmRequest | LlmRejected | LlmRateLimited | LlmTimeout => false,
         // /api/v1's own.
-        SoatValidation | SoatForbidden | PolicyNotFound | ModelRouteNotFound | GuardrailNotFound | SoatNotFound | AiProviderNotFound
-        | AiProviderMisconfigured | AiProviderHasDependents | ModelListingUnsupported | ModelListingFailed | ProjectHasDependents
-        | AiProviderError | ForcedToolChoiceCannotStop | InvalidToolContextKey | LiteralCredential | ReservedTagKey
-        | AgentAiProviderNotFound | ToolNotFound | VersionConflict | AgentHasDependents | NoActiveRelease | PromotionGateUnmet
-        | ModelRouteHasDependents | GuardrailHasReferences | SecretNotFound | SecretNotDecryptable | SecretHasDependents
-        | InvalidTemplateToken | MissingToolContextKey | ToolCallNotSupported | ToolHttpError | PipelineInvalidStep
-        | PipelineStepFailed | PipelineDepthExceeded | IdempotencyKeyReused | GenerationNotAwaitingToolOutputs
-        | OutputSchemaValidationFailed | TextEncodedToolCall | SystemMessageNotAllowed | InvalidOutputSchema
-        | OutputSchemaStreamingUnsupported | GenerationInterrupted | ApprovalExpired => false,
+        SoatValidation
+        | SoatForbidden
+        | PolicyNotFound
+        | ModelRouteNotFound
+        | GuardrailNotFound
+        | SoatNotFound
+        | AiProviderNotFound
+        | AiProviderMisconfigured
+        | AiProviderHasDependents
+        | ModelListingUnsupported
+        | ModelListingFailed
+        | ProjectHasDependents
+        | AiProviderError
+        | ForcedToolChoiceCannotStop
+        | InvalidToolContextKey
+        | LiteralCredential
+        | ReservedTagKey
+        | AgentAiProviderNotFound
+        | ToolNotFound
+        | VersionConflict
+        | AgentHasDependents
+        | NoActiveRelease
+        | PromotionGateUnmet
+        | ModelRouteHasDependents
+        | GuardrailHasReferences
+        | SecretNotFound
+        | SecretNotDecryptable
+        | SecretHasDependents
+        | InvalidTemplateToken
+        | MissingToolContextKey
+        | ToolCallNotSupported
+        | ToolHttpError
+        | PipelineInvalidStep
+        | PipelineStepFailed
+        | PipelineDepthExceeded
+        | IdempotencyKeyReused
+        | GenerationNotAwaitingToolOutputs
+        | OutputSchemaValidationFailed
+        | TextEncodedToolCall
+        | SystemMessageNotAllowed
+        | InvalidOutputSchema
+        | OutputSchemaStreamingUnsupported
+        | GenerationInterrupted
+        | ApprovalExpired => false,
     }
 }
 
@@ -187,7 +218,8 @@ fn every_document_validates_against_the_openapi_schema_of_its_version() {
     }
     // And the check can fail: an operation whose responses is a string is not OpenAPI.
     let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{}/tests/data/specs/oas-3.1.schema.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/tests/data/specs/oas-3.1.schema.json", env!("CARGO_MANIFEST_DIR"))).unwrap())
+            .unwrap();
     let mut wrong = parsed().remove(0).1;
     wrong["paths"]["/v1/health"]["get"]["responses"] = Value::String("none".into());
     assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&wrong));
