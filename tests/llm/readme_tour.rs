@@ -240,3 +240,60 @@ fn real_local_model_readme_tour() {
     }
     eprintln!("the tour took {:?}", started.elapsed());
 }
+
+/// A heading's anchor as GitHub makes it: lower case, spaces to `-`, punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The README's links, and those of the pages it leads to (docs/, bench/README.md), name
+/// files of the repository and headings those files have: the reference sections moved
+/// out of the README, and a moved heading must not leave a link behind.
+#[test]
+fn readme_and_docs_links_resolve() {
+    let root = repo();
+    let mut pages = vec![root.join("README.md"), root.join("bench/README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "md") {
+            pages.push(path);
+        }
+    }
+    assert!(pages.len() >= 8, "docs/ holds the reference pages: {pages:?}");
+    let mut bad = Vec::new();
+    let mut links = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        // Links outside code blocks.
+        let prose: String = text.split("```").step_by(2).collect();
+        for (_, rest) in prose.match_indices("](").map(|(i, _)| prose.split_at(i + 2)) {
+            let Some(target) = rest.split(')').next() else { continue };
+            if target.starts_with("http://") || target.starts_with("https://") {
+                continue;
+            }
+            links += 1;
+            let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let file = if path.is_empty() { page.clone() } else { page.parent().unwrap().join(path) };
+            if !file.exists() {
+                bad.push(format!("{}: {target} (no such file)", page.display()));
+            } else if !fragment.is_empty() {
+                let headings = std::fs::read_to_string(&file).unwrap();
+                let found = headings
+                    .lines()
+                    .filter_map(|l| l.trim_start_matches('#').strip_prefix(' ').filter(|_| l.starts_with('#')))
+                    .any(|h| anchor(h) == fragment);
+                if !found {
+                    bad.push(format!("{}: {target} (no such heading)", page.display()));
+                }
+            }
+        }
+    }
+    assert!(links > 20, "only {links} links found");
+    assert!(bad.is_empty(), "links that lead nowhere:\n{}", bad.join("\n"));
+}
