@@ -208,7 +208,7 @@ async function editPage(id, main) {
     parts.unshift(h('p', { class: 'row' },
       h('a', { class: 'button', href: href(`/agents/${agent.id}/playground`) }, 'Open the playground'),
       h('span', { class: 'muted' }, `Version ${agent.version} · ${releaseText(agent.active_release)} · updated ${when(agent.updated_at)}`)));
-    const versions = await all(`/api/v1/agents/${enc(agent.id)}/versions`);
+    const versions = (await all(`/api/v1/agents/${enc(agent.id)}/versions`)).sort((x, y) => x.version - y.version);
     parts.push(releaseSection(agent, versions, reload), versionsSection(agent, versions, reload), deleteSection(agent));
   }
   body.replaceChildren(...parts);
@@ -244,12 +244,12 @@ function agentForm(agent, providers, tools) {
   const bound = new Set(bindings.filter((b) => b.tool_id).map((b) => b.tool_id));
   const inline = bindings.filter((b) => b.tool);
   const toolBox = h('div', { class: 'ag-tools' });
-  const drawTools = () => toolBox.replaceChildren(...(tools.length ? tools.map((t) => {
+  const drawTools = () => toolBox.replaceChildren(...[...(tools.length ? tools.map((t) => {
     const box = h('input', { type: 'checkbox', id: `ag-tool-${t.id}`, name: 'tool', value: t.id, checked: bound.has(t.id) });
     box.addEventListener('change', () => { if (box.checked) bound.add(t.id); else bound.delete(t.id); });
     return h('div', { class: 'ag-check' }, box, h('label', { for: box.id }, h('strong', {}, t.name), ` (${t.type})`, t.description ? ` — ${t.description}` : ''));
   }) : [h('p', { class: 'muted' }, 'No tools in this project yet.')]),
-  inline.length ? h('p', { class: 'muted' }, `Also bound inline (kept as they are): ${inline.map((b) => b.tool.name).join(', ')}.`) : null);
+  inline.length ? h('p', { class: 'muted' }, `Also bound inline (kept as they are): ${inline.map((b) => b.tool.name).join(', ')}.`) : null].filter(Boolean));
   drawTools();
 
   const msg = h('div', { class: 'msg' });
@@ -368,7 +368,7 @@ function releaseSection(agent, versions, reload) {
     busy(set, async () => {
       const body = { stable_version: Number(stable.value), canary_version: Number(canary.value), canary_percent: Number(percent.value) };
       if (gate.value.trim()) body.promotion_gate = gate.value.trim();
-      await api('POST', `/api/v1/agents/${enc(agent.id)}/release`, body);
+      await api('PUT', `/api/v1/agents/${enc(agent.id)}/release`, body);
       notify(`Rollout set: v${body.canary_version} on ${body.canary_percent}%.`);
       reload();
     }, msg);

@@ -20,7 +20,7 @@ const VERDICTS = {
 
 const STAGES = {
   searching: 'Searching the collection for the question',
-  deepening: 'Looking further',
+  deepening: 'Research step: the model searches and reads further',
   answering: 'Writing the answer from the sources',
   verifying: 'Checking every quotation and claim against its sources',
 };
@@ -102,33 +102,33 @@ async function streamed(id, body, out, signal) {
     await readLines(resp, (e) => {
       switch (e.type) {
         case 'status':
-          step(STAGES[e.stage] ? `${STAGES[e.stage]}${e.step ? ` (step ${e.step})` : ''}…` : `${e.stage}…`, 'rs-stage');
+          step(STAGES[e.stage] ? `${STAGES[e.stage]}${e.step ? ` (step ${e.step})` : ''}…` : `${e.stage}…`, 'rs-st-stage');
           break;
         case 'query':
-          step(h('span', {}, 'Searched ', h('q', {}, e.query), ` (${e.mode}): ${plural(e.results, 'result')}`), 'rs-query');
+          step(h('span', {}, 'Searched ', h('q', {}, e.query), ` (${e.mode}): ${plural(e.results, 'result')}`), 'rs-st-query');
           break;
         case 'sources':
-          step(`${plural(e.sources.length, 'source')} gathered so far`, 'rs-sources');
+          step(`${plural(e.sources.length, 'source')} gathered so far`, 'rs-st-sources');
           break;
         case 'delta':
           draftBox.hidden = false;
           draft.append(e.text);
           break;
         case 'answer':
-          step('The answer is written; its citations are numbered in order of use', 'rs-answered');
+          step('The answer is written; its citations are numbered in order of use', 'rs-st-answered');
           break;
         case 'claims':
-          step(e.summary, 'rs-claims');
+          step(e.summary, 'rs-st-claims');
           break;
         case 'done':
           ended = true;
-          step('Done', 'rs-done');
+          step('Done', 'rs-st-done');
           draftBox.remove();
           out.append(result(id, e.result));
           break;
         case 'error':
           ended = true;
-          step('Stopped with an error', 'rs-failed');
+          step('Stopped with an error', 'rs-st-failed');
           out.append(h('div', {}));
           showError(new ApiError(STATUS[e.code] || 500, e.code, e.message, e), out.lastChild);
           break;
@@ -137,11 +137,11 @@ async function streamed(id, body, out, signal) {
       }
     });
     if (!ended) {
-      step('The connection closed before the research finished: try again', 'rs-failed');
+      step('The connection closed before the research finished: try again', 'rs-st-failed');
     }
   } catch (e) {
     if (e && e.name === 'AbortError') {
-      step('Stopped: the research was cancelled (the server stops the model call too)', 'rs-failed');
+      step('Stopped: the research was cancelled (the server stops the model call too)', 'rs-st-failed');
       return;
     }
     out.append(h('div', {}));
@@ -235,8 +235,9 @@ function sourceList(id, sources) {
     sources.length ? h('ol', { class: 'rs-source-list' }, ...sources.map((s) =>
       h('li', { id: `rs-source-${s.n}`, value: s.n, class: s.cited ? 'cited' : 'uncited' },
         h('span', { class: 'rs-n' }, `[${s.n}]`), ' ',
-        h('a', { href: pageHref(id, s) }, s.citation),
+        h('a', { href: pageHref(id, s) }, `${s.document.title || 'Untitled document'}, page ${s.page.number || s.page.n + 1}`),
         s.heading ? h('span', { class: 'rs-heading' }, ` — ${s.heading}`) : null,
+        h('span', { class: 'rs-citation' }, ' · cite as ', h('code', {}, s.citation)),
         s.cited ? null : h('span', { class: 'rs-unused' }, ' (found, not cited)'),
         ...(s.passages || []).slice(0, 2).map((p) => h('blockquote', { class: 'rs-passage' }, p)))))
       : h('p', {}, 'No sources were found.'));
