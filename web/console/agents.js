@@ -32,6 +32,15 @@ function enterPresses(group, button) {
   return group;
 }
 
+/// A message for the page a write goes to: the router clears the notice area when a
+/// page is drawn, so it is shown once the next page of this module has begun.
+let flashed = null;
+function flash(text) { flashed = text; }
+function showFlash() {
+  if (flashed) notify(flashed);
+  flashed = null;
+}
+
 /// Every record of a SOAT list (pages of 100).
 async function all(path) {
   const out = [];
@@ -56,6 +65,7 @@ function releaseText(r) {
 // ---- The list ----
 
 async function listPage(params, main) {
+  showFlash();
   main.append(title('Agents'),
     h('p', { class: 'lead' }, 'Agents answer with a model of an AI provider and call tools: the server runs http and builtin tools, your client answers client tools.'),
     h('p', {}, h('a', { class: 'button', href: href('/agents/new') }, 'New agent')));
@@ -120,7 +130,7 @@ function disclosure(label, make) {
 // ---- Providers and tools: the create forms ----
 
 const KINDS = [
-  ['custom', 'OpenAI-compatible server at an address (custom)'],
+  ['custom', 'OpenAI-compatible (custom)'],
   ['local', 'This server\'s local model (local)'],
   ['ollama', 'Ollama (ollama)'],
   ['openai', 'OpenAI (needs a secret)'],
@@ -193,6 +203,7 @@ function toolForm(done) {
 // ---- One agent: edit, versions, rollout ----
 
 async function editPage(id, main) {
+  showFlash();
   const heading = title(id ? 'Agent' : 'New agent');
   const body = h('div', { class: 'stack' }, h('p', { class: 'muted' }, 'Loading…'));
   main.append(h('p', { class: 'crumbs' }, h('a', { href: href('/agents') }, '← All agents')), heading, body);
@@ -288,13 +299,13 @@ function agentForm(agent, providers, tools) {
       if (!agent) {
         for (const k of Object.keys(body)) if (body[k] === null) delete body[k];
         const made = await api('POST', '/api/v1/agents', body);
-        notify(`Agent ${made.name} created.`);
+        flash(`Agent ${made.name} created.`);
         go(`/agents/${made.id}`);
         return;
       }
       body.expected_version = agent.version;
       const saved = await api('PATCH', `/api/v1/agents/${enc(agent.id)}`, body);
-      notify(saved.version === agent.version ? 'Nothing changed: no new version.' : `Saved as version ${saved.version}.`);
+      flash(saved.version === agent.version ? 'Nothing changed: no new version.' : `Saved as version ${saved.version}.`);
       go(`/agents/${agent.id}`);
     }, msg);
   });
@@ -313,7 +324,7 @@ function versionsSection(agent, versions, reload) {
       if (restore) {
         restore.addEventListener('click', () => busy(restore, async () => {
           const r = await api('POST', `/api/v1/agents/${enc(agent.id)}/versions/${v.version}/restore`, {}, { headers: { 'if-match': String(agent.version) } });
-          notify(`Version ${v.version} restored as version ${r.version}.`);
+          flash(`Version ${v.version} restored as version ${r.version}.`);
           reload();
         }, msg));
       }
@@ -336,12 +347,12 @@ function releaseSection(agent, versions, reload) {
     const abort = h('button', { type: 'button', class: 'danger' }, `Abort: back to stable v${r.stable_version}`);
     promote.addEventListener('click', () => busy(promote, async () => {
       const a = await api('POST', `/api/v1/agents/${enc(agent.id)}/release/promote`);
-      notify(`Canary promoted: version ${a.version} is live for everyone.`);
+      flash(`Canary promoted: version ${a.version} is live for everyone.`);
       reload();
     }, msg));
     abort.addEventListener('click', () => busy(abort, async () => {
       const a = await api('POST', `/api/v1/agents/${enc(agent.id)}/release/abort`);
-      notify(`Rollout aborted: version ${a.version} (stable's configuration) is live for everyone.`);
+      flash(`Rollout aborted: version ${a.version} (stable's configuration) is live for everyone.`);
       reload();
     }, msg));
     box.append(h('p', { class: 'ag-release' }, releaseText(r), r.promotion_gate ? `; promotion needs a passed run of eval ${r.promotion_gate}` : '', '.'),
@@ -369,7 +380,7 @@ function releaseSection(agent, versions, reload) {
       const body = { stable_version: Number(stable.value), canary_version: Number(canary.value), canary_percent: Number(percent.value) };
       if (gate.value.trim()) body.promotion_gate = gate.value.trim();
       await api('PUT', `/api/v1/agents/${enc(agent.id)}/release`, body);
-      notify(`Rollout set: v${body.canary_version} on ${body.canary_percent}%.`);
+      flash(`Rollout set: v${body.canary_version} on ${body.canary_percent}%.`);
       reload();
     }, msg);
   });
@@ -385,7 +396,7 @@ function deleteSection(agent) {
     if (!window.confirm(`Delete the agent ${agent.name || agent.id}${force.checked ? ' with its generations and traces' : ''}? This cannot be undone.`)) return;
     busy(del, async () => {
       await api('DELETE', `/api/v1/agents/${enc(agent.id)}${force.checked ? '?force=true' : ''}`);
-      notify(`Agent ${agent.name || agent.id} deleted.`);
+      flash(`Agent ${agent.name || agent.id} deleted.`);
       go('/agents');
     }, msg);
   });
