@@ -6,6 +6,7 @@ pub mod openai;
 pub mod openindex;
 pub mod routes;
 pub mod soat;
+pub mod web;
 
 pub use crate::http::call::Call;
 pub use crate::runtime::blocking;

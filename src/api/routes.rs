@@ -9,6 +9,7 @@ use super::agentlex::{account, chunk, collections, documents, evaluate, extract,
 use super::openai;
 use super::openindex;
 use super::soat;
+use super::web;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::call::Call;
@@ -54,6 +55,12 @@ pub fn table(config: &Config) -> Vec<Route> {
         public(row(M::GET, "/v1/health", "health", Handler::Immediate(health::health))),
         public(row(M::GET, "/v1/plans", "plans", Handler::Immediate(health::plans))),
         public(row(M::GET, "/metrics", "metrics", Handler::Immediate(health::metrics))),
+        // What a person opens: the console and the API reference (src/api/web.rs).
+        public(row(M::GET, "/", "root", Handler::Immediate(web::root))),
+        public(row(M::GET, "/console", "console", Handler::Immediate(web::console))),
+        public(row(M::GET, "/console/{file}", "console_file", call!(web::console_file, file))),
+        public(row(M::GET, "/docs", "docs", Handler::Immediate(web::docs))),
+        public(row(M::GET, "/docs/{file}", "docs_file", call!(web::docs_file, file))),
         public(row(M::POST, "/v1/signup", "signup", call!(signup::signup))),
         row(M::GET, "/v1/account", "account", call!(account::account)),
         row(M::POST, "/v1/keys", "create_key", call!(keys::create)),

@@ -7,6 +7,7 @@ mod scripted_llm;
 mod server;
 
 mod accounts_cli;
+mod browser;
 mod collections;
 mod compat;
 mod embedders;
@@ -46,4 +47,5 @@ mod soat_tenancy;
 mod soat_tools;
 mod spec;
 mod vendored;
+mod web;
 mod windows;

@@ -1,0 +1,6 @@
+// The console's entry: the core, then every feature module (each registers its routes
+// and nav links at load), then the router starts.
+import { start } from './core.js';
+import './home.js';
+
+start();
