@@ -21,6 +21,7 @@ def steps(b):
 
     b.press("New agent")
     b.wait("h1", "New agent")
+    b.wait("form.ag-form")
     b.fill("Name", "weather helper")
     b.press("New AI provider")
     b.fill("Provider name", "scripted")
