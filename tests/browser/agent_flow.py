@@ -23,6 +23,10 @@ def steps(b):
     b.wait("h1", "New agent")
     b.wait("form.ag-form")
     b.fill("Name", "weather helper")
+    # Without a provider the page says what to do, in words.
+    b.press("Create agent")
+    err = b.wait(".ag-form [role=alert]")
+    assert "Choose an AI provider" in err.text, err.text
     b.press("New AI provider")
     b.fill("Provider name", "scripted")
     b.select("Kind", "OpenAI-compatible (custom)")
@@ -39,6 +43,12 @@ def steps(b):
     b.fill("Tool name", "get_weather")
     b.select("Type", "client: the generation pauses until you answer it")
     b.fill("Description (optional)", "The weather in a city, from the user's device")
+    # A schema the server refuses: its message, in words, beside the form.
+    b.fill("Parameters (JSON Schema, optional)", '{"type": "nothing"}')
+    b.press("Create tool")
+    err = b.wait(".ag-subform [role=alert]")
+    assert "not accepted" in err.text and "VALIDATION_FAILED" in err.text, err.text
+    b.shot("agent-tool-refused")
     b.fill("Parameters (JSON Schema, optional)", '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}')
     b.press("Create tool")
     b.wait("#notice", "Tool get_weather created")
@@ -73,9 +83,17 @@ def steps(b):
     b.js("document.querySelector(arguments[0]).scrollIntoView()", ".pg-final")
     b.shot("playground-answered")
 
+    # A second turn, streamed as text: the conversation so far goes with it.
+    b.fill("Message", "And tomorrow?")
+    b.press("Run")
+    b.wait(".pg-final", "Tomorrow looks sunny too", timeout=30)
+    assert len(b.all(".pg-final")) == 2 and len(b.all(".pg-user")) == 2
+    b.js("document.querySelector(arguments[0]).scrollIntoView()", ".pg-final:last-of-type")
+    b.shot("playground-second-turn")
+
     # The generation as the API records it: completed, the page's output in its transcript.
     status, gens = b.api("GET", "/api/v1/generations", None, key)
-    assert status == 200 and gens["data"] and gens["data"][-1]["status"] == "completed", gens
+    assert status == 200 and [g["status"] for g in gens["data"]] == ["completed", "completed"], gens
 
     # A second version, a rollout between the two, promote; then a restore.
     b.press("Edit this agent")

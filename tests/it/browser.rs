@@ -140,7 +140,9 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     let Some(python) = browser() else { return };
     let up = Scripted::start();
     up.otherwise(from(|prompt| {
-        if prompt.contains("sunny") {
+        if prompt.contains("tomorrow") {
+            text("Tomorrow looks sunny too.")
+        } else if prompt.contains("sunny") {
             text("It is sunny in Paris, 24 degrees: take sunglasses.")
         } else {
             tools(&[("get_weather", serde_json::json!({"city": "Paris"}))])
@@ -149,10 +151,15 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     let s = TestServer::with_config(super::soat_generate::PLAN);
     run_flow(&python, "agent_flow", &s, &[("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr))], Duration::from_secs(240));
     let bodies = up.bodies();
-    assert_eq!(bodies.len(), 2, "one call that asked for the tool, one after the page answered it");
+    assert_eq!(bodies.len(), 3, "a call that asked for the tool, one after the page answered it, the second turn");
     let messages = bodies[1]["messages"].as_array().unwrap();
     let asked = messages.iter().position(|m| m["tool_calls"][0]["function"]["name"] == "get_weather").expect("the call is in the transcript");
     let answered = &messages[asked + 1];
     assert_eq!(answered["role"], "tool", "{answered}");
     assert!(answered["content"].to_string().contains("sunny"), "the page's output is the tool's result: {answered}");
+    // The second turn carries the first: the user's question and the agent's answer.
+    let turn: Vec<(String, String)> = bodies[2]["messages"].as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].to_string())).collect();
+    let roles: Vec<&str> = turn.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{turn:?}");
+    assert!(turn[2].1.contains("24 degrees") && turn[3].1.contains("And tomorrow?"), "{turn:?}");
 }

@@ -228,7 +228,7 @@ async function editPage(id, main) {
 function agentForm(agent, providers, tools) {
   const a = agent || {};
   const name = h('input', { name: 'name', required: true, value: a.name || '', autocomplete: 'off' });
-  const provider = h('select', { name: 'ai_provider_id', required: true });
+  const provider = h('select', { name: 'ai_provider_id' });
   const fillProviders = (selected) => {
     provider.replaceChildren(h('option', { value: '' }, providers.length ? 'Choose a provider…' : 'No provider yet: create one below'),
       ...providers.map((p) => h('option', { value: p.id, selected: p.id === selected }, `${p.name} (${p.provider}, default ${p.default_model})`)));
