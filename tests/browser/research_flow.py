@@ -1,6 +1,6 @@
 """Research from the console: sign up, a collection with one small contract (made through
 the API: the collections pages are another flow's), then the research page by keyboard.
-The scripted model (tests/it/browser.rs) answers with a quotation of the page and cites
+A question the scripted model fails on is an error in words. Then the scripted model (tests/it/browser.rs) answers with a quotation of the page and cites
 it; its judge is slow, so the page is seen mid-stream: stages listed, the draft written,
 no result yet. Then the result: the answer's [1] links to the cited page's view, the
 source list names the document, one claim is marked supported (in words, with evidence
@@ -24,6 +24,15 @@ def steps(b):
     b.wait("h1", "Research")
     b.wait(".rs-context a", "Contracts")
     b.shot("research-form")
+
+    # The model fails (the scripted upstream answers 500 to this question): the stream's
+    # last event is an error, said in words, and the form stays usable.
+    b.fill("Question", "What are the audit fees?")
+    b.press("Research")
+    err = b.wait(".rs-out [role=alert]", timeout=30)
+    assert "model provider" in err.text and "llm_error" in err.text, err.text
+    b.wait(".rs-steps li", "Stopped with an error")
+    b.shot("research-failed")
 
     b.fill("Question", QUESTION)
     b.select("Tier", "Fast: a few search steps")

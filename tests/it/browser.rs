@@ -100,8 +100,8 @@ fn listed_as(prompt: &str, t: &str) -> u64 {
     prompt[open + 1..at].parse().unwrap()
 }
 
-/// Research from its page (tests/browser/research_flow.py): the scripted model's answer
-/// quotes the contract and cites it; its judge takes seconds, so the page is seen
+/// Research from its page (tests/browser/research_flow.py): a failing model call is an
+/// error in words; then the scripted model's answer quotes the contract and cites it; its judge takes seconds, so the page is seen
 /// mid-stream; then the answer's [1] links to the page view, and one claim is marked
 /// supported with the page's own sentence as evidence, one partly supported.
 #[test]
@@ -109,6 +109,8 @@ fn browser_research_streams_a_cited_answer_with_a_supported_claim() {
     use super::scripted_llm::{from, text, Reply, Scripted};
     let Some(python) = browser() else { return };
     let up = Scripted::start();
+    // First, before any other rule: a question whose model call fails.
+    up.on("audit fees", Reply::Fail(500));
     up.on("You are a research assistant", text("Found the audit clause."));
     up.on(
         "You answer a question from numbered sources",

@@ -129,8 +129,8 @@ async function streamed(id, body, out, signal) {
         case 'error':
           ended = true;
           step('Stopped with an error', 'rs-st-failed');
-          out.append(h('div', {}));
-          showError(new ApiError(STATUS[e.code] || 500, e.code, e.message, e), out.lastChild);
+          out.prepend(h('div', {}));
+          showError(new ApiError(STATUS[e.code] || 500, e.code, e.message, e), out.firstChild);
           break;
         default:
           break;
@@ -144,8 +144,8 @@ async function streamed(id, body, out, signal) {
       step('Stopped: the research was cancelled (the server stops the model call too)', 'rs-st-failed');
       return;
     }
-    out.append(h('div', {}));
-    showError(e, out.lastChild);
+    out.prepend(h('div', {}));
+    showError(e, out.firstChild);
   }
 }
 
