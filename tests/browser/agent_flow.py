@@ -37,6 +37,9 @@ def steps(b):
     b.wait("#notice", "Provider scripted created")
     chosen = b.js("const s = document.querySelector('select[name=ai_provider_id]'); return s.options[s.selectedIndex].text")
     assert chosen.startswith("scripted (custom"), chosen
+    # The provider's models, as the upstream lists them, offered for the model field.
+    b.press("List the provider's models")
+    b.wait(".ag-form .msg", "Models: reader, writer")
 
     b.fill("Instructions", "You help with the weather. Call get_weather for a city's weather.")
     b.press("New tool")

@@ -141,6 +141,7 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     use super::scripted_llm::{from, text, tools, Scripted};
     let Some(python) = browser() else { return };
     let up = Scripted::start();
+    up.models(&["reader", "writer"]);
     up.otherwise(from(|prompt| {
         if prompt.contains("tomorrow") {
             text("Tomorrow looks sunny too.")

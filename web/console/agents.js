@@ -242,7 +242,7 @@ function agentForm(agent, providers, tools) {
   listModels.addEventListener('click', () => busy(listModels, async () => {
     if (!provider.value) throw invalid('Choose a provider first.');
     const r = await api('GET', `/api/v1/ai-providers/${enc(provider.value)}/models`);
-    const ids = (r.data || r.models || []).map((m) => m.id || m.name || String(m));
+    const ids = (r.models || []).map((m) => m.id);
     models.replaceChildren(...ids.map((m) => h('option', { value: m })));
     modelMsg.replaceChildren(h('p', { class: 'muted' }, ids.length ? `Models: ${ids.join(', ')}` : 'The provider lists no models.'));
   }, modelMsg));
@@ -294,7 +294,9 @@ function agentForm(agent, providers, tools) {
         temperature: num(temperature),
       };
       if (!body.name) throw invalid('The agent needs a name.');
-      if (!body.ai_provider_id) throw invalid('Choose an AI provider, or create one with “New AI provider”.');
+      // An agent on a model route may have no provider of its own: leave it as it is.
+      if (!body.ai_provider_id && a.model_route_id) delete body.ai_provider_id;
+      else if (!body.ai_provider_id) throw invalid('Choose an AI provider, or create one with “New AI provider”.');
       if (label.value.trim()) body.version_label = label.value.trim();
       if (!agent) {
         for (const k of Object.keys(body)) if (body[k] === null) delete body[k];
