@@ -78,6 +78,17 @@ def steps(b):
     b.js("document.querySelector(arguments[0]).scrollIntoView()", ".rs-answer")
     b.shot("research-answer")
 
+    # Not streamed: the page waits, then shows the same checked answer at once.
+    b.d.execute_script("arguments[0].scrollIntoView()", b.field("Show progress as it streams"))
+    b.field("Show progress as it streams").click()
+    assert not b.field("Show progress as it streams").is_selected()
+    b.press("Research")
+    b.wait(".rs-waiting", "Researching")
+    b.wait(".rs-answer-text", "one audit per year on reasonable notice", timeout=30)
+    assert not b.all(".rs-steps"), "no stages without a stream"
+    b.wait(".rs-claim-item[data-verdict=supported]")
+    cites = b.all(".rs-answer-text a.rs-cite")
+
     # The citation is a link a keyboard follows to the cited page.
     b.d.execute_script("arguments[0].focus()", cites[0])
     cites[0].send_keys("\n")

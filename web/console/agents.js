@@ -18,13 +18,13 @@ route('/agents/:id', (params, main) => editPage(params.id, main), { title: 'Agen
 
 const enc = encodeURIComponent;
 
-/// A mistake in what was typed, said as the page's own sentence (status 0: explain()
-/// shows the message as it is).
+// A mistake in what was typed, said as the page's own sentence (status 0: explain()
+// shows the message as it is).
 function invalid(message) {
   return new ApiError(0, 'invalid_input', message, null);
 }
 
-/// Enter in a nested form's field presses its own button, not the outer form's submit.
+// Enter in a nested form's field presses its own button, not the outer form's submit.
 function enterPresses(group, button) {
   group.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && e.target.tagName === 'INPUT') { e.preventDefault(); button.click(); }
@@ -32,8 +32,8 @@ function enterPresses(group, button) {
   return group;
 }
 
-/// A message for the page a write goes to: the router clears the notice area when a
-/// page is drawn, so it is shown once the next page of this module has begun.
+// A message for the page a write goes to: the router clears the notice area when a
+// page is drawn, so it is shown once the next page of this module has begun.
 let flashed = null;
 function flash(text) { flashed = text; }
 function showFlash() {
@@ -41,7 +41,7 @@ function showFlash() {
   flashed = null;
 }
 
-/// Every record of a SOAT list (pages of 100).
+// Every record of a SOAT list (pages of 100).
 async function all(path) {
   const out = [];
   for (let offset = 0; ; offset += 100) {
@@ -111,7 +111,7 @@ function toolList(list) {
     t.description ? `: ${t.description}` : '', h('span', { class: 'muted' }, ` (${t.id})`))));
 }
 
-/// A button that opens a form in place (and closes it again): `make(close)` builds it.
+// A button that opens a form in place (and closes it again): `make(close)` builds it.
 function disclosure(label, make) {
   const box = h('div', { class: 'ag-disclosure' });
   const toggle = h('button', { type: 'button', class: 'secondary', 'aria-expanded': 'false' }, label);
@@ -140,8 +140,8 @@ const KINDS = [
   ['xai', 'xAI (needs a secret)'],
 ];
 
-/// A form that creates an AI provider (a nested <div>, not a <form>, so it can sit in
-/// the agent's form); `done(provider)` gets the new record.
+// A form that creates an AI provider (a nested <div>, not a <form>, so it can sit in
+// the agent's form); `done(provider)` gets the new record.
 function providerForm(done) {
   const name = h('input', { name: 'provider_name', autocomplete: 'off' });
   const kind = h('select', { name: 'provider_kind' }, ...KINDS.map(([v, l]) => h('option', { value: v }, l)));
@@ -167,8 +167,8 @@ function providerForm(done) {
     h('div', { class: 'row' }, create), msg), create);
 }
 
-/// A form that creates a tool: client (your code answers it) or http (the server calls
-/// a URL); `done(tool)` gets the new record.
+// A form that creates a tool: client (your code answers it) or http (the server calls
+// a URL); `done(tool)` gets the new record.
 function toolForm(done) {
   const name = h('input', { name: 'tool_name', autocomplete: 'off' });
   const type = h('select', { name: 'tool_type' },
@@ -409,7 +409,7 @@ function deleteSection(agent) {
 
 // ---- The playground ----
 
-/// What each code of a stream's error frame answers when not streamed.
+// What each code of a stream's error frame answers when not streamed.
 const FRAME_STATUS = { AI_PROVIDER_ERROR: 502, TOOL_HTTP_ERROR: 502, TEXT_ENCODED_TOOL_CALL: 502, OUTPUT_SCHEMA_VALIDATION_FAILED: 502, INTERNAL_ERROR: 500, APPROVAL_EXPIRED: 409 };
 
 async function playgroundPage(id, main) {
@@ -469,12 +469,12 @@ function toolCallItem(call) {
     h('pre', { class: 'pg-args' }, json(call.args)));
 }
 
-/// Runs one generation over the conversation so far plus `text`, streamed.
+// Runs one generation over the conversation so far plus `text`, streamed.
 async function generate(ctx, text, signal) {
   ctx.msg.replaceChildren();
   ctx.pending.replaceChildren();
   ctx.messages.push({ role: 'user', content: text });
-  add(ctx, bubble('user', text));
+  const asked = add(ctx, bubble('user', text));
   ctx.input.value = '';
   ctx.live.textContent = 'Running…';
   const reply = add(ctx, bubble('assistant'));
@@ -488,6 +488,8 @@ async function generate(ctx, text, signal) {
   } catch (e) {
     ctx.messages.pop();
     reply.li.remove();
+    asked.li.remove();
+    ctx.input.value = text;
     ctx.live.textContent = '';
     throw e;
   }
@@ -545,7 +547,7 @@ async function generate(ctx, text, signal) {
   finish(ctx, g && g.output ? g.output.content : [...ctx.log.querySelectorAll('.pg-assistant .pg-text')].pop()?.textContent || '', g);
 }
 
-/// A completed generation: its final text as the reply, kept in the conversation.
+// A completed generation: its final text as the reply, kept in the conversation.
 function finish(ctx, content, g) {
   const last = [...ctx.log.querySelectorAll('.pg-assistant')].pop();
   const lastText = last ? last.querySelector('.pg-text') : null;
@@ -560,8 +562,8 @@ function finish(ctx, content, g) {
   ctx.input.focus();
 }
 
-/// The pause: a form with one output per pending client call; sending it resumes the
-/// generation, which answers as a waiting request does (completed, or paused again).
+// The pause: a form with one output per pending client call; sending it resumes the
+// generation, which answers as a waiting request does (completed, or paused again).
 function showPause(ctx, g) {
   const calls = g.required_action ? g.required_action.tool_calls : [];
   ctx.live.textContent = `The agent is waiting for your answer to ${calls.length} tool call${calls.length === 1 ? '' : 's'}.`;

@@ -9,7 +9,7 @@ import { api, h, route, title, field, showError, busy, readLines, ApiError } fro
 
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./research.css', import.meta.url).href }));
 
-/// The verdicts the verifier gives, as a reader is told them.
+// The verdicts the verifier gives, as a reader is told them.
 const VERDICTS = {
   supported: { word: 'Supported', mark: '✓', say: 'an evidence span on a cited page backs it' },
   partial: { word: 'Partly supported', mark: '◐', say: 'its sources back part of it' },
@@ -25,8 +25,8 @@ const STAGES = {
   verifying: 'Checking every quotation and claim against its sources',
 };
 
-/// The HTTP status each code of a streamed `error` event has when not streamed, so the
-/// event reads like the same failure would (the stream itself is always 200).
+// The HTTP status each code of a streamed `error` event has when not streamed, so the
+// event reads like the same failure would (the stream itself is always 200).
 const STATUS = { allowance_exceeded: 429, too_many_concurrent: 429, rate_limited: 429, llm_error: 502, llm_unreachable: 502, llm_not_configured: 503, llm_busy: 503, internal: 500 };
 
 route('/collections/:id/research', (params, main) => researchPage(params.id, main), { title: 'Research' });
@@ -81,8 +81,8 @@ async function whole(id, body, out, signal) {
   }
 }
 
-/// The research as NDJSON events: stages and queries in a live list, the draft as it
-/// grows, then the result in place of the draft.
+// The research as NDJSON events: stages and queries in a live list, the draft as it
+// grows, then the result in place of the draft.
 async function streamed(id, body, out, signal) {
   const steps = h('ol', { class: 'rs-steps' });
   const draft = h('p', { class: 'rs-draft' });
@@ -157,8 +157,8 @@ function pageHref(id, s) {
   return `#/collections/${id}/documents/${encodeURIComponent(s.document.id)}/pages/${s.page.n}`;
 }
 
-/// The checked research: the answer with its claims marked, the sources, the claims
-/// one by one, quotations and warnings.
+// The checked research: the answer with its claims marked, the sources, the claims
+// one by one, quotations and warnings.
 function result(id, r) {
   const sources = new Map(r.sources.map((s) => [s.n, s]));
   const v = r.verification;
@@ -189,8 +189,8 @@ function legend() {
       h('li', {}, h('span', { class: `rs-verdict rs-${k}` }, `${d.mark} ${d.word}`), `: ${d.say}.`))));
 }
 
-/// The answer's text with each claim (character offsets, code points) in a span marked
-/// by its verdict, and each `[n]` a link to its source's page.
+// The answer's text with each claim (character offsets, code points) in a span marked
+// by its verdict, and each `[n]` a link to its source's page.
 function answerWithClaims(id, answer, claims, sources) {
   const chars = Array.from(answer);
   const sorted = [...claims].sort((a, b) => a.start - b.start);
@@ -209,7 +209,7 @@ function answerWithClaims(id, answer, claims, sources) {
   return parts;
 }
 
-/// Text with its `[n]` markers as links to the sources they name.
+// Text with its `[n]` markers as links to the sources they name.
 function cited(id, text, sources) {
   const parts = [];
   const re = /\[(\d+)\]/g;
