@@ -3,6 +3,7 @@
 
 pub mod agentlex;
 pub mod openai;
+pub mod openapi;
 pub mod openindex;
 pub mod routes;
 pub mod soat;

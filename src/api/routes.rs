@@ -7,6 +7,7 @@ use hyper::Method;
 
 use super::agentlex::{account, chunk, collections, documents, evaluate, extract, health, keys, research, sample, scan, search, signup};
 use super::openai;
+use super::openapi;
 use super::openindex;
 use super::soat;
 use super::web;
@@ -55,6 +56,11 @@ pub fn table(config: &Config) -> Vec<Route> {
         public(row(M::GET, "/v1/health", "health", Handler::Immediate(health::health))),
         public(row(M::GET, "/v1/plans", "plans", Handler::Immediate(health::plans))),
         public(row(M::GET, "/metrics", "metrics", Handler::Immediate(health::metrics))),
+        // The OpenAPI documents, one per surface (src/api/openapi/).
+        public(row(M::GET, "/openapi.json", "openapi_agentlex", Handler::Immediate(openapi::agentlex))),
+        public(row(M::GET, "/openapi/retrieval.json", "openapi_retrieval", Handler::Immediate(openapi::retrieval))),
+        public(row(M::GET, "/openapi/agents.json", "openapi_agents", Handler::Immediate(openapi::agents))),
+        public(row(M::GET, "/openapi/gateway.json", "openapi_gateway", Handler::Immediate(openapi::gateway))),
         // What a person opens: the console and the API reference (src/api/web.rs).
         public(row(M::GET, "/", "root", Handler::Immediate(web::root))),
         public(row(M::GET, "/console", "console", Handler::Immediate(web::console))),

@@ -25,6 +25,7 @@ mod lifecycle;
 mod limits;
 mod models;
 mod network;
+mod openapi;
 mod plugin;
 mod privacy;
 mod quality;

@@ -1,5 +1,6 @@
 //! Answers checked against the AgentLex spec's own schemas (the vendored
-//! `tests/data/specs/agentlex.openapi.json`), with a JSON-schema validator.
+//! `tests/data/specs/agentlex.openapi.json`) and against the document Quarry serves at
+//! `/openapi.json` (`quarry::api::openapi::AGENTLEX`), with a JSON-schema validator.
 
 use std::sync::OnceLock;
 
@@ -13,17 +14,25 @@ fn spec() -> &'static Value {
     })
 }
 
-/// Panics naming every violation when `value` does not match the spec's schema `name`.
+fn served() -> &'static Value {
+    static SERVED: OnceLock<Value> = OnceLock::new();
+    SERVED.get_or_init(|| serde_json::from_str(quarry::api::openapi::AGENTLEX).expect("the served document is JSON"))
+}
+
+/// Panics naming every violation when `value` does not match the schema `name` of the
+/// spec, or of the document Quarry serves.
 pub fn check(name: &str, value: &Value) {
-    assert!(spec()["components"]["schemas"].get(name).is_some(), "the spec has no schema {name}");
-    let schema = json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$ref": format!("#/components/schemas/{name}"),
-        "components": spec()["components"],
-    });
-    let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema {name}: {e}"));
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "{name} violated: {errors:#?}\nin {value}");
+    for (whose, doc) in [("the spec", spec()), ("/openapi.json", served())] {
+        assert!(doc["components"]["schemas"].get(name).is_some(), "{whose} has no schema {name}");
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$ref": format!("#/components/schemas/{name}"),
+            "components": doc["components"],
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{whose}'s schema {name}: {e}"));
+        let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{name} of {whose} violated: {errors:#?}\nin {value}");
+    }
 }
 
 #[test]

@@ -68,18 +68,20 @@ st_serve() {
 }
 
 # st_check CONFIG SPEC MAX_EXAMPLES [SCHEMATHESIS ARGS...]: one schemathesis run with
-# CONFIG (a file beside this one) on SPEC (under tests/data/specs) as the key ST_KEY,
+# CONFIG (a file beside this one) on SPEC (under tests/data/specs, or an http:// URL: a
+# document the server serves) as the key ST_KEY,
 # checking that no response is a 5xx and that every one matches its schema, within
 # ST_TIME_LIMIT seconds (default 240). Returns the run's status.
 st_check() {
     local config="$1" spec="$2" max_examples="$3"
     shift 3
     local seed="${ST_SEED:-1}" status=0
-    local seed_args=(--seed "$seed")
+    local seed_args=(--seed "$seed") location="$root/tests/data/specs/$spec"
+    case "$spec" in http://*) location="$spec" ;; esac
     [ "$seed" = random ] && seed_args=()
     # From the scratch directory: schemathesis keeps a cache in its working directory.
     (cd "$work" && exec timeout --signal=INT --kill-after=10 "${ST_TIME_LIMIT:-240}" \
-        "$st" --config-file "$here/$config" run "$root/tests/data/specs/$spec" \
+        "$st" --config-file "$here/$config" run "$location" \
         --url "$base" \
         --header "Authorization: Bearer $ST_KEY" \
         --checks not_a_server_error,response_schema_conformance \
