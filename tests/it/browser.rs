@@ -161,7 +161,8 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     assert_eq!(answered["role"], "tool", "{answered}");
     assert!(answered["content"].to_string().contains("sunny"), "the page's output is the tool's result: {answered}");
     // The second turn carries the first: the user's question and the agent's answer.
-    let turn: Vec<(String, String)> = bodies[2]["messages"].as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].to_string())).collect();
+    let turn: Vec<(String, String)> =
+        bodies[2]["messages"].as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].to_string())).collect();
     let roles: Vec<&str> = turn.iter().map(|(r, _)| r.as_str()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"], "{turn:?}");
     assert!(turn[2].1.contains("24 degrees") && turn[3].1.contains("And tomorrow?"), "{turn:?}");
