@@ -128,5 +128,13 @@ def steps(b):
     b.js("document.querySelector(arguments[0]).scrollIntoView()", "#ag-ver-h")
     b.shot("agent-versions")
 
+    # The list: the agent, its version, its playground; the provider and the tool.
+    b.press("← All agents")
+    row = b.wait(".ag-table tbody tr", "weather helper")
+    assert "v4" in row.text and "Playground for weather helper" in row.text, row.text
+    b.wait(".ag-records li", "scripted")
+    b.wait(".ag-records li", "get_weather")
+    b.shot("agents-list")
+
 
 run("agent", steps)
