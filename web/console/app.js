@@ -2,5 +2,7 @@
 // and nav links at load), then the router starts.
 import { start } from './core.js';
 import './home.js';
+import './research.js';
+import './agents.js';
 
 start();
