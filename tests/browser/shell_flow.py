@@ -31,4 +31,4 @@ def steps(b):
     b.shot("docs")
 
 
-run("shell_flow", steps)
+run("shell", steps)
