@@ -3,7 +3,7 @@
 //! This module depends on nothing else in the crate; the route's surface (`http::surface`)
 //! renders an [`ApiError`] in that surface's body shape (AgentLex, OpenAI, SOAT, the
 //! retrieval plugin). Codes are the AgentLex spec's `Error.code`, plus the ones Quarry
-//! adds (marked "ours"), documented in the README.
+//! adds (marked "ours"), documented in docs/errors.md.
 
 use std::borrow::Cow;
 

@@ -144,7 +144,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PUT, "/api/v1/agents/{agent_id}/release", "soat_set_agent_release", call!(soat::agents::set_release, agent_id)),
         row(M::POST, "/api/v1/agents/{agent_id}/release/promote", "soat_promote_agent_release", call!(soat::agents::promote, agent_id)),
         row(M::POST, "/api/v1/agents/{agent_id}/release/abort", "soat_abort_agent_release", call!(soat::agents::abort, agent_id)),
-        // SOAT: what agents' rules name and the spec leaves undefined (README).
+        // SOAT: what agents' rules name and the spec leaves undefined (docs/agents.md).
         row(M::POST, "/api/v1/guardrails", "soat_create_guardrail", call!(soat::agent_records::create_guardrail)),
         row(M::GET, "/api/v1/guardrails", "soat_list_guardrails", call!(soat::agent_records::list_guardrails)),
         row(M::GET, "/api/v1/guardrails/{guardrail_id}", "soat_get_guardrail", call!(soat::agent_records::get_guardrail, guardrail_id)),

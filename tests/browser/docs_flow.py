@@ -43,4 +43,4 @@ def steps(b):
         b.shot(f"docs-{i}")
 
 
-run("docs_flow", steps)
+run("docs", steps)

@@ -73,7 +73,9 @@ pub(super) fn run_flow(python: &PathBuf, flow: &str, server: &TestServer, env: &
     let (stdout, stderr) = (reader.join().unwrap(), err_reader.join().unwrap());
     match status {
         Some(s) if s.success() => {
-            assert!(stdout.contains(&format!("{flow}: passed")), "{flow} exited 0 without passing:\n{stdout}\n{stderr}");
+            // harness.run(name) prints "<name>: passed", the name being the flow's without "_flow".
+            let passed = format!("{}: passed", flow.trim_end_matches("_flow"));
+            assert!(stdout.contains(&passed), "{flow} exited 0 without passing:\n{stdout}\n{stderr}");
             eprintln!("{stdout}");
         }
         Some(s) => panic!("{flow} failed ({s}):\n{stdout}\n{stderr}"),
@@ -104,4 +106,80 @@ fn browser_collections_search_and_pages() {
         ..Options::default()
     });
     run_flow(&python, "search_flow", &s, &[], Duration::from_secs(300));
+}
+
+/// Where a research prompt lists the page titled `t` (`[n] Title, page …`): the number
+/// the scripted model must cite it by.
+fn listed_as(prompt: &str, t: &str) -> u64 {
+    let at = prompt.find(&format!("] {t}, page")).unwrap_or_else(|| panic!("{t} not listed in {prompt}"));
+    let open = prompt[..at].rfind('[').unwrap();
+    prompt[open + 1..at].parse().unwrap()
+}
+
+/// Research from its page (tests/browser/research_flow.py): a failing model call is an
+/// error in words; then the scripted model's answer quotes the contract and cites it; its judge takes seconds, so the page is seen
+/// mid-stream; then the answer's [1] links to the page view, and one claim is marked
+/// supported with the page's own sentence as evidence, one partly supported.
+#[test]
+fn browser_research_streams_a_cited_answer_with_a_supported_claim() {
+    use super::scripted_llm::{from, text, Reply, Scripted};
+    let Some(python) = browser() else { return };
+    let up = Scripted::start();
+    // First, before any other rule: a question whose model call fails.
+    up.on("audit fees", Reply::Fail(500));
+    up.on("You are a research assistant", text("Found the audit clause."));
+    up.on(
+        "You answer a question from numbered sources",
+        from(|p| {
+            let n = listed_as(p, "MSA");
+            text(&format!(
+                "The provider must permit \u{201c}one audit per year on reasonable notice\u{201d} [{n}]. Records of each audit are kept for three years [{n}]."
+            ))
+        }),
+    );
+    let verdicts = serde_json::json!({"claims": [
+        {"claim": 1, "verdict": "supported", "evidence": "Provider shall permit one audit per year on reasonable notice."},
+        {"claim": 2, "verdict": "partial", "evidence": ""},
+    ]});
+    up.on("You check claims against the sources", Reply::Slow(Duration::from_secs(4), Box::new(text(&verdicts.to_string()))));
+    let config = format!("{}{}[research]\nfast = \"fake/reader\"\n", up.provider_config(), super::soat_generate::PLAN);
+    let s = TestServer::with_config(&config);
+    run_flow(&python, "research_flow", &s, &[], Duration::from_secs(180));
+    assert!(up.bodies().iter().any(|b| b.to_string().contains("You check claims against the sources")), "the claims were judged");
+}
+
+/// An agent from its pages (tests/browser/agent_flow.py): a provider at the scripted
+/// upstream, a client tool and the agent made from the forms; the playground's streamed
+/// generation pauses on the tool, the page answers it, the final answer shows; then a
+/// rollout, promote and restore. The page's output reached the model as the tool's result.
+#[test]
+fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
+    use super::scripted_llm::{from, text, tools, Scripted};
+    let Some(python) = browser() else { return };
+    let up = Scripted::start();
+    up.models(&["reader", "writer"]);
+    up.otherwise(from(|prompt| {
+        if prompt.contains("tomorrow") {
+            text("Tomorrow looks sunny too.")
+        } else if prompt.contains("sunny") {
+            text("It is sunny in Paris, 24 degrees: take sunglasses.")
+        } else {
+            tools(&[("get_weather", serde_json::json!({"city": "Paris"}))])
+        }
+    }));
+    let s = TestServer::with_config(super::soat_generate::PLAN);
+    run_flow(&python, "agent_flow", &s, &[("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr))], Duration::from_secs(240));
+    let bodies = up.bodies();
+    assert_eq!(bodies.len(), 3, "a call that asked for the tool, one after the page answered it, the second turn");
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let asked = messages.iter().position(|m| m["tool_calls"][0]["function"]["name"] == "get_weather").expect("the call is in the transcript");
+    let answered = &messages[asked + 1];
+    assert_eq!(answered["role"], "tool", "{answered}");
+    assert!(answered["content"].to_string().contains("sunny"), "the page's output is the tool's result: {answered}");
+    // The second turn carries the first: the user's question and the agent's answer.
+    let turn: Vec<(String, String)> =
+        bodies[2]["messages"].as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].to_string())).collect();
+    let roles: Vec<&str> = turn.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{turn:?}");
+    assert!(turn[2].1.contains("24 degrees") && turn[3].1.contains("And tomorrow?"), "{turn:?}");
 }

@@ -113,7 +113,7 @@ fn the_served_documents_hold_under_schemathesis() {
 /// bundled Swagger UI (every operation, every schema, no parser error), with no host
 /// but 127.0.0.1 reachable. Skipped as the other browser flows are without chromium.
 #[test]
-fn the_reference_page_renders_every_document_whole() {
+fn browser_reference_page_renders_every_document_whole() {
     let Some(python) = super::browser::browser() else { return };
     let s = TestServer::start();
     super::browser::run_flow(&python, "docs_flow", &s, &[], std::time::Duration::from_secs(180));

@@ -3,7 +3,7 @@
 //! of the full set; `tests/data/cut-subsets.py` cut it) with the real MiniLM embedder,
 //! every test query whose relevant documents it holds, scored through the evaluate
 //! endpoint in batches, nDCG@10 per mode. Hybrid must beat both of its single lists.
-//! (The full-set numbers come from `quarry-quality`; see README.)
+//! (The full-set numbers come from `quarry-quality`; see bench/README.md, "Numbers".)
 
 use std::path::Path;
 

@@ -15,6 +15,7 @@ mod expand;
 mod faults;
 mod gateway;
 mod local;
+mod readme_tour;
 mod real_agent;
 mod real_model;
 mod real_research;

@@ -5,5 +5,7 @@ import './home.js';
 import './collections.js';
 import './search.js';
 import './scan.js';
+import './research.js';
+import './agents.js';
 
 start();

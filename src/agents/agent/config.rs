@@ -14,7 +14,7 @@ pub const DEFAULT_MAX_STEPS: u32 = 20;
 
 /// Every mutable field of an agent. The versioned part is [`AgentConfig::snapshot`];
 /// `prompt_caching` and `trace_content_mode` are settings the spec leaves out of
-/// `AgentVersion.config` (see the README).
+/// `AgentVersion.config` (see docs/agents.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AgentConfig {

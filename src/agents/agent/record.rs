@@ -1,6 +1,6 @@
 //! The records agents keep: the agent (its live config, version counter and release),
 //! its archived versions, and the minimal records the spec names but does not define
-//! (guardrails, evals and their runs, model routes; see the README). Each belongs to one
+//! (guardrails, evals and their runs, model routes; see docs/agents.md). Each belongs to one
 //! project of one account.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The minimal records the spec names but does not define, as far as agents' rules
-//! need them (see the README): guardrails (ids `guardrail_ids` must find), evals of
+//! need them (see docs/agents.md): guardrails (ids `guardrail_ids` must find), evals of
 //! one agent and their runs (a release's promotion gate), and model routes (an
 //! agent's `model_route_id`, as `soat/model-routes.yaml` shapes them).
 

@@ -1,5 +1,5 @@
-//! The minimal records agents' rules need and the spec does not define (see the
-//! README): `/api/v1/guardrails`, `/api/v1/evals` with `/api/v1/evals/{eval_id}/runs`,
+//! The minimal records agents' rules need and the spec does not define (see
+//! docs/agents.md): `/api/v1/guardrails`, `/api/v1/evals` with `/api/v1/evals/{eval_id}/runs`,
 //! and `/api/v1/model-routes` (soat/model-routes.yaml's create, list, get, delete).
 
 use hyper::StatusCode;
