@@ -273,4 +273,4 @@ def steps(b):
     b.shot("deleted")
 
 
-run("search_flow", steps)
+run("search", steps)
