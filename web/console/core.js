@@ -263,9 +263,12 @@ export function go(path) {
 export function href(path) { return '#' + path; }
 
 function current() {
-  const raw = decodeURIComponent(location.hash.replace(/^#/, '')) || '/';
-  const [path, qs] = raw.split('?');
-  return { path: path || '/', query: new URLSearchParams(qs || '') };
+  // The query string is decoded by URLSearchParams alone: decoding the whole hash first
+  // would turn an escaped `&` or `+` in a value into a separator.
+  const raw = location.hash.replace(/^#/, '');
+  const at = raw.indexOf('?');
+  const path = decodeURIComponent(at < 0 ? raw : raw.slice(0, at)) || '/';
+  return { path, query: new URLSearchParams(at < 0 ? '' : raw.slice(at + 1)) };
 }
 
 let started = false;
