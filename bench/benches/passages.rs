@@ -12,6 +12,11 @@
 //! - `kinds`: as `scored`, with `kinds: ["table", "list"]` asked; SciFact abstracts
 //!   hold no such chunk, so this is the cost of looking before falling back.
 //!
+//! - `highlights` (group `passages-highlights`): the words of each chosen passage that
+//!   analyse to its matched terms, at page offsets (`text::term_spans`, what a search
+//!   answer's `passages[].highlights` carry), for the same pages; compare with `scored`,
+//!   the selection it follows.
+//!
 //! Throughput is result pages.
 
 #[path = "../common/scifact.rs"]
@@ -31,6 +36,7 @@ const QUERIES: usize = 50;
 /// One query's inputs to passage selection, as the search path has them.
 struct Case {
     terms: Vec<String>,
+    hits: Vec<search::Hit>,
     pages: Vec<(usize, u32)>,
     chunk_scores: ChunkScores,
 }
@@ -48,7 +54,7 @@ fn cases(corpus: &scifact::Corpus) -> Vec<Case> {
             let scored = view.bm25.scored(&results.terms, &stats, 200, None::<fn(u64) -> bool>).expect("search");
             let mut chunk_scores = ChunkScores::new(1);
             chunk_scores.set(0, scored);
-            Case { pages: results.hits.iter().map(|h| (h.view, h.page)).collect(), chunk_scores, terms: results.terms }
+            Case { pages: results.hits.iter().map(|h| (h.view, h.page)).collect(), chunk_scores, terms: results.terms, hits: results.hits }
         })
         .filter(|c| !c.pages.is_empty())
         .collect()
@@ -78,6 +84,23 @@ fn selection(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+
+    let mut g = c.benchmark_group("passages-highlights");
+    g.throughput(Throughput::Elements(pages as u64));
+    g.bench_function("highlights", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for case in &cases {
+                for hit in &case.hits {
+                    for (chunk, ps) in snap.hit_view(hit).passages {
+                        n += quarry_index::text::term_spans(chunk.text, &ps.matched).len();
+                    }
+                }
+            }
+            n
+        })
+    });
     g.finish();
 }
 

@@ -53,6 +53,14 @@ export async function api(method, path, body, opts = {}) {
     if (e && e.name === 'AbortError') throw e;
     throw new ApiError(0, 'network', 'The server could not be reached. Check that quarry is running, then try again.', null);
   }
+  // A read refused for the plan's rate is tried once more when the wait is short (a
+  // page that loads several lists at once can meet a small plan's burst); a write never
+  // is, and a long wait is said to the person instead.
+  const wait = Number(resp.headers.get('retry-after'));
+  if (resp.status === 429 && method === 'GET' && !opts.retried && wait > 0 && wait <= 5) {
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    return api(method, path, body, Object.assign({}, opts, { retried: true }));
+  }
   if (!resp.ok) throw await errorOf(resp);
   if (opts.raw) return resp;
   if (resp.status === 204) return null;
