@@ -64,6 +64,7 @@ class Browser:
         self.d.set_page_load_timeout(30)
         self.d.execute_cdp_cmd("Network.enable", {})
         self.requests = []
+        self.responses = []
         self.js_errors = []
         self.width(WIDTHS[-1])
 
@@ -236,6 +237,9 @@ class Browser:
             msg = json.loads(entry["message"])["message"]
             if msg.get("method") == "Network.requestWillBeSent":
                 self.requests.append(msg["params"]["request"]["url"])
+            elif msg.get("method") == "Network.responseReceived":
+                r = msg["params"]["response"]
+                self.responses.append((r["url"], r["status"]))
         for entry in self.d.get_log("browser"):
             m = entry.get("message", "")
             if entry.get("level") == "SEVERE" and ("Uncaught" in m or "SyntaxError" in m or "Refused to" in m):

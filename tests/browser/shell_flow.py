@@ -1,6 +1,6 @@
 """The console's shell and the reference: `/` leads to the console; sign up, sign out,
 a bad key refused in words, sign in again with the key, all by keyboard where a person
-would; /docs renders the four served documents with Swagger UI from this server."""
+would, a read refused for the rate retried; /docs renders the four served documents with Swagger UI from this server."""
 
 from harness import run, BASE
 
@@ -22,7 +22,13 @@ def steps(b):
 
     b.fill("API key", key)
     b.tab_to("Sign in").send_keys("\n")
+    # The plan allows a burst of one: the start page's read right after the sign-in's
+    # own is refused (429, retry-after 1) and the console tries it once more.
     b.wait("h1", "Welcome")
+    b.wait("dd", "shell@browser.test")
+    b.check()
+    refused = [u for u, status in b.responses if status == 429 and u.endswith("/v1/account")]
+    assert refused, f"no read was refused for the rate: {b.responses}"
 
     b.open("/docs")
     b.wait(".swagger-ui .info .title", "AgentLex", timeout=30)

@@ -84,11 +84,13 @@ pub(super) fn run_flow(python: &PathBuf, flow: &str, server: &TestServer, env: &
 }
 
 /// `/` leads to the console; sign up, sign out, a wrong key refused in words, sign in
-/// by keyboard; `/docs` renders the four documents with the bundled Swagger UI.
+/// by keyboard, a read refused for the rate retried; `/docs` renders the four documents with the bundled Swagger UI.
 #[test]
 fn browser_console_shell_and_docs() {
     let Some(python) = browser() else { return };
-    let s = TestServer::start();
+    // A burst of one a second: the start page's read right after signing in is refused
+    // for the rate, and the console retries it.
+    let s = TestServer::with_config("[plans.scribe]\nrate_per_minute = 60\nburst = 1\n");
     run_flow(&python, "shell_flow", &s, &[], Duration::from_secs(120));
 }
 
