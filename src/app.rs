@@ -2,14 +2,14 @@
 //! the per-shard metrics. Immutable after start-up except through atomics and the
 //! store, so shards read it without locks.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::limits::{Buckets, Meters, PerAddress};
+use crate::limits::{Meters, PerAddress};
 use crate::metrics::ShardMetrics;
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
@@ -37,12 +37,10 @@ pub struct App {
     pub config: Config,
     pub records: Arc<Records>,
     pub meters: Arc<Meters>,
-    pub buckets: Buckets,
+    /// The keys' store, buckets, plans and epoch, which every shard's key check reads.
+    pub keyring: Arc<crate::auth::Keyring>,
     /// Signups per client address (`auth.signup_per_ip`).
     pub signups: PerAddress,
-    /// Bumped after every key revocation or plan change commits; a shard whose key
-    /// cache is older drops it.
-    pub key_epoch: AtomicU64,
     /// The embedding models (`embedders`, the default among them), loaded once, in the
     /// order of `search::embedders::Loaded`; each shard and ingest thread opens its own
     /// session of each.
@@ -138,6 +136,7 @@ impl App {
             };
             leak(serde_json::to_vec(&h).expect("health serializes"))
         };
+        let keyring = Arc::new(crate::auth::Keyring::new(records.clone(), config.plans.clone(), config.auth.default_plan.clone()));
         Ok(App {
             health_json: [health(false), health(true)],
             local_ready: local.as_ref().map(|l| l.ready()),
@@ -145,9 +144,8 @@ impl App {
             plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
             meters,
             records,
-            buckets: Buckets::default(),
+            keyring,
             signups: PerAddress::new(config.auth.signup_per_ip),
-            key_epoch: AtomicU64::new(0),
             embedders,
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
@@ -167,6 +165,23 @@ impl App {
     pub fn health_json(&self) -> Bytes {
         let ready = self.local_ready.as_ref().is_some_and(|r| r.load(Ordering::Acquire));
         self.health_json[usize::from(ready)].clone()
+    }
+
+    /// What an evaluation searches with (`evaluate`).
+    pub fn evaluation(&self) -> crate::evaluate::Services<'_> {
+        crate::evaluate::Services { search: &self.search, rerankers: &self.rerankers, llm: self.llm.as_ref() }
+    }
+
+    /// What the identity service reads and writes (`identity`).
+    pub fn accounts(&self) -> crate::identity::Accounts<'_> {
+        crate::identity::Accounts {
+            records: &self.records,
+            keyring: &self.keyring,
+            meters: &self.meters,
+            signups: &self.signups,
+            auth: &self.config.auth,
+            plans: &self.config.plans,
+        }
     }
 
     /// Whether the local model answers yet; `None` when there is none.
@@ -196,11 +211,7 @@ impl App {
     /// The account's plan; an account on a plan since removed from the configuration
     /// gets the default plan.
     pub fn plan(&self, id: &str) -> &Plan {
-        self.config
-            .plans
-            .get(id)
-            .or_else(|| self.config.plans.get(&self.config.auth.default_plan))
-            .expect("the default plan exists (checked when the config resolved)")
+        self.config.plans.get_or(id, &self.config.auth.default_plan)
     }
 
     /// Writes the usage meters; called every `meters.flush_interval` and at shutdown.
@@ -213,7 +224,7 @@ impl App {
     }
 
     pub fn bump_key_epoch(&self) {
-        self.key_epoch.fetch_add(1, Ordering::AcqRel);
+        self.keyring.bump_epoch();
     }
 }
 

@@ -10,7 +10,7 @@ use crate::ingest_cli::ProgressMode;
 /// The environment variable `quarry ingest` reads its key from when `--key` is not given.
 /// The server's configuration loader passes it over (config::RESERVED_ENV), so a shell that
 /// sets it for ingest can still start `quarry serve`.
-pub const API_KEY_ENV: &str = "QUARRY_API_KEY";
+pub const API_KEY_ENV: &str = crate::config::INGEST_KEY_ENV;
 
 #[derive(Debug, Parser)]
 #[command(name = "quarry", version, about = "Quarry: hybrid search, research and agents in one binary")]

@@ -4,10 +4,11 @@
 
 use std::net::IpAddr;
 
-use crate::app::App;
 use crate::auth::keys::{self, IssuedKey};
+use crate::auth::Keyring;
 use crate::clock::now_rfc3339;
-use crate::config::{ExistingEmail, SignupMode};
+use crate::config::{AuthConfig, ExistingEmail, SignupMode};
+use crate::limits::{Meters, PerAddress};
 use crate::plans::{Plan, Plans};
 use crate::store::{AccountRecord, KeyRecord, MonthCounts, NewKey, Records, StoreError};
 
@@ -85,28 +86,39 @@ pub struct KeysPage {
     pub next_after: Option<String>,
 }
 
+/// What the account operations of the server read and write (`App::accounts` lends it):
+/// the records, the key epoch, the meters, the signup limit and the auth settings.
+pub struct Accounts<'a> {
+    pub records: &'a Records,
+    pub keyring: &'a Keyring,
+    pub meters: &'a Meters,
+    pub signups: &'a PerAddress,
+    pub auth: &'a AuthConfig,
+    pub plans: &'a Plans,
+}
+
 /// `POST /v1/signup`. `caller_key` is the bearer key the request carried, if any;
 /// `remote` the client's address, which `auth.signup_per_ip` counts.
-pub fn signup(app: &App, email: &str, caller_key: Option<&str>, remote: IpAddr) -> Result<SignedUp, IdentityError> {
-    let auth = &app.config.auth;
+pub fn signup(accounts: &Accounts, email: &str, caller_key: Option<&str>, remote: IpAddr) -> Result<SignedUp, IdentityError> {
+    let auth = accounts.auth;
     if auth.signup == SignupMode::Closed {
         return Err(IdentityError::SignupClosed);
     }
     let email = normalize_email(email)?;
     // Counted before the email is looked up: probing which emails have accounts is
     // as limited as making them.
-    if let Some(d) = app.signups.spend(remote).filter(|d| !d.allowed) {
+    if let Some(d) = accounts.signups.spend(remote).filter(|d| !d.allowed) {
         return Err(IdentityError::SignupRateLimited { retry_after_secs: d.retry_after_secs });
     }
-    if let Some(existing) = app.records.account_by_email(&email)? {
-        let holds_key = caller_key.is_some_and(|k| key_belongs_to(&app.records, k, &existing.id));
+    if let Some(existing) = accounts.records.account_by_email(&email)? {
+        let holds_key = caller_key.is_some_and(|k| key_belongs_to(accounts.records, k, &existing.id));
         if auth.existing_email == ExistingEmail::Refuse && !holds_key {
             return Err(IdentityError::EmailTaken);
         }
-        let key = add_key(&app.records, app.plan(&existing.plan), &existing.id)?;
+        let key = add_key(accounts.records, accounts.keyring.plan(&existing.plan), &existing.id)?;
         return Ok(SignedUp { account: existing, key });
     }
-    match create_account(&app.records, &app.config.plans, &email, &auth.default_plan) {
+    match create_account(accounts.records, accounts.plans, &email, &auth.default_plan) {
         // Two signups for one email raced; the loser is told as if it came second.
         Err(IdentityError::Store(StoreError::Conflict { .. })) => Err(IdentityError::EmailTaken),
         other => other,
@@ -118,7 +130,7 @@ pub fn create_account(records: &Records, plans: &Plans, email: &str, plan: &str)
     let email = normalize_email(email)?;
     check_plan(plans, plan)?;
     let now = now_rfc3339();
-    let account = AccountRecord { id: format!("acct_{}", keys::random_base62(16)), email, plan: plan.to_owned(), created_at: now.clone() };
+    let account = AccountRecord { id: format!("acct_{}", crate::ids::random_base62(16)), email, plan: plan.to_owned(), created_at: now.clone() };
     let mut shown = None;
     let record = records.create_account(&account, &mut next_key(&mut shown), &now)?;
     Ok(SignedUp { account, key: shown_for(shown, &record) })
@@ -157,20 +169,20 @@ fn page(all: Vec<KeyRecord>, paging: &Paging) -> Result<KeysPage, IdentityError>
 }
 
 /// `DELETE /v1/keys/{prefix}`. When this returns, every shard refuses the key.
-pub fn revoke_key(app: &App, account_id: &str, prefix: &str, current: &str) -> Result<KeyRecord, IdentityError> {
+pub fn revoke_key(accounts: &Accounts, account_id: &str, prefix: &str, current: &str) -> Result<KeyRecord, IdentityError> {
     if prefix == current {
         return Err(IdentityError::CannotRevokeCurrent);
     }
-    let key = app.records.revoke_key(account_id, prefix, &now_rfc3339())?.ok_or_else(|| IdentityError::KeyNotFound(prefix.to_owned()))?;
-    app.bump_key_epoch();
+    let key = accounts.records.revoke_key(account_id, prefix, &now_rfc3339())?.ok_or_else(|| IdentityError::KeyNotFound(prefix.to_owned()))?;
+    accounts.keyring.bump_epoch();
     Ok(key)
 }
 
 /// `GET /v1/account`.
-pub fn account_view(app: &App, account_id: &str) -> Result<AccountView, IdentityError> {
-    let account = app.records.account(account_id)?.ok_or_else(|| IdentityError::AccountNotFound(account_id.to_owned()))?;
-    let meters = app.meters.account(account_id)?;
-    let keys = list_keys(&app.records, account_id, &Paging::first())?;
+pub fn account_view(accounts: &Accounts, account_id: &str) -> Result<AccountView, IdentityError> {
+    let account = accounts.records.account(account_id)?.ok_or_else(|| IdentityError::AccountNotFound(account_id.to_owned()))?;
+    let meters = accounts.meters.account(account_id)?;
+    let keys = list_keys(accounts.records, account_id, &Paging::first())?;
     Ok(AccountView { account, usage: meters.counts(), stored_chars: meters.stored_chars(), keys })
 }
 

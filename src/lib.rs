@@ -15,6 +15,8 @@ pub mod http;
 pub mod identity;
 pub mod ids;
 pub mod ingest_cli;
+#[cfg(test)]
+mod layers;
 pub mod limits;
 pub mod llm;
 pub mod metrics;

@@ -42,6 +42,12 @@ impl Plans {
         self.0.get(id)
     }
 
+    /// The plan `id`, or `default` for an account on a plan since removed from the
+    /// configuration.
+    pub fn get_or(&self, id: &str, default: &str) -> &Plan {
+        self.get(id).or_else(|| self.get(default)).expect("the default plan exists (checked when the config resolved)")
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
     }

@@ -40,7 +40,7 @@ fn issue_with(kind: &str) -> IssuedKey {
     IssuedKey { secret, prefix, hash }
 }
 
-pub use crate::ids::random_base62;
+use crate::ids::random_base62;
 
 pub fn digest(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()

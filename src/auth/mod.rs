@@ -11,12 +11,12 @@ pub mod keys;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::app::App;
-use crate::limits::Bucket;
-use crate::store::StoreError;
+use crate::limits::{Bucket, Buckets};
+use crate::plans::{Plan, Plans};
+use crate::store::{Records, StoreError};
 
 /// A caller whose key checked out.
 pub struct Principal {
@@ -55,16 +55,49 @@ pub enum AuthError {
 /// The most keys a shard caches before it starts afresh.
 const CACHE_LIMIT: usize = 65_536;
 
+/// What every shard's key check reads, shared by all of them: the keys in the store,
+/// each key's bucket, the plans' rates, and the key epoch.
+pub struct Keyring {
+    records: Arc<Records>,
+    buckets: Buckets,
+    plans: Plans,
+    default_plan: String,
+    /// Bumped after every key revocation or plan change commits; a shard whose key
+    /// cache is older drops it.
+    epoch: AtomicU64,
+}
+
+impl Keyring {
+    pub fn new(records: Arc<Records>, plans: Plans, default_plan: String) -> Keyring {
+        Keyring { records, buckets: Buckets::default(), plans, default_plan, epoch: AtomicU64::new(0) }
+    }
+
+    /// Called after a revocation, a key's deletion or move, or a plan change commits:
+    /// every shard drops the keys it cached before it authenticates anything more.
+    pub fn bump_epoch(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// The account's plan (the default one for a plan since removed).
+    pub fn plan(&self, id: &str) -> &Plan {
+        self.plans.get_or(id, &self.default_plan)
+    }
+}
+
 pub struct ShardAuth {
-    app: Arc<App>,
+    keyring: Arc<Keyring>,
     cache: RefCell<HashMap<String, Rc<Principal>>>,
     epoch: Cell<u64>,
 }
 
 impl ShardAuth {
-    pub fn new(app: Arc<App>) -> ShardAuth {
-        let epoch = app.key_epoch.load(Ordering::Acquire);
-        ShardAuth { app, cache: RefCell::new(HashMap::new()), epoch: Cell::new(epoch) }
+    pub fn new(keyring: Arc<Keyring>) -> ShardAuth {
+        let epoch = keyring.epoch();
+        ShardAuth { keyring, cache: RefCell::new(HashMap::new()), epoch: Cell::new(epoch) }
     }
 
     /// Checks the `Authorization` header's value.
@@ -72,7 +105,7 @@ impl ShardAuth {
         let secret = bearer(authorization).ok_or(AuthError::Missing)?;
         let prefix = keys::prefix_of(secret).or_else(|| keys::project_prefix_of(secret)).ok_or(AuthError::Invalid)?;
         let presented = keys::digest(secret);
-        let epoch = self.app.key_epoch.load(Ordering::Acquire);
+        let epoch = self.keyring.epoch();
         if epoch != self.epoch.get() {
             self.cache.borrow_mut().clear();
             self.epoch.set(epoch);
@@ -83,7 +116,7 @@ impl ShardAuth {
         let principal = Rc::new(self.load(prefix, &presented)?);
         // Cache only what was read under the epoch still current: a revoke that
         // committed meanwhile has bumped it.
-        if self.app.key_epoch.load(Ordering::Acquire) == epoch {
+        if self.keyring.epoch() == epoch {
             let mut cache = self.cache.borrow_mut();
             if cache.len() >= CACHE_LIMIT {
                 cache.clear();
@@ -97,7 +130,7 @@ impl ShardAuth {
         if prefix.starts_with(keys::PROJECT_KEY_PREFIX) {
             return self.load_project_key(prefix, presented);
         }
-        let key = self.app.records.key(prefix)?.ok_or(AuthError::Invalid)?;
+        let key = self.keyring.records.key(prefix)?.ok_or(AuthError::Invalid)?;
         if key.revoked_at.is_some() {
             return Err(AuthError::Invalid);
         }
@@ -107,7 +140,7 @@ impl ShardAuth {
 
     /// A project key: found by its prefix, gone once deleted (with its project too).
     fn load_project_key(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
-        let key = self.app.records.project_key_by_prefix(prefix)?.ok_or(AuthError::Invalid)?;
+        let key = self.keyring.records.project_key_by_prefix(prefix)?.ok_or(AuthError::Invalid)?;
         let stored = verified(&key.hash, presented)?;
         let project_key = ProjectKey { id: key.id, project_id: key.project_id };
         self.principal(prefix, &key.account_id, key.prefix, stored, Some(project_key))
@@ -122,10 +155,10 @@ impl ShardAuth {
         hash: [u8; 32],
         project_key: Option<ProjectKey>,
     ) -> Result<Principal, AuthError> {
-        let account = self.app.records.account(account_id)?.ok_or(AuthError::Invalid)?;
-        let rate = self.app.plan(&account.plan).rate;
+        let account = self.keyring.records.account(account_id)?.ok_or(AuthError::Invalid)?;
+        let rate = self.keyring.plan(&account.plan).rate;
         Ok(Principal {
-            bucket: self.app.buckets.get(prefix, rate),
+            bucket: self.keyring.buckets.get(prefix, rate),
             account_id: account.id,
             prefix: key_prefix,
             plan: account.plan,

@@ -5,8 +5,11 @@ use toml::{Table, Value};
 
 /// The environment variables that belong to Quarry's tooling rather than to the
 /// server's configuration; the server passes them over. `ops/setup` reads
-/// `QUARRY_CACHE`; `quarry ingest` reads its key from `QUARRY_API_KEY` (cli::API_KEY_ENV).
-pub const RESERVED_ENV: &[&str] = &["QUARRY_CACHE", "QUARRY_API_KEY"];
+/// `QUARRY_CACHE`; `quarry ingest` reads its key from `QUARRY_API_KEY` ([`INGEST_KEY_ENV`]).
+pub const RESERVED_ENV: &[&str] = &["QUARRY_CACHE", INGEST_KEY_ENV];
+
+/// The variable `quarry ingest` takes its key from (`cli` names its flag's `env` by it).
+pub const INGEST_KEY_ENV: &str = "QUARRY_API_KEY";
 
 /// Deep-merges `top` into `base`: tables merge, anything else is replaced.
 pub fn merge(base: &mut Table, top: Table) {

@@ -26,7 +26,7 @@ use raw::{Amount, RawConfig, RawPlan};
 pub use agents::AgentsConfig;
 pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
-pub use layers::RESERVED_ENV;
+pub use layers::{INGEST_KEY_ENV, RESERVED_ENV};
 pub use rerank::{RerankConfig, RerankerConfig, RerankerKind};
 pub use research::{Judge, ResearchConfig};
 pub use secrets::SecretsConfig;

@@ -19,7 +19,6 @@ use quarry_index::collection::{Collection, Snapshot};
 use quarry_index::embed::Embedder;
 use quarry_index::search::Mode;
 
-use crate::app::App;
 use crate::error::ApiError;
 use crate::search::{self, query};
 use crate::store::CollectionRecord;
@@ -103,8 +102,16 @@ impl Prepared {
     }
 }
 
+/// What an evaluation searches with: the search service, the rerankers and, for a rerank
+/// API, the provider layer (`App::evaluation` lends them).
+pub struct Services<'a> {
+    pub search: &'a search::Service,
+    pub rerankers: &'a search::rerank::Rerankers,
+    pub llm: Option<&'a crate::llm::Llm>,
+}
+
 /// Resolves the gold (on the blocking pool) and settles which variants can run.
-pub async fn prepare(app: &App, record: &CollectionRecord, coll: &Collection, req: &Request) -> Prepared {
+pub async fn prepare(app: &Services<'_>, record: &CollectionRecord, coll: &Collection, req: &Request) -> Prepared {
     let mut notes = req.notes.clone();
     let variants = runnable(app, record, &req.variants, &mut notes);
     let snapshot: Arc<Snapshot> = coll.snapshot();
@@ -127,7 +134,7 @@ pub async fn prepare(app: &App, record: &CollectionRecord, coll: &Collection, re
 
 /// The variants asked for that this server can run for this collection; a note for
 /// each one skipped.
-fn runnable(app: &App, record: &CollectionRecord, asked: &[Variant], notes: &mut Vec<String>) -> Vec<Variant> {
+fn runnable(app: &Services<'_>, record: &CollectionRecord, asked: &[Variant], notes: &mut Vec<String>) -> Vec<Variant> {
     let vectors = match app.search.embedders().for_collection(record) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err("this server runs without an embedder".to_owned()),
@@ -264,7 +271,7 @@ fn round2(x: f64) -> f64 {
 
 /// Runs every counted question in every runnable variant and scores it.
 pub async fn run(
-    app: &App,
+    app: &Services<'_>,
     embedders: &RefCell<Vec<Embedder>>,
     rerankers: &search::rerank::Sessions,
     record: &CollectionRecord,
@@ -289,11 +296,11 @@ pub async fn run(
             if chosen.is_some() {
                 input.k = app.rerankers.depth(k);
             }
-            let settled = query::mode_for(&app.search, record, &input)?;
+            let settled = query::mode_for(app.search, record, &input)?;
             let started = Instant::now();
-            let mut searched = query::run(&app.search, embedders, coll, &input, settled)?;
+            let mut searched = query::run(app.search, embedders, coll, &input, settled)?;
             if let Some(c) = chosen {
-                app.rerankers.apply(c, rerankers, app.llm.as_ref(), &input.query, &mut searched, k).await;
+                app.rerankers.apply(c, rerankers, app.llm, &input.query, &mut searched, k).await;
                 reranker = Some(app.rerankers.name(c).to_owned());
             }
             let ms = started.elapsed().as_secs_f64() * 1000.0;

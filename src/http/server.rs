@@ -62,7 +62,7 @@ impl Shard {
         Shard {
             id,
             router,
-            auth: ShardAuth::new(app.clone()),
+            auth: ShardAuth::new(app.keyring.clone()),
             conns: Connections::new(),
             body_limits: BodyLimits { max_bytes: http.max_body_bytes, timeout: http.body_read_timeout },
             shard_header: HeaderValue::from_static(Box::leak(id.to_string().into_boxed_str())),

@@ -22,7 +22,7 @@ impl Service {
             return Ok(found);
         }
         let record = CollectionRecord {
-            id: format!("col_{}", crate::auth::keys::random_base62(16)),
+            id: format!("col_{}", crate::ids::random_base62(16)),
             account_id: account_id.to_owned(),
             name: name.to_owned(),
             embedder: self.embedder().to_owned(),

@@ -43,7 +43,7 @@ struct AccountOut<'a> {
 }
 
 pub async fn account(call: Call<'_>) -> Result<Reply, ApiError> {
-    let view = identity::account_view(call.app, &call.principal().account_id)?;
+    let view = identity::account_view(&call.app.accounts(), &call.principal().account_id)?;
     let u = view.usage;
     let out = AccountOut {
         allowances: call.app.plan(&view.account.plan),

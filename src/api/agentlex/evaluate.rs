@@ -15,7 +15,7 @@ use crate::search::SearchError;
 pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let req = input::parse(&call.bytes().await?)?;
-    let prepared = evaluate::prepare(call.app, &owned.record, &owned.coll, &req).await;
+    let prepared = evaluate::prepare(&call.app.evaluation(), &owned.record, &owned.coll, &req).await;
     let searches = prepared.searches();
     let who = caller(&call);
     if searches > 0 {
@@ -31,7 +31,7 @@ pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError>
             e => e.into(),
         })?;
     }
-    let report = evaluate::run(call.app, call.embedders, call.rerankers, &owned.record, &owned.coll, &req, prepared).await;
+    let report = evaluate::run(&call.app.evaluation(), call.embedders, call.rerankers, &owned.record, &owned.coll, &req, prepared).await;
     if report.is_err() {
         // A failed evaluation is not charged.
         call.app.search.refund_searches(who, searches);

@@ -96,7 +96,7 @@ pub async fn revoke(call: Call<'_>, prefix: String) -> Result<Reply, ApiError> {
     let app = call.app.clone();
     let p = call.principal();
     let (account, current) = (p.account_id.clone(), p.prefix.clone());
-    let key = blocking(move || identity::revoke_key(&app, &account, &prefix, &current)).await?;
+    let key = blocking(move || identity::revoke_key(&app.accounts(), &account, &prefix, &current)).await?;
     Ok(response::json(StatusCode::OK, &Revoked { revoked: key.prefix, revoked_at: key.revoked_at }))
 }
 

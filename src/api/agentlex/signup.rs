@@ -39,7 +39,7 @@ pub async fn signup(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let caller = bearer(call.parts.headers.get(AUTHORIZATION).map(|v| v.as_bytes())).map(str::to_owned);
     let remote = call.peer.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |p| p.ip());
     let app = call.app.clone();
-    let done = blocking(move || identity::signup(&app, &body.email, caller.as_deref(), remote)).await?;
+    let done = blocking(move || identity::signup(&app.accounts(), &body.email, caller.as_deref(), remote)).await?;
     let out = SignupOut {
         account: AccountOut { id: done.account.id, email: done.account.email, plan: done.account.plan },
         api_key: done.key.secret,

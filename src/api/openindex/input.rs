@@ -265,7 +265,7 @@ pub fn deletion(r: DeleteRequest) -> Result<Deletion, ApiError> {
 /// metadata as `document_id`.
 pub fn document(d: DocumentIn, i: usize) -> Result<(String, NewDocument), ApiError> {
     let at = format!("documents[{i}]");
-    let id = d.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("doc_{}", crate::auth::keys::random_base62(16)));
+    let id = d.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
     if id.chars().count() > MAX_ID_CHARS {
         return Err(invalid(Code::InvalidDocument, format!("{at}.id"), format!("{at}.id is longer than {MAX_ID_CHARS} characters.")));
     }

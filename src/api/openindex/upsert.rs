@@ -42,7 +42,7 @@ pub async fn upsert_file(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let metadata = input::metadata(form.metadata, "metadata")?;
     let doc = input::text_document(&form.text, form.format, metadata, "file")?;
     let owned = super::find_or_create(&call, ns.as_deref()).await?;
-    let id = format!("doc_{}", crate::auth::keys::random_base62(16));
+    let id = format!("doc_{}", crate::ids::random_base62(16));
     let mut doc = doc;
     doc.metadata.insert(input::DOCUMENT_ID.into(), id.as_str().into());
     let ids = add_all(&call, &owned, vec![(id, doc)]).await?;
