@@ -141,12 +141,7 @@ mod tests {
             let (Some(a), Some(b)) = (layer_of(&from), layer_of(&to)) else { continue };
             let client = CLIENTS.contains(&from.as_str()) && b != 0;
             if b >= a || client {
-                wrong.push(format!(
-                    "{from} ({}) uses {to} ({}) in {}",
-                    LAYERS[a].0,
-                    LAYERS[b].0,
-                    files.join(", ")
-                ));
+                wrong.push(format!("{from} ({}) uses {to} ({}) in {}", LAYERS[a].0, LAYERS[b].0, files.join(", ")));
             }
         }
         assert!(
@@ -166,7 +161,12 @@ mod tests {
             graph.entry(from).or_default().push(to);
         }
         // Depth-first search with colours: 1 = on the path, 2 = done.
-        fn visit<'a>(n: &'a str, g: &BTreeMap<&'a str, Vec<&'a str>>, colour: &mut BTreeMap<&'a str, u8>, path: &mut Vec<&'a str>) -> Option<Vec<String>> {
+        fn visit<'a>(
+            n: &'a str,
+            g: &BTreeMap<&'a str, Vec<&'a str>>,
+            colour: &mut BTreeMap<&'a str, u8>,
+            path: &mut Vec<&'a str>,
+        ) -> Option<Vec<String>> {
             colour.insert(n, 1);
             path.push(n);
             for &m in g.get(n).map(Vec::as_slice).unwrap_or(&[]) {

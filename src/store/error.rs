@@ -16,8 +16,8 @@ pub enum StoreError {
          run a newer quarry, or restore a backup made by this version"
     )]
     Version { path: PathBuf, found: u64, expected: u64 },
-    #[error("records store: {op} failed: {source}")]
-    Db { op: &'static str, source: redb::Error },
+    #[error("records store: {op} {table} failed: {source}")]
+    Table { op: &'static str, table: &'static str, source: redb::Error },
     #[error("records store: corrupt {what}: {reason}")]
     Corrupt { what: String, reason: String },
     #[error("records store: {what} already exists")]
@@ -25,17 +25,6 @@ pub enum StoreError {
     /// Not a fault: the account already holds its plan's most active keys.
     #[error("records store: the account holds {active} active keys, its cap is {max}")]
     TooManyKeys { active: u64, max: u64 },
-}
-
-/// Attaches the operation's name to any redb error.
-pub trait Op<T> {
-    fn op(self, op: &'static str) -> Result<T, StoreError>;
-}
-
-impl<T, E: Into<redb::Error>> Op<T> for Result<T, E> {
-    fn op(self, op: &'static str) -> Result<T, StoreError> {
-        self.map_err(|e| StoreError::Db { op, source: e.into() })
-    }
 }
 
 /// A store failure is never the client's: logged in full, answered as 500 `internal`.

@@ -7,23 +7,22 @@
 //! (`(generation id, seq)` → the event's SSE data line), and `soat_idempotency`
 //! (account, project and key → the generation it names and the fingerprint of the
 //! request that claimed it), and `soat_generations_active` (the queue of generations not
-//! settled, which a restart takes over). redb runs one writer at a time, so of two requests with
+//! settled, which a restart takes over). The store runs writes one at a time, so of two requests with
 //! one key, across shards, exactly one claims it.
 
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableError};
 use serde::{Deserialize, Serialize};
 
-use super::error::Op;
-use super::owned::{get_in, insert_in, Owned};
-use super::{from_json, to_json, Records, StoreError};
+use super::agents::DEPENDENTS as AGENT_DEPENDENTS;
+use super::kv::{Logs, Names, Read, Rows, Table, WriteTx};
+use super::owned::{get_in, insert_in, list_in, put_in, remove_in};
+use super::{get_json, to_json, Records, StoreError};
 use crate::agents::generation::record::{GenerationRecord, TraceRecord};
 
-const EVENTS: TableDefinition<(&str, u64), &str> = TableDefinition::new("soat_generation_events");
-const IDEMPOTENCY: TableDefinition<&str, &[u8]> = TableDefinition::new("soat_idempotency");
+const EVENTS: Logs = Logs("soat_generation_events");
+const IDEMPOTENCY: Rows = Rows("soat_idempotency");
 /// The durable queue: every generation not yet settled (id → account), so a restart
 /// finds the runs to take over without reading every generation ever made.
-const ACTIVE: TableDefinition<&str, &str> = TableDefinition::new("soat_generations_active");
-const AGENT_DEPENDENTS: redb::MultimapTableDefinition<&str, &str> = redb::MultimapTableDefinition::new("soat_agent_dependents");
+const ACTIVE: Names = Names("soat_generations_active");
 
 /// The claim an idempotency key holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,54 +48,41 @@ impl Records {
     pub(super) fn ensure_generations(&self) -> Result<(), StoreError> {
         self.ensure::<GenerationRecord>()?;
         self.ensure::<TraceRecord>()?;
-        let txn = self.db.begin_write().op("begin create tables")?;
-        txn.open_table(EVENTS).op("create events")?;
-        txn.open_table(IDEMPOTENCY).op("create idempotency")?;
-        txn.open_table(ACTIVE).op("create active")?;
-        txn.commit().op("commit create tables")
+        let txn = self.kv.write()?;
+        txn.create(Table::Logs(EVENTS))?;
+        txn.create(Table::Rows(IDEMPOTENCY))?;
+        txn.create(Table::Names(ACTIVE))?;
+        txn.commit()
     }
 
     /// Adds a generation, its trace when the trace is new, links both to the agent,
     /// and claims `key` (with the request's fingerprint) when given, all at once.
     pub fn create_generation(&self, g: &GenerationRecord, new_trace: Option<&TraceRecord>, key: Option<(&str, &str)>) -> Result<Created, StoreError> {
-        let txn = self.db.begin_write().op("begin create generation")?;
+        let txn = self.kv.write()?;
         if let Some((key, fingerprint)) = key {
-            let mut claims = txn.open_table(IDEMPOTENCY).op("open idempotency")?;
             let k = idempotency_key(&g.account_id, &g.project_id, key);
-            if let Some(v) = claims.get(k.as_str()).op("read claim")? {
-                return Ok(Created::Claimed(from_json("idempotency claim", v.value())?));
+            if let Some(claim) = get_json(&txn, IDEMPOTENCY, &k, "idempotency claim")? {
+                return Ok(Created::Claimed(claim));
             }
             let claim = Claim { generation_id: g.id.clone(), agent_id: g.agent_id.clone(), fingerprint: fingerprint.to_owned() };
-            claims.insert(k.as_str(), to_json(&claim).as_slice()).op("claim key")?;
+            txn.put_row(IDEMPOTENCY, &k, &to_json(&claim))?;
         }
         insert_in(&txn, g)?;
         if !g.status.settled() {
-            txn.open_table(ACTIVE).op("open active")?.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+            txn.put_name(ACTIVE, &g.id, &g.account_id)?;
         }
-        {
-            let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
-            links.insert(g.agent_id.as_str(), format!("generation:{}", g.id).as_str()).op("link generation")?;
-            if let Some(t) = new_trace {
-                insert_in(&txn, t)?;
-                links.insert(t.agent_id.as_str(), format!("trace:{}", t.id).as_str()).op("link trace")?;
-            }
+        txn.add_member(AGENT_DEPENDENTS, &g.agent_id, &format!("generation:{}", g.id))?;
+        if let Some(t) = new_trace {
+            insert_in(&txn, t)?;
+            txn.add_member(AGENT_DEPENDENTS, &t.agent_id, &format!("trace:{}", t.id))?;
         }
-        txn.commit().op("commit create generation")?;
+        txn.commit()?;
         Ok(Created::New)
     }
 
     /// The claim `key` holds in the project, if any.
     pub fn idempotency_claim(&self, account_id: &str, project_id: &str, key: &str) -> Result<Option<Claim>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let table = match txn.open_table(IDEMPOTENCY) {
-            Err(TableError::TableDoesNotExist(_)) => return Ok(None),
-            t => t.op("open idempotency")?,
-        };
-        table
-            .get(idempotency_key(account_id, project_id, key).as_str())
-            .op("read claim")?
-            .map(|v| from_json("idempotency claim", v.value()))
-            .transpose()
+        get_json(&self.kv.read()?, IDEMPOTENCY, &idempotency_key(account_id, project_id, key), "idempotency claim")
     }
 
     /// Saves a step: the run's fields of `g` (never the caller-owned `metadata`, which
@@ -110,7 +96,7 @@ impl Records {
         steps: u64,
         check: impl FnOnce(&GenerationRecord) -> bool,
     ) -> Result<Option<bool>, StoreError> {
-        let txn = self.db.begin_write().op("begin save step")?;
+        let txn = self.kv.write()?;
         {
             let Some(stored) = get_in::<GenerationRecord>(&txn, &g.account_id, &g.id)? else { return Ok(None) };
             if !check(&stored) {
@@ -127,19 +113,14 @@ impl Records {
             }
             let events: Vec<&(u64, String)> =
                 events.iter().filter(|(_, d)| purged.is_none() || d == "[DONE]" || d.starts_with("{\"error\"")).collect();
-            let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(GenerationRecord::TABLE)).op("open generations")?;
-            table.insert(g.id.as_str(), to_json(&next).as_slice()).op("save generation")?;
-            let mut active = txn.open_table(ACTIVE).op("open active")?;
+            put_in(&txn, &next)?;
             if next.status.settled() {
-                active.remove(g.id.as_str()).op("dequeue generation")?;
+                txn.delete_name(ACTIVE, &g.id)?;
             } else {
-                active.insert(g.id.as_str(), g.account_id.as_str()).op("queue generation")?;
+                txn.put_name(ACTIVE, &g.id, &g.account_id)?;
             }
             if !events.is_empty() {
-                let mut log = txn.open_table(EVENTS).op("open events")?;
-                for (seq, data) in events {
-                    log.insert((g.id.as_str(), *seq), data.as_str()).op("append event")?;
-                }
+                txn.append(EVENTS, &g.id, events.iter().map(|(seq, data)| (*seq, data.as_str())))?;
             }
             if steps > 0 {
                 if let Some(mut t) = get_in::<TraceRecord>(&txn, &g.account_id, &g.trace_id)? {
@@ -148,12 +129,11 @@ impl Records {
                     if g.error.is_some() && t.error.is_none() {
                         t.error = g.error.clone();
                     }
-                    let mut traces = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(TraceRecord::TABLE)).op("open traces")?;
-                    traces.insert(t.id.as_str(), to_json(&t).as_slice()).op("save trace")?;
+                    put_in(&txn, &t)?;
                 }
             }
         }
-        txn.commit().op("commit save step")?;
+        txn.commit()?;
         Ok(Some(true))
     }
 
@@ -161,63 +141,36 @@ impl Records {
     /// entries that no longer need it (settled by a write that went around the queue,
     /// or gone) dropped from it.
     pub fn active_generations(&self) -> Result<Vec<GenerationRecord>, StoreError> {
-        let txn = self.db.begin_write().op("begin read queue")?;
+        let txn = self.kv.write()?;
         let mut out = Vec::new();
-        {
-            let mut active = txn.open_table(ACTIVE).op("open active")?;
-            let mut stale = Vec::new();
-            for row in active.iter().op("read queue")? {
-                let (id, account) = row.op("read queue entry")?;
-                match get_in::<GenerationRecord>(&txn, account.value(), id.value())? {
-                    Some(g) if !g.status.settled() => out.push(g),
-                    _ => stale.push(id.value().to_owned()),
-                }
-            }
-            for id in stale {
-                active.remove(id.as_str()).op("dequeue generation")?;
+        for (id, account) in txn.names(ACTIVE)? {
+            match get_in::<GenerationRecord>(&txn, &account, &id)? {
+                Some(g) if !g.status.settled() => out.push(g),
+                _ => txn.delete_name(ACTIVE, &id)?,
             }
         }
-        txn.commit().op("commit read queue")?;
+        txn.commit()?;
         Ok(out)
     }
 
     /// The generation's committed events after `after`, in order.
     pub fn generation_events(&self, id: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let table = match txn.open_table(EVENTS) {
-            Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            t => t.op("open events")?,
-        };
-        let mut out = Vec::new();
-        for row in table.range((id, after.saturating_add(1))..=(id, u64::MAX)).op("read events")? {
-            let (k, v) = row.op("read event")?;
-            out.push((k.value().1, v.value().to_owned()));
-        }
-        Ok(out)
+        self.kv.read()?.log(EVENTS, id, after)
     }
 
     /// Drops the generation's events (its content is deleted, or it is).
     pub fn drop_generation_events(&self, id: &str) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().op("begin drop events")?;
-        txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
-        txn.commit().op("commit drop events")
+        let txn = self.kv.write()?;
+        txn.drop_log(EVENTS, id)?;
+        txn.commit()
     }
 
     /// Removes a generation with its events and its idempotency claim.
     pub fn remove_generation(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.db.begin_write().op("begin remove generation")?;
+        let txn = self.kv.write()?;
         let Some(g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(false) };
-        if let Some(key) = &g.idempotency_key {
-            txn.open_table(IDEMPOTENCY).op("open idempotency")?.remove(idempotency_key(account_id, &g.project_id, key).as_str()).op("release key")?;
-        }
-        txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
-        txn.open_table(ACTIVE).op("open active")?.remove(id).op("dequeue generation")?;
-        txn.open_multimap_table(AGENT_DEPENDENTS)
-            .op("open dependents")?
-            .remove(g.agent_id.as_str(), format!("generation:{id}").as_str())
-            .op("unlink")?;
-        super::owned::remove_in::<GenerationRecord>(&txn, account_id, id)?;
-        txn.commit().op("commit remove generation")?;
+        remove_generation_in(&txn, &g)?;
+        txn.commit()?;
         Ok(true)
     }
 }
@@ -254,14 +207,16 @@ pub struct TracePurge {
     pub generations: usize,
 }
 
-fn drop_events_in(txn: &redb::WriteTransaction, id: &str) -> Result<(), StoreError> {
-    txn.open_table(EVENTS).op("open events")?.retain_in((id, 0)..=(id, u64::MAX), |_, _| false).op("drop events")?;
-    Ok(())
-}
-
-fn put_in<R: Owned>(txn: &redb::WriteTransaction, r: &R) -> Result<(), StoreError> {
-    let mut table = txn.open_table(redb::TableDefinition::<&str, &[u8]>::new(R::TABLE)).op("open records")?;
-    table.insert(r.id(), to_json(r).as_slice()).op("write record")?;
+/// Removes a generation with its events, its idempotency claim, its place in the queue
+/// and its agent link.
+fn remove_generation_in(txn: &WriteTx, g: &GenerationRecord) -> Result<(), StoreError> {
+    if let Some(key) = &g.idempotency_key {
+        txn.delete_row(IDEMPOTENCY, &idempotency_key(&g.account_id, &g.project_id, key))?;
+    }
+    txn.drop_log(EVENTS, &g.id)?;
+    txn.delete_name(ACTIVE, &g.id)?;
+    txn.remove_member(AGENT_DEPENDENTS, &g.agent_id, &format!("generation:{}", g.id))?;
+    remove_in::<GenerationRecord>(txn, &g.account_id, &g.id)?;
     Ok(())
 }
 
@@ -285,12 +240,12 @@ impl Records {
     /// Purges the account's generation `id` (see [`redact_generation`]) and drops its
     /// events; the purged record, or `None` when there is none.
     pub fn purge_generation_content(&self, account_id: &str, id: &str) -> Result<Option<GenerationRecord>, StoreError> {
-        let txn = self.db.begin_write().op("begin purge generation")?;
+        let txn = self.kv.write()?;
         let Some(mut g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(None) };
         redact_generation(&mut g, &crate::clock::now_rfc3339());
         put_in(&txn, &g)?;
-        drop_events_in(&txn, id)?;
-        txn.commit().op("commit purge generation")?;
+        txn.drop_log(EVENTS, id)?;
+        txn.commit()?;
         Ok(Some(g))
     }
 
@@ -298,11 +253,10 @@ impl Records {
     /// every generation of those traces: traces lose their `error`, generations as
     /// [`redact_generation`], each keeping an earlier stamp. `None` when there is none.
     pub fn purge_trace_content(&self, account_id: &str, id: &str) -> Result<Option<TracePurge>, StoreError> {
-        let txn = self.db.begin_write().op("begin purge trace")?;
+        let txn = self.kv.write()?;
         let Some(root) = get_in::<TraceRecord>(&txn, account_id, id)? else { return Ok(None) };
         let at = crate::clock::now_rfc3339();
-        let traces: Vec<TraceRecord> =
-            super::owned::list_in::<TraceRecord>(&txn, account_id)?.into_iter().filter(|t| t.project_id == root.project_id).collect();
+        let traces: Vec<TraceRecord> = list_in::<TraceRecord>(&txn, account_id)?.into_iter().filter(|t| t.project_id == root.project_id).collect();
         let ids = descendants(&traces, id);
         let mut purged = root.clone();
         for mut t in traces.into_iter().filter(|t| ids.contains(&t.id)) {
@@ -316,15 +270,15 @@ impl Records {
             }
         }
         let mut generations = 0;
-        for mut g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
+        for mut g in list_in::<GenerationRecord>(&txn, account_id)? {
             if g.project_id == root.project_id && ids.contains(&g.trace_id) {
                 redact_generation(&mut g, &at);
                 put_in(&txn, &g)?;
-                drop_events_in(&txn, &g.id)?;
+                txn.drop_log(EVENTS, &g.id)?;
                 generations += 1;
             }
         }
-        txn.commit().op("commit purge trace")?;
+        txn.commit()?;
         Ok(Some(TracePurge { trace: purged, traces: ids.len(), generations }))
     }
 
@@ -332,35 +286,22 @@ impl Records {
     /// traces in `project_id` (an agent's force delete; records another project made
     /// stay). The counts removed.
     pub fn remove_agent_runs(&self, account_id: &str, project_id: &str, agent_id: &str) -> Result<(usize, usize), StoreError> {
-        let txn = self.db.begin_write().op("begin remove agent runs")?;
+        let txn = self.kv.write()?;
         let mut counts = (0, 0);
-        {
-            let mut links = txn.open_multimap_table(AGENT_DEPENDENTS).op("open dependents")?;
-            for g in super::owned::list_in::<GenerationRecord>(&txn, account_id)? {
-                if g.agent_id != agent_id || g.project_id != project_id {
-                    continue;
-                }
-                if let Some(key) = &g.idempotency_key {
-                    txn.open_table(IDEMPOTENCY)
-                        .op("open idempotency")?
-                        .remove(idempotency_key(account_id, &g.project_id, key).as_str())
-                        .op("release key")?;
-                }
-                drop_events_in(&txn, &g.id)?;
-                txn.open_table(ACTIVE).op("open active")?.remove(g.id.as_str()).op("dequeue generation")?;
-                links.remove(agent_id, format!("generation:{}", g.id).as_str()).op("unlink")?;
-                super::owned::remove_in::<GenerationRecord>(&txn, account_id, &g.id)?;
+        for g in list_in::<GenerationRecord>(&txn, account_id)? {
+            if g.agent_id == agent_id && g.project_id == project_id {
+                remove_generation_in(&txn, &g)?;
                 counts.0 += 1;
             }
-            for t in super::owned::list_in::<TraceRecord>(&txn, account_id)? {
-                if t.agent_id == agent_id && t.project_id == project_id {
-                    links.remove(agent_id, format!("trace:{}", t.id).as_str()).op("unlink")?;
-                    super::owned::remove_in::<TraceRecord>(&txn, account_id, &t.id)?;
-                    counts.1 += 1;
-                }
+        }
+        for t in list_in::<TraceRecord>(&txn, account_id)? {
+            if t.agent_id == agent_id && t.project_id == project_id {
+                txn.remove_member(AGENT_DEPENDENTS, agent_id, &format!("trace:{}", t.id))?;
+                remove_in::<TraceRecord>(&txn, account_id, &t.id)?;
+                counts.1 += 1;
             }
         }
-        txn.commit().op("commit remove agent runs")?;
+        txn.commit()?;
         Ok(counts)
     }
 }

@@ -6,14 +6,14 @@
 //! exist.
 //!
 //! Each kind has a table `id → JSON` and a multimap `account → id`. Every write is
-//! one transaction, committed with fsync before it returns.
+//! one transaction, committed with fsync before it returns. Written against `kv`'s
+//! tables, so every backend keeps them alike.
 
-use redb::{MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, TableError, WriteTransaction};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::error::Op;
-use super::{from_json, to_json, Records, StoreError};
+use super::kv::{Read, Rows, Sets, Table, WriteTx};
+use super::{from_json, get_json, to_json, Records, StoreError};
 
 /// A kind of record an account owns.
 pub trait Owned: Serialize + DeserializeOwned {
@@ -44,12 +44,12 @@ macro_rules! owned_record {
 }
 pub(crate) use owned_record;
 
-fn records<R: Owned>() -> TableDefinition<'static, &'static str, &'static [u8]> {
-    TableDefinition::new(R::TABLE)
+pub(super) fn records<R: Owned>() -> Rows {
+    Rows(R::TABLE)
 }
 
-fn index<R: Owned>() -> MultimapTableDefinition<'static, &'static str, &'static str> {
-    MultimapTableDefinition::new(R::INDEX)
+fn index<R: Owned>() -> Sets {
+    Sets(R::INDEX)
 }
 
 /// What [`Records::update`]'s closure decides.
@@ -64,138 +64,100 @@ impl Records {
     /// Creates the kind's tables if they are missing (at start-up, so readers never
     /// meet a missing table).
     pub fn ensure<R: Owned>(&self) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().op("begin create tables")?;
-        txn.open_table(records::<R>()).op("create records table")?;
-        txn.open_multimap_table(index::<R>()).op("create index table")?;
-        txn.commit().op("commit create tables")
+        let txn = self.kv.write()?;
+        txn.create(Table::Rows(records::<R>()))?;
+        txn.create(Table::Sets(index::<R>()))?;
+        txn.commit()
     }
 
     /// Adds a new record; `Conflict` when its id is taken.
     pub fn insert<R: Owned>(&self, r: &R) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().op("begin insert")?;
+        let txn = self.kv.write()?;
         insert_in(&txn, r)?;
-        txn.commit().op("commit insert")
+        txn.commit()
     }
 
     /// The record when it exists and belongs to `account_id`.
     pub fn get<R: Owned>(&self, account_id: &str, id: &str) -> Result<Option<R>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let table = match txn.open_table(records::<R>()) {
-            Err(TableError::TableDoesNotExist(_)) => return Ok(None),
-            t => t.op("open records")?,
-        };
-        let found = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
-        Ok(found.filter(|r| r.account_id() == account_id))
+        get_in(&self.kv.read()?, account_id, id)
     }
 
     /// The account's records of this kind, by id.
     pub fn list<R: Owned>(&self, account_id: &str) -> Result<Vec<R>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let (index, table) = match (txn.open_multimap_table(index::<R>()), txn.open_table(records::<R>())) {
-            (Err(TableError::TableDoesNotExist(_)), _) | (_, Err(TableError::TableDoesNotExist(_))) => return Ok(Vec::new()),
-            (i, t) => (i.op("open index")?, t.op("open records")?),
-        };
-        collect(&index, &table, account_id)
+        list_in(&self.kv.read()?, account_id)
     }
 
     /// Every record of this kind, of every account (start-up, operators).
     pub fn all<R: Owned>(&self) -> Result<Vec<R>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let table = match txn.open_table(records::<R>()) {
-            Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            t => t.op("open records")?,
-        };
-        let mut out = Vec::new();
-        for row in table.iter().op("list records")? {
-            out.push(from_json(R::TABLE, row.op("read record")?.1.value())?);
-        }
-        Ok(out)
+        let rows = self.kv.read()?.rows(records::<R>(), super::kv::Keys::All)?;
+        rows.iter().map(|(_, v)| from_json(R::TABLE, v)).collect()
     }
 
     /// Reads the account's record, lets `f` change it, and writes it back, all in one
     /// write transaction: a check `f` makes (a version, a state) holds when the write
-    /// lands, since redb runs one writer at a time. `None` when there is no such
+    /// lands, since the store runs writes one at a time. `None` when there is no such
     /// record of this account. `f` may not change the id or the owner.
     pub fn update<R: Owned, T>(&self, account_id: &str, id: &str, f: impl FnOnce(&mut R) -> Change<T>) -> Result<Option<T>, StoreError> {
-        let txn = self.db.begin_write().op("begin update")?;
-        let out = {
-            let mut table = txn.open_table(records::<R>()).op("open records")?;
-            let current = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
-            let Some(mut record) = current.filter(|r| r.account_id() == account_id) else { return Ok(None) };
-            match f(&mut record) {
-                Change::Keep(t) => return Ok(Some(t)),
-                Change::Write(t) => {
-                    assert!(record.id() == id && record.account_id() == account_id, "an update changed a record's id or owner");
-                    table.insert(id, to_json(&record).as_slice()).op("update record")?;
-                    t
-                }
-            }
+        let txn = self.kv.write()?;
+        let Some(mut record) = get_in::<R>(&txn, account_id, id)? else { return Ok(None) };
+        let out = match f(&mut record) {
+            Change::Keep(t) => return Ok(Some(t)),
+            Change::Write(t) => t,
         };
-        txn.commit().op("commit update")?;
+        assert!(record.id() == id && record.account_id() == account_id, "an update changed a record's id or owner");
+        put_in(&txn, &record)?;
+        txn.commit()?;
         Ok(Some(out))
     }
 
     /// Removes the account's record; whether there was one.
     pub fn remove<R: Owned>(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.db.begin_write().op("begin remove")?;
+        let txn = self.kv.write()?;
         let removed = remove_in::<R>(&txn, account_id, id)?;
-        txn.commit().op("commit remove")?;
+        txn.commit()?;
         Ok(removed)
     }
 }
 
-// The same operations inside a write transaction the caller holds, for writes that
-// touch more than one kind or table at once (`store::soat`).
+// The same operations inside a transaction the caller holds, for writes that touch
+// more than one kind or table at once (`store::soat`, `store::generations`).
 
 /// Adds a new record; `Conflict` when its id is taken.
-pub(super) fn insert_in<R: Owned>(txn: &WriteTransaction, r: &R) -> Result<(), StoreError> {
-    let mut table = txn.open_table(records::<R>()).op("open records")?;
-    if table.get(r.id()).op("look up id")?.is_some() {
+pub(super) fn insert_in<R: Owned>(txn: &WriteTx, r: &R) -> Result<(), StoreError> {
+    if txn.row(records::<R>(), r.id())?.is_some() {
         return Err(StoreError::Conflict { what: format!("{} {}", R::TABLE, r.id()) });
     }
-    table.insert(r.id(), to_json(r).as_slice()).op("insert record")?;
-    txn.open_multimap_table(index::<R>()).op("open index")?.insert(r.account_id(), r.id()).op("index record")?;
-    Ok(())
+    txn.put_row(records::<R>(), r.id(), &to_json(r))?;
+    txn.add_member(index::<R>(), r.account_id(), r.id())
+}
+
+/// Replaces a record that exists (its owner checked by the caller).
+pub(super) fn put_in<R: Owned>(txn: &WriteTx, r: &R) -> Result<(), StoreError> {
+    txn.put_row(records::<R>(), r.id(), &to_json(r))
 }
 
 /// The record when it exists and belongs to `account_id`.
-pub(super) fn get_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<Option<R>, StoreError> {
-    let table = txn.open_table(records::<R>()).op("open records")?;
-    let found = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
+pub(super) fn get_in<R: Owned>(txn: &impl Read, account_id: &str, id: &str) -> Result<Option<R>, StoreError> {
+    let found: Option<R> = get_json(txn, records::<R>(), id, R::TABLE)?;
     Ok(found.filter(|r| r.account_id() == account_id))
 }
 
 /// The account's records of this kind, by id.
-pub(super) fn list_in<R: Owned>(txn: &WriteTransaction, account_id: &str) -> Result<Vec<R>, StoreError> {
-    let index = txn.open_multimap_table(index::<R>()).op("open index")?;
-    let table = txn.open_table(records::<R>()).op("open records")?;
-    collect(&index, &table, account_id)
-}
-
-fn collect<R: Owned>(
-    index: &impl ReadableMultimapTable<&'static str, &'static str>,
-    table: &impl ReadableTable<&'static str, &'static [u8]>,
-    account_id: &str,
-) -> Result<Vec<R>, StoreError> {
+pub(super) fn list_in<R: Owned>(txn: &impl Read, account_id: &str) -> Result<Vec<R>, StoreError> {
     let mut out = Vec::new();
-    for id in index.get(account_id).op("list records")? {
-        let id = id.op("read index")?;
-        if let Some(v) = table.get(id.value()).op("read record")? {
-            out.push(from_json::<R>(R::TABLE, v.value())?);
-        }
+    for id in txn.members(index::<R>(), account_id)? {
+        out.extend(get_json::<R>(txn, records::<R>(), &id, R::TABLE)?);
     }
     Ok(out)
 }
 
 /// Removes the account's record; whether there was one.
-pub(super) fn remove_in<R: Owned>(txn: &WriteTransaction, account_id: &str, id: &str) -> Result<bool, StoreError> {
-    let mut table = txn.open_table(records::<R>()).op("open records")?;
-    let current = table.get(id).op("read record")?.map(|v| from_json::<R>(R::TABLE, v.value())).transpose()?;
-    if current.is_none_or(|r| r.account_id() != account_id) {
+pub(super) fn remove_in<R: Owned>(txn: &WriteTx, account_id: &str, id: &str) -> Result<bool, StoreError> {
+    if get_in::<R>(txn, account_id, id)?.is_none() {
         return Ok(false);
     }
-    table.remove(id).op("remove record")?;
-    txn.open_multimap_table(index::<R>()).op("open index")?.remove(account_id, id).op("unindex record")?;
+    txn.delete_row(records::<R>(), id)?;
+    txn.remove_member(index::<R>(), account_id, id)?;
     Ok(true)
 }
 

@@ -7,17 +7,16 @@
 //! project, a key and its prefix, a project and everything in it) are one write
 //! transaction each.
 
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use super::error::Op;
-use super::owned::{get_in, insert_in, list_in, owned_record, remove_in, Owned};
-use super::{from_json, Records, StoreError};
+use super::kv::{Names, Read, Table, WriteTx};
+use super::owned::{get_in, insert_in, list_in, owned_record, records, remove_in};
+use super::{get_json, Records, StoreError};
 
 /// Account id → the id of its default project.
-const DEFAULT_PROJECTS: TableDefinition<&str, &str> = TableDefinition::new("soat_default_projects");
+const DEFAULT_PROJECTS: Names = Names("soat_default_projects");
 /// A project key's prefix (`sk_` and 7 more characters) → its `key_…` id.
-const KEY_PREFIXES: TableDefinition<&str, &str> = TableDefinition::new("soat_project_key_prefixes");
+const KEY_PREFIXES: Names = Names("soat_project_key_prefixes");
 
 /// A project (`proj_…`): every `/api/v1` record belongs to one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,18 +97,15 @@ impl Records {
         self.ensure::<ProjectRecord>()?;
         self.ensure::<ProjectKeyRecord>()?;
         self.ensure::<AiProviderRecord>()?;
-        let txn = self.db.begin_write().op("begin create tables")?;
-        txn.open_table(DEFAULT_PROJECTS).op("create default projects")?;
-        txn.open_table(KEY_PREFIXES).op("create key prefixes")?;
-        txn.commit().op("commit create tables")
+        let txn = self.kv.write()?;
+        txn.create(Table::Names(DEFAULT_PROJECTS))?;
+        txn.create(Table::Names(KEY_PREFIXES))?;
+        txn.commit()
     }
 
     /// The id of the account's default project, if it has one yet.
     pub fn default_project_id(&self, account_id: &str) -> Result<Option<String>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let table = txn.open_table(DEFAULT_PROJECTS).op("open default projects")?;
-        let id = table.get(account_id).op("read default project")?.map(|v| v.value().to_owned());
-        Ok(id)
+        self.kv.read()?.name(DEFAULT_PROJECTS, account_id)
     }
 
     /// The account's default project, made from `make` when it has none (one write
@@ -118,65 +114,51 @@ impl Records {
         if let Some(p) = self.default_project_id(account_id)?.map(|id| self.get::<ProjectRecord>(account_id, &id)).transpose()?.flatten() {
             return Ok(p);
         }
-        let txn = self.db.begin_write().op("begin default project")?;
-        let project = {
-            let mut defaults = txn.open_table(DEFAULT_PROJECTS).op("open default projects")?;
-            let existing = defaults.get(account_id).op("read default project")?.map(|v| v.value().to_owned());
-            let found = match existing {
-                Some(id) => get_in::<ProjectRecord>(&txn, account_id, &id)?,
-                None => None,
-            };
-            match found {
-                Some(p) => return Ok(p),
-                None => {
-                    let p = make();
-                    assert_eq!(p.account_id, account_id, "a default project of another account");
-                    defaults.insert(account_id, p.id.as_str()).op("write default project")?;
-                    insert_in(&txn, &p)?;
-                    p
-                }
-            }
+        let txn = self.kv.write()?;
+        let found = match txn.name(DEFAULT_PROJECTS, account_id)? {
+            Some(id) => get_in::<ProjectRecord>(&txn, account_id, &id)?,
+            None => None,
         };
-        txn.commit().op("commit default project")?;
-        Ok(project)
+        if let Some(p) = found {
+            return Ok(p);
+        }
+        let p = make();
+        assert_eq!(p.account_id, account_id, "a default project of another account");
+        txn.put_name(DEFAULT_PROJECTS, account_id, &p.id)?;
+        insert_in(&txn, &p)?;
+        txn.commit()?;
+        Ok(p)
     }
 
     /// Adds a project key and its prefix, drawing another key from `next` while the
     /// prefix is taken. Returns the record written.
     pub fn insert_project_key(&self, next: &mut dyn FnMut() -> ProjectKeyRecord) -> Result<ProjectKeyRecord, StoreError> {
-        let txn = self.db.begin_write().op("begin add project key")?;
-        let key = {
-            let mut prefixes = txn.open_table(KEY_PREFIXES).op("open key prefixes")?;
-            let key = loop {
-                let k = next();
-                if prefixes.get(k.prefix.as_str()).op("look up key prefix")?.is_none() {
-                    break k;
-                }
-            };
-            prefixes.insert(key.prefix.as_str(), key.id.as_str()).op("index key prefix")?;
-            insert_in(&txn, &key)?;
-            key
+        let txn = self.kv.write()?;
+        let key = loop {
+            let k = next();
+            if txn.name(KEY_PREFIXES, &k.prefix)?.is_none() {
+                break k;
+            }
         };
-        txn.commit().op("commit add project key")?;
+        txn.put_name(KEY_PREFIXES, &key.prefix, &key.id)?;
+        insert_in(&txn, &key)?;
+        txn.commit()?;
         Ok(key)
     }
 
     /// The project key a presented secret's prefix names (authentication's lookup).
     pub fn project_key_by_prefix(&self, prefix: &str) -> Result<Option<ProjectKeyRecord>, StoreError> {
-        let txn = self.db.begin_read().op("begin read")?;
-        let prefixes = txn.open_table(KEY_PREFIXES).op("open key prefixes")?;
-        let Some(id) = prefixes.get(prefix).op("read key prefix")?.map(|v| v.value().to_owned()) else { return Ok(None) };
-        let table = txn.open_table(TableDefinition::<&str, &[u8]>::new(ProjectKeyRecord::TABLE)).op("open project keys")?;
-        let found = table.get(id.as_str()).op("read project key")?.map(|v| from_json(ProjectKeyRecord::TABLE, v.value())).transpose()?;
-        Ok(found)
+        let txn = self.kv.read()?;
+        let Some(id) = txn.name(KEY_PREFIXES, prefix)? else { return Ok(None) };
+        get_json(&txn, records::<ProjectKeyRecord>(), &id, <ProjectKeyRecord as super::owned::Owned>::TABLE)
     }
 
     /// Removes a project key and its prefix; whether the account had it.
     pub fn remove_project_key(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.db.begin_write().op("begin remove project key")?;
+        let txn = self.kv.write()?;
         let Some(key) = get_in::<ProjectKeyRecord>(&txn, account_id, id)? else { return Ok(false) };
         remove_key_in(&txn, &key)?;
-        txn.commit().op("commit remove project key")?;
+        txn.commit()?;
         Ok(true)
     }
 
@@ -184,7 +166,7 @@ impl Records {
     /// kinds a project holds are removed by their own modules first). `false` when the
     /// account has no such project.
     pub fn remove_project(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.db.begin_write().op("begin remove project")?;
+        let txn = self.kv.write()?;
         let Some(project) = get_in::<ProjectRecord>(&txn, account_id, id)? else { return Ok(false) };
         for key in list_in::<ProjectKeyRecord>(&txn, account_id)?.into_iter().filter(|k| k.project_id.as_deref() == Some(id)) {
             remove_key_in(&txn, &key)?;
@@ -192,21 +174,17 @@ impl Records {
         for p in list_in::<AiProviderRecord>(&txn, account_id)?.into_iter().filter(|p| p.project_id == id) {
             remove_in::<AiProviderRecord>(&txn, account_id, &p.id)?;
         }
-        {
-            let mut defaults = txn.open_table(DEFAULT_PROJECTS).op("open default projects")?;
-            let is_default = defaults.get(account_id).op("read default project")?.is_some_and(|v| v.value() == id);
-            if is_default {
-                defaults.remove(account_id).op("clear default project")?;
-            }
+        if txn.name(DEFAULT_PROJECTS, account_id)?.is_some_and(|d| d == id) {
+            txn.delete_name(DEFAULT_PROJECTS, account_id)?;
         }
         remove_in::<ProjectRecord>(&txn, account_id, &project.id)?;
-        txn.commit().op("commit remove project")?;
+        txn.commit()?;
         Ok(true)
     }
 }
 
-fn remove_key_in(txn: &WriteTransaction, key: &ProjectKeyRecord) -> Result<(), StoreError> {
-    txn.open_table(KEY_PREFIXES).op("open key prefixes")?.remove(key.prefix.as_str()).op("unindex key prefix")?;
+fn remove_key_in(txn: &WriteTx, key: &ProjectKeyRecord) -> Result<(), StoreError> {
+    txn.delete_name(KEY_PREFIXES, &key.prefix)?;
     remove_in::<ProjectKeyRecord>(txn, &key.account_id, &key.id)?;
     Ok(())
 }

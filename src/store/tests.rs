@@ -64,8 +64,8 @@ fn a_newer_schema_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     {
         let r = Records::open(dir.path()).unwrap();
-        let txn = r.db.begin_write().unwrap();
-        txn.open_table(META).unwrap().insert("schema_version", SCHEMA_VERSION + 1).unwrap();
+        let txn = r.kv.write().unwrap();
+        txn.put_count(META, "schema_version", SCHEMA_VERSION + 1).unwrap();
         txn.commit().unwrap();
     }
     let err = Records::open(dir.path()).err().expect("refused");

@@ -1,0 +1,215 @@
+//! The store's one interface to a database: named tables of five shapes, read in
+//! transactions that see one consistent state and written in transactions that land
+//! whole or not at all. Every record family (`store::*`) is written against this, never
+//! against a database's own API, so a backend is this module's to add: redb (embedded,
+//! the default) is the one today (`redb.rs`).
+//!
+//! What a backend promises: a write transaction's reads see its own writes; its checks
+//! hold when it commits (redb runs one writer at a time; a backend that runs writers
+//! concurrently must make them serializable); `commit` returns once the transaction is
+//! durable; a write transaction dropped without `commit` leaves nothing behind.
+
+mod redb;
+
+use std::path::Path;
+
+use super::StoreError;
+
+/// `key → bytes` (a record's JSON).
+#[derive(Debug, Clone, Copy)]
+pub struct Rows(pub &'static str);
+
+/// `key → text` (an index: an email's account, a prefix's key id).
+#[derive(Debug, Clone, Copy)]
+pub struct Names(pub &'static str);
+
+/// `key → u64` (a counter, a schema number).
+#[derive(Debug, Clone, Copy)]
+pub struct Counts(pub &'static str);
+
+/// `key → a set of text` (an account's record ids, an agent's dependents).
+#[derive(Debug, Clone, Copy)]
+pub struct Sets(pub &'static str);
+
+/// `(key, sequence) → text`, read in sequence order (a generation's events).
+#[derive(Debug, Clone, Copy)]
+pub struct Logs(pub &'static str);
+
+/// Any table, for creating them all at start-up.
+#[derive(Debug, Clone, Copy)]
+pub enum Table {
+    Rows(Rows),
+    Names(Names),
+    Counts(Counts),
+    Sets(Sets),
+    Logs(Logs),
+}
+
+/// Which keys of a `Rows` table a scan reads, in key order.
+#[derive(Debug, Clone, Copy)]
+pub enum Keys<'a> {
+    All,
+    /// `start <= key < end`.
+    Between(&'a str, &'a str),
+}
+
+/// What both kinds of transaction read.
+pub trait Read {
+    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// `(key, value)` in key order.
+    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
+    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError>;
+    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError>;
+    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError>;
+    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError>;
+    /// The set's members, in order.
+    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError>;
+    /// The entries of `key` with a sequence above `after`, in order.
+    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError>;
+}
+
+/// The database, whichever backend holds it.
+pub enum Kv {
+    Redb(redb::Db),
+}
+
+impl Kv {
+    /// Opens (creating if needed) the embedded store at `path`.
+    pub fn open_redb(path: &Path) -> Result<Kv, StoreError> {
+        Ok(Kv::Redb(redb::Db::open(path)?))
+    }
+
+    pub fn read(&self) -> Result<ReadTx, StoreError> {
+        match self {
+            Kv::Redb(db) => Ok(ReadTx::Redb(db.read()?)),
+        }
+    }
+
+    pub fn write(&self) -> Result<WriteTx, StoreError> {
+        match self {
+            Kv::Redb(db) => Ok(WriteTx::Redb(db.write()?)),
+        }
+    }
+}
+
+/// A consistent view of the store.
+pub enum ReadTx {
+    Redb(redb::ReadTx),
+}
+
+/// A transaction that lands whole on `commit`, or not at all when dropped.
+pub enum WriteTx {
+    Redb(redb::WriteTx),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $tx:ident => $call:expr) => {
+        match $self {
+            Self::Redb($tx) => $call,
+        }
+    };
+}
+
+impl Read for ReadTx {
+    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        dispatch!(self, tx => tx.row(t, key))
+    }
+    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        dispatch!(self, tx => tx.rows(t, keys))
+    }
+    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
+        dispatch!(self, tx => tx.name(t, key))
+    }
+    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
+        dispatch!(self, tx => tx.names(t))
+    }
+    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
+        dispatch!(self, tx => tx.count(t, key))
+    }
+    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
+        dispatch!(self, tx => tx.counts(t))
+    }
+    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
+        dispatch!(self, tx => tx.members(t, key))
+    }
+    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
+        dispatch!(self, tx => tx.log(t, key, after))
+    }
+}
+
+impl Read for WriteTx {
+    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        dispatch!(self, tx => tx.row(t, key))
+    }
+    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        dispatch!(self, tx => tx.rows(t, keys))
+    }
+    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
+        dispatch!(self, tx => tx.name(t, key))
+    }
+    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
+        dispatch!(self, tx => tx.names(t))
+    }
+    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
+        dispatch!(self, tx => tx.count(t, key))
+    }
+    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
+        dispatch!(self, tx => tx.counts(t))
+    }
+    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
+        dispatch!(self, tx => tx.members(t, key))
+    }
+    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
+        dispatch!(self, tx => tx.log(t, key, after))
+    }
+}
+
+impl WriteTx {
+    /// Makes the table if it is missing (at start-up, so readers never meet a missing one).
+    pub fn create(&self, t: Table) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.create(t))
+    }
+    pub fn put_row(&self, t: Rows, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.put_row(t, key, value))
+    }
+    /// Whether there was such a row.
+    pub fn delete_row(&self, t: Rows, key: &str) -> Result<bool, StoreError> {
+        dispatch!(self, tx => tx.delete_row(t, key))
+    }
+    /// Deletes every row `start <= key < end`.
+    pub fn delete_rows(&self, t: Rows, start: &str, end: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.delete_rows(t, start, end))
+    }
+    pub fn put_name(&self, t: Names, key: &str, value: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.put_name(t, key, value))
+    }
+    pub fn delete_name(&self, t: Names, key: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.delete_name(t, key))
+    }
+    pub fn put_count(&self, t: Counts, key: &str, value: u64) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.put_count(t, key, value))
+    }
+    pub fn add_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.add_member(t, key, member))
+    }
+    pub fn remove_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.remove_member(t, key, member))
+    }
+    /// Appends `(sequence, data)` entries to `key`'s log.
+    pub fn append<'a>(&self, t: Logs, key: &str, entries: impl IntoIterator<Item = (u64, &'a str)>) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.append(t, key, entries))
+    }
+    /// Drops every entry of `key`.
+    pub fn drop_log(&self, t: Logs, key: &str) -> Result<(), StoreError> {
+        dispatch!(self, tx => tx.drop_log(t, key))
+    }
+    /// Durable when it returns.
+    pub fn commit(self) -> Result<(), StoreError> {
+        match self {
+            WriteTx::Redb(tx) => tx.commit(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! What every backend must do, run against each of them (redb today): a backend added
+//! later runs this same suite by adding itself to `backends`.
+
+use super::*;
+
+const R: Rows = Rows("t_rows");
+const N: Names = Names("t_names");
+const C: Counts = Counts("t_counts");
+const S: Sets = Sets("t_sets");
+const L: Logs = Logs("t_logs");
+
+/// Every backend, each on a fresh store (the directory lives as long as the store).
+fn backends() -> Vec<(&'static str, Kv, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let redb = Kv::open_redb(&dir.path().join("records.redb")).unwrap();
+    vec![("redb", redb, dir)]
+}
+
+#[test]
+fn a_table_never_made_reads_as_empty() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.read().unwrap();
+        assert_eq!(tx.row(R, "a").unwrap(), None, "{name}");
+        assert!(tx.rows(R, Keys::All).unwrap().is_empty(), "{name}");
+        assert_eq!(tx.name(N, "a").unwrap(), None, "{name}");
+        assert_eq!(tx.count(C, "a").unwrap(), None, "{name}");
+        assert!(tx.members(S, "a").unwrap().is_empty(), "{name}");
+        assert!(tx.log(L, "a", 0).unwrap().is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn a_write_reads_its_own_writes_and_lands_only_on_commit() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "a", b"1").unwrap();
+        tx.put_name(N, "a", "x").unwrap();
+        tx.put_count(C, "a", 7).unwrap();
+        tx.add_member(S, "a", "m").unwrap();
+        tx.append(L, "a", [(1, "e1")]).unwrap();
+        assert_eq!(tx.row(R, "a").unwrap().as_deref(), Some(&b"1"[..]), "{name}");
+        assert_eq!(tx.members(S, "a").unwrap(), ["m"], "{name}");
+        drop(tx);
+        let read = kv.read().unwrap();
+        assert_eq!(read.row(R, "a").unwrap(), None, "{name}: a dropped write leaves nothing");
+        assert_eq!(read.name(N, "a").unwrap(), None, "{name}");
+        drop(read);
+
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "a", b"1").unwrap();
+        tx.put_count(C, "a", 7).unwrap();
+        tx.commit().unwrap();
+        let read = kv.read().unwrap();
+        assert_eq!(read.row(R, "a").unwrap().as_deref(), Some(&b"1"[..]), "{name}");
+        assert_eq!(read.count(C, "a").unwrap(), Some(7), "{name}");
+    }
+}
+
+#[test]
+fn a_read_sees_one_state_while_a_write_commits() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "a", b"old").unwrap();
+        tx.commit().unwrap();
+        let before = kv.read().unwrap();
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "a", b"new").unwrap();
+        tx.commit().unwrap();
+        assert_eq!(before.row(R, "a").unwrap().as_deref(), Some(&b"old"[..]), "{name}");
+        assert_eq!(kv.read().unwrap().row(R, "a").unwrap().as_deref(), Some(&b"new"[..]), "{name}");
+    }
+}
+
+#[test]
+fn scans_are_in_key_order_and_ranges_are_half_open() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        for k in ["b/2", "a/1", "b/1", "b0", "c"] {
+            tx.put_row(R, k, k.as_bytes()).unwrap();
+        }
+        tx.commit().unwrap();
+        let keys = |rows: Vec<(String, Vec<u8>)>| rows.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        let read = kv.read().unwrap();
+        assert_eq!(keys(read.rows(R, Keys::All).unwrap()), ["a/1", "b/1", "b/2", "b0", "c"], "{name}");
+        assert_eq!(keys(read.rows(R, Keys::Between("b/", "b0")).unwrap()), ["b/1", "b/2"], "{name}");
+        drop(read);
+        let tx = kv.write().unwrap();
+        tx.delete_rows(R, "b/", "b0").unwrap();
+        assert!(tx.delete_row(R, "c").unwrap(), "{name}");
+        assert!(!tx.delete_row(R, "c").unwrap(), "{name}: already gone");
+        tx.commit().unwrap();
+        assert_eq!(keys(kv.read().unwrap().rows(R, Keys::All).unwrap()), ["a/1", "b0"], "{name}");
+    }
+}
+
+#[test]
+fn sets_logs_names_and_counts_keep_what_was_written() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        for m in ["z", "a", "m", "a"] {
+            tx.add_member(S, "k", m).unwrap();
+        }
+        tx.add_member(S, "other", "q").unwrap();
+        tx.append(L, "g1", [(1, "one"), (2, "two"), (3, "three")]).unwrap();
+        tx.append(L, "g2", [(1, "else")]).unwrap();
+        tx.put_name(N, "b", "2").unwrap();
+        tx.put_name(N, "a", "1").unwrap();
+        tx.put_count(C, "x", u64::MAX).unwrap();
+        tx.commit().unwrap();
+        let read = kv.read().unwrap();
+        assert_eq!(read.members(S, "k").unwrap(), ["a", "m", "z"], "{name}: a set, in order");
+        assert_eq!(read.log(L, "g1", 1).unwrap(), [(2, "two".to_owned()), (3, "three".to_owned())], "{name}");
+        assert!(read.log(L, "g1", u64::MAX).unwrap().is_empty(), "{name}");
+        assert_eq!(read.names(N).unwrap(), [("a".to_owned(), "1".to_owned()), ("b".to_owned(), "2".to_owned())], "{name}");
+        assert_eq!(read.counts(C).unwrap(), [("x".to_owned(), u64::MAX)], "{name}");
+        drop(read);
+        let tx = kv.write().unwrap();
+        tx.remove_member(S, "k", "m").unwrap();
+        tx.drop_log(L, "g1").unwrap();
+        tx.delete_name(N, "a").unwrap();
+        tx.commit().unwrap();
+        let read = kv.read().unwrap();
+        assert_eq!(read.members(S, "k").unwrap(), ["a", "z"], "{name}");
+        assert!(read.log(L, "g1", 0).unwrap().is_empty(), "{name}");
+        assert_eq!(read.log(L, "g2", 0).unwrap(), [(1, "else".to_owned())], "{name}: another key's log stays");
+        assert_eq!(read.name(N, "a").unwrap(), None, "{name}");
+    }
+}
