@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/ab: the speed check against the previous binary. Runs the load harness's keyword,
 # hybrid, add, health and generation rows against two release binaries in one run, in
-# alternating rounds (old, new, old, new, ...), and prints per row req/s, p50 and p99 of
+# alternation (old, new, old, new, ...: each row on one, then at once on the other), and prints per row req/s, p50 and p99 of
 # each and new/old, flagging a row below 0.95x. Writes the table to
 # bench/results/ab-<time>.md.
 #
@@ -22,8 +22,10 @@
 #      copied afresh for each side of each run: the new binary opens data the old one
 #      wrote, as an upgrade would, and each side writes (adds, generations) only its copy.
 # pins: each server `--shards 1` on CPU 0, quarry-load and the fake upstream on CPU 1
-#      (as bench/ceiling.sh pins). The server is started afresh for each side of each
-#      round; the rows run in the order given, each with a 2 s warmup.
+#      (as bench/ceiling.sh pins).
+# rounds: both servers started afresh each round; each row in the order given measured
+#      on old, then at once on new (new, then old, in even rounds), each a 2 s warmup and
+#      --duration measured: a pair's figures seconds apart, not a round apart.
 # rows: keyword  POST .../search mode keyword, every SciFact query, 32 connections
 #       hybrid   the same in hybrid mode, 8 connections
 #       add      POST .../documents, SciFact's documents into a new collection, 8
@@ -48,6 +50,7 @@ port=4480
 load_bin=""
 SERVER_CPU=0
 CLIENT_CPU=1
+given=$*
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
@@ -105,7 +108,11 @@ if [ ! -x "$old_bin" ] || { [ -z "$load_bin" ] && [ ! -x "$ab/target/release/qua
 fi
 load_bin=${load_bin:-$ab/target/release/quarry-load}
 [ -x "$load_bin" ] || die "no quarry-load at $load_bin"
-[ "$(readlink -f "$old_bin")" != "$new_bin" ] || log "old and new are the same binary: this run measures the noise floor"
+same=""
+if [ "$(readlink -f "$old_bin")" = "$new_bin" ]; then
+    same="Old and new are the same binary: this run measures the noise floor."
+    log "$same"
+fi
 
 # --- processes we start, and only those, are stopped on exit ---
 PIDS=()
@@ -176,6 +183,8 @@ for side in old new; do
     cp -a "$seed/data" "$work/$side/data"
     config > "$work/$side/quarry.toml"
 done
+# The copies' dirty pages written back now, not under the first round's loads.
+sync
 python3 bench/ab/corpus.py searches "$key" "$col" "$scifact" "$work"
 
 if [[ ",$rows," == *,generation,* ]]; then
@@ -206,58 +215,73 @@ PY
     log "round $round $side $row: $(tail -1 "$work/runs" | cut -d' ' -f5 | xargs printf '%.1f') req/s"
 }
 
-# one_side SIDE ROUND: a fresh server on the side's own copy, every row, then stopped.
-one_side() {
-    local side=$1 round=$2 p url
+# start_side SIDE ROUND: a fresh server on the side's own copy; at its first start, the
+# copy is checked and given the generation row's agent.
+declare -A servers
+start_side() {
+    local side=$1 round=$2 p
     p=$(port_of "$side")
-    url=http://127.0.0.1:$p/
     serve "$(bin_of "$side")" "$work/$side" "$p"
-    if [ "$round" = 1 ]; then
-        # The new binary opens the old one's data and must hold the same collection.
-        python3 bench/ab/corpus.py count "127.0.0.1:$p" "$key" "$col" > "$work/$side/count"
-        cmp -s "$seed/count" "$work/$side/count" \
-            || die "$side holds $(cat "$work/$side/count") (documents pages) of the seed's $(cat "$seed/count")"
-        if [ -n "${upstream:-}" ]; then
-            python3 bench/ab/corpus.py agent "127.0.0.1:$p" "$key" "$upstream" "$work/$side/generate.jsonl"
-        fi
+    servers[$side]=$server
+    [ "$round" = 1 ] || return 0
+    # The new binary opens the old one's data and must hold the same collection.
+    python3 bench/ab/corpus.py count "127.0.0.1:$p" "$key" "$col" > "$work/$side/count"
+    cmp -s "$seed/count" "$work/$side/count" \
+        || die "$side holds $(cat "$work/$side/count") (documents pages) of the seed's $(cat "$seed/count")"
+    if [ -n "${upstream:-}" ]; then
+        python3 bench/ab/corpus.py agent "127.0.0.1:$p" "$key" "$upstream" "$work/$side/generate.jsonl"
     fi
-    for row in ${rows//,/ }; do
-        case "$row" in
-            keyword) measure "$side" keyword "$round" 32 --requests "$work/keyword.jsonl" "$url" ;;
-            hybrid) measure "$side" hybrid "$round" 8 --requests "$work/hybrid.jsonl" "$url" ;;
-            health) measure "$side" health "$round" 32 "${url}v1/health" ;;
-            generation) measure "$side" generation "$round" 4 --timeout 10s --requests "$work/$side/generate.jsonl" "$url" ;;
-            add)
-                local ing
-                ing=$(python3 bench/ab/corpus.py collection "127.0.0.1:$p" "$key" "ab-add-$round")
-                python3 bench/ab/corpus.py adds "$key" "$ing" "$scifact" "$work/adds.jsonl"
-                measure "$side" add "$round" 8 --timeout 30s --requests "$work/adds.jsonl" "$url"
-                python3 bench/ab/corpus.py delete "127.0.0.1:$p" "$key" "$ing"
-                ;;
-        esac
-    done
-    stop_pid "$server"
 }
 
+# one_row SIDE ROW ROUND
+one_row() {
+    local side=$1 row=$2 round=$3 p url ing
+    p=$(port_of "$side")
+    url=http://127.0.0.1:$p/
+    case "$row" in
+        keyword) measure "$side" keyword "$round" 32 --requests "$work/keyword.jsonl" "$url" ;;
+        hybrid) measure "$side" hybrid "$round" 8 --requests "$work/hybrid.jsonl" "$url" ;;
+        health) measure "$side" health "$round" 32 "${url}v1/health" ;;
+        generation) measure "$side" generation "$round" 4 --timeout 10s --requests "$work/$side/generate.jsonl" "$url" ;;
+        add)
+            ing=$(python3 bench/ab/corpus.py collection "127.0.0.1:$p" "$key" "ab-add-$round")
+            python3 bench/ab/corpus.py adds "$key" "$ing" "$scifact" "$work/$side/adds.jsonl"
+            measure "$side" add "$round" 8 --timeout 30s --requests "$work/$side/adds.jsonl" "$url"
+            python3 bench/ab/corpus.py delete "127.0.0.1:$p" "$key" "$ing"
+            ;;
+    esac
+}
+
+# Both servers are up through a round (the idle one parks), and each row is measured on
+# one side, then at once on the other, so the two figures of a pair are seconds apart
+# rather than a round apart: the other work on a shared machine comes and goes on the
+# scale of a round. The side that goes first swaps every round (old first in odd ones).
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-log "$rounds round(s) of old ($rev), new; rows $rows; $warmup + $duration each; servers on CPU $SERVER_CPU, load on CPU $CLIENT_CPU"
+log "$rounds round(s), each row old then new (new then old in even rounds); rows $rows; $warmup + $duration each; servers on CPU $SERVER_CPU, load on CPU $CLIENT_CPU"
 : > "$work/runs"
 for round in $(seq "$rounds"); do
-    one_side old "$round"
-    one_side new "$round"
+    start_side old "$round"
+    start_side new "$round"
+    order="old new"
+    (( round % 2 )) || order="new old"
+    for row in ${rows//,/ }; do
+        for side in $order; do one_row "$side" "$row" "$round"; done
+    done
+    stop_pid "${servers[old]}"
+    stop_pid "${servers[new]}"
 done
 
 out=bench/results/ab-$time.md
 {
     echo "# A/B: $rev against the new binary ($(date -u +%F))"
     echo
-    echo "Command: \`bench/ab/run.sh --old $old_rev --rounds $rounds --duration $duration --rows $rows\`."
+    echo "Command: \`bench/ab/run.sh${given:+ $given}\` (rounds $rounds, duration $duration, rows $rows)."
     echo "old: \`$old_bin\` ($rev). new: \`$new_bin\`, built $(date -u -r "$new_bin" '+%F %H:%M UTC'),"
     echo "working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src index Cargo.lock || echo ' with uncommitted changes')."
     echo "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)); each server \`--shards 1\` on CPU $SERVER_CPU, quarry-load"
-    echo "(and the fake upstream) on CPU $CLIENT_CPU; rounds alternate old, new; $warmup warmup + $duration per row."
+    echo "(and the fake upstream) on CPU $CLIENT_CPU; each row old then new, new then old in even rounds; $warmup warmup + $duration per row."
     echo "SciFact ($(cut -d' ' -f1 "$seed/count") documents, embedder $embedder) indexed once by the old binary, each side on its own copy."
-    echo "Load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo "Load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg). $same"
     echo
     python3 bench/ab/table.py "$work/runs"
 } > "$out"
