@@ -286,5 +286,5 @@ out=bench/results/ab-$time.md
     python3 bench/ab/table.py "$work/runs"
 } > "$out"
 cat "$out"
-for side in old new; do rm -rf "$work/$side/data"; done
+for side in old new; do rm -rf "$work/$side/data" "$work/$side/adds.jsonl"; done
 log "written to $out (logs and raw figures in $work)"
