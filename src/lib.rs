@@ -27,3 +27,4 @@ pub mod shard;
 pub mod store;
 pub mod sys;
 pub mod telemetry;
+pub mod version;

@@ -293,7 +293,7 @@ pub async fn run(
             let started = Instant::now();
             let mut searched = query::run(&app.search, embedders, coll, &input, settled)?;
             if let Some(c) = chosen {
-                app.rerankers.apply(c, rerankers, app.llm.as_ref(), &input.query, &mut searched, k).await;
+                app.rerankers.apply(c, rerankers, app.llm.as_deref(), &input.query, &mut searched, k).await;
                 reranker = Some(app.rerankers.name(c).to_owned());
             }
             let ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -20,7 +20,8 @@ use super::{from_json, to_json, Records, StoreError};
 const AGENTS: TableDefinition<&str, &[u8]> = TableDefinition::new("soat_agents");
 const BY_PROJECT: MultimapTableDefinition<&str, &str> = MultimapTableDefinition::new("soat_agents_by_project");
 const VERSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("soat_agent_versions");
-const DEPENDENTS: MultimapTableDefinition<&str, &str> = MultimapTableDefinition::new("soat_agent_dependents");
+/// Also written by `store::generations` (a generation and its trace link themselves).
+pub(super) const DEPENDENTS: MultimapTableDefinition<&str, &str> = MultimapTableDefinition::new("soat_agent_dependents");
 
 /// An agent record, as the store needs to see it.
 pub trait AgentRow: Serialize + DeserializeOwned {
