@@ -89,9 +89,6 @@ impl Service {
     /// The account's plan; an account on a plan since removed from the configuration
     /// gets the default plan.
     pub fn plan(&self, id: &str) -> &Plan {
-        self.plans
-            .get(id)
-            .or_else(|| self.plans.get(&self.default_plan))
-            .expect("the default plan exists (checked when the config resolved)")
+        self.plans.get(id).or_else(|| self.plans.get(&self.default_plan)).expect("the default plan exists (checked when the config resolved)")
     }
 }

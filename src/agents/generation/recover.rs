@@ -9,8 +9,8 @@ use std::rc::Rc;
 use super::event::Event;
 use super::record::{GenerationRecord, Status, Transition, BOOT};
 use super::run::{self, Host};
-use crate::store::generations::EventRow;
 use crate::runtime::blocking;
+use crate::store::generations::EventRow;
 
 fn mine(id: &str, shard: usize, shards: usize) -> bool {
     let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));

@@ -1,12 +1,15 @@
 //! Starting a generation, resuming a paused one with its tool outputs, and taking
 //! over, after a restart, the runs the last boot left `in_progress`.
 
-use std::rc::Rc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::rc::Rc;
 
 use super::live::Log;
-use super::record::{GenerationRecord, Input, Message, NewGeneration, RunState, Runner, Status, TraceRecord, Transition, Usage, BOOT, GENERATION_PREFIX, RESERVE, TRACE_PREFIX};
+use super::record::{
+    GenerationRecord, Input, Message, NewGeneration, RunState, Runner, Status, TraceRecord, Transition, Usage, BOOT, GENERATION_PREFIX, RESERVE,
+    TRACE_PREFIX,
+};
 use super::request::GenerateBody;
 use super::run::{self, Host};
 use crate::agents::agent::config::{AgentConfig, TraceContentMode};

@@ -175,7 +175,10 @@ impl GenerationRecord {
                 self.fail(f, now);
             }
             Transition::Interrupt { why } => {
-                let f = Failure { stop_reason: "interrupted", ..Failure::new(Code::GenerationInterrupted, format!("The generation was interrupted: {why}.")) };
+                let f = Failure {
+                    stop_reason: "interrupted",
+                    ..Failure::new(Code::GenerationInterrupted, format!("The generation was interrupted: {why}."))
+                };
                 self.fail(f, now);
                 self.state.lease = None;
                 self.state.seq = self.state.reserved + 1;

@@ -59,7 +59,9 @@ impl Run {
                 };
                 self.host.agents.tools.run(&env, self.project(), def, input, 0).await.map_err(tool_failure)
             }
-            Does::WriteMemory { store_id } => crate::agents::generation::knowledge::write_memory(&env, self.project(), store_id, &call.args).await.map_err(Call::Soft),
+            Does::WriteMemory { store_id } => {
+                crate::agents::generation::knowledge::write_memory(&env, self.project(), store_id, &call.args).await.map_err(Call::Soft)
+            }
             Does::Agent { agent_id } => {
                 let agent_id = agent_id.clone().or_else(|| args.get("agent_id").and_then(Value::as_str).map(str::to_owned));
                 let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default().to_owned();
