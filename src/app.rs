@@ -31,7 +31,7 @@ pub enum OpenError {
     SecretsKey(#[from] crate::agents::secrets::key::KeyError),
 }
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::version::VERSION;
 
 pub struct App {
     pub config: Config,
@@ -54,9 +54,7 @@ pub struct App {
     health_json: [Bytes; 2],
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
-    pub llm: Option<crate::llm::Llm>,
-    /// Calls through providers made at call time (`/api/v1` AI providers).
-    pub direct: crate::llm::Direct,
+    pub llm: Option<Arc<crate::llm::Llm>>,
     /// The configured rerankers (local ones loaded once; each shard opens its sessions).
     pub rerankers: crate::search::rerank::Rerankers,
     /// Researches running per account (`research.concurrency`).
@@ -68,10 +66,13 @@ pub struct App {
     /// Every collection's index (the maintenance thread flushes and merges it).
     pub engine: Arc<quarry_index::engine::Engine>,
     /// Collections, documents and search: the one way in for every surface.
-    pub search: crate::search::Service,
+    pub search: Arc<crate::search::Service>,
     /// SOAT secrets (sealed values) and tools (definitions, calls).
     pub secrets: Arc<crate::agents::secrets::Secrets>,
-    pub tools: crate::agents::tools::Tools,
+    pub tools: Arc<crate::agents::tools::Tools>,
+    /// What the agents' runs are lent (they never see the app); it also holds the
+    /// `/api/v1` AI providers' direct client.
+    pub agents: Arc<crate::agents::Service>,
 }
 
 #[derive(Serialize)]
@@ -94,14 +95,16 @@ impl App {
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
         let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
-        let tools = crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone());
+        let tools = Arc::new(crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone()));
         let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
         let mut llm_config = config.llm.clone();
         llm_config.providers.extend(local.as_ref().and_then(|l| l.provider(&config.llm.catalog)));
-        let llm = crate::llm::Llm::start(&llm_config).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "the provider layer could not start; model calls are off");
-            None
-        });
+        let llm = crate::llm::Llm::start(&llm_config)
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "the provider layer could not start; model calls are off");
+                None
+            })
+            .map(Arc::new);
         let embedders = config.embedders.iter().map(|id| load_model(&config, id)).collect::<Result<Vec<_>, _>>()?;
         let rerankers = crate::search::rerank::Rerankers::load(&config.rerank, &config.models.runtime_library)
             .map_err(|(name, source)| OpenError::Reranker { name, source })?;
@@ -111,7 +114,7 @@ impl App {
         let ingest = crate::search::pool::IngestPool::start(workers, &embedders).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
         let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref());
-        let search = crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone());
+        let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
         let health = |local_ready: bool| {
             let remote = !config.llm.providers.is_empty();
@@ -137,9 +140,26 @@ impl App {
             leak(serde_json::to_vec(&h).expect("health serializes"))
         };
         let keyring = Arc::new(crate::auth::Keyring::new(records.clone(), config.plans.clone(), config.auth.default_plan.clone()));
+        let local_ready = local.as_ref().map(|l| l.ready());
+        let agents = Arc::new(crate::agents::Service::new(crate::agents::service::Parts {
+            records: records.clone(),
+            search: search.clone(),
+            tools: tools.clone(),
+            secrets: secrets.clone(),
+            config: config.agents.clone(),
+            upstream: crate::agents::service::Upstream {
+                direct: Arc::new(crate::llm::Direct::new(&config.llm)),
+                llm: llm.clone(),
+                local: config.llm.local.clone(),
+                local_ready: local_ready.clone(),
+                catalog: config.llm.catalog.clone(),
+            },
+            plans: config.plans.clone(),
+            default_plan: config.auth.default_plan.clone(),
+        }));
         Ok(App {
             health_json: [health(false), health(true)],
-            local_ready: local.as_ref().map(|l| l.ready()),
+            local_ready,
             local: std::sync::Mutex::new(local),
             plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
             meters,
@@ -150,13 +170,13 @@ impl App {
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
             llm,
-            direct: crate::llm::Direct::new(&config.llm),
             rerankers,
             research_gate: Default::default(),
             engine,
             search,
             secrets,
             tools,
+            agents,
             config,
         })
     }
@@ -187,14 +207,7 @@ impl App {
     /// Whether the local model answers yet; `None` when there is none.
     /// What calls through `/api/v1` AI providers need (`agents::providers`).
     pub fn upstreams(&self) -> crate::agents::providers::Upstreams<'_> {
-        crate::agents::providers::Upstreams {
-            secrets: &self.secrets,
-            direct: &self.direct,
-            llm: self.llm.as_ref(),
-            // Configured and installed (`local_ready` is `None` otherwise).
-            local: self.config.llm.local.as_ref().filter(|_| self.local_ready().is_some()),
-            catalog: &self.config.llm.catalog,
-        }
+        self.agents.upstreams()
     }
 
     pub fn local_ready(&self) -> Option<bool> {

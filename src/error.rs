@@ -105,7 +105,7 @@ codes! {
     // ours: the request target is longer than hyper accepts.
     UriTooLong => ("uri_too_long", 414),
     // SOAT (/api/v1): codes of its registry (error-codes.json), rendered upper case by
-    // `http::surface::soat_code`; on the other surfaces they read as written here.
+    // `Code::soat`; on the other surfaces they read as written here.
     // A request body or parameter SOAT refuses (an unknown field, a bad limit).
     SoatValidation => ("validation_failed", 400),
     // A project-scoped key (sk_) used for another project, or off /api/v1.
@@ -133,7 +133,7 @@ codes! {
     ProjectHasDependents => ("project_has_dependents", 409),
     // A provider's upstream failed during a call made through /api/v1.
     AiProviderError => ("ai_provider_error", 502),
-    // SOAT agents (src/agents/agent): the spec's codes, named by `soat_code`.
+    // SOAT agents (src/agents/agent): the spec's codes, named by `Code::soat`.
     ForcedToolChoiceCannotStop => ("forced_tool_choice_cannot_stop", 400),
     InvalidToolContextKey => ("invalid_tool_context_key", 400),
     LiteralCredential => ("literal_credential", 400),
@@ -149,7 +149,7 @@ codes! {
     ModelRouteHasDependents => ("model_route_has_dependents", 409),
     GuardrailHasReferences => ("guardrail_has_references", 409),
     // SOAT secrets and tools (/api/v1/secrets, /api/v1/tools): each has its registry name
-    // in http::surface::soat_code.
+    // in `Code::soat`.
     SecretNotFound => ("secret_not_found", 400),
     SecretNotDecryptable => ("secret_not_decryptable", 500),
     // An AI provider names the secret as its secret_id (meta: ai_provider_ids).
@@ -161,7 +161,7 @@ codes! {
     PipelineInvalidStep => ("pipeline_invalid_step", 400),
     PipelineStepFailed => ("pipeline_step_failed", 422),
     PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
-    // SOAT generations (src/agents/generation): the spec's codes, named by `soat_code`.
+    // SOAT generations (src/agents/generation): the spec's codes, named by `Code::soat`.
     IdempotencyKeyReused => ("idempotency_key_reused", 409),
     GenerationNotAwaitingToolOutputs => ("generation_not_awaiting_tool_outputs", 409),
     OutputSchemaValidationFailed => ("output_schema_validation_failed", 502),
@@ -216,6 +216,90 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         self.code.status()
     }
+}
+
+impl Code {
+    /// SOAT's registry code for this one (its `error-codes.json` names): SOAT's own
+    /// codes by name, the rest by status.
+    pub fn soat(self) -> &'static str {
+        match self {
+            Code::SoatValidation => return "VALIDATION_FAILED",
+            Code::ApiKeyProjectScope => return "API_KEY_PROJECT_SCOPE",
+            Code::SoatNotFound => return "RESOURCE_NOT_FOUND",
+            Code::AiProviderNotFound => return "AI_PROVIDER_NOT_FOUND",
+            Code::AiProviderMisconfigured => return "AI_PROVIDER_MISCONFIGURED",
+            Code::AiProviderHasDependents => return "AI_PROVIDER_HAS_DEPENDENTS",
+            Code::ModelListingUnsupported => return "MODEL_LISTING_UNSUPPORTED",
+            Code::ModelListingFailed => return "MODEL_LISTING_FAILED",
+            Code::ProjectHasDependents => return "PROJECT_HAS_DEPENDENTS",
+            Code::AiProviderError => return "AI_PROVIDER_ERROR",
+            Code::PolicyNotFound => return "POLICY_NOT_FOUND",
+            Code::ModelRouteNotFound => return "MODEL_ROUTE_NOT_FOUND",
+            Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
+            _ => {}
+        }
+        if let Some(agents) = soat_agents_code(self) {
+            return agents;
+        }
+        if let Some(name) = soat_tools_code(self) {
+            return name;
+        }
+        match self.status().as_u16() {
+            400 | 413 | 422 => "VALIDATION_FAILED",
+            401 => "UNAUTHORIZED",
+            403 => "FORBIDDEN",
+            404 => "RESOURCE_NOT_FOUND",
+            429 => "QUOTA_EXCEEDED",
+            502 | 504 => "AI_PROVIDER_ERROR",
+            500 => "INTERNAL_ERROR",
+            _ => "REQUEST_REJECTED",
+        }
+    }
+}
+
+/// The agents module's own registry codes.
+fn soat_agents_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::ForcedToolChoiceCannotStop => "FORCED_TOOL_CHOICE_CANNOT_STOP",
+        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
+        Code::LiteralCredential => "LITERAL_CREDENTIAL",
+        Code::ReservedTagKey => "RESERVED_TAG_KEY",
+        Code::AgentAiProviderNotFound => "AI_PROVIDER_NOT_FOUND",
+        Code::ToolNotFound => "TOOL_NOT_FOUND",
+        Code::VersionConflict => "VERSION_CONFLICT",
+        Code::AgentHasDependents => "AGENT_HAS_DEPENDENTS",
+        Code::NoActiveRelease => "NO_ACTIVE_RELEASE",
+        Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
+        Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
+        Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
+        _ => return None,
+    })
+}
+
+/// The secrets' and tools' codes, named as SOAT's registry names them.
+fn soat_tools_code(code: Code) -> Option<&'static str> {
+    Some(match code {
+        Code::SecretNotFound => "SECRET_NOT_FOUND",
+        Code::SecretNotDecryptable => "SECRET_NOT_DECRYPTABLE",
+        Code::SecretHasDependents => "SECRET_HAS_DEPENDENTS",
+        Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
+        Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
+        Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
+        Code::ToolHttpError => "TOOL_HTTP_ERROR",
+        Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
+        Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
+        Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
+        Code::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+        Code::GenerationNotAwaitingToolOutputs => "GENERATION_NOT_AWAITING_TOOL_OUTPUTS",
+        Code::OutputSchemaValidationFailed => "OUTPUT_SCHEMA_VALIDATION_FAILED",
+        Code::TextEncodedToolCall => "TEXT_ENCODED_TOOL_CALL",
+        Code::SystemMessageNotAllowed => "SYSTEM_MESSAGE_NOT_ALLOWED",
+        Code::InvalidOutputSchema => "INVALID_OUTPUT_SCHEMA",
+        Code::OutputSchemaStreamingUnsupported => "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED",
+        Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
+        Code::ApprovalExpired => "APPROVAL_EXPIRED",
+        _ => return None,
+    })
 }
 
 /// What every layer's error implements: its stable code (and so its status) and the

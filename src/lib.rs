@@ -29,3 +29,4 @@ pub mod shard;
 pub mod store;
 pub mod sys;
 pub mod telemetry;
+pub mod version;

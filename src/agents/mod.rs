@@ -16,11 +16,13 @@ pub mod providers;
 pub mod refs;
 pub mod scope;
 pub mod secrets;
+pub mod service;
 pub mod tools;
 
 pub use error::SoatError;
 pub use patch::Patch;
 pub use scope::{InProject, KeyRef, Scope};
+pub use service::Service;
 
 /// One project of one account, exactly: where a secret reference resolves (a tool's
 /// own project), never widened to the projects an account key can see.

@@ -106,88 +106,6 @@ fn openai(e: &ApiError) -> Vec<u8> {
     }}))
 }
 
-/// SOAT's registry code for one of ours (its `error-codes.json` names): SOAT's own
-/// codes by name, the rest by status.
-pub fn soat_code(code: Code) -> &'static str {
-    match code {
-        Code::SoatValidation => return "VALIDATION_FAILED",
-        Code::ApiKeyProjectScope => return "API_KEY_PROJECT_SCOPE",
-        Code::SoatNotFound => return "RESOURCE_NOT_FOUND",
-        Code::AiProviderNotFound => return "AI_PROVIDER_NOT_FOUND",
-        Code::AiProviderMisconfigured => return "AI_PROVIDER_MISCONFIGURED",
-        Code::AiProviderHasDependents => return "AI_PROVIDER_HAS_DEPENDENTS",
-        Code::ModelListingUnsupported => return "MODEL_LISTING_UNSUPPORTED",
-        Code::ModelListingFailed => return "MODEL_LISTING_FAILED",
-        Code::ProjectHasDependents => return "PROJECT_HAS_DEPENDENTS",
-        Code::AiProviderError => return "AI_PROVIDER_ERROR",
-        Code::PolicyNotFound => return "POLICY_NOT_FOUND",
-        Code::ModelRouteNotFound => return "MODEL_ROUTE_NOT_FOUND",
-        Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
-        _ => {}
-    }
-    if let Some(agents) = soat_agents_code(code) {
-        return agents;
-    }
-    if let Some(name) = soat_tools_code(code) {
-        return name;
-    }
-    match code.status().as_u16() {
-        400 | 413 | 422 => "VALIDATION_FAILED",
-        401 => "UNAUTHORIZED",
-        403 => "FORBIDDEN",
-        404 => "RESOURCE_NOT_FOUND",
-        429 => "QUOTA_EXCEEDED",
-        502 | 504 => "AI_PROVIDER_ERROR",
-        500 => "INTERNAL_ERROR",
-        _ => "REQUEST_REJECTED",
-    }
-}
-
-/// The agents module's own registry codes.
-fn soat_agents_code(code: Code) -> Option<&'static str> {
-    Some(match code {
-        Code::ForcedToolChoiceCannotStop => "FORCED_TOOL_CHOICE_CANNOT_STOP",
-        Code::InvalidToolContextKey => "INVALID_TOOL_CONTEXT_KEY",
-        Code::LiteralCredential => "LITERAL_CREDENTIAL",
-        Code::ReservedTagKey => "RESERVED_TAG_KEY",
-        Code::AgentAiProviderNotFound => "AI_PROVIDER_NOT_FOUND",
-        Code::ToolNotFound => "TOOL_NOT_FOUND",
-        Code::VersionConflict => "VERSION_CONFLICT",
-        Code::AgentHasDependents => "AGENT_HAS_DEPENDENTS",
-        Code::NoActiveRelease => "NO_ACTIVE_RELEASE",
-        Code::PromotionGateUnmet => "PROMOTION_GATE_UNMET",
-        Code::ModelRouteHasDependents => "MODEL_ROUTE_HAS_DEPENDENTS",
-        Code::GuardrailHasReferences => "GUARDRAIL_HAS_REFERENCES",
-        _ => return None,
-    })
-}
-
-/// The secrets' and tools' codes, named as SOAT's registry names them.
-fn soat_tools_code(code: Code) -> Option<&'static str> {
-    Some(match code {
-        Code::SecretNotFound => "SECRET_NOT_FOUND",
-        Code::SecretNotDecryptable => "SECRET_NOT_DECRYPTABLE",
-        Code::SecretHasDependents => "SECRET_HAS_DEPENDENTS",
-        Code::InvalidTemplateToken => "INVALID_TEMPLATE_TOKEN",
-        Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
-        Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
-        Code::ToolHttpError => "TOOL_HTTP_ERROR",
-        Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
-        Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
-        Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",
-        Code::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
-        Code::GenerationNotAwaitingToolOutputs => "GENERATION_NOT_AWAITING_TOOL_OUTPUTS",
-        Code::OutputSchemaValidationFailed => "OUTPUT_SCHEMA_VALIDATION_FAILED",
-        Code::TextEncodedToolCall => "TEXT_ENCODED_TOOL_CALL",
-        Code::SystemMessageNotAllowed => "SYSTEM_MESSAGE_NOT_ALLOWED",
-        Code::InvalidOutputSchema => "INVALID_OUTPUT_SCHEMA",
-        Code::OutputSchemaStreamingUnsupported => "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED",
-        Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
-        Code::ApprovalExpired => "APPROVAL_EXPIRED",
-        _ => return None,
-    })
-}
-
 fn soat_hint(code: Code) -> &'static str {
     match code {
         Code::ApiKeyProjectScope => return "This key acts only in its own project: name that project, or use an account key (al_).",
@@ -219,7 +137,7 @@ pub fn set_docs_base(base: &str) {
 }
 
 fn soat(e: &ApiError) -> Vec<u8> {
-    let code = soat_code(e.code);
+    let code = e.code.soat();
     let base = DOCS_BASE.get().map_or("http://127.0.0.1:4400", String::as_str);
     let mut meta = json!({"quarry_code": e.code.as_str()});
     if let Some(field) = &e.field {

@@ -189,7 +189,7 @@ fn spawn_shard(
             let mut shard = Shard::new(id, app, router, embedders);
             shard.rerankers = rerankers;
             // Generations the last boot left running: this shard's share resumes.
-            let host = Rc::new(crate::agents::generation::run::Host { app: shard.app.clone(), embedders: shard.embedders.clone() });
+            let host = Rc::new(crate::agents::generation::run::Host { agents: shard.app.agents.clone(), embedders: shard.embedders.clone() });
             glommio::spawn_local(crate::agents::generation::recover::take_over(host, id, shards)).detach();
             serve_shard(Rc::new(shard), listener, stop).await;
         })

@@ -8,21 +8,73 @@
 //! (account, project and key → the generation it names and the fingerprint of the
 //! request that claimed it), and `soat_generations_active` (the queue of generations not
 //! settled, which a restart takes over). The store runs writes one at a time, so of two requests with
-//! one key, across shards, exactly one claims it.
+//! one key, across shards, exactly one claims it. A generation and its new trace link
+//! themselves to their agent in `store::agents`' dependents table.
+//!
+//! The typed records are the agents module's: the store sees them through
+//! [`GenerationRow`] and [`TraceRow`] (as `store::agents` sees agents through its row
+//! traits) and keeps their JSON.
 
 use serde::{Deserialize, Serialize};
 
 use super::agents::DEPENDENTS as AGENT_DEPENDENTS;
-use super::kv::{Logs, Names, Read, Rows, Table, WriteTx};
-use super::owned::{get_in, insert_in, list_in, put_in, remove_in};
+use super::kv::{Logs, Names, Read, Rows, Sets, Table, WriteTx};
+use super::owned::{get_in, insert_in, list_in, put_in, remove_in, Owned};
 use super::{get_json, to_json, Records, StoreError};
-use crate::agents::generation::record::{GenerationRecord, TraceRecord};
+
+/// The generations' and traces' own tables (`store::owned`'s records and index),
+/// named here so the store creates them without knowing the typed records.
+pub const GENERATIONS: &str = "soat_generations";
+pub const GENERATIONS_BY_ACCOUNT: &str = "soat_generations_by_account";
+pub const TRACES: &str = "soat_traces";
+pub const TRACES_BY_ACCOUNT: &str = "soat_traces_by_account";
 
 const EVENTS: Logs = Logs("soat_generation_events");
 const IDEMPOTENCY: Rows = Rows("soat_idempotency");
 /// The durable queue: every generation not yet settled (id → account), so a restart
 /// finds the runs to take over without reading every generation ever made.
 const ACTIVE: Names = Names("soat_generations_active");
+
+/// A generation record, as the store needs to see it (the typed record is
+/// `agents::generation::GenerationRecord`; the store keeps its JSON).
+pub trait GenerationRow: Owned + Clone {
+    /// The kind of trace that groups generations.
+    type Trace: TraceRow;
+    fn project_id(&self) -> &str;
+    fn agent_id(&self) -> &str;
+    fn trace_id(&self) -> &str;
+    fn idempotency_key(&self) -> Option<&str>;
+    /// Completed or failed: it leaves the queue a restart takes over.
+    fn settled(&self) -> bool;
+    /// When its content was purged, if it was.
+    fn content_redacted_at(&self) -> Option<&str>;
+    /// What a step's save keeps of the stored record rather than the runner's copy:
+    /// the caller-owned fields (`metadata`, which PATCH may have changed meanwhile)
+    /// and the purge stamp.
+    fn keep_from_stored(&mut self, stored: Self);
+    /// Clears what a purge erases and stamps `at`, unless it was purged already.
+    fn redact(&mut self, at: &str);
+    /// Counts `steps` more model calls of this generation on its trace.
+    fn count_steps_on(&self, trace: &mut Self::Trace, steps: u64, now: &str);
+}
+
+/// A trace record, as the store needs to see it.
+pub trait TraceRow: Owned {
+    fn project_id(&self) -> &str;
+    fn agent_id(&self) -> &str;
+    fn parent_trace_id(&self) -> Option<&str>;
+    /// Clears what a purge erases (its `error`) and stamps `at`, keeping an earlier stamp.
+    fn redact(&mut self, at: &str);
+}
+
+/// One event a step's save appends: its id, its SSE `data:` payload, and whether it
+/// ends its stream (a purged generation's save writes only those).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    pub seq: u64,
+    pub data: String,
+    pub ends_stream: bool,
+}
 
 /// The claim an idempotency key holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,35 +98,41 @@ fn idempotency_key(account_id: &str, project_id: &str, key: &str) -> String {
 
 impl Records {
     pub(super) fn ensure_generations(&self) -> Result<(), StoreError> {
-        self.ensure::<GenerationRecord>()?;
-        self.ensure::<TraceRecord>()?;
         let txn = self.kv.write()?;
-        txn.create(Table::Logs(EVENTS))?;
-        txn.create(Table::Rows(IDEMPOTENCY))?;
-        txn.create(Table::Names(ACTIVE))?;
+        for t in [
+            Table::Rows(Rows(GENERATIONS)),
+            Table::Rows(Rows(TRACES)),
+            Table::Sets(Sets(GENERATIONS_BY_ACCOUNT)),
+            Table::Sets(Sets(TRACES_BY_ACCOUNT)),
+            Table::Logs(EVENTS),
+            Table::Rows(IDEMPOTENCY),
+            Table::Names(ACTIVE),
+        ] {
+            txn.create(t)?;
+        }
         txn.commit()
     }
 
     /// Adds a generation, its trace when the trace is new, links both to the agent,
     /// and claims `key` (with the request's fingerprint) when given, all at once.
-    pub fn create_generation(&self, g: &GenerationRecord, new_trace: Option<&TraceRecord>, key: Option<(&str, &str)>) -> Result<Created, StoreError> {
+    pub fn create_generation<G: GenerationRow>(&self, g: &G, new_trace: Option<&G::Trace>, key: Option<(&str, &str)>) -> Result<Created, StoreError> {
         let txn = self.kv.write()?;
         if let Some((key, fingerprint)) = key {
-            let k = idempotency_key(&g.account_id, &g.project_id, key);
+            let k = idempotency_key(g.account_id(), g.project_id(), key);
             if let Some(claim) = get_json(&txn, IDEMPOTENCY, &k, "idempotency claim")? {
                 return Ok(Created::Claimed(claim));
             }
-            let claim = Claim { generation_id: g.id.clone(), agent_id: g.agent_id.clone(), fingerprint: fingerprint.to_owned() };
+            let claim = Claim { generation_id: g.id().to_owned(), agent_id: g.agent_id().to_owned(), fingerprint: fingerprint.to_owned() };
             txn.put_row(IDEMPOTENCY, &k, &to_json(&claim))?;
         }
         insert_in(&txn, g)?;
-        if !g.status.settled() {
-            txn.put_name(ACTIVE, &g.id, &g.account_id)?;
+        if !g.settled() {
+            txn.put_name(ACTIVE, g.id(), g.account_id())?;
         }
-        txn.add_member(AGENT_DEPENDENTS, &g.agent_id, &format!("generation:{}", g.id))?;
+        txn.add_member(AGENT_DEPENDENTS, g.agent_id(), &format!("generation:{}", g.id()))?;
         if let Some(t) = new_trace {
             insert_in(&txn, t)?;
-            txn.add_member(AGENT_DEPENDENTS, &t.agent_id, &format!("trace:{}", t.id))?;
+            txn.add_member(AGENT_DEPENDENTS, t.agent_id(), &format!("trace:{}", t.id()))?;
         }
         txn.commit()?;
         Ok(Created::New)
@@ -89,48 +147,38 @@ impl Records {
     /// PATCH may have changed meanwhile), the step's events, and `steps` more on the
     /// trace. `check` sees the stored record first and may refuse the save (`false`:
     /// nothing is written). `None` when the generation is gone.
-    pub fn save_step(
+    pub fn save_step<G: GenerationRow>(
         &self,
-        g: &GenerationRecord,
-        events: &[(u64, String)],
+        g: &G,
+        events: &[EventRow],
         steps: u64,
-        check: impl FnOnce(&GenerationRecord) -> bool,
+        check: impl FnOnce(&G) -> bool,
     ) -> Result<Option<bool>, StoreError> {
         let txn = self.kv.write()?;
-        {
-            let Some(stored) = get_in::<GenerationRecord>(&txn, &g.account_id, &g.id)? else { return Ok(None) };
-            if !check(&stored) {
-                return Ok(Some(false));
-            }
-            let mut next = g.clone();
-            next.metadata = stored.metadata;
-            next.content_redacted_at = stored.content_redacted_at;
-            // Purged while it ran: the run goes on from what it holds, writing no
-            // content, and its readers still get the frame that ends their stream.
-            let purged = next.content_redacted_at.clone();
-            if let Some(at) = &purged {
-                redact_generation(&mut next, at);
-            }
-            let events: Vec<&(u64, String)> =
-                events.iter().filter(|(_, d)| purged.is_none() || d == "[DONE]" || d.starts_with("{\"error\"")).collect();
-            put_in(&txn, &next)?;
-            if next.status.settled() {
-                txn.delete_name(ACTIVE, &g.id)?;
-            } else {
-                txn.put_name(ACTIVE, &g.id, &g.account_id)?;
-            }
-            if !events.is_empty() {
-                txn.append(EVENTS, &g.id, events.iter().map(|(seq, data)| (*seq, data.as_str())))?;
-            }
-            if steps > 0 {
-                if let Some(mut t) = get_in::<TraceRecord>(&txn, &g.account_id, &g.trace_id)? {
-                    t.step_count += steps;
-                    t.updated_at = crate::clock::now_rfc3339();
-                    if g.error.is_some() && t.error.is_none() {
-                        t.error = g.error.clone();
-                    }
-                    put_in(&txn, &t)?;
-                }
+        let Some(stored) = get_in::<G>(&txn, g.account_id(), g.id())? else { return Ok(None) };
+        if !check(&stored) {
+            return Ok(Some(false));
+        }
+        let mut next = g.clone();
+        next.keep_from_stored(stored);
+        // Purged while it ran: the run goes on from what it holds, writing no
+        // content, and its readers still get the frame that ends their stream.
+        let purged = next.content_redacted_at().map(str::to_owned);
+        if let Some(at) = &purged {
+            next.redact(at);
+        }
+        put_in(&txn, &next)?;
+        if next.settled() {
+            txn.delete_name(ACTIVE, g.id())?;
+        } else {
+            txn.put_name(ACTIVE, g.id(), g.account_id())?;
+        }
+        let kept = events.iter().filter(|e| purged.is_none() || e.ends_stream);
+        txn.append(EVENTS, g.id(), kept.map(|e| (e.seq, e.data.as_str())))?;
+        if steps > 0 {
+            if let Some(mut t) = get_in::<G::Trace>(&txn, g.account_id(), g.trace_id())? {
+                g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());
+                put_in(&txn, &t)?;
             }
         }
         txn.commit()?;
@@ -140,12 +188,12 @@ impl Records {
     /// The generations not settled (the queue a restart takes over), and those of its
     /// entries that no longer need it (settled by a write that went around the queue,
     /// or gone) dropped from it.
-    pub fn active_generations(&self) -> Result<Vec<GenerationRecord>, StoreError> {
+    pub fn active_generations<G: GenerationRow>(&self) -> Result<Vec<G>, StoreError> {
         let txn = self.kv.write()?;
         let mut out = Vec::new();
         for (id, account) in txn.names(ACTIVE)? {
-            match get_in::<GenerationRecord>(&txn, &account, &id)? {
-                Some(g) if !g.status.settled() => out.push(g),
+            match get_in::<G>(&txn, &account, &id)? {
+                Some(g) if !g.settled() => out.push(g),
                 _ => txn.delete_name(ACTIVE, &id)?,
             }
         }
@@ -157,78 +205,28 @@ impl Records {
     pub fn generation_events(&self, id: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
         self.kv.read()?.log(EVENTS, id, after)
     }
-
-    /// Drops the generation's events (its content is deleted, or it is).
-    pub fn drop_generation_events(&self, id: &str) -> Result<(), StoreError> {
-        let txn = self.kv.write()?;
-        txn.drop_log(EVENTS, id)?;
-        txn.commit()
-    }
-
-    /// Removes a generation with its events and its idempotency claim.
-    pub fn remove_generation(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.kv.write()?;
-        let Some(g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(false) };
-        remove_generation_in(&txn, &g)?;
-        txn.commit()?;
-        Ok(true)
-    }
 }
 
 // The read side's maintenance (api/soat/generations.rs and traces.rs): purges and the
 // agent delete's cascade. Each is one transaction, so a purge is whole or not at all.
 
-/// Clears what a purge erases from `g` (GenerationRecord.content_redacted_at's doc in
-/// generations.yaml: `metadata`, `error`, and the run's recovery state: the transcript,
-/// the calls pending, the output, the request's context) and stamps `at`, unless it was
-/// purged already (the first stamp stays). Ids, timestamps, status, stop reason,
-/// counters and attribution stay. A runner saving a step of a purged generation calls
-/// this on what it saves (and writes no event payloads), so the purge holds.
-pub fn redact_generation(g: &mut GenerationRecord, at: &str) {
-    g.metadata = None;
-    g.error = None;
-    g.state.messages.clear();
-    g.state.raw_messages.clear();
-    g.state.context = None;
-    g.state.pending.clear();
-    g.state.output = None;
-    g.state.input.tool_context.clear();
-    g.state.input.guardrail_context = None;
-    if g.content_redacted_at.is_none() {
-        g.content_redacted_at = Some(at.to_owned());
-    }
-}
-
 /// What [`Records::purge_trace_content`] touched.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TracePurge {
-    pub trace: TraceRecord,
+pub struct TracePurge<T> {
+    pub trace: T,
     pub traces: usize,
     pub generations: usize,
 }
 
-/// Removes a generation with its events, its idempotency claim, its place in the queue
-/// and its agent link.
-fn remove_generation_in(txn: &WriteTx, g: &GenerationRecord) -> Result<(), StoreError> {
-    if let Some(key) = &g.idempotency_key {
-        txn.delete_row(IDEMPOTENCY, &idempotency_key(&g.account_id, &g.project_id, key))?;
-    }
-    txn.drop_log(EVENTS, &g.id)?;
-    txn.delete_name(ACTIVE, &g.id)?;
-    txn.remove_member(AGENT_DEPENDENTS, &g.agent_id, &format!("generation:{}", g.id))?;
-    remove_in::<GenerationRecord>(txn, &g.account_id, &g.id)?;
-    Ok(())
-}
-
 /// The ids of `root` and of every trace below it (by `parent_trace_id`), among `all`.
-pub fn descendants(all: &[TraceRecord], root: &str) -> Vec<String> {
+pub fn descendants<T: TraceRow>(all: &[T], root: &str) -> Vec<String> {
     let mut out = vec![root.to_owned()];
     let mut i = 0;
     while i < out.len() {
         let parent = out[i].clone();
         for t in all {
-            if t.parent_trace_id.as_deref() == Some(parent.as_str()) && !out.contains(&t.id) {
-                out.push(t.id.clone());
+            if t.parent_trace_id() == Some(parent.as_str()) && !out.iter().any(|id| id == t.id()) {
+                out.push(t.id().to_owned());
             }
         }
         i += 1;
@@ -236,13 +234,26 @@ pub fn descendants(all: &[TraceRecord], root: &str) -> Vec<String> {
     out
 }
 
+/// Removes a generation with its events, its idempotency claim, its place in the queue
+/// and its agent link.
+fn remove_generation_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), StoreError> {
+    if let Some(key) = g.idempotency_key() {
+        txn.delete_row(IDEMPOTENCY, &idempotency_key(g.account_id(), g.project_id(), key))?;
+    }
+    txn.drop_log(EVENTS, g.id())?;
+    txn.delete_name(ACTIVE, g.id())?;
+    txn.remove_member(AGENT_DEPENDENTS, g.agent_id(), &format!("generation:{}", g.id()))?;
+    remove_in::<G>(txn, g.account_id(), g.id())?;
+    Ok(())
+}
+
 impl Records {
-    /// Purges the account's generation `id` (see [`redact_generation`]) and drops its
+    /// Purges the account's generation `id` (see [`GenerationRow::redact`]) and drops its
     /// events; the purged record, or `None` when there is none.
-    pub fn purge_generation_content(&self, account_id: &str, id: &str) -> Result<Option<GenerationRecord>, StoreError> {
+    pub fn purge_generation_content<G: GenerationRow>(&self, account_id: &str, id: &str) -> Result<Option<G>, StoreError> {
         let txn = self.kv.write()?;
-        let Some(mut g) = get_in::<GenerationRecord>(&txn, account_id, id)? else { return Ok(None) };
-        redact_generation(&mut g, &crate::clock::now_rfc3339());
+        let Some(mut g) = get_in::<G>(&txn, account_id, id)? else { return Ok(None) };
+        g.redact(&crate::clock::now_rfc3339());
         put_in(&txn, &g)?;
         txn.drop_log(EVENTS, id)?;
         txn.commit()?;
@@ -251,53 +262,51 @@ impl Records {
 
     /// Purges trace `id` of the account and, in its project, every trace below it and
     /// every generation of those traces: traces lose their `error`, generations as
-    /// [`redact_generation`], each keeping an earlier stamp. `None` when there is none.
-    pub fn purge_trace_content(&self, account_id: &str, id: &str) -> Result<Option<TracePurge>, StoreError> {
+    /// [`GenerationRow::redact`], each keeping an earlier stamp. `None` when there is none.
+    pub fn purge_trace_content<G: GenerationRow>(&self, account_id: &str, id: &str) -> Result<Option<TracePurge<G::Trace>>, StoreError> {
         let txn = self.kv.write()?;
-        let Some(root) = get_in::<TraceRecord>(&txn, account_id, id)? else { return Ok(None) };
+        let Some(root) = get_in::<G::Trace>(&txn, account_id, id)? else { return Ok(None) };
         let at = crate::clock::now_rfc3339();
-        let traces: Vec<TraceRecord> = list_in::<TraceRecord>(&txn, account_id)?.into_iter().filter(|t| t.project_id == root.project_id).collect();
+        let traces: Vec<G::Trace> = list_in::<G::Trace>(&txn, account_id)?.into_iter().filter(|t| t.project_id() == root.project_id()).collect();
         let ids = descendants(&traces, id);
-        let mut purged = root.clone();
-        for mut t in traces.into_iter().filter(|t| ids.contains(&t.id)) {
-            t.error = None;
-            if t.content_redacted_at.is_none() {
-                t.content_redacted_at = Some(at.clone());
-            }
+        let holds = |trace_id: &str| ids.iter().any(|i| i == trace_id);
+        let mut purged = None;
+        for mut t in traces.into_iter().filter(|t| holds(t.id())) {
+            t.redact(&at);
             put_in(&txn, &t)?;
-            if t.id == id {
-                purged = t;
+            if t.id() == id {
+                purged = Some(t);
             }
         }
         let mut generations = 0;
-        for mut g in list_in::<GenerationRecord>(&txn, account_id)? {
-            if g.project_id == root.project_id && ids.contains(&g.trace_id) {
-                redact_generation(&mut g, &at);
+        for mut g in list_in::<G>(&txn, account_id)? {
+            if g.project_id() == root.project_id() && holds(g.trace_id()) {
+                g.redact(&at);
                 put_in(&txn, &g)?;
-                txn.drop_log(EVENTS, &g.id)?;
+                txn.drop_log(EVENTS, g.id())?;
                 generations += 1;
             }
         }
         txn.commit()?;
-        Ok(Some(TracePurge { trace: purged, traces: ids.len(), generations }))
+        Ok(Some(TracePurge { trace: purged.unwrap_or(root), traces: ids.len(), generations }))
     }
 
     /// Deletes the agent's generations (with their events and idempotency claims) and
     /// traces in `project_id` (an agent's force delete; records another project made
     /// stay). The counts removed.
-    pub fn remove_agent_runs(&self, account_id: &str, project_id: &str, agent_id: &str) -> Result<(usize, usize), StoreError> {
+    pub fn remove_agent_runs<G: GenerationRow>(&self, account_id: &str, project_id: &str, agent_id: &str) -> Result<(usize, usize), StoreError> {
         let txn = self.kv.write()?;
         let mut counts = (0, 0);
-        for g in list_in::<GenerationRecord>(&txn, account_id)? {
-            if g.agent_id == agent_id && g.project_id == project_id {
+        for g in list_in::<G>(&txn, account_id)? {
+            if g.agent_id() == agent_id && g.project_id() == project_id {
                 remove_generation_in(&txn, &g)?;
                 counts.0 += 1;
             }
         }
-        for t in list_in::<TraceRecord>(&txn, account_id)? {
-            if t.agent_id == agent_id && t.project_id == project_id {
-                txn.remove_member(AGENT_DEPENDENTS, agent_id, &format!("trace:{}", t.id))?;
-                remove_in::<TraceRecord>(&txn, account_id, &t.id)?;
+        for t in list_in::<G::Trace>(&txn, account_id)? {
+            if t.agent_id() == agent_id && t.project_id() == project_id {
+                txn.remove_member(AGENT_DEPENDENTS, agent_id, &format!("trace:{}", t.id()))?;
+                remove_in::<G::Trace>(&txn, account_id, t.id())?;
                 counts.1 += 1;
             }
         }

@@ -108,8 +108,10 @@ pub(super) fn seed(s: &mut TestServer, traces: Vec<TraceRecord>, generations: Ve
 fn generations_are_listed_filtered_paged_and_read() {
     let mut s = TestServer::with_config(ROOMY);
     let (key, o) = account(&s, "generations-list@example.org");
-    let mut failed = generation(&o, "gen_b", "trace_1", "2026-01-01T00:00:02.000Z");
-    failed.status = quarry::agents::generation::Status::Failed;
+    // Seeded as the store holds one (only the transitions write a live record's status).
+    let mut failed = serde_json::to_value(generation(&o, "gen_b", "trace_1", "2026-01-01T00:00:02.000Z")).unwrap();
+    failed["status"] = json!("failed");
+    let mut failed: GenerationRecord = serde_json::from_value(failed).unwrap();
     failed.initiator_generation_id = Some("gen_a".into());
     seed(
         &mut s,

@@ -409,7 +409,7 @@ function deleteSection(agent) {
 
 // ---- The playground ----
 
-// What each code of a stream's error frame answers when not streamed.
+// What each code of a stream's error frame (`{error, code, type: 'error'}`) answers when not streamed.
 const FRAME_STATUS = { AI_PROVIDER_ERROR: 502, TOOL_HTTP_ERROR: 502, TEXT_ENCODED_TOOL_CALL: 502, OUTPUT_SCHEMA_VALIDATION_FAILED: 502, INTERNAL_ERROR: 500, APPROVAL_EXPIRED: 409 };
 
 async function playgroundPage(id, main) {
@@ -500,7 +500,7 @@ async function generate(ctx, text, signal) {
       if (frame.data === '[DONE]') { done = true; return; }
       let e;
       try { e = JSON.parse(frame.data); } catch { return; }
-      if (typeof e.error === 'string') { failed = e; return; }
+      if (e.type === 'error') { failed = e; return; }
       if (e.type === 'delta') {
         textEl.append(e.text);
       } else if (e.type === 'tool_call') {

@@ -217,7 +217,7 @@ impl Agents {
             // Its generations and traces in its own project first: a crash between the
             // two writes leaves the agent, and deleting it again finishes the job, never
             // runs naming an agent that is gone.
-            self.records.remove_agent_runs(&p.account_id, &agent.project_id, id)?;
+            self.records.remove_agent_runs::<crate::agents::generation::GenerationRecord>(&p.account_id, &agent.project_id, id)?;
         }
         match self.records.delete_agent::<AgentRecord>(&p.account_id, id, force)? {
             Deleted::NotFound => Err(Self::not_found(id)),

@@ -4,9 +4,11 @@
 //! generate response and every waiting request read through a [`Reader`].
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::event::ends_stream;
 use super::live::{self, Event};
 use super::record::GenerationRecord;
 use crate::store::{Records, StoreError};
@@ -36,7 +38,7 @@ impl Reader {
         loop {
             if let Some(e) = self.queue.pop_front() {
                 self.last = e.0;
-                if live::terminal(&e.1) {
+                if ends_stream(&e.1) {
                     self.ended = true;
                 }
                 return Ok(Some(e));
@@ -49,7 +51,7 @@ impl Reader {
             let log = live::get(&self.id);
             let stored = self.records.generation_events(&self.id, self.last)?;
             if !stored.is_empty() {
-                self.queue.extend(stored.into_iter().map(|(seq, data)| (seq, Arc::from(data))));
+                self.queue.extend(stored.into_iter().map(|(seq, data)| (seq, Rc::from(data))));
                 continue;
             }
             if let Some(log) = log {
@@ -66,7 +68,7 @@ impl Reader {
             let g: Option<GenerationRecord> = self.records.get(&self.account_id, &self.id)?;
             match g {
                 None => return Ok(None),
-                Some(g) if g.status != super::Status::InProgress => {
+                Some(g) if g.status() != super::Status::InProgress => {
                     // At rest with nothing after our id: a reader that already saw the
                     // end (or content that was never written).
                     return Ok(None);

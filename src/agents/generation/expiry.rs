@@ -7,10 +7,10 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::record::{Block, GenerationRecord, Message, RecordedError, Role, Runner, Status, GENERATION_PREFIX};
-use super::run::{self, Host, BOOT};
+use super::record::{Block, GenerationRecord, Message, Role, Runner, Status, Transition, GENERATION_PREFIX};
+use super::run::{self, Host};
 use crate::agents::agent::config::{ApprovalExpiry, StopKind};
 use crate::runtime::blocking;
 use crate::store::owned::Change;
@@ -25,21 +25,14 @@ pub fn schedule(host: Rc<Host>, account_id: String, id: String, after: Duration)
 }
 
 async fn expire(host: &Rc<Host>, account_id: &str, id: &str) {
-    let (r, a, i) = (host.app.records.clone(), account_id.to_owned(), id.to_owned());
+    let (r, a, i) = (host.agents.records.clone(), account_id.to_owned(), id.to_owned());
     let ended = blocking(move || {
         r.update::<GenerationRecord, Option<GenerationRecord>>(&a, &i, |g| {
             let due = g.state.expires_at.as_deref().is_some_and(crate::clock::is_past);
-            if g.status != Status::RequiresAction || !due {
+            if g.status() != Status::RequiresAction || !due {
                 return Change::Keep(None);
             }
-            let message = "The generation's client tool calls were not answered before their expiry.".to_owned();
-            let mut meta = serde_json::Map::new();
-            meta.insert("generation_id".into(), Value::from(g.id.as_str()));
-            meta.insert("expired_at".into(), Value::from(g.state.expires_at.clone()));
-            g.status = Status::Failed;
-            g.stop_reason = Some("approval_expired".into());
-            g.error = Some(RecordedError { code: "APPROVAL_EXPIRED".into(), message, meta });
-            g.completed_at = Some(crate::clock::now_rfc3339());
+            g.apply(Transition::Expire);
             Change::Write(Some(g.clone()))
         })
     })
@@ -69,30 +62,21 @@ async fn react(host: &Rc<Host>, old: GenerationRecord) {
         .filter(|s| s.r#type == StopKind::MaxChainGenerations)
         .filter_map(|s| s.max_generations)
         .min();
-    let deployment = host.app.config.agents.max_chain_generations;
+    let deployment = host.agents.config.max_chain_generations;
     let limit = agent_limit.map_or(deployment, |n| (n.max(0) as u32).min(deployment));
     if old.state.chain + 1 > limit {
-        let (r, mut g) = (host.app.records.clone(), old);
-        g.stop_reason = Some("chain_limit".into());
+        let (r, mut g) = (host.agents.records.clone(), old);
+        g.apply(Transition::ChainLimit);
         let _ = blocking(move || r.save_step(&g, &[], 0, |_| true)).await;
         return;
     }
     let mut g = old.clone();
     g.id = format!("{GENERATION_PREFIX}{}", crate::ids::random_base62(16));
     g.initiator_generation_id = Some(old.id.clone());
-    g.status = Status::InProgress;
-    g.stop_reason = None;
-    g.error = None;
-    g.completed_at = None;
     g.idempotency_key = None;
-    g.started_at = crate::clock::now_rfc3339();
+    g.apply(Transition::Start { at: crate::clock::now_rfc3339() });
     g.state.chain = old.state.chain + 1;
     g.state.steps = 0;
-    g.state.seq = 0;
-    g.state.reserved = run::RESERVE;
-    g.state.lease = Some(BOOT.clone());
-    g.state.expires_at = None;
-    g.state.output = None;
     let results: Vec<Block> = std::mem::take(&mut g.state.pending)
         .into_iter()
         .map(|c| {
@@ -105,8 +89,8 @@ async fn react(host: &Rc<Host>, old: GenerationRecord) {
         })
         .collect();
     g.state.messages.push(Message { role: Role::Tool, content: results });
-    let r = host.app.records.clone();
-    let rec = super::content::persisted(&g);
+    let r = host.agents.records.clone();
+    let rec = host.agents.content.persisted(&g);
     match blocking(move || r.create_generation(&rec, None, None)).await {
         Ok(_) => {
             run::spawn(host.clone(), g);

@@ -1,9 +1,11 @@
 //! Agent generations (`POST /api/v1/agents/{id}/generate`): a persisted state
 //! machine. `record` is what is kept, `service` starts and resumes, `run` is the turn
-//! loop, `live` and `events` carry the events to readers, `recover` takes over after
-//! a restart and `expiry` ends pauses nobody answered.
+//! loop, `live` and `events` carry the events (`event`) to readers, `recover` takes
+//! over after a restart and `expiry` ends pauses nobody answered. Every status change
+//! is a `record::Transition`.
 
 pub mod content;
+pub mod event;
 pub mod events;
 pub mod expiry;
 pub mod knowledge;

@@ -38,9 +38,9 @@ pub async fn ask(host: Rc<Host>, parent: &GenerationRecord, agent_id: &str, prom
     let args = StartArgs { scope, agent_id: agent_id.to_owned(), body, idempotency: None, initiator: Some(parent.id.clone()) };
     let started = service::start(host.clone(), args).await.map_err(|e| e.message)?;
     let Started::New { record, .. } = started else { return Err("the child generation was not started".into()) };
-    let reader = Reader::new(host.app.records.clone(), &record.account_id, &record.id, 0);
+    let reader = Reader::new(host.agents.records.clone(), &record.account_id, &record.id, 0);
     let done = reader.rest().await.map_err(|e| e.to_string())?.ok_or("the child generation is gone")?;
-    match done.status {
+    match done.status() {
         Status::Completed => Ok(json!({
             "generation_id": done.id,
             "trace_id": done.trace_id,

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::run::Failure;
+use super::record::Failure;
 use crate::error::Code;
 
 pub fn parse(schema: &Map<String, Value>, text: &str) -> Result<Value, Failure> {

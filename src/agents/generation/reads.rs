@@ -25,7 +25,7 @@ impl Filter {
         self.agent_id.as_ref().is_none_or(|a| *a == g.agent_id)
             && self.trace_id.as_ref().is_none_or(|t| *t == g.trace_id)
             && self.initiator_generation_id.as_ref().is_none_or(|i| g.initiator_generation_id.as_ref() == Some(i))
-            && self.status.is_none_or(|s| s == g.status)
+            && self.status.is_none_or(|s| s == g.status())
     }
 }
 
@@ -85,7 +85,7 @@ pub fn get_trace(records: &Records, scope: &Scope, id: &str) -> Result<TraceReco
 /// their generations.
 pub fn purge_trace(records: &Records, scope: &Scope, id: &str) -> Result<TraceRecord, SoatError> {
     get_trace(records, scope, id)?;
-    Ok(records.purge_trace_content(&scope.account_id, id)?.ok_or_else(|| not_found_trace(id))?.trace)
+    Ok(records.purge_trace_content::<GenerationRecord>(&scope.account_id, id)?.ok_or_else(|| not_found_trace(id))?.trace)
 }
 
 /// `GET /traces/{id}/tree`: the tree rooted at the trace's root (its `root_trace_id`,
@@ -166,7 +166,7 @@ pub fn transcript(g: &GenerationRecord) -> Value {
         "project_id": g.project_id,
         "agent_id": g.agent_id,
         "agent_version": g.agent_version,
-        "status": g.status.as_str(),
+        "status": g.status().as_str(),
         "stop_reason": g.stop_reason,
         "started_at": g.started_at,
         "completed_at": g.completed_at,

@@ -11,7 +11,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::agents::agent::config::{AgentConfig, KnowledgeConfig};
-use crate::store::owned::owned_record;
+use crate::store::generations::{self, GenerationRow, TraceRow};
+use crate::store::owned::Owned;
+
+pub mod transition;
+
+pub use transition::{Failure, Transition, BOOT, RESERVE};
 
 pub const GENERATION_PREFIX: &str = "gen_";
 pub const TRACE_PREFIX: &str = "trace_";
@@ -261,7 +266,8 @@ pub struct GenerationRecord {
     pub root_trace_id: Option<String>,
     pub started_by_principal_type: Option<String>,
     pub started_by_principal_id: Option<String>,
-    pub status: Status,
+    /// Written only by [`GenerationRecord::apply`] (`transition`).
+    status: Status,
     pub stop_reason: Option<String>,
     pub error: Option<RecordedError>,
     pub agent_version: Option<u64>,
@@ -279,6 +285,28 @@ pub struct GenerationRecord {
     pub started_at: String,
     pub completed_at: Option<String>,
     pub last_activity_at: Option<String>,
+    pub state: RunState,
+}
+
+/// What a new generation is, beside its state machine's fields (which
+/// [`GenerationRecord::start`] sets).
+pub struct NewGeneration {
+    pub id: String,
+    pub account_id: String,
+    pub project_id: String,
+    pub agent_id: String,
+    pub trace_id: String,
+    pub initiator_generation_id: Option<String>,
+    pub parent_trace_id: Option<String>,
+    pub root_trace_id: Option<String>,
+    pub started_by_principal_type: Option<String>,
+    pub started_by_principal_id: Option<String>,
+    pub agent_version: Option<u64>,
+    pub ai_provider_id: Option<String>,
+    pub action_id: Option<String>,
+    pub metadata: Option<Value>,
+    pub idempotency_key: Option<String>,
+    pub store_content: bool,
     pub state: RunState,
 }
 
@@ -386,6 +414,100 @@ impl TraceRecord {
     }
 }
 
-owned_record!(GenerationRecord, "soat_generations", "soat_generations_by_account");
-owned_record!(TraceRecord, "soat_traces", "soat_traces_by_account");
+impl Owned for GenerationRecord {
+    const TABLE: &'static str = generations::GENERATIONS;
+    const INDEX: &'static str = generations::GENERATIONS_BY_ACCOUNT;
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn account_id(&self) -> &str {
+        &self.account_id
+    }
+}
+
+impl Owned for TraceRecord {
+    const TABLE: &'static str = generations::TRACES;
+    const INDEX: &'static str = generations::TRACES_BY_ACCOUNT;
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn account_id(&self) -> &str {
+        &self.account_id
+    }
+}
+
+impl GenerationRow for GenerationRecord {
+    type Trace = TraceRecord;
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+    fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+    fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+    fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+    fn settled(&self) -> bool {
+        self.status.settled()
+    }
+    fn content_redacted_at(&self) -> Option<&str> {
+        self.content_redacted_at.as_deref()
+    }
+    fn keep_from_stored(&mut self, stored: GenerationRecord) {
+        self.metadata = stored.metadata;
+        self.content_redacted_at = stored.content_redacted_at;
+    }
+
+    /// Clears what a purge erases (GenerationRecord.content_redacted_at's doc in
+    /// generations.yaml: `metadata`, `error`, and the run's recovery state: the
+    /// transcript, the calls pending, the output, the request's context) and stamps
+    /// `at`, unless it was purged already (the first stamp stays). Ids, timestamps,
+    /// status, stop reason, counters and attribution stay. A runner saving a step of a
+    /// purged generation has this applied to what it saves (and writes no event
+    /// payloads), so the purge holds.
+    fn redact(&mut self, at: &str) {
+        self.metadata = None;
+        self.error = None;
+        self.state.messages.clear();
+        self.state.raw_messages.clear();
+        self.state.context = None;
+        self.state.pending.clear();
+        self.state.output = None;
+        self.state.input.tool_context.clear();
+        self.state.input.guardrail_context = None;
+        if self.content_redacted_at.is_none() {
+            self.content_redacted_at = Some(at.to_owned());
+        }
+    }
+
+    fn count_steps_on(&self, t: &mut TraceRecord, steps: u64, now: &str) {
+        t.step_count += steps;
+        t.updated_at = now.to_owned();
+        if self.error.is_some() && t.error.is_none() {
+            t.error = self.error.clone();
+        }
+    }
+}
+
+impl TraceRow for TraceRecord {
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+    fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+    fn parent_trace_id(&self) -> Option<&str> {
+        self.parent_trace_id.as_deref()
+    }
+    fn redact(&mut self, at: &str) {
+        self.error = None;
+        if self.content_redacted_at.is_none() {
+            self.content_redacted_at = Some(at.to_owned());
+        }
+    }
+}
+
 crate::agents::scope::in_project!(GenerationRecord, TraceRecord);

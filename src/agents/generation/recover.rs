@@ -6,11 +6,11 @@
 
 use std::rc::Rc;
 
-use serde_json::Value;
-
-use super::record::{GenerationRecord, RecordedError, Status};
-use super::run::{self, Host, BOOT};
+use super::event::Event;
+use super::record::{GenerationRecord, Status, Transition, BOOT};
+use super::run::{self, Host};
 use crate::runtime::blocking;
+use crate::store::generations::EventRow;
 
 fn mine(id: &str, shard: usize, shards: usize) -> bool {
     let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
@@ -19,8 +19,8 @@ fn mine(id: &str, shard: usize, shards: usize) -> bool {
 
 /// Takes over this shard's share of the runs the last boot left. Runs at shard start.
 pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
-    let records = host.app.records.clone();
-    let all = match blocking(move || records.active_generations()).await {
+    let records = host.agents.records.clone();
+    let all = match blocking(move || records.active_generations::<GenerationRecord>()).await {
         Ok(all) => all,
         Err(e) => {
             tracing::error!(error = %e, "reading generations to resume failed");
@@ -29,7 +29,7 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     };
     let mut resumed = 0usize;
     for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
-        match g.status {
+        match g.status() {
             Status::InProgress if g.state.lease.as_deref() != Some(BOOT.as_str()) => {
                 if g.content_redacted_at.is_some() {
                     interrupt(&host, g, "its content was purged while it ran").await;
@@ -41,12 +41,10 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
                 }
                 let old = g.state.lease.clone();
                 let mut next = g;
-                next.state.lease = Some(BOOT.clone());
                 // Readers may have seen ids up to `reserved`: number after them.
-                next.state.seq = next.state.reserved;
-                next.state.reserved = next.state.seq + run::RESERVE;
-                let (r, rec) = (host.app.records.clone(), next.clone());
-                match blocking(move || r.save_step(&rec, &[], 0, |stored| stored.status == Status::InProgress && stored.state.lease == old)).await {
+                next.apply(Transition::TakeOver);
+                let (r, rec) = (host.agents.records.clone(), next.clone());
+                match blocking(move || r.save_step(&rec, &[], 0, |stored| stored.status() == Status::InProgress && stored.state.lease == old)).await {
                     Ok(Some(true)) => {
                         resumed += 1;
                         run::spawn(host.clone(), next);
@@ -74,21 +72,13 @@ fn until(t: &str) -> std::time::Duration {
 /// Ends `g` `failed` with stop_reason `interrupted`, saying `why`.
 pub async fn interrupt(host: &Rc<Host>, mut g: GenerationRecord, why: &str) {
     let old = g.state.lease.clone();
-    let message = format!("The generation was interrupted: {why}.");
-    let mut meta = serde_json::Map::new();
-    meta.insert("generation_id".into(), Value::from(g.id.as_str()));
-    meta.insert("trace_id".into(), Value::from(g.trace_id.as_str()));
-    g.status = Status::Failed;
-    g.stop_reason = Some("interrupted".into());
-    g.error = Some(RecordedError { code: "GENERATION_INTERRUPTED".into(), message: message.clone(), meta });
-    g.completed_at = Some(crate::clock::now_rfc3339());
-    g.state.lease = None;
-    g.state.seq = g.state.reserved + 1;
-    let frame = format!("{{\"error\":{},\"code\":\"GENERATION_INTERRUPTED\"}}", Value::from(message));
-    let events = vec![(g.state.seq, frame)];
+    g.apply(Transition::Interrupt { why: why.to_owned() });
+    let error = g.error.clone().expect("a failed generation records its error");
+    let frame = Event::failed(&error);
+    let events = vec![EventRow { seq: g.state.seq, data: frame.data(), ends_stream: frame.ends_stream() }];
     let id = g.id.clone();
-    let r = host.app.records.clone();
-    if let Err(e) = blocking(move || r.save_step(&g, &events, 0, |stored| !stored.status.settled() && stored.state.lease == old)).await {
+    let r = host.agents.records.clone();
+    if let Err(e) = blocking(move || r.save_step(&g, &events, 0, |stored| !stored.status().settled() && stored.state.lease == old)).await {
         tracing::error!(generation = %id, error = %e, "recording an interrupted generation failed");
     }
 }

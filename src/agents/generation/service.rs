@@ -1,16 +1,17 @@
 //! Starting a generation, resuming a paused one with its tool outputs, and taking
 //! over, after a restart, the runs the last boot left `in_progress`.
 
-use std::rc::Rc;
-use std::sync::Arc;
-
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::rc::Rc;
 
 use super::live::Log;
-use super::record::{GenerationRecord, Input, Message, RunState, Runner, Status, TraceRecord, Usage, GENERATION_PREFIX, TRACE_PREFIX};
+use super::record::{
+    GenerationRecord, Input, Message, NewGeneration, RunState, Runner, Status, TraceRecord, Transition, Usage, BOOT, GENERATION_PREFIX, RESERVE,
+    TRACE_PREFIX,
+};
 use super::request::GenerateBody;
-use super::run::{self, Host, BOOT};
+use super::run::{self, Host};
 use crate::agents::agent::config::{AgentConfig, TraceContentMode};
 use crate::agents::agent::record::{AgentRecord, VersionRecord};
 use crate::agents::agent::rollout::{self, Caller, Served};
@@ -22,7 +23,7 @@ use crate::store::{ProjectRecord, Records};
 
 /// A generation started, or the one an idempotency key already names.
 pub enum Started {
-    New { record: GenerationRecord, log: Arc<Log> },
+    New { record: GenerationRecord, log: Rc<Log> },
     Replay(GenerationRecord),
 }
 
@@ -102,7 +103,7 @@ fn replay_or_conflict(claim: Claim, agent_id: &str, fingerprint: &str, g: Option
 /// Starts a generation of `args.agent_id` in the scope's project: the record (and a
 /// new trace, and the key's claim) committed, then the run spawned on this shard.
 pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError> {
-    let records = host.app.records.clone();
+    let records = host.agents.records.clone();
     let StartArgs { scope, agent_id, body, idempotency, initiator } = args;
     let messages = body.check()?;
     let (r, a, id) = (records.clone(), scope.account_id.clone(), agent_id.clone());
@@ -164,7 +165,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             true,
         ),
     };
-    let g = GenerationRecord {
+    let new = NewGeneration {
         id: format!("{GENERATION_PREFIX}{}", crate::ids::random_base62(16)),
         account_id: scope.account_id.clone(),
         project_id: scope.project_id.clone(),
@@ -175,20 +176,12 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         root_trace_id: body.root_trace_id.clone(),
         started_by_principal_type: Some(scope.principal_type().to_owned()),
         started_by_principal_id: Some(scope.principal_id().to_owned()),
-        status: Status::InProgress,
-        stop_reason: None,
-        error: None,
         agent_version: Some(served.version()),
         ai_provider_id: config.ai_provider_id.clone(),
         action_id: body.action_id.clone(),
-        routing: None,
         metadata: body.metadata.clone().filter(|m| !m.is_null()),
         idempotency_key: idempotency.as_ref().map(|(k, _)| k.clone()),
         store_content,
-        content_redacted_at: None,
-        started_at: now.clone(),
-        completed_at: None,
-        last_activity_at: Some(now),
         state: RunState {
             config,
             input: Input {
@@ -208,14 +201,15 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             output: None,
             served_by: None,
             seq: 0,
-            reserved: run::RESERVE,
+            reserved: RESERVE,
             lease: Some(BOOT.clone()),
             expires_at: None,
             chain: 0,
             usage: Usage::default(),
         },
     };
-    let persisted = super::content::persisted(&g);
+    let g = GenerationRecord::start(new, now);
+    let persisted = host.agents.content.persisted(&g);
     let (r, t) = (records.clone(), new_trace.then_some(trace));
     let key = idempotency.clone();
     let created = blocking(move || r.create_generation(&persisted, t.as_ref(), key.as_ref().map(|(k, f)| (k.as_str(), f.as_str()))))
@@ -228,7 +222,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         }
         // Another request claimed the key between our look and our write.
         Created::Claimed(claim) => {
-            super::content::forget(&g.id);
+            host.agents.content.forget(&g.id);
             let (_, fp) = idempotency.expect("a claim needs a key");
             let found = records.get::<GenerationRecord>(&scope.account_id, &claim.generation_id).map_err(store_err)?;
             replay_or_conflict(claim, &agent.id, &fp, found)
@@ -266,18 +260,18 @@ pub async fn submit(
     agent_id: &str,
     generation_id: &str,
     outputs: Vec<ToolOutput>,
-) -> Result<(GenerationRecord, Arc<Log>, u64), ApiError> {
-    let records = host.app.records.clone();
+) -> Result<(GenerationRecord, Rc<Log>, u64), ApiError> {
+    let records = host.agents.records.clone();
     let (r, s, a, id, outs) = (records.clone(), scope.clone(), agent_id.to_owned(), generation_id.to_owned(), outputs.clone());
     let updated = blocking(move || {
         r.update::<GenerationRecord, Result<GenerationRecord, ApiError>>(&s.account_id, &id, |g| {
             if g.project_id != s.project_id || g.agent_id != a {
                 return crate::store::owned::Change::Keep(Err(ApiError::new(Code::SoatNotFound, format!("No generation {id} of agent {a}."))));
             }
-            if g.status != Status::RequiresAction {
+            if g.status() != Status::RequiresAction {
                 return crate::store::owned::Change::Keep(Err(ApiError::new(
                     Code::GenerationNotAwaitingToolOutputs,
-                    format!("The generation {id} is {} and awaits no tool outputs (each pause accepts its outputs once).", g.status.as_str()),
+                    format!("The generation {id} is {} and awaits no tool outputs (each pause accepts its outputs once).", g.status().as_str()),
                 )));
             }
             if g.content_redacted_at.is_some() {
@@ -309,17 +303,14 @@ pub async fn submit(
                     c.result = Some(if g.store_content { o.output.clone() } else { Value::Null });
                 }
             }
-            g.status = Status::InProgress;
-            g.state.lease = Some(BOOT.clone());
-            g.state.expires_at = None;
-            g.last_activity_at = Some(crate::clock::now_rfc3339());
+            g.apply(Transition::Resume);
             crate::store::owned::Change::Write(Ok(g.clone()))
         })
     })
     .await
     .map_err(store_err)?;
     let mut g = updated.ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("No generation {generation_id}.")))??;
-    if !super::content::restore(&mut g) {
+    if !host.agents.content.restore(&mut g) {
         let log = super::live::open(&g.id);
         super::recover::interrupt(&host, g.clone(), "its content was kept in memory only (trace_content_mode none) and the server restarted").await;
         super::live::finish(&g.id, &log);

@@ -48,7 +48,8 @@ impl Tools {
         let mut headers = self.headers(p, def, m.headers.as_ref(), context, &mut revealed, true)?;
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         let mut s = Session { tools: self, env, uri, shown_url: &m.url, headers, revealed, next_id: 1 };
-        let init = json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "quarry", "version": crate::app::VERSION}});
+        let init =
+            json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "quarry", "version": crate::version::VERSION}});
         s.request("initialize", init).await?;
         s.notify("notifications/initialized").await?;
         s.request("tools/call", json!({"name": action, "arguments": input})).await

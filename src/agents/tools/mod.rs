@@ -103,7 +103,7 @@ impl ErrorCode for ToolError {
             ToolError::StepFailed { step, source } => {
                 let mut m = source.meta().unwrap_or_default();
                 m.insert("step_id".into(), Value::from(step.as_str()));
-                m.insert("step_code".into(), Value::from(crate::http::surface::soat_code(source.code())));
+                m.insert("step_code".into(), Value::from(source.code().soat()));
                 Some(m)
             }
             _ => None,

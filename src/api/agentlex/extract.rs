@@ -53,7 +53,7 @@ pub async fn extract(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> 
     let req = input::parse(&call.bytes().await?)?;
     let app = call.app;
     let x =
-        Extractor { search: &app.search, llm: app.llm.as_ref(), meters: &app.meters, config: &app.config.extract, local_ready: app.local_ready() };
+        Extractor { search: &app.search, llm: app.llm.as_deref(), meters: &app.meters, config: &app.config.extract, local_ready: app.local_ready() };
     let out = x.run(call.embedders, caller(&call), &owned, &req.request).await?;
     let body = serde_json::to_vec(&render(&req.request.question, &out)).expect("responses serialize");
     Ok(response::json_bytes(StatusCode::OK, body.into()))

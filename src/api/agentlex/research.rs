@@ -250,7 +250,7 @@ fn render<'a>(r: &'a Researched, echo: &'a Echo) -> ResultJson<'a> {
 fn researcher(app: &App) -> Researcher<'_> {
     Researcher {
         search: &app.search,
-        llm: app.llm.as_ref(),
+        llm: app.llm.as_deref(),
         meters: &app.meters,
         config: &app.config.research,
         gate: &app.research_gate,

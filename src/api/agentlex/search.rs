@@ -138,7 +138,7 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         e => e.into(),
     })?;
     if let Some(chosen) = chosen {
-        rerankers.apply(chosen, call.rerankers, call.app.llm.as_ref(), &req.request.query, &mut s, k).await;
+        rerankers.apply(chosen, call.rerankers, call.app.llm.as_deref(), &req.request.query, &mut s, k).await;
     }
     let domain = req.domain.as_deref().unwrap_or(match owned.record.settings.domain.as_str() {
         "medical" => "medical",
@@ -156,7 +156,7 @@ async fn expansion_input(call: &Call<'_>, req: &mut input::SearchIn) {
     if req.request.expand == Expand::Llm && req.request.mode != Mode::Semantic {
         let query = quarry_index::text::parse(&req.request.query).text;
         let account = &call.principal().account_id;
-        req.request.expansion.paraphrases = expand::paraphrase(call.app.llm.as_ref(), &call.app.config.expand, account, &query).await;
+        req.request.expansion.paraphrases = expand::paraphrase(call.app.llm.as_deref(), &call.app.config.expand, account, &query).await;
     }
 }
 

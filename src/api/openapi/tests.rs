@@ -226,11 +226,11 @@ fn every_document_validates_against_the_openapi_schema_of_its_version() {
 }
 
 /// agents.json's error schemas list every code the SOAT surface renders: SOAT's
-/// registry name of each of ours (`http::surface::soat_code`), whatever reaches /api/v1.
+/// registry name of each of ours (`Code::soat`), whatever reaches /api/v1.
 #[test]
 fn the_soat_error_enum_is_every_code_that_surface_renders() {
     let doc: Value = serde_json::from_str(super::AGENTS).expect("JSON");
-    let rendered: BTreeSet<&str> = Code::ALL.iter().map(|c| crate::http::surface::soat_code(*c)).collect();
+    let rendered: BTreeSet<&str> = Code::ALL.iter().map(|c| c.soat()).collect();
     let schemas = doc["components"]["schemas"].as_object().expect("schemas");
     let errors: Vec<&String> = schemas.keys().filter(|k| k.ends_with("ErrorResponse")).collect();
     assert!(!errors.is_empty(), "no ErrorResponse schema");

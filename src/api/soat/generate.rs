@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{body, query, scope};
+use crate::agents::generation::event::Event;
 use crate::agents::generation::events::Reader;
 use crate::agents::generation::record::GenerationRecord;
 use crate::agents::generation::request::{self, GenerateBody};
@@ -29,7 +30,7 @@ use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 
 fn host(call: &Call<'_>) -> Rc<Host> {
-    Rc::new(Host { app: call.app.clone(), embedders: call.embedders.clone() })
+    Rc::new(Host { agents: call.app.agents.clone(), embedders: call.embedders.clone() })
 }
 
 fn accepted(g: &GenerationRecord) -> Reply {
@@ -60,7 +61,7 @@ const FAILURE_CODES: &[Code] = &[
 /// `AgentGenerationResponse`, or the error it failed with (502 for a provider's, a
 /// tool's or the output's), its meta naming the generation and trace.
 fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
-    if g.status != Status::Failed {
+    if g.status() != Status::Failed {
         return Ok(response::json(StatusCode::OK, &g.response()));
     }
     let e = g.error.clone().unwrap_or_else(|| crate::agents::generation::record::RecordedError {
@@ -68,7 +69,7 @@ fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
         message: "The generation failed.".into(),
         meta: Default::default(),
     });
-    let code = FAILURE_CODES.iter().copied().find(|c| crate::http::surface::soat_code(*c) == e.code).unwrap_or(Code::AiProviderError);
+    let code = FAILURE_CODES.iter().copied().find(|c| c.soat() == e.code).unwrap_or(Code::AiProviderError);
     let mut err = ApiError::new(code, e.message);
     for (k, v) in e.meta {
         err = err.with_meta(&k, v);
@@ -81,7 +82,7 @@ async fn rest(call: &Call<'_>, g: &GenerationRecord, after: u64) -> Result<Reply
     let mut done =
         reader.rest().await?.ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("The generation {} was deleted while it ran.", g.id)))?;
     // trace_content_mode none: the content was never written; this process holds it.
-    crate::agents::generation::content::restore(&mut done);
+    call.app.agents.content.restore(&mut done);
     settled(&done)
 }
 
@@ -96,7 +97,8 @@ fn sse(call: &Call<'_>, g: &GenerationRecord, after: u64) -> Reply {
             Ok(None) => None,
             Err(e) => {
                 tracing::error!(error = %e, "reading a generation's events failed");
-                let frame = format!("data: {}\n\n", json!({"error": "The server could not read the generation's events."}));
+                let frame = Event::Error { message: "The server could not read the generation's events.", code: None };
+                let frame = format!("data: {}\n\n", frame.data());
                 Some((Ok(Frame::data(Bytes::from(frame))), None))
             }
         }

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::agents::scope::testing::{a, others, scope};
+use crate::store::generations::EventRow;
 
 fn store() -> (tempfile::TempDir, Records) {
     let dir = tempfile::tempdir().unwrap();
@@ -54,6 +55,14 @@ fn generation(id: &str, s: &Scope, agent: &str, trace: &str, started: &str) -> G
     .expect("a generation record")
 }
 
+/// `g` as the store would read it back with another status (only the transitions
+/// write a record's status).
+fn with_status(g: GenerationRecord, status: &str) -> GenerationRecord {
+    let mut v = serde_json::to_value(&g).expect("a record serializes");
+    v["status"] = json!(status);
+    serde_json::from_value(v).expect("a generation record")
+}
+
 #[test]
 fn lists_filter_and_run_newest_first_in_the_scopes_project() {
     let (_d, r) = store();
@@ -64,8 +73,7 @@ fn lists_filter_and_run_newest_first_in_the_scopes_project() {
         None,
     )
     .unwrap();
-    let mut g2 = generation("gen_2", &s, "agent_b", "trace_1", "2026-01-01T00:00:02Z");
-    g2.status = Status::Failed;
+    let mut g2 = with_status(generation("gen_2", &s, "agent_b", "trace_1", "2026-01-01T00:00:02Z"), "failed");
     g2.initiator_generation_id = Some("gen_1".into());
     r.create_generation(&g2, None, None).unwrap();
     let ids = |f: Filter| list_generations(&r, &s, &f).unwrap().into_iter().map(|g| g.id).collect::<Vec<_>>();
@@ -109,11 +117,11 @@ fn metadata_merges_and_a_purge_keeps_the_skeleton() {
     assert_eq!((t["steps"][1]["index"].clone(), t["steps"][1]["text"].clone()), (json!(1), json!("18 degrees")));
     assert_eq!(t["output"], json!({"content": "18 degrees", "finish_reason": "stop"}));
 
-    r.save_step(&g, &[(1, "{}".into())], 0, |_| true).unwrap();
+    r.save_step(&g, &[EventRow { seq: 1, data: "{}".into(), ends_stream: false }], 0, |_| true).unwrap();
     let purged = purge_generation(&r, &s, "gen_1").unwrap();
     let at = purged.content_redacted_at.clone().expect("stamped");
     assert_eq!((purged.metadata.clone(), purged.state.messages.len(), purged.state.output.clone()), (None, 0, None));
-    assert_eq!((purged.status, purged.state.steps, purged.agent_version), (Status::Completed, 2, Some(1)));
+    assert_eq!((purged.status(), purged.state.steps, purged.agent_version), (Status::Completed, 2, Some(1)));
     assert!(r.generation_events("gen_1", 0).unwrap().is_empty(), "events dropped");
     let t = transcript(&purged);
     assert_eq!(
@@ -184,7 +192,7 @@ fn an_agents_runs_go_only_in_its_own_project() {
         None,
     )
     .unwrap();
-    assert_eq!(r.remove_agent_runs("acct_a", "proj_a", "agent_a").unwrap(), (1, 1));
+    assert_eq!(r.remove_agent_runs::<GenerationRecord>("acct_a", "proj_a", "agent_a").unwrap(), (1, 1));
     assert!(matches!(get_generation(&r, &s, "gen_1"), Err(SoatError::NotFound { .. })));
     assert!(list_traces(&r, &s).unwrap().is_empty());
     assert_eq!(get_generation(&r, &elsewhere, "gen_2").unwrap().id, "gen_2");

@@ -1,0 +1,334 @@
+//! The turn loop. A run drives one generation from where its record stands to the
+//! next point where it rests (completed, failed, or paused at `requires_action`),
+//! committing each step before the next begins:
+//!
+//! 1. the step's tool calls that the server runs: marked `started` in the commit of
+//!    the step that made them, then each sent (an http call with `Idempotency-Key:
+//!    <generation>:<step>:<call>`) and its result committed; a restart re-sends only
+//!    calls without a committed result, with the same key;
+//! 2. calls the client runs: the turn pauses (`requires_action`, with its expiry);
+//!    `tool-outputs` fills them and resumes the run;
+//! 3. the results join the transcript; a `has_tool_call` stop condition may end the
+//!    turn; with `max_steps` spent it ends without a model call;
+//! 4. the model call, its deltas emitted as they come, its answer and tool calls
+//!    committed as the step.
+//!
+//! Events are numbered; each step's are committed with it, and the record reserves the
+//! ids a step may emit before its commit, so a run resumed after a crash numbers its
+//! events after any a reader may have seen.
+//!
+//! Every change of the generation's status goes through its record's transitions
+//! (`record::transition`); this file is the loop, and its concerns have files of their
+//! own: `prepare` (the first step's transcript and knowledge), `calls` (server-run tool
+//! calls), `model` (one model call) and `route` (where it goes, failing over).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::event::Event;
+use super::live::{self, Log};
+use super::record::{Block, Failure, GenerationRecord, Message, Output, PendingCall, Role, Runner, Transition};
+use super::tools::{self as gtools, Bound};
+use crate::agents::agent::config::StopKind;
+use crate::agents::providers::CallError;
+use crate::agents::tools::call::Env;
+use crate::agents::tools::outbound::Timeouts;
+use crate::agents::{KeyRef, Project, Scope};
+use crate::error::{Code, ErrorCode};
+use crate::runtime::blocking;
+use crate::store::generations::EventRow;
+use crate::store::StoreError;
+use quarry_index::embed::Embedder;
+
+mod calls;
+mod model;
+mod prepare;
+mod route;
+
+/// What a shard lends its runs: the agents service and this shard's sessions.
+pub struct Host {
+    pub agents: Arc<crate::agents::Service>,
+    pub embedders: Rc<RefCell<Vec<Embedder>>>,
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Failure {
+        tracing::error!(error = %e, "a generation's store write failed");
+        Failure::new(Code::Internal, "The server could not record the generation's step.")
+    }
+}
+
+impl From<CallError> for Failure {
+    fn from(e: CallError) -> Failure {
+        Failure { code: e.code(), message: e.message(), meta: e.meta().unwrap_or_default(), stop_reason: "error" }
+    }
+}
+
+/// Starts (or resumes) `g` on this shard; `g`'s lease must already be this boot's
+/// and committed. The returned log is the one readers of this segment follow.
+pub fn spawn(host: Rc<Host>, g: GenerationRecord) -> Rc<Log> {
+    let log = live::open(&g.id);
+    let lease = g.state.lease.clone();
+    let run = Run { host, log: log.clone(), lease, g, batch: Vec::new(), new_steps: 0, tools: Vec::new(), plan: String::new(), last: None };
+    glommio::spawn_local(run.drive()).detach();
+    log
+}
+
+struct Run {
+    host: Rc<Host>,
+    log: Rc<Log>,
+    g: GenerationRecord,
+    /// Events emitted since the last commit.
+    batch: Vec<EventRow>,
+    /// Model calls since the last commit (the trace's step count).
+    new_steps: u64,
+    tools: Vec<Bound>,
+    plan: String,
+    /// The stream's last frame, sent once the state it announces is committed.
+    last: Option<(u64, String)>,
+    /// The lease this run holds: a save lands only while the stored record names it.
+    lease: Option<String>,
+}
+
+/// How a turn rested.
+enum Rest {
+    Settled,
+    Paused,
+}
+
+impl Run {
+    async fn drive(mut self) {
+        let out = self.turn().await;
+        if let Err(f) = out {
+            if let Err(e) = self.fail(f).await {
+                tracing::error!(generation = %self.g.id, error = %e.message, "recording a generation's failure failed");
+            }
+        }
+        if !self.g.store_content && self.g.status().settled() {
+            super::content::forget_later(self.host.agents.clone(), self.g.id.clone());
+        }
+        live::finish(&self.g.id, &self.log);
+    }
+
+    /// What a tool call or a search runs with: this shard's sessions, the account's plan.
+    fn env(&self) -> Env<'_> {
+        let agents = &self.host.agents;
+        Env {
+            search: &agents.search,
+            records: &agents.records,
+            embedders: &self.host.embedders,
+            caller: crate::search::Caller { account_id: &self.g.account_id, plan: agents.plan(&self.plan) },
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn scope(&self) -> Scope {
+        Scope { account_id: self.g.account_id.clone(), project_id: self.g.project_id.clone(), key: KeyRef::Account { prefix: String::new() } }
+    }
+
+    fn project(&self) -> Project<'_> {
+        Project { account_id: &self.g.account_id, project_id: &self.g.project_id }
+    }
+
+    /// Numbers an event and sends it to live readers, except a stream's last frame,
+    /// which waits for the commit of the state it announces (a reader that saw
+    /// `[DONE]` then reads the record settled).
+    fn emit(&mut self, event: Event<'_>) {
+        let seq = self.g.next_event_id();
+        let (data, ends_stream) = (event.data(), event.ends_stream());
+        if ends_stream {
+            self.last = Some((seq, data.clone()));
+        } else {
+            self.log.push(seq, data.as_str());
+        }
+        if self.g.store_content || ends_stream {
+            self.batch.push(EventRow { seq, data, ends_stream });
+        }
+    }
+
+    /// Commits the record as it stands with the events since the last commit.
+    async fn save(&mut self) -> Result<(), Failure> {
+        self.g.apply(Transition::Step);
+        let record = self.host.agents.content.persisted(&self.g);
+        let events = std::mem::take(&mut self.batch);
+        let steps = std::mem::take(&mut self.new_steps);
+        let records = self.host.agents.records.clone();
+        let lease = self.lease.clone();
+        let saved = blocking(move || records.save_step(&record, &events, steps, |stored| stored.state.lease == lease)).await?;
+        match saved {
+            Some(true) => {
+                if let Some((seq, data)) = self.last.take() {
+                    self.log.push(seq, data);
+                }
+                Ok(())
+            }
+            // Deleted meanwhile (its agent force-deleted), or taken over: stop here.
+            None | Some(false) => Err(Failure::new(Code::Internal, "The generation was deleted or taken over while it ran.")),
+        }
+    }
+
+    async fn fail(&mut self, f: Failure) -> Result<(), Failure> {
+        self.g.apply(Transition::Fail(f));
+        let frame = self.g.error.clone().expect("a failed generation records its error");
+        self.emit(Event::failed(&frame));
+        self.save().await
+    }
+
+    async fn complete(&mut self, stop_reason: &str, finish_reason: &str, content: String, object: Option<Value>) -> Result<Rest, Failure> {
+        let output = Output { model: self.model_name(), content, finish_reason: finish_reason.to_owned(), object };
+        self.g.apply(Transition::Complete { stop_reason: stop_reason.to_owned(), output });
+        self.emit(Event::Done);
+        self.save().await?;
+        Ok(Rest::Settled)
+    }
+
+    fn model_name(&self) -> String {
+        self.g.state.served_by.clone().unwrap_or_default()
+    }
+
+    fn last_text(&self) -> String {
+        self.g
+            .state
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.content.iter().filter_map(|b| if let Block::Text { text } = b { Some(text.as_str()) } else { None }).collect::<String>())
+            .unwrap_or_default()
+    }
+
+    async fn turn(&mut self) -> Result<Rest, Failure> {
+        let records = self.host.agents.records.clone();
+        let account_id = self.g.account_id.clone();
+        self.plan = blocking(move || records.account(&account_id)).await?.map(|a| a.plan).unwrap_or_default();
+        if self.g.state.steps == 0 && self.g.state.pending.is_empty() && self.g.input_depth() == Some(0) {
+            let note = "The call depth limit was reached (max_call_depth 0): this agent was not run.".to_owned();
+            return self.complete("max_call_depth", "stop", note, None).await;
+        }
+        let write_store = self.g.state.config.knowledge_config.as_ref().and_then(|k| k.write_memory_store_id.clone());
+        self.tools = gtools::resolve(&self.host.agents.tools, self.project(), &self.g.state.config, write_store.as_deref())
+            .map_err(|e| Failure::new(e.code(), e.message()))?;
+        if !self.g.state.prepared {
+            self.prepare().await?;
+        }
+        let max_steps = self.g.state.config.max_steps.unwrap_or(i64::from(crate::agents::agent::config::DEFAULT_MAX_STEPS)).max(0) as u32;
+        loop {
+            if !self.g.state.pending.is_empty() {
+                self.run_server_calls().await?;
+                if self.g.state.pending.iter().any(|c| c.result.is_none()) {
+                    return self.pause().await;
+                }
+                let pending = std::mem::take(&mut self.g.state.pending);
+                let names: Vec<String> = pending.iter().map(|c| c.tool_name.clone()).collect();
+                let content = pending
+                    .into_iter()
+                    .map(|c| Block::ToolResult {
+                        tool_call_id: c.id,
+                        tool_name: c.tool_name,
+                        output: c.result.unwrap_or(Value::Null),
+                        is_error: c.is_error,
+                    })
+                    .collect();
+                self.g.state.messages.push(Message { role: Role::Tool, content });
+                let stop = self
+                    .g
+                    .state
+                    .config
+                    .stop_conditions
+                    .iter()
+                    .flatten()
+                    .any(|s| s.r#type == StopKind::HasToolCall && s.tool_name.as_deref().is_some_and(|n| names.iter().any(|called| called == n)));
+                if stop {
+                    let text = self.last_text();
+                    return self.complete("stop_condition", "tool_calls", text, None).await;
+                }
+            }
+            if self.g.state.steps >= max_steps {
+                let text = self.last_text();
+                return self.complete("max_steps", "tool_calls", text, None).await;
+            }
+            self.g.state.steps += 1;
+            self.new_steps += 1;
+            let step = self.g.state.steps;
+            let (output, reason, forced) = self.model_call(step).await?;
+            let text = output.text.clone();
+            self.g.state.usage.input_tokens += output.usage.input;
+            self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
+            self.g.state.usage.cached_tokens += output.usage.cached;
+            self.g.state.usage.cache_write_tokens += output.usage.cache_write;
+            if output.tool_calls.is_empty() && forced {
+                // §2.7: a forcing tool_choice forbids a final assistant message.
+                return Err(Failure::new(
+                    Code::AiProviderError,
+                    format!("This step's tool_choice forces a tool call, and the model answered with text instead (step {step})."),
+                ));
+            }
+            if output.tool_calls.is_empty() {
+                if let Some(name) = gtools::text_encoded_call(&text, &self.tools) {
+                    let message = format!("The model wrote a call to the tool {name} as text instead of calling it; the tool did not run.");
+                    return Err(Failure::new(Code::TextEncodedToolCall, message).with("tool_name", name));
+                }
+                let object = match &self.g.state.config.output_schema {
+                    Some(schema) => Some(crate::agents::generation::output::parse(schema, &text)?),
+                    None => None,
+                };
+                self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
+                let (stop, finish) = if reason == crate::llm::Reason::MaxTokens { ("length", "length") } else { ("stop", "stop") };
+                return self.complete(stop, finish, text, object).await;
+            }
+            let mut content = Vec::new();
+            if !text.is_empty() {
+                content.push(Block::Text { text });
+            }
+            let mut pending = Vec::new();
+            for call in &output.tool_calls {
+                let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Map::new()));
+                content.push(Block::ToolCall { id: call.id.clone(), tool_name: call.name.clone(), args: args.clone() });
+                let bound = self.tools.iter().find(|b| b.name == call.name);
+                let mut p = PendingCall {
+                    id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    args,
+                    runner: bound.map_or(Runner::Server, |b| b.runner),
+                    // Committed with the step that decided them: a restart finds them
+                    // "maybe sent" and re-sends with the same idempotency key, which costs
+                    // no commit of its own before each send.
+                    started: bound.is_some_and(|b| b.runner == Runner::Server),
+                    result: None,
+                    is_error: false,
+                };
+                if bound.is_none() {
+                    p.result = Some(json!({"error": format!("There is no tool named {:?}.", call.name)}));
+                    p.is_error = true;
+                }
+                pending.push(p);
+            }
+            self.g.state.messages.push(Message { role: Role::Assistant, content });
+            for p in &pending {
+                self.emit(Event::ToolCall { id: &p.id, tool_name: &p.tool_name, args: &p.args, runner: p.runner });
+            }
+            self.g.state.pending = pending;
+            self.save().await?;
+        }
+    }
+
+    async fn pause(&mut self) -> Result<Rest, Failure> {
+        let expiry = self.host.agents.config.approval_expiry;
+        self.g.apply(Transition::Pause { expires_at: crate::clock::rfc3339_after(expiry) });
+        let paused = self.g.clone();
+        self.emit(Event::Paused(&paused));
+        self.emit(Event::Done);
+        self.save().await?;
+        super::expiry::schedule(self.host.clone(), self.g.account_id.clone(), self.g.id.clone(), expiry);
+        Ok(Rest::Paused)
+    }
+}
+
+impl GenerationRecord {
+    fn input_depth(&self) -> Option<u32> {
+        Some(self.state.input.max_call_depth)
+    }
+}
