@@ -189,7 +189,7 @@ impl App {
 
     /// What an evaluation searches with (`evaluate`).
     pub fn evaluation(&self) -> crate::evaluate::Services<'_> {
-        crate::evaluate::Services { search: &self.search, rerankers: &self.rerankers, llm: self.llm.as_ref() }
+        crate::evaluate::Services { search: &self.search, rerankers: &self.rerankers, llm: self.llm.as_deref() }
     }
 
     /// What the identity service reads and writes (`identity`).
