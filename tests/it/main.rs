@@ -10,6 +10,7 @@ mod accounts_cli;
 mod browser;
 mod collections;
 mod compat;
+mod early_answer;
 mod embedders;
 mod errors;
 mod evaluate;
