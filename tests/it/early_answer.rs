@@ -1,3 +1,5 @@
+//! Answers sent before the request body was read (401, 413, 429) and what they leave of the connection.
+//!
 //! Regression (issue 1/9 item 8, "an early error answer breaks a keep-alive connection"):
 //! a 401, 413 or 429 sent before the request body was read left the body unread, and
 //! the server then closed without `connection: close`, so a keep-alive client's next
