@@ -1,3 +1,5 @@
+//! The classical chunker against its hand-labelled set, its invariants and the bundled archive corpus.
+//!
 //! The classical chunker against its hand-labelled set, its invariants on generated
 //! pages, and the bundled `samples/archive/` corpus.
 //!

@@ -1,3 +1,5 @@
+//! The legal chunker against its hand-labelled set, its invariants and the bundled legal samples.
+//!
 //! The legal chunker held to a hand-labelled set, its invariants on generated pages, every
 //! bundled legal sample, and detection on research abstracts.
 //!

@@ -1,3 +1,5 @@
+//! The medical chunker against its hand-labelled clinical notes, its invariants and the samples.
+//!
 //! The medical chunker held to its bar: a hand-labelled set of clinical notes
 //! (tests/data/chunkers/medical/, see its README), research abstracts that must stay
 //! prose, the bundled samples (samples/medical/) and generated notes for the invariants.

@@ -1,3 +1,5 @@
+//! The frozen data directories of `tests/data/compat/vN/` opened by the engine alone.
+//!
 //! The frozen data directories of `tests/data/compat/vN/` (written by the server; see
 //! the README there) opened by the engine alone: each collection's segment and WAL
 //! tail read back, the live documents those the server listed, and keyword searches

@@ -1,3 +1,5 @@
+//! The offline models against the originals: token ids and embeddings (needs the models).
+//!
 //! The offline models are the real ones: token ids equal the original tokenizers', and
 //! Rust/ort embeddings match an independent numpy forward pass computed from the
 //! packaged weights (models/testdata/reference.json, made by models/verify.py).

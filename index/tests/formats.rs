@@ -1,3 +1,5 @@
+//! Every format through every chunker: chunk offsets slice the stored page text.
+//!
 //! For every format and every chunker, each chunk's `[start, end)` (chars) and
 //! `[byte_start, byte_end)` slice the stored page text to the same non-empty, trimmed
 //! text, chunks in order and apart: over generated Markdown, HTML with nested

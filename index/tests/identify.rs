@@ -1,3 +1,5 @@
+//! The identifier scanner against the labelled set, each kind held to its precision and recall.
+//!
 //! The identifier scanner against the labelled set in `tests/data/identifiers/`: one
 //! file per kind, every line labelled for every kind (`[[kind:value]]` marks each
 //! identifier), positives and negatives. Each structured kind is held to precision

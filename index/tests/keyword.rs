@@ -1,3 +1,5 @@
+//! Keyword search as the server runs it, on small collections written per case.
+//!
 //! Keyword search as the server runs it (the query parsed, then the engine's search) on
 //! small collections written for each case: quoted words in long requests, queries of
 //! many terms, Unicode forms of the same word.

@@ -1,3 +1,5 @@
+//! The verifier against its fixture set: genuine excerpts found, near misses refused.
+//!
 //! The verifier against its fixture set (tests/data/verify/excerpts.json): every genuine
 //! excerpt (as printed, or with whitespace, case, quote, hyphenation, compatibility and
 //! Arabic mark variations) is found at the right offsets with the right match kind;

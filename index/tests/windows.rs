@@ -1,3 +1,5 @@
+//! Windows do not move short pages: the format-2 fixture's vectors re-embedded to the bit (needs the models).
+//!
 //! Windows do not move short pages: every page of the format-2 fixture
 //! (`tests/data/compat/v2`, vectors made by the format-2 server, one per page) that fits
 //! the model's window is planned as one window of the same input, and embedding it

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hyper::body::Incoming;
 use hyper::http::request::Parts;
 use serde::de::DeserializeOwned;
 
@@ -22,8 +21,8 @@ use crate::error::{ApiError, Code};
 pub struct Call<'a> {
     pub app: &'a Arc<App>,
     pub parts: Parts,
-    /// Taken by the first read.
-    pub body: Option<Incoming>,
+    /// Taken by the first read; what is left unread is settled after the answer.
+    pub body: &'a body::Slot,
     /// Set on authenticated routes.
     pub principal: Option<Rc<Principal>>,
     pub limits: BodyLimits,
@@ -49,8 +48,7 @@ impl Call<'_> {
 
     /// The whole body, within the limits.
     pub async fn bytes(&mut self) -> Result<bytes::Bytes, ApiError> {
-        let body = self.body.take().ok_or_else(ApiError::internal)?;
-        body::read(&self.parts.headers, body, self.limits).await
+        body::read(&self.parts.headers, self.body, self.limits).await
     }
 
     /// The body parsed as a JSON object into `T`; `field_code` for a wrong or missing field.

@@ -33,6 +33,9 @@ pub struct ConnState {
     head_wait: Cell<Duration>,
     in_flight: Cell<u32>,
     close: Cell<Option<Close>>,
+    /// An answer left its request's body unread and said `connection: close`: the
+    /// connection reads until the client closes before it closes (`ServedIo`).
+    linger: Cell<bool>,
     waker: RefCell<Option<Waker>>,
     /// The client's address (for per-address limits such as signups).
     pub peer: Option<std::net::SocketAddr>,
@@ -47,6 +50,7 @@ impl ConnState {
             head_wait: Cell::new(Duration::ZERO),
             in_flight: Cell::new(0),
             close: Cell::new(None),
+            linger: Cell::new(false),
             waker: RefCell::new(None),
             peer: None,
         }
@@ -72,6 +76,15 @@ impl ConnState {
     pub fn request_finished(&self) {
         self.in_flight.set(self.in_flight.get().saturating_sub(1));
         self.active.set(true);
+    }
+
+    /// The answer being written leaves a body unread; see `linger`.
+    pub fn linger(&self) {
+        self.linger.set(true);
+    }
+
+    pub fn lingers(&self) -> bool {
+        self.linger.get()
     }
 
     pub fn close_requested(&self) -> Option<Close> {

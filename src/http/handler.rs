@@ -1,7 +1,8 @@
 //! One request, start to end: match the route table, authenticate and spend from the
 //! key's bucket, call the row's handler, and decorate the response (shard, request id,
 //! rate headers). Every error is rendered in the route's surface shape. A panic
-//! inside a handler becomes a 500 `internal` for that request alone.
+//! inside a handler becomes a 500 `internal` for that request alone. A body the
+//! answer leaves unread is settled before the answer goes (see `body`).
 
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
@@ -13,6 +14,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION};
 use hyper::Request;
 
+use super::body::Slot;
 use super::call::Call;
 use super::conn::ConnState;
 use super::response::{self, Reply, X_QUARRY_SHARD, X_REQUEST_ID};
@@ -28,6 +30,7 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
     metrics.request_began();
     let request_id = shard.request_id(req.headers().get(&X_REQUEST_ID));
     let (parts, body) = req.into_parts();
+    let body = Slot::new(body);
     let routes = shard.router.routes();
     let (mut reply, row) = match shard.router.route(&parts.method, parts.uri.path()) {
         Err((surface, e)) => (surface.error(&e), routes.len()),
@@ -38,9 +41,12 @@ pub async fn handle(shard: Rc<Shard>, conn: Rc<ConnState>, req: Request<Incoming
         // Boxed, so the future every request builds and hyper moves stays small.
         Ok(matched) => {
             let index = matched.index;
-            (Box::pin(guarded(&shard, &conn, matched, parts, body, &request_id)).await, index)
+            (Box::pin(guarded(&shard, &conn, matched, parts, &body, &request_id)).await, index)
         }
     };
+    if body.unsettled() && Box::pin(body.settle(&mut reply, shard.body_limits.timeout)).await {
+        conn.linger();
+    }
     let status = reply.status();
     let headers = reply.headers_mut();
     headers.insert(X_QUARRY_SHARD.clone(), shard.shard_header.clone());
@@ -100,7 +106,7 @@ async fn guarded(
     conn: &ConnState,
     matched: Matched,
     parts: hyper::http::request::Parts,
-    body: Incoming,
+    body: &Slot,
     request_id: &HeaderValue,
 ) -> Reply {
     let (method, uri) = (parts.method.clone(), parts.uri.clone());
@@ -117,14 +123,14 @@ async fn guarded(
     reply
 }
 
-async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::http::request::Parts, body: Incoming) -> Reply {
+async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::http::request::Parts, body: &Slot) -> Reply {
     let Matched { route, params, .. } = matched;
     let Handler::Call(handler) = route.handler else { unreachable!("immediate routes are served before") };
     let surface: Surface = route.surface;
     let mut call = Call {
         app: &shard.app,
         parts,
-        body: Some(body),
+        body,
         principal: None,
         limits: shard.body_limits,
         embedders: &shard.embedders,

@@ -14,13 +14,21 @@
 //! [`LONGEST`] and the normal path pays one length comparison per write. The tests in
 //! `tests/it/errors.rs` pin the exact bytes, so a hyper upgrade that changes them fails
 //! there rather than silently sending empty bodies again.
+//!
+//! [`ServedIo`] also closes a connection whose last answer left its request's body
+//! unread (`body::Slot::settle`) the lingering way: it shuts its side, then reads and
+//! drops what the client still sends until the client closes. Closing a socket with
+//! unread bytes sends a reset, which can destroy the answer before the client has read
+//! it (RFC 9112 §9.6). The sweep bounds the wait: the connection waits for no request
+//! head, so it is closed after `http.header_read_timeout` like one that does.
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{ready, Context, Poll};
 
-use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::rt::{Read, ReadBuf, ReadBufCursor, Write};
 
 use super::conn::ConnState;
 use super::surface;
@@ -79,15 +87,30 @@ fn answer(code: Code, shard: usize, max_header_bytes: usize) -> Vec<u8> {
 /// A served connection's IO: [`GlommioIo`] with hyper's automatic answers replaced.
 pub struct ServedIo {
     io: GlommioIo<Rc<ConnState>>,
+    conn: Rc<ConnState>,
     shard: usize,
     max_header_bytes: usize,
     /// Our answer while it is being written, and how much of it has gone.
     replacing: Option<(Vec<u8>, usize)>,
+    /// Our side has been shut (a lingering close is reading on).
+    shut: bool,
 }
 
 impl ServedIo {
-    pub fn new(io: GlommioIo<Rc<ConnState>>, shard: usize, max_header_bytes: usize) -> ServedIo {
-        ServedIo { io, shard, max_header_bytes, replacing: None }
+    pub fn new(io: GlommioIo<Rc<ConnState>>, conn: Rc<ConnState>, shard: usize, max_header_bytes: usize) -> ServedIo {
+        ServedIo { io, conn, shard, max_header_bytes, replacing: None, shut: false }
+    }
+
+    /// Reads and drops what the client sends until it closes (or the read fails).
+    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut scratch = [MaybeUninit::<u8>::uninit(); 16 * 1024];
+        loop {
+            let mut buf = ReadBuf::uninit(&mut scratch);
+            match ready!(Pin::new(&mut self.io).poll_read(cx, buf.unfilled())) {
+                Ok(()) if !buf.filled().is_empty() => {}
+                _ => return Poll::Ready(()),
+            }
+        }
     }
 
     /// Writes the rest of our answer; `Ready(Ok)` once all of it has gone.
@@ -137,7 +160,15 @@ impl Write for ServedIo {
 
     #[inline]
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        let this = &mut *self;
+        if !this.shut {
+            ready!(Pin::new(&mut this.io).poll_shutdown(cx))?;
+            this.shut = true;
+        }
+        if this.conn.lingers() {
+            ready!(this.poll_linger(cx));
+        }
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -158,7 +158,7 @@ async fn connection(shard: Rc<Shard>, stream: TcpStream) {
     let (state, _open) = shard.conns.add(stream.peer_addr().ok());
     ShardMetrics::set(&shard.metrics().open_connections, shard.conns.open() as u64);
     // hyper's own answers to requests it cannot parse get our error body there.
-    let io = ServedIo::new(GlommioIo::new(stream, state.clone()), shard.id, shard.http.max_header_bytes);
+    let io = ServedIo::new(GlommioIo::new(stream, state.clone()), state.clone(), shard.id, shard.http.max_header_bytes);
     let svc_shard = shard.clone();
     let svc_state = state.clone();
     let service = service_fn(move |req| handle(svc_shard.clone(), svc_state.clone(), req));

@@ -1,3 +1,5 @@
+//! The crash binary: documents under `kill -9`, torn WAL tails and failpoints, none lost or half-present.
+//!
 //! Crash and fault tests, in their own binary: `kill -9` during concurrent adds, a torn
 //! WAL tail, and failpoints between the WAL write and its sync. Every document that got
 //! a 201 must be present and searchable after a restart, and none half-present.

@@ -1,3 +1,5 @@
+//! The generations crash binary: 20 seeded `kill -9` rounds of background generations, none lost.
+//!
 //! Generations under `kill -9`, in their own binary: 20 rounds of concurrent background
 //! generations (some whose agent calls an `http` tool on a loopback service, some that
 //! then pause on a `client` tool), the server killed at a random moment (seeded; the seed

@@ -1,3 +1,5 @@
+//! The console and the API reference driven in a real browser (chromium), one test per flow script in tests/browser/.
+//!
 //! The console and the reference in a real browser: Debian's chromium, headless, driven
 //! by selenium (tests/browser/harness.py) against the real binary on loopback, every
 //! other host unreachable and every request checked. Each flow is a script in
@@ -22,12 +24,7 @@ pub(super) fn browser() -> Option<PathBuf> {
         && std::path::Path::new("/usr/bin/chromium").exists()
         && std::path::Path::new("/usr/bin/chromedriver").exists()
         && Command::new(&python).args(["-c", "import selenium"]).status().is_ok_and(|s| s.success());
-    if ready {
-        return Some(python);
-    }
-    assert!(std::env::var_os("CI").is_none(), "no browser under CI (ops/setup-browser-tests installs chromium, chromium-driver, selenium)");
-    eprintln!("skipped: no chromium, chromedriver or selenium (ops/setup-browser-tests installs them)");
-    None
+    super::prerequisite::prerequisite("no chromium, chromedriver or selenium (ops/setup-browser-tests installs them)", ready).then_some(python)
 }
 
 /// Runs `tests/browser/<flow>.py` against `server`, with `env` added, within `limit`;

@@ -1,3 +1,5 @@
+//! Shared by the tests: a raw-socket HTTP/1.1 client that sends exactly the bytes a test writes.
+//!
 //! A small blocking HTTP/1.1 client on a raw socket, so tests control exactly what
 //! goes over the wire (keep-alive per shard, partial bodies, trickled headers).
 

@@ -1,3 +1,5 @@
+//! Collections and documents through the AgentLex API: their CRUD, their field checks and their tenancy.
+//!
 //! Collections and documents through the API: create, read, patch, delete, every bad
 //! field refused with its code, and one account's records invisible to another.
 

@@ -1,3 +1,5 @@
+//! Frozen data directories of earlier on-disk formats, opened by today's server and answering as they did.
+//!
 //! Frozen data directories of earlier on-disk formats (`tests/data/compat/vN/`): today's
 //! server must open each one and answer the requests recorded when it was written
 //! exactly as it answered them then. A format change that cannot read old data fails

@@ -1,3 +1,5 @@
+//! Per-collection embedders through the API: one server with both models, the choice recorded, refused and kept.
+//!
 //! Per-collection embedders: one server loading both models, each collection searched
 //! and filled with the model it records, the choice refused when the server does not
 //! load it, kept across restarts, and changeable only while the collection is empty.

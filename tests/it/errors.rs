@@ -1,3 +1,5 @@
+//! The AgentLex error answers: bad JSON and fields, unknown routes and methods, oversized bodies, unparseable HTTP, panics.
+
 use super::client::Conn;
 use super::server::TestServer;
 

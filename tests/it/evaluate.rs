@@ -1,3 +1,5 @@
+//! `POST /v1/collections/{id}/evaluate`: gold items resolved, scored, metered and refused.
+//!
 //! Evaluation through the API: gold items by citation, title and page, document id and
 //! snippet; notes for what cannot be resolved or run; the costs; and every bad field,
 //! other accounts and spent allowances refused before anything runs.

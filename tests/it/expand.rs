@@ -1,3 +1,5 @@
+//! Query expansion through the API on the shipped set: each expansion kind finds its page, bad values are refused.
+//!
 //! Query expansion through the API, on the set shipped in tests/data/expand/set.json:
 //! each query uses one form (an abbreviation, a section marker, a spelling, a glossary
 //! term) and its relevant page the other. Keyword mode, so the query as typed has no way

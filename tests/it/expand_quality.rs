@@ -1,3 +1,5 @@
+//! Query expansion's retrieval quality on the vendored SciFact subset with the real embedder.
+//!
 //! Query expansion on SciFact, sized for CI: the vendored 500-document subset with the
 //! real MiniLM embedder, keyword and hybrid evaluated with `expand` false and true on one
 //! collection. Issue 22's bar: expansion may cost hybrid nDCG@10 0.005 at most (the

@@ -1,3 +1,5 @@
+//! `POST /v1/collections/{id}/extract` against a scripted model: excerpts verified and every error answered.
+//!
 //! `POST /v1/collections/{id}/extract` against a scripted OpenAI-compatible reader on
 //! loopback: genuine excerpts kept at their offsets in the page text (which
 //! `GET …/pages/{n}` returns), a fabricated one rejected and counted, `all`, a masked

@@ -1,3 +1,5 @@
+//! Every document format through `/v1/chunk` and adds: pages, chunks and offsets agree, malformed input is refused.
+//!
 //! Every document format through the API: `/v1/chunk` previews exactly what an add
 //! stores (the page view shows the same pages and chunks), offsets slice the stored
 //! page text, and malformed input is 400 `invalid_document` naming its place, with

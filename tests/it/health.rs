@@ -1,3 +1,5 @@
+//! The server's own reports: health, plans, the shard and request id on every answer, and metrics.
+
 use super::server::TestServer;
 
 #[test]

@@ -1,3 +1,5 @@
+//! AgentLex accounts and keys: signup, keys issued, listed and revoked, 401s, and the signup limit.
+
 use super::server::TestServer;
 
 #[test]

@@ -1,3 +1,5 @@
+//! `quarry ingest`, the bulk-load command, sending corpora and files to a real server.
+//!
 //! `quarry ingest`: the real binary sending a BEIR corpus (the vendored SciFact subset), a JSONL
 //! file and a directory of mixed files to the real server on loopback. Every server here runs
 //! with `QUARRY_API_KEY` in its environment, the variable ingest reads its key from.

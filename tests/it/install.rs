@@ -1,3 +1,5 @@
+//! Where the server finds its models: from the binary's installation, whatever the working directory.
+//!
 //! Regression (issue 1/9, "run from another directory, the server cannot find
 //! `models/`"): the models are found from the binary's installation, not the working
 //! directory, and a missing one names the path tried and the settings that move it.

@@ -1,3 +1,5 @@
+//! The plans' rate limits: one bucket per key across every shard, 429 with `retry-after`, and recovery.
+
 use std::time::Duration;
 
 use super::server::TestServer;

@@ -1,3 +1,5 @@
+//! Shared by the fake upstreams: a loopback listener, a request read and a JSON answer written.
+//!
 //! What the fake upstreams of these tests share: a loopback listener that serves each
 //! connection on a thread of its own, an HTTP/1.1 request read (head, headers,
 //! content-length JSON body), and a whole JSON answer written back.

@@ -1,8 +1,11 @@
+//! The integration binary: every test that drives the real `quarry` binary over HTTP on loopback, one module per concern.
+//!
 //! Integration tests: the real `quarry` binary over real HTTP on loopback, with a
 //! temporary data directory. One binary (quicker to link), one module per concern.
 
 mod client;
 mod loopback;
+mod prerequisite;
 mod scripted_llm;
 mod server;
 
@@ -10,6 +13,7 @@ mod accounts_cli;
 mod browser;
 mod collections;
 mod compat;
+mod early_answer;
 mod embedders;
 mod errors;
 mod evaluate;

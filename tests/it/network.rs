@@ -1,5 +1,4 @@
-//! What a server facing the network must withstand: slow clients, idle clients, too
-//! many clients.
+//! What a server facing the network must withstand: slow clients, idle clients, too many clients.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -1,3 +1,5 @@
+//! The ChatGPT retrieval plugin surface (`/upsert`, `/query`, `/delete`) over HTTP, and LangChain as its client.
+//!
 //! The retrieval plugin (`/upsert`, `/upsert-file`, `/query`, `/delete`, also under
 //! `/sub`) over real HTTP: the plugin's own sample documents and query, replace on
 //! re-upsert, namespaces, one account's documents out of another's reach, FastAPI's
@@ -434,12 +436,8 @@ fn venv_python() -> Option<PathBuf> {
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry"));
     let py = cache.join("venv-sdk/bin/python");
     let ok = Command::new(repo("ops/setup-llm-tests")).status().is_ok_and(|s| s.success());
-    if ok && py.exists() {
-        return Some(py);
-    }
-    assert!(std::env::var_os("CI").is_none(), "ops/setup-llm-tests did not install the test venv");
-    eprintln!("skipped: ops/setup-llm-tests could not install the test venv (not in CI)");
-    None
+    let present = ok && py.exists();
+    super::prerequisite::prerequisite("ops/setup-llm-tests could not install the test venv", present).then_some(py)
 }
 
 #[test]

@@ -1,3 +1,5 @@
+//! Identifiers under a collection's `redact_storage` and `mask_identifiers` settings, end to end.
+//!
 //! Identifiers under a collection's settings, through HTTP: `redact_storage` stores only
 //! the masked form (no original identifier anywhere under the data directory or in the
 //! server's log, even after `kill -9`), `mask_identifiers` masks only what the embedder

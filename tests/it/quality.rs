@@ -1,3 +1,5 @@
+//! Retrieval quality (nDCG@10 per mode) on the vendored SciFact subset with the real embedder.
+//!
 //! Retrieval quality through the HTTP API, sized for CI: the fixed 500-document subset of
 //! SciFact vendored in `tests/data/scifact-500` (exactly what `Dataset::subset(500)` keeps
 //! of the full set; `tests/data/cut-subsets.py` cut it) with the real MiniLM embedder,

@@ -1,3 +1,5 @@
+//! The reranker stage: a local ONNX cross-encoder and the Jina, Cohere and Voyage APIs against fakes.
+//!
 //! The reranker stage through the API: a local ONNX cross-encoder (the same-shape
 //! stand-in `models/standin_reranker.py` builds, random weights) reorders the top
 //! pages exactly as its scores say, and `rerank: false` keeps the fused order; the

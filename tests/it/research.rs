@@ -1,3 +1,5 @@
+//! `POST /v1/collections/{id}/research` against a scripted model: the stream, the citations, every failure.
+//!
 //! `POST /v1/collections/{id}/research` against a scripted OpenAI-compatible model on
 //! loopback that plays the tool loop, the answer and the judge: a normal fast and deep
 //! run, a fabricated quotation, a marker with no source, an uncited and a contradicted

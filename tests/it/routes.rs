@@ -1,3 +1,5 @@
+//! The route table walked: 405 with `Allow`, 401 without a key, 404 for unknown paths, per surface.
+//!
 //! The route table, walked: every path answers a wrong method with 405 and the `Allow`
 //! its rows give, every authenticated row answers a missing key with 401, and an
 //! unknown path under each surface is a 404, each in its surface's error shape.

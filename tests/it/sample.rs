@@ -1,3 +1,5 @@
+//! `POST /v1/collections/{id}/sample`: each bundled corpus indexed through the add path.
+//!
 //! `POST /v1/collections/{id}/sample`: each bundled corpus indexes through the add path
 //! (its documents listed, chunked by their domain's chunker, metered), bad domains are
 //! refused and change nothing, and another account's collection does not exist.

@@ -1,3 +1,5 @@
+//! `POST /v1/scan`: identifiers counted and masked, never echoed back.
+//!
 //! `POST /v1/scan` over HTTP: counts by kind, the masked preview, `kinds`, refusals in
 //! AgentLex's shape, and no identifier ever echoed back.
 

@@ -1,3 +1,5 @@
+//! Shared by the model-calling tests: a scripted OpenAI-compatible upstream on loopback.
+//!
 //! A scripted OpenAI-compatible upstream on loopback, for the endpoints that call a
 //! model (extract, research): `POST /v1/chat/completions` answered in OpenAI's wire
 //! format, whole or (when the request says `stream: true`) as server-sent

@@ -1,3 +1,5 @@
+//! Search through the API with the real embedder: modes, phrases, filters, passages, stable citations.
+//!
 //! Search through the API with the real embedder: modes, phrases, filters, passages
 //! with offsets, stable citations across restarts, and the same answer every time.
 

@@ -1,3 +1,5 @@
+//! Keyword search through the API on a server without an embedder.
+//!
 //! Keyword search through the API on a server without an embedder: quoted words in a
 //! long request weighed rather than enforced (and the answer says so), Unicode forms of
 //! one word found alike.

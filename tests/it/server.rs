@@ -1,3 +1,5 @@
+//! Shared by the tests: `TestServer`, the real binary on a free loopback port with a temporary data directory.
+//!
 //! `TestServer`: the real `quarry` binary on a free loopback port with its own
 //! temporary data directory (kept across restarts), 2 shards unless told otherwise.
 

@@ -1,3 +1,5 @@
+//! Shared by the /api/v1 (SOAT) tests: keyed requests and the SOAT error shape checked.
+//!
 //! What the /api/v1 tests share: a request with a key, a success read back, and a SOAT
 //! error checked for its shape (`code`, `message`, `hint`, `docs_url`, `meta`).
 

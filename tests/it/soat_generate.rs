@@ -1,3 +1,5 @@
+//! Agent generations against a scripted upstream: the three modes, the turn loop, idempotency and errors.
+//!
 //! Agent generations over HTTP against a scripted OpenAI-compatible upstream: the
 //! three modes (background, `?wait=true`, streamed), the turn loop (client tools
 //! paused and resumed, `max_steps` across a pause, a forced `tool_choice` with its

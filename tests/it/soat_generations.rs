@@ -1,3 +1,5 @@
+//! SOAT generations and traces as records: lists, get, PATCH, purge, trace trees and tenancy.
+//!
 //! SOAT generations and traces through HTTP (`/api/v1/generations`, `/api/v1/traces`):
 //! lists with their filters and pages (newest first), get, the metadata PATCH (a
 //! shallow merge, strict body), the content purge and the transcript before and after

@@ -1,3 +1,5 @@
+//! SOAT identity (`/api/v1`): projects, project keys and their scope, revocation, AI providers.
+//!
 //! SOAT identity through HTTP (`/api/v1`): the default project, project keys and
 //! their scope (403 `API_KEY_PROJECT_SCOPE`), revocation on every shard at once,
 //! another account's records as absent (404) on every route, pagination, strict

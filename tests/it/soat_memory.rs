@@ -1,3 +1,5 @@
+//! SOAT memory stores and entries: CRUD, tenancy, search through the engine, durability.
+//!
 //! Memory stores and entries through `/api/v1` against the real binary (memories.yaml,
 //! memoryEntries.yaml): CRUD and errors, tenancy, entries indexed by the engine (found
 //! by `POST /api/v1/knowledge/search`, the search a generation runs, and written by the

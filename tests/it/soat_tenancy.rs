@@ -1,3 +1,5 @@
+//! Tenancy over every /api/v1 route that names a record: other accounts and projects get 404 or 403.
+//!
 //! Tenancy over the whole `/api/v1` route table: for every row whose path names a
 //! record, the record is made in account A's project P1, and then account B's key
 //! gets 404 `RESOURCE_NOT_FOUND` and a project key (`sk_…`) of A's other project P2

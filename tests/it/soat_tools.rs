@@ -1,3 +1,5 @@
+//! SOAT secrets and tools: secrets never leak, tool definitions are checked, calls of every type.
+//!
 //! SOAT secrets and tools through HTTP (`/api/v1/secrets`, `/api/v1/tools`): a
 //! secret's value never answered, logged or written in the clear (grepped for in
 //! every response, the server's debug log and every file of the data directory, after

@@ -1,3 +1,5 @@
+//! Shared by the tests: answers checked against the AgentLex spec's JSON schemas.
+//!
 //! Answers checked against the AgentLex spec's own schemas (the vendored
 //! `tests/data/specs/agentlex.openapi.json`) and against the document Quarry serves at
 //! `/openapi.json` (`quarry::api::openapi::AGENTLEX`), with a JSON-schema validator.

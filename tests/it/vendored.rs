@@ -1,3 +1,5 @@
+//! Tests read only files inside the repository: what they need is vendored in `tests/data`.
+//!
 //! Tests read only files inside the repository: a fresh clone, with nothing beside it,
 //! must pass. What they need is vendored in `tests/data` (NOTICE says from where); the
 //! full evaluation sets are for benches and harnesses only (`bench/src/eval.rs`).

@@ -1,3 +1,5 @@
+//! What a browser is served over HTTP: the console's and the reference's files, their types and CSP.
+//!
 //! What a browser is served, over HTTP: `/` leads to `/console`; the console's and the
 //! reference's files come from the binary with their types and a Content-Security-Policy
 //! that keeps the pages on this origin; the Swagger UI is npm's swagger-ui-dist as

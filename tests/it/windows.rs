@@ -1,3 +1,5 @@
+//! Long pages embedded in windows: a one-page Markdown file found by its last paragraph, also after a crash.
+//!
 //! Long pages embedded in windows (issue 22): a Markdown file without page breaks is
 //! one page, far longer than the embedder's window; a question only its last paragraph
 //! answers is found by semantic search, and still after a kill -9 replays the WAL.

@@ -1,3 +1,5 @@
+//! `expand: "llm"` against the fake upstream: paraphrases searched, a slow or failing model never fails the search.
+//!
 //! `expand: "llm"` against the fake upstream: the model's paraphrases are searched as
 //! expansions of kind `llm`; a model that is slow or failing costs the search at most
 //! `expand.timeout` and never fails it.

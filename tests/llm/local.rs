@@ -1,3 +1,5 @@
+//! The supervised local model (`[llm.local]`) with a fake llama.cpp server in its place.
+//!
 //! The local model `quarry serve` supervises (`[llm.local]`), with a real process in
 //! its place: `tests/llm/fake_local.py` speaks llama.cpp's server's HTTP (its health
 //! check, chat completions whole and streamed, answers scripted by the request), so
@@ -26,15 +28,12 @@ pub struct LocalServer {
 }
 
 /// Whether the real local model's weights are installed (`ops/setup`); without them a
-/// test that needs them is skipped, unless $CI is set (then it fails: CI installs them).
+/// test that needs them is skipped, or fails under CI, which installs them (see
+/// `prerequisite`).
+#[track_caller]
 pub fn installed() -> bool {
     let ok = repo().join("models/llm/.installed").is_file();
-    if !ok && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: the local model is not installed (run ops/setup)");
-        return false;
-    }
-    assert!(ok, "CI is set but the local model is not installed: ops/setup installs it");
-    true
+    super::prerequisite::prerequisite("the local model is not installed (ops/setup installs it)", ok)
 }
 
 pub fn repo() -> PathBuf {

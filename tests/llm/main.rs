@@ -1,3 +1,5 @@
+//! The provider-layer binary: the real `quarry` in front of fake model upstreams, and the real local model.
+//!
 //! The provider layer end to end: the real `quarry` binary in front of a fake
 //! upstream on loopback that speaks OpenAI chat completions, Anthropic messages and
 //! Gemini generateContent, replays the recorded transcripts in
@@ -7,6 +9,8 @@
 #[path = "../it/client.rs"]
 #[allow(dead_code)]
 mod client;
+#[path = "../it/prerequisite.rs"]
+mod prerequisite;
 #[path = "../it/server.rs"]
 #[allow(dead_code)]
 mod server;

@@ -1,3 +1,5 @@
+//! The README's five-minute tour, run command by command against the real binary and the real local model.
+//!
 //! The README's five-minute tour, run as written: every ```sh block under its heading
 //! ("## A five-minute tour"), split into commands (a command ends where `bash -n` finds
 //! it complete), run one by one in one bash (so `KEY=$(...)` and the `field` function

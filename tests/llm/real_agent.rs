@@ -1,3 +1,5 @@
+//! An agent end to end on the real local model (a `real_local_model` test).
+//!
 //! An agent end to end on the real local model (Qwen2.5-Coder-1.5B-Instruct under
 //! llama.cpp, as `ops/setup` installs it): the bundled legal sample indexed, an AI
 //! provider of kind `local`, an agent with a `builtin` search tool

@@ -1,3 +1,5 @@
+//! The real local model's tool calls through the gateway and the openai SDK (a `real_local_model` test).
+//!
 //! The real local model (Qwen2.5-Coder-1.5B-Instruct under llama.cpp's server, as
 //! `ops/setup` installs it) through the gateway, driven by the official openai SDK:
 //! 20 tool-use prompts (tests/data/local-model/tool-prompts.json), asked whole and

@@ -1,3 +1,5 @@
+//! Research end to end on the real local model (a `real_local_model` test).
+//!
 //! Research end to end on the real local model (Qwen2.5-Coder-1.5B-Instruct under
 //! llama.cpp, as `ops/setup` installs it): the bundled legal sample indexed, one fast
 //! research streamed. The stream's events come in the spec's order, every `[n]` of the

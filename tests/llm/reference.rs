@@ -1,3 +1,5 @@
+//! Shared by the transcript tests: what each recorded transcript should come to, computed independently.
+//!
 //! What each transcript should come to, computed here from the recorded payloads by
 //! a few lines of plain code that share nothing with the server's decoders: the
 //! text, the tool calls (name and arguments as JSON) and OpenAI's finish reason.

@@ -1,3 +1,5 @@
+//! The official `openai` Python SDK against the gateway: every transcript and every typed error.
+//!
 //! The official `openai` Python SDK against the gateway: every recorded transcript,
 //! whole through `chat.completions.create` and streamed through the `.stream()`
 //! helper, and the typed error each gateway failure raises. The SDK lives in a venv that `ops/setup-llm-tests` installs (run here if

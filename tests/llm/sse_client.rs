@@ -1,3 +1,5 @@
+//! Shared by the tests: a minimal HTTP/1.1 client for JSON POSTs and server-sent events.
+//!
 //! A minimal HTTP/1.1 client for the gateway: a JSON POST, the response read whole
 //! (content-length or chunked), and a streamed response read event by event.
 

@@ -1,3 +1,5 @@
+//! Every recorded transcript through the gateway, streamed and whole, against the reference.
+//!
 //! Every recorded transcript through the gateway, streamed and whole: the text, tool
 //! calls and finish reason the client sees equal what the reference code computes
 //! from the recording.

@@ -1,3 +1,5 @@
+//! Shared by the tests: the fake upstream that replays transcripts and injects faults.
+//!
 //! The fake upstream: a thread-per-connection HTTP/1.1 server on loopback. What it
 //! answers is chosen by the request's model (in the body, or in Gemini's path):
 //! `r~<dir>~<fixture>` replays a transcript (streamed when the request asks),

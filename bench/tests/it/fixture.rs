@@ -1,3 +1,5 @@
+//! Shared by the tests: `TestServer`, a loopback server answering in a chosen framing.
+//!
 //! `TestServer`: a thread-per-connection HTTP/1.1 server on an ephemeral loopback port that
 //! answers in one of a few framings, and counts the request bodies it saw.
 

@@ -7,6 +7,9 @@ use crate::api::routes::table;
 use crate::config::Config;
 use crate::error::Code;
 
+#[path = "../../../tests/it/prerequisite.rs"]
+mod prerequisite;
+
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
 
 /// A path with its parameters by position only (`/v1/keys/{}`): a route's and its
@@ -253,8 +256,7 @@ fn the_documents_are_what_the_builder_writes() {
     let out = match std::process::Command::new("python3").arg(script).arg("--check").output() {
         Ok(out) => out,
         Err(e) => {
-            assert!(std::env::var_os("CI").is_none(), "no python3 under CI: {e}");
-            eprintln!("skipped: no python3 ({e})");
+            prerequisite::prerequisite(&format!("no python3 ({e})"), false);
             return;
         }
     };
