@@ -49,6 +49,9 @@ pub struct Match {
     /// The raw cosine of the hit to the query (0–1), when it has vectors.
     pub similarity: Option<f64>,
     pub created_at: Option<String>,
+    /// A memory hit's entry's last change, as read for the search; `created_at` for a
+    /// document.
+    pub updated_at: Option<String>,
 }
 
 /// §2.8 merge: arrays unioned, tags merged (override wins per key), scalars from the
@@ -135,6 +138,7 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
                 score: h.score,
                 similarity: h.cosine,
                 created_at: Some(e.created_at.clone()),
+                updated_at: Some(e.updated_at.clone()),
             });
         }
     }
@@ -157,6 +161,7 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
                 text,
                 score: h.score,
                 similarity: h.cosine,
+                updated_at: created_at.clone(),
                 created_at,
             });
         }
@@ -169,6 +174,46 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
         limit,
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
     ))
+}
+
+/// A knowledge search asked directly (`POST /api/v1/knowledge/search`): its sources
+/// by id and by tag glob, the rest of a `knowledge_config` (its `memory_store_ids`
+/// are what the sources select), and `min_score`, a floor on the returned score.
+pub struct Asked {
+    pub memory_ids: Option<Vec<String>>,
+    pub memory_tags: Option<Vec<String>>,
+    pub config: KnowledgeConfig,
+    pub min_score: Option<f64>,
+}
+
+/// A match of a direct search, with its memory store's name (memory hits).
+pub struct Found {
+    pub m: Match,
+    pub memory_name: Option<String>,
+}
+
+/// The knowledge search of `asked` in the scope's project: the stores named by id or
+/// whose tags match a `memory_tags` glob, and naming no source at all searches every
+/// memory store of the project; then [`retrieve`] and the `min_score` floor.
+pub async fn search(env: &Env<'_>, scope: &Scope, asked: Asked, query: &str) -> Result<Vec<Found>, KnowledgeError> {
+    let stores = crate::agents::memory::list(env.records, scope, &[])?;
+    let cfg = &asked.config;
+    let named = asked.memory_ids.is_some() || asked.memory_tags.is_some() || cfg.document_ids.is_some() || cfg.document_paths.is_some();
+    let mut ids: Vec<String> = asked.memory_ids.unwrap_or_default();
+    let globs = asked.memory_tags.unwrap_or_default();
+    for s in &stores {
+        let tagged = s.tags.iter().flatten().any(|t| globs.iter().any(|g| crate::agents::memory::glob(g, t)));
+        if (tagged || !named) && !ids.contains(&s.id) {
+            ids.push(s.id.clone());
+        }
+    }
+    let cfg = KnowledgeConfig { memory_store_ids: Some(ids), ..asked.config };
+    let mut found = retrieve(env, scope.project(), &cfg, query).await?;
+    if let Some(min) = asked.min_score {
+        found.retain(|m| m.score >= min);
+    }
+    let name = |m: &Match| stores.iter().find(|s| Some(&s.id) == m.store_id.as_ref()).map(|s| s.name.clone());
+    Ok(found.into_iter().map(|m| Found { memory_name: name(&m), m }).collect())
 }
 
 /// The cut: `min_score` on the cosine, decay of memory hits by age, best first, `limit`.

@@ -1,5 +1,7 @@
 //! [`Patch`]: a field of a partial update, which may be absent (leave it), `null`
-//! (clear it, or restore its default) or a value (set it).
+//! (clear it, or restore its default) or a value (set it). The one such type: every
+//! update body (the agents' records, an agent's config, AgentLex's collection settings)
+//! reads its clearable fields as one, with `#[serde(default)]`.
 
 use serde::{Deserialize, Deserializer};
 
@@ -14,6 +16,35 @@ pub enum Patch<T> {
 impl<T> Patch<T> {
     pub fn is_absent(&self) -> bool {
         matches!(self, Patch::Absent)
+    }
+
+    /// The value sent; `None` for absent and for null alike.
+    pub fn value(self) -> Option<T> {
+        match self {
+            Patch::Set(v) => Some(v),
+            Patch::Absent | Patch::Null => None,
+        }
+    }
+
+    pub fn as_ref(&self) -> Patch<&T> {
+        match self {
+            Patch::Absent => Patch::Absent,
+            Patch::Null => Patch::Null,
+            Patch::Set(v) => Patch::Set(v),
+        }
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Patch<U> {
+        match self {
+            Patch::Absent => Patch::Absent,
+            Patch::Null => Patch::Null,
+            Patch::Set(v) => Patch::Set(f(v)),
+        }
+    }
+
+    /// Sets `slot` to the field after the patch.
+    pub fn apply_to(self, slot: &mut Option<T>) {
+        *slot = self.apply(slot.take());
     }
 
     /// The field after the patch, given its value before.
@@ -54,5 +85,8 @@ mod tests {
         assert_eq!(read(r#"{"name": "a"}"#), Patch::Set("a".into()));
         assert_eq!(Patch::Absent.apply(Some(1)), Some(1));
         assert_eq!(Patch::<i32>::Null.apply(Some(1)), None);
+        let mut slot = Some(1);
+        Patch::Set(2).apply_to(&mut slot);
+        assert_eq!((slot, Patch::Set(3).value(), Patch::<i32>::Null.value()), (Some(2), Some(3), None));
     }
 }

@@ -8,6 +8,8 @@
 //! project the scope cannot see, reads as absent (404): [`Scope::get`] and
 //! [`Scope::list`] hold that rule in one place for every kind.
 
+use crate::agents::SoatError;
+use crate::store::agents::AgentRow;
 use crate::store::owned::Owned;
 use crate::store::{Records, StoreError};
 
@@ -79,6 +81,17 @@ impl Scope {
     /// project this scope sees; `None` (a 404) otherwise.
     pub fn get<R: InProject>(&self, records: &Records, id: &str) -> Result<Option<R>, StoreError> {
         Ok(records.get::<R>(&self.account_id, id)?.filter(|r| self.sees(r.project_id())))
+    }
+
+    /// As [`Scope::get`], with absent as SOAT's 404: "No {kind} {id}.".
+    pub fn find<R: InProject>(&self, records: &Records, kind: &'static str, id: &str) -> Result<R, SoatError> {
+        self.get(records, id)?.ok_or_else(|| SoatError::not_found(kind, id))
+    }
+
+    /// The agent `id` under the same rule (agents are kept in a table of their own).
+    pub fn agent<A: AgentRow>(&self, records: &Records, id: &str) -> Result<A, SoatError> {
+        let agent = records.agent::<A>(&self.account_id, id)?;
+        agent.filter(|a| self.sees(a.project_id())).ok_or_else(|| SoatError::not_found("agent", id))
     }
 
     /// The records of kind `R` in the scope's project, in the store's order.

@@ -103,6 +103,51 @@ impl Service {
         Ok(out)
     }
 
+    /// The account's collection a namespace names, by id, then by name (404 when
+    /// neither); without one, the collection named `default` if it exists yet.
+    pub fn namespace(&self, account_id: &str, ns: Option<&str>, default: &str) -> Result<Option<Owned>, SearchError> {
+        match ns {
+            None => self.by_name(account_id, default),
+            Some(ns) => match self.owned(account_id, ns) {
+                Ok(o) => Ok(Some(o)),
+                Err(SearchError::CollectionNotFound(_)) => {
+                    Ok(Some(self.by_name(account_id, ns)?.ok_or_else(|| SearchError::CollectionNotFound(ns.to_owned()))?))
+                }
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// A batch of searches, each in its namespace ([`Service::namespace`], each looked
+    /// up once), run as [`Service::search_batch`]; a query whose namespace holds no
+    /// collection yet (the default before the first upsert) gets `None`. The queries
+    /// come as their parser yields them: the first refusal, a parse's or a lookup's,
+    /// in the batch's order, is the answer.
+    pub fn search_namespaces<'q, E: From<SearchError>>(
+        &self,
+        embedders: &RefCell<Vec<Embedder>>,
+        caller: Caller<'_>,
+        default: &str,
+        queries: impl IntoIterator<Item = Result<(Option<&'q str>, Request), E>>,
+    ) -> Result<Vec<Option<Searched>>, E> {
+        let mut found: Vec<(Option<&str>, Option<Owned>)> = Vec::new();
+        let mut plan: Vec<(Option<usize>, Request)> = Vec::new();
+        for q in queries {
+            let (ns, req) = q?;
+            let at = match found.iter().position(|(n, _)| *n == ns) {
+                Some(at) => at,
+                None => {
+                    found.push((ns, self.namespace(caller.account_id, ns, default)?));
+                    found.len() - 1
+                }
+            };
+            plan.push((found[at].1.is_some().then_some(at), req));
+        }
+        let batch: Vec<(&Owned, &Request)> = plan.iter().filter_map(|(at, req)| Some((found[(*at)?].1.as_ref()?, req))).collect();
+        let mut searched = self.search_batch(embedders, caller, &batch)?.into_iter();
+        Ok(plan.iter().map(|(at, _)| at.and_then(|_| searched.next())).collect())
+    }
+
     /// The ids of the live documents `filters` selects: a document is selected when
     /// one of its pages passes them (dates may be on a page as well as the document).
     pub fn matching(&self, owned: &Owned, filters: &Filters) -> Vec<String> {

@@ -67,10 +67,7 @@ impl NewDocument {
 
 /// The chunker a collection's `domain` setting names; `auto` (or anything else) detects.
 pub fn domain_chunker(domain: &str) -> Option<Chunker> {
-    match domain {
-        "general" => Some(Chunker::Prose),
-        d => Chunker::parse(d),
-    }
+    crate::search::domain::Domain::parse(domain).map(|d| d.chunker()).or_else(|| Chunker::parse(domain))
 }
 
 fn flatten(key: &str, v: &Value, out: &mut Vec<Field>) {

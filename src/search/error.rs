@@ -28,6 +28,11 @@ pub enum SearchError {
     Storage(Exceeded),
     #[error("This needs {needed} searches and {left} of this month's {allowance} searches of the {plan} plan are left.")]
     Searches { needed: u64, left: u64, allowance: u64, plan: String },
+    /// One search asked when none is left (`Searches` as a single search says it).
+    #[error("This month's {allowance} searches of the {plan} plan are spent.")]
+    SearchesSpent { allowance: u64, plan: String },
+    #[error(transparent)]
+    Rerank(#[from] super::rerank::RerankError),
     #[error("Document {0} already exists.")]
     DuplicateId(String),
     #[error("embedding: {0}")]
@@ -51,7 +56,8 @@ impl ErrorCode for SearchError {
             SearchError::EmbedderLocked { .. } => Code::EmbedderLocked,
             SearchError::DocumentTooLarge { .. } => Code::DocumentTooLarge,
             SearchError::Storage(_) => Code::StorageExceeded,
-            SearchError::Searches { .. } => Code::AllowanceExceeded,
+            SearchError::Searches { .. } | SearchError::SearchesSpent { .. } => Code::AllowanceExceeded,
+            SearchError::Rerank(e) => e.code(),
             SearchError::DuplicateId(_) => Code::InvalidDocument,
             SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone | SearchError::Store(_) => Code::Internal,
         }

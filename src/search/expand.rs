@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use quarry_index::expand::{self as engine, Domain, Expansion, Glossary, Kind};
+use super::domain::Domain;
+use quarry_index::expand::{self as engine, Expansion, Glossary, Kind};
 use quarry_index::search::Mode;
 use serde_json::Value;
 
@@ -67,9 +68,9 @@ pub fn resolve(record: &CollectionRecord, req: &Request, text: &str, mode: Mode,
         return Expanded { ran: Expand::Off, ..Expanded::default() };
     }
     let started = Instant::now();
-    let domain = req.expansion.domain.unwrap_or_else(|| Domain::parse(&record.settings.domain));
+    let domain = super::domain(req.expansion.domain, record);
     let glossary = compiled_glossary(record);
-    let mut list = engine::expand(text, domain, glossary.as_deref());
+    let mut list = engine::expand(text, domain.lexicons(), glossary.as_deref());
     let mut ran = Expand::On;
     let mut waited = 0.0;
     if req.expand == Expand::Llm {
@@ -275,7 +276,7 @@ mod tests {
         let stored: std::collections::BTreeMap<String, Value> =
             serde_json::from_value(serde_json::json!({"SSA": "Software Services Agreement", "PoC": ["proof of concept", "pilot"]})).unwrap();
         let g = glossary(&stored);
-        let e = engine::expand("the PoC for the SSA", Domain::General, Some(&g));
+        let e = engine::expand("the PoC for the SSA", Domain::General.lexicons(), Some(&g));
         let texts: Vec<&str> = e.iter().map(|e| e.text.as_str()).collect();
         assert_eq!(texts, ["the proof of concept for the SSA", "the pilot for the SSA", "the PoC for the Software Services Agreement"]);
     }

@@ -6,7 +6,9 @@
 //! collection's embedder can answer.
 
 pub mod bulk;
+pub mod collections;
 pub mod document;
+pub mod domain;
 pub mod embedders;
 pub mod error;
 pub mod expand;
@@ -15,9 +17,11 @@ pub mod pool;
 pub mod query;
 pub mod request;
 pub mod rerank;
+pub mod searcher;
 
 use std::sync::Arc;
 
+pub use domain::Domain;
 use quarry_index::collection::{Collection, Snapshot};
 use quarry_index::engine::Engine;
 use quarry_index::ingest::Privacy;
@@ -31,6 +35,12 @@ pub use error::SearchError;
 pub use ingest::Added;
 pub use query::Searched;
 pub use request::{Expand, Request};
+
+/// The domain a request runs in: its own, else its collection's setting, else
+/// general (a setting of `auto` names none).
+pub fn domain(asked: Option<Domain>, record: &CollectionRecord) -> Domain {
+    asked.or_else(|| Domain::parse(&record.settings.domain)).unwrap_or(Domain::General)
+}
 
 /// Who is asking: the account, and the plan whose allowances it spends.
 #[derive(Clone, Copy)]
@@ -81,10 +91,6 @@ impl Service {
     /// The default embedder new collections get ("none" without one).
     pub fn embedder(&self) -> &str {
         self.embedders.default_id()
-    }
-
-    pub fn has_embedder(&self) -> bool {
-        self.embedders.has_default()
     }
 
     /// The embedders this server loads.

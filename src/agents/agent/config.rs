@@ -1,13 +1,15 @@
 //! An agent's configuration as the spec types it (`CreateAgentRequest`,
 //! `UpdateAgentRequest`, their sub-schemas), parsed strictly at the edge: every body
 //! refuses unknown fields, and an update tells a field left out from a field sent as
-//! `null` ([`Nullable`]). [`AgentConfig`] is what an agent holds; [`Update::apply`]
+//! `null` ([`Patch`]). [`AgentConfig`] is what an agent holds; [`Update::apply`]
 //! turns an update into the next config, which [`super::validate`] then checks.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+
+use crate::agents::patch::Patch;
 
 /// The `max_steps` an agent runs with when it sets none.
 pub const DEFAULT_MAX_STEPS: u32 = 20;
@@ -281,8 +283,8 @@ pub struct Create {
     pub tool_bindings: Option<Vec<ToolBinding>>,
     #[serde(default)]
     pub max_steps: Option<i64>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub tool_choice: Option<Option<ToolChoice>>,
+    #[serde(default)]
+    pub tool_choice: Patch<ToolChoice>,
     #[serde(default)]
     pub stop_conditions: Option<Vec<StopCondition>>,
     #[serde(default)]
@@ -320,7 +322,7 @@ impl Create {
     /// can refuse it (`tool_choice` is not nullable).
     pub fn config(&self) -> (AgentConfig, bool) {
         let c = self.clone();
-        let null_tool_choice = matches!(c.tool_choice, Some(None));
+        let null_tool_choice = matches!(c.tool_choice, Patch::Null);
         let config = AgentConfig {
             ai_provider_id: c.ai_provider_id,
             model_route_id: c.model_route_id,
@@ -329,7 +331,7 @@ impl Create {
             model: c.model,
             tool_bindings: c.tool_bindings,
             max_steps: c.max_steps,
-            tool_choice: c.tool_choice.flatten(),
+            tool_choice: c.tool_choice.value(),
             stop_conditions: c.stop_conditions,
             active_tool_ids: c.active_tool_ids,
             step_rules: c.step_rules,
@@ -350,67 +352,61 @@ impl Create {
     }
 }
 
-/// `UpdateAgentRequest` (strict): each field `None` when left out, `Some(None)` when
-/// sent as `null` (which clears it or restores its default).
+/// `UpdateAgentRequest` (strict): each field absent when left out, null when sent as
+/// `null` (which clears it or restores its default).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Update {
-    #[serde(default, deserialize_with = "nullable")]
-    pub version_label: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub expected_version: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub ai_provider_id: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub model_route_id: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub name: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub instructions: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub model: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub tool_bindings: Option<Option<Vec<ToolBinding>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub max_steps: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub tool_choice: Option<Option<ToolChoice>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub stop_conditions: Option<Option<Vec<StopCondition>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub active_tool_ids: Option<Option<Vec<String>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub guardrail_ids: Option<Option<Vec<String>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub step_rules: Option<Option<Vec<StepRule>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub boundary_policy: Option<Option<BoundaryPolicy>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub temperature: Option<Option<f64>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub knowledge_config: Option<Option<KnowledgeConfig>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub output_schema: Option<Option<Map<String, Value>>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub prompt_caching: Option<Option<PromptCaching>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub max_context_messages: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub max_output_tokens: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub reasoning: Option<Option<Reasoning>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub single_session_per_actor: Option<Option<bool>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub trace_content_mode: Option<Option<TraceContentMode>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub on_approval_expiry: Option<Option<ApprovalExpiry>>,
-}
-
-fn set<T>(slot: &mut Option<T>, sent: Option<Option<T>>) {
-    if let Some(v) = sent {
-        *slot = v;
-    }
+    #[serde(default)]
+    pub version_label: Patch<String>,
+    #[serde(default)]
+    pub expected_version: Patch<i64>,
+    #[serde(default)]
+    pub ai_provider_id: Patch<String>,
+    #[serde(default)]
+    pub model_route_id: Patch<String>,
+    #[serde(default)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    pub instructions: Patch<String>,
+    #[serde(default)]
+    pub model: Patch<String>,
+    #[serde(default)]
+    pub tool_bindings: Patch<Vec<ToolBinding>>,
+    #[serde(default)]
+    pub max_steps: Patch<i64>,
+    #[serde(default)]
+    pub tool_choice: Patch<ToolChoice>,
+    #[serde(default)]
+    pub stop_conditions: Patch<Vec<StopCondition>>,
+    #[serde(default)]
+    pub active_tool_ids: Patch<Vec<String>>,
+    #[serde(default)]
+    pub guardrail_ids: Patch<Vec<String>>,
+    #[serde(default)]
+    pub step_rules: Patch<Vec<StepRule>>,
+    #[serde(default)]
+    pub boundary_policy: Patch<BoundaryPolicy>,
+    #[serde(default)]
+    pub temperature: Patch<f64>,
+    #[serde(default)]
+    pub knowledge_config: Patch<KnowledgeConfig>,
+    #[serde(default)]
+    pub output_schema: Patch<Map<String, Value>>,
+    #[serde(default)]
+    pub prompt_caching: Patch<PromptCaching>,
+    #[serde(default)]
+    pub max_context_messages: Patch<i64>,
+    #[serde(default)]
+    pub max_output_tokens: Patch<i64>,
+    #[serde(default)]
+    pub reasoning: Patch<Reasoning>,
+    #[serde(default)]
+    pub single_session_per_actor: Patch<bool>,
+    #[serde(default)]
+    pub trace_content_mode: Patch<TraceContentMode>,
+    #[serde(default)]
+    pub on_approval_expiry: Patch<ApprovalExpiry>,
 }
 
 impl Update {
@@ -419,34 +415,34 @@ impl Update {
     pub fn apply(&self, current: &AgentConfig) -> (AgentConfig, bool) {
         let u = self.clone();
         let mut c = current.clone();
-        let null_tool_choice = matches!(u.tool_choice, Some(None));
-        set(&mut c.ai_provider_id, u.ai_provider_id);
-        set(&mut c.model_route_id, u.model_route_id);
-        set(&mut c.name, u.name);
-        set(&mut c.instructions, u.instructions);
-        set(&mut c.model, u.model);
-        set(&mut c.tool_bindings, u.tool_bindings);
-        set(&mut c.max_steps, u.max_steps);
-        if let Some(Some(choice)) = u.tool_choice {
+        let null_tool_choice = matches!(u.tool_choice, Patch::Null);
+        u.ai_provider_id.apply_to(&mut c.ai_provider_id);
+        u.model_route_id.apply_to(&mut c.model_route_id);
+        u.name.apply_to(&mut c.name);
+        u.instructions.apply_to(&mut c.instructions);
+        u.model.apply_to(&mut c.model);
+        u.tool_bindings.apply_to(&mut c.tool_bindings);
+        u.max_steps.apply_to(&mut c.max_steps);
+        if let Patch::Set(choice) = u.tool_choice {
             c.tool_choice = Some(choice);
         }
-        set(&mut c.stop_conditions, u.stop_conditions);
-        set(&mut c.active_tool_ids, u.active_tool_ids);
-        set(&mut c.guardrail_ids, u.guardrail_ids);
-        set(&mut c.step_rules, u.step_rules);
-        set(&mut c.boundary_policy, u.boundary_policy);
-        set(&mut c.temperature, u.temperature);
-        set(&mut c.knowledge_config, u.knowledge_config);
-        set(&mut c.output_schema, u.output_schema);
-        set(&mut c.prompt_caching, u.prompt_caching);
-        set(&mut c.max_context_messages, u.max_context_messages);
-        set(&mut c.max_output_tokens, u.max_output_tokens);
-        set(&mut c.reasoning, u.reasoning);
-        if let Some(v) = u.single_session_per_actor {
-            c.single_session_per_actor = v.unwrap_or(false);
+        u.stop_conditions.apply_to(&mut c.stop_conditions);
+        u.active_tool_ids.apply_to(&mut c.active_tool_ids);
+        u.guardrail_ids.apply_to(&mut c.guardrail_ids);
+        u.step_rules.apply_to(&mut c.step_rules);
+        u.boundary_policy.apply_to(&mut c.boundary_policy);
+        u.temperature.apply_to(&mut c.temperature);
+        u.knowledge_config.apply_to(&mut c.knowledge_config);
+        u.output_schema.apply_to(&mut c.output_schema);
+        u.prompt_caching.apply_to(&mut c.prompt_caching);
+        u.max_context_messages.apply_to(&mut c.max_context_messages);
+        u.max_output_tokens.apply_to(&mut c.max_output_tokens);
+        u.reasoning.apply_to(&mut c.reasoning);
+        if !u.single_session_per_actor.is_absent() {
+            c.single_session_per_actor = u.single_session_per_actor.value().unwrap_or(false);
         }
-        set(&mut c.trace_content_mode, u.trace_content_mode);
-        set(&mut c.on_approval_expiry, u.on_approval_expiry);
+        u.trace_content_mode.apply_to(&mut c.trace_content_mode);
+        u.on_approval_expiry.apply_to(&mut c.on_approval_expiry);
         (c, null_tool_choice)
     }
 }
@@ -470,8 +466,9 @@ pub struct SetRelease {
     pub promotion_gate: Option<String>,
 }
 
-/// A field that may be sent as `null`: `Some(None)`, told apart from a field left out
-/// (`None`, through `#[serde(default)]`).
+/// A step rule's field that may be stored as `null`: `Some(None)`, told apart from one
+/// left out (`None`, through `#[serde(default)]`). Bodies read such fields as
+/// [`Patch`]; a step rule keeps this shape because the generation runner reads it.
 pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(d).map(Some)
 }

@@ -45,7 +45,7 @@ fn new_id(prefix: &str) -> String {
 
 /// The precondition of a write from `If-Match` (`3`, `"3"`, `W/"3"`, `*`) and the
 /// body's `expected_version`; both given and different is a 400.
-pub fn precondition(if_match: Option<&str>, body: Option<Option<i64>>) -> Result<Expected, AgentError> {
+pub fn precondition(if_match: Option<&str>, body: Option<i64>) -> Result<Expected, AgentError> {
     let header = match if_match.map(str::trim) {
         None | Some("*") => None,
         Some(h) => {
@@ -57,7 +57,7 @@ pub fn precondition(if_match: Option<&str>, body: Option<Option<i64>>) -> Result
             }
         }
     };
-    let body = match body.flatten() {
+    let body = match body {
         None => None,
         Some(v) if v >= 1 => Some(v as u64),
         Some(v) => return Err(AgentError::invalid("expected_version", format!("expected_version must be an integer of at least 1, not {v}."))),
@@ -190,12 +190,12 @@ impl Agents {
     pub fn update(&self, p: &Scope, id: &str, body: Update, if_match: Option<&str>) -> Result<AgentRecord, AgentError> {
         let author = author_of(p);
         let author = Some(&author);
-        let expected = precondition(if_match, body.expected_version)?;
+        let expected = precondition(if_match, body.expected_version.clone().value())?;
         let read = self.get(p, id)?;
         check_version(&read, expected, read.version)?;
         let (next, null_tool_choice) = body.apply(&read.config);
         self.validate(p, &read.project_id, &next, null_tool_choice, false)?;
-        let label = body.version_label.flatten();
+        let label = body.version_label.clone().value();
         self.write(p, id, |current| {
             check_version(&current, expected, read.version)?;
             Ok(change(current, next, label, None, author))

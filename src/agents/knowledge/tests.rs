@@ -42,6 +42,7 @@ fn hit(id: &str, source: &'static str, score: f64, similarity: f64, created_at: 
         score,
         similarity: Some(similarity),
         created_at: Some(created_at.into()),
+        updated_at: Some(created_at.into()),
     }
 }
 

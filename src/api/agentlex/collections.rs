@@ -7,8 +7,8 @@ use super::super::Call;
 use super::input::settings;
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
-use crate::search::Owned;
-use crate::store::{CollectionRecord, CollectionSettings};
+use crate::search::{Owned, SearchError};
+use crate::store::CollectionSettings;
 
 #[derive(Serialize)]
 pub struct CollectionOut {
@@ -59,16 +59,8 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let mut body = settings::parse(&call.bytes().await?)?;
     let name = body.name(true)?.expect("required");
     let (settings, warnings) = body.merge(&CollectionSettings::default());
-    let embedder = call.app.search.embedders().choose(body.embedder()).map_err(|e| ApiError::from(e).at("settings.embedder"))?;
-    let record = CollectionRecord {
-        id: format!("col_{}", crate::ids::random_base62(16)),
-        account_id: call.principal().account_id.clone(),
-        name,
-        embedder,
-        created_at: crate::clock::now_rfc3339(),
-        settings,
-    };
-    let owned = call.app.search.create(record).await?;
+    let account = &call.principal().account_id;
+    let owned = call.app.search.create_collection(account, name, settings, body.embedder()).await.map_err(at_embedder)?;
     Ok(response::json(StatusCode::CREATED, &CollectionOut { warnings, ..out(owned) }))
 }
 
@@ -78,49 +70,24 @@ pub async fn get(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
 }
 
 pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let mut owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let mut body = settings::parse(&call.bytes().await?)?;
-    if let Some(name) = body.name(false)? {
-        owned.record.name = name;
-    }
+    let name = body.name(false)?;
     let (settings, mut warnings) = body.merge(&owned.record.settings);
-    let documents = owned.snapshot().counts().documents;
-    if let Some(asked) = body.embedder() {
-        owned.record.embedder =
-            call.app.search.embedders().change(&owned.record, asked, documents).map_err(|e| ApiError::from(e).at("settings.embedder"))?;
-    }
-    warnings.extend(changed_on_documents(&owned.record.settings, &settings, documents));
-    owned.record.settings = settings;
-    call.app.search.update(&owned).await?;
-    Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(owned) }))
+    let changed = call.app.search.change_collection(owned, name, settings, body.embedder()).await.map_err(at_embedder)?;
+    warnings.extend(changed.warnings);
+    Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(changed.owned) }))
 }
 
-/// What a settings change means for the documents already indexed, which it does not
-/// touch (the spec): said, so a collection never turns mixed silently.
-fn changed_on_documents(old: &CollectionSettings, new: &CollectionSettings, documents: u64) -> Vec<String> {
-    let mut out = Vec::new();
-    if documents == 0 {
-        return out;
+/// An embedder refused is the fault of `settings.embedder`.
+fn at_embedder(e: SearchError) -> ApiError {
+    let embedder = matches!(e, SearchError::UnknownEmbedder { .. } | SearchError::EmbedderLocked { .. });
+    let e = ApiError::from(e);
+    if embedder {
+        e.at("settings.embedder")
+    } else {
+        e
     }
-    let n = if documents == 1 { "The 1 document already indexed".to_owned() } else { format!("The {documents} documents already indexed") };
-    match (old.redact_storage, new.redact_storage) {
-        (false, true) => out.push(format!(
-            "redact_storage is now on for documents added from now on; {n} keep their stored text as it is (unmasked): delete and add them again to redact them."
-        )),
-        (true, false) => out.push(format!("redact_storage is now off for documents added from now on; {n} stay redacted (their originals were never stored).")),
-        _ => {}
-    }
-    match (old.mask_identifiers, new.mask_identifiers) {
-        (false, true) => out.push(format!(
-            "mask_identifiers is now on for documents added from now on; {n} keep the vectors of their unmasked text: add them again to embed them masked."
-        )),
-        (true, false) => out.push(format!("mask_identifiers is now off for documents added from now on; {n} keep the vectors of their masked text.")),
-        _ => {}
-    }
-    if old.domain != new.domain {
-        out.push(format!("domain is now {}; {n} keep the chunker they were indexed with.", new.domain));
-    }
-    out
 }
 
 #[derive(Serialize)]

@@ -23,3 +23,16 @@ pub fn caller<'a>(call: &'a Call<'_>) -> Caller<'a> {
     let p = call.principal();
     Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan) }
 }
+
+/// The search service as AgentLex's search asks it, with this shard's sessions.
+pub fn searcher<'a>(call: &'a Call<'_>) -> crate::search::searcher::Searcher<'a> {
+    let app = call.app;
+    crate::search::searcher::Searcher {
+        service: &app.search,
+        embedders: call.embedders,
+        rerankers: &app.rerankers,
+        sessions: call.rerankers,
+        llm: app.llm.as_deref(),
+        expand: &app.config.expand,
+    }
+}

@@ -7,12 +7,12 @@ use hyper::StatusCode;
 use serde::Serialize;
 
 use super::super::Call;
-use super::caller;
 use super::input::search::{self as input, Echo};
-use crate::error::{ApiError, Code};
+use super::{caller, searcher};
+use crate::error::ApiError;
 use crate::http::json_out as j;
 use crate::http::response::{self, Reply};
-use crate::search::{expand, query, Expand, SearchError};
+use crate::search::{query, Expand};
 use quarry_index::collection::Snapshot;
 use quarry_index::search::{Hit, Mode};
 
@@ -121,43 +121,9 @@ pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let started = Instant::now();
     let owned = call.app.search.owned(&call.principal().account_id, &id)?;
     let mut req = input::parse(&call.bytes().await?)?;
-    let rerankers = &call.app.rerankers;
-    let chosen = rerankers.choose(req.request.rerank, req.reranker.as_deref())?;
-    expansion_input(&call, &mut req).await;
-    // A reranked search asks the engine for the pages it reranks, then keeps k.
-    let k = req.request.k;
-    if chosen.is_some() {
-        req.request.k = rerankers.depth(k);
-    }
-    let searched = call.app.search.search(call.embedders, caller(&call), &owned, &req.request);
-    req.request.k = k;
-    let mut s = searched.map_err(|e| match e {
-        SearchError::Searches { allowance, plan, .. } => {
-            ApiError::new(Code::AllowanceExceeded, format!("This month's {allowance} searches of the {plan} plan are spent."))
-        }
-        e => e.into(),
-    })?;
-    if let Some(chosen) = chosen {
-        rerankers.apply(chosen, call.rerankers, call.app.llm.as_deref(), &req.request.query, &mut s, k).await;
-    }
-    let domain = req.domain.as_deref().unwrap_or(match owned.record.settings.domain.as_str() {
-        "medical" => "medical",
-        "legal" => "legal",
-        _ => "general",
-    });
-    let out = render(&req, &s, domain, started);
+    let answered = searcher(&call).search(caller(&call), &owned, &mut req.request, req.reranker.as_deref()).await?;
+    let out = render(&req, &answered.searched, answered.domain.as_str(), started);
     Ok(response::json_bytes(StatusCode::OK, write(&out).into()))
-}
-
-/// The request's domain and, for `expand: "llm"`, the model's paraphrases (asked before
-/// the search, within `expand.timeout`).
-async fn expansion_input(call: &Call<'_>, req: &mut input::SearchIn) {
-    req.request.expansion.domain = req.domain.as_deref().map(quarry_index::expand::Domain::parse);
-    if req.request.expand == Expand::Llm && req.request.mode != Mode::Semantic {
-        let query = quarry_index::text::parse(&req.request.query).text;
-        let account = &call.principal().account_id;
-        req.request.expansion.paraphrases = expand::paraphrase(call.app.llm.as_deref(), &call.app.config.expand, account, &query).await;
-    }
 }
 
 /// `expand` as the answer echoes it: true, false or "llm".

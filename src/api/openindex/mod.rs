@@ -28,18 +28,7 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 /// The caller's collection `ns` names (by id, then by name), or without one the
 /// default collection if it exists yet.
 pub fn find(call: &Call<'_>, ns: Option<&str>) -> Result<Option<Owned>, ApiError> {
-    let account = &call.principal().account_id;
-    let search = &call.app.search;
-    match ns {
-        None => Ok(search.by_name(account, DEFAULT_NAMESPACE)?),
-        Some(ns) => match search.owned(account, ns) {
-            Ok(o) => Ok(Some(o)),
-            Err(SearchError::CollectionNotFound(_)) => {
-                Ok(Some(search.by_name(account, ns)?.ok_or_else(|| SearchError::CollectionNotFound(ns.to_owned()))?))
-            }
-            Err(e) => Err(e.into()),
-        },
-    }
+    Ok(call.app.search.namespace(&call.principal().account_id, ns, DEFAULT_NAMESPACE)?)
 }
 
 /// As [`find`], creating the default collection when there is none yet.

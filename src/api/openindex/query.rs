@@ -12,34 +12,22 @@ use crate::error::{ApiError, Code};
 use crate::http::call::Call;
 use crate::http::json_out as j;
 use crate::http::response::{self, Reply};
-use crate::search::{Owned, Request, Searched};
+use crate::search::Searched;
 use quarry_index::collection::HitView;
 
 pub async fn query(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: QueryRequest = call.json(Code::InvalidQuery).await.map_err(input::locate_missing)?;
     let shared = input::namespace(body.namespace.as_deref(), "namespace")?;
-    // Each query's collection (`None`: no default collection yet), found once per namespace.
-    let mut found: Vec<(Option<&str>, Option<Owned>)> = Vec::new();
-    let mut plan: Vec<(Option<usize>, Request)> = Vec::with_capacity(body.queries.len());
-    for (i, q) in body.queries.iter().enumerate() {
+    let queries = body.queries.iter().enumerate().map(|(i, q)| {
         let req = input::search(q, i)?;
         let ns = match q.namespace.as_deref() {
             Some(ns) => input::namespace(Some(ns), &format!("queries[{i}].namespace"))?,
             None => shared,
         };
-        let at = match found.iter().position(|(n, _)| *n == ns) {
-            Some(at) => at,
-            None => {
-                found.push((ns, super::find(&call, ns)?));
-                found.len() - 1
-            }
-        };
-        plan.push((found[at].1.is_some().then_some(at), req));
-    }
-    let batch: Vec<(&Owned, &Request)> = plan.iter().filter_map(|(at, req)| at.map(|at| (found[at].1.as_ref().expect("found"), req))).collect();
-    let searched = call.app.search.search_batch(call.embedders, caller(&call), &batch)?;
-    let mut answers = searched.iter();
-    let per_query: Vec<Option<&Searched>> = plan.iter().map(|(at, _)| at.and_then(|_| answers.next())).collect();
+        Ok::<_, ApiError>((ns, req))
+    });
+    let searched = call.app.search.search_namespaces(call.embedders, caller(&call), super::DEFAULT_NAMESPACE, queries)?;
+    let per_query: Vec<Option<&Searched>> = searched.iter().map(Option::as_ref).collect();
     let texts: Vec<&str> = body.queries.iter().map(|q| q.query.as_str()).collect();
     Ok(response::json_bytes(StatusCode::OK, write(&texts, &per_query).into()))
 }

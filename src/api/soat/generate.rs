@@ -156,8 +156,7 @@ pub async fn tool_outputs(mut call: Call<'_>, agent_id: String, generation_id: S
         return Err(ApiError::new(Code::SoatValidation, "tool_outputs must hold at least one output.").at("tool_outputs"));
     }
     let scope = scope(&call, None).await?;
-    let agent = call.app.records.agent::<crate::agents::agent::record::AgentRecord>(&scope.account_id, &agent_id)?;
-    let agent = agent.filter(|a| scope.sees(&a.project_id)).ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("No agent {agent_id}.")))?;
+    let agent: crate::agents::agent::record::AgentRecord = scope.agent(&call.app.records, &agent_id)?;
     let scope = crate::agents::Scope { project_id: agent.project_id.clone(), ..scope };
     let (g, _log, after) = service::submit(host(&call), &scope, &agent_id, &generation_id, body.tool_outputs).await?;
     rest(&call, &g, after).await
@@ -167,8 +166,7 @@ pub async fn tool_outputs(mut call: Call<'_>, agent_id: String, generation_id: S
 /// `Last-Event-ID` (all without it), then live ones, as SSE.
 pub async fn events(call: Call<'_>, generation_id: String) -> Result<Reply, ApiError> {
     let scope = scope(&call, None).await?;
-    let g: Option<GenerationRecord> = call.app.records.get(&scope.account_id, &generation_id)?;
-    let g = g.filter(|g| scope.sees(&g.project_id)).ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("No generation {generation_id}.")))?;
+    let g: GenerationRecord = scope.find(&call.app.records, "generation", &generation_id)?;
     let after = match call.parts.headers.get("last-event-id") {
         None => 0,
         Some(v) => v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok()).ok_or_else(|| {
@@ -181,7 +179,6 @@ pub async fn events(call: Call<'_>, generation_id: String) -> Result<Reply, ApiE
 /// `GET /api/v1/generations/{id}`: the record, as a poller reads it.
 pub async fn get(call: Call<'_>, generation_id: String) -> Result<Reply, ApiError> {
     let scope = scope(&call, None).await?;
-    let g: Option<GenerationRecord> = call.app.records.get(&scope.account_id, &generation_id)?;
-    let g = g.filter(|g| scope.sees(&g.project_id)).ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("No generation {generation_id}.")))?;
+    let g: GenerationRecord = scope.find(&call.app.records, "generation", &generation_id)?;
     Ok(response::json(StatusCode::OK, &g.view()))
 }

@@ -16,12 +16,11 @@ use serde_json::{json, Value};
 use super::memories::env;
 use super::{body, scope};
 use crate::agents::agent::config::KnowledgeConfig;
-use crate::agents::knowledge::{self, Match};
-use crate::agents::{memory, SoatError};
+use crate::agents::knowledge::{self, Asked, Found};
+use crate::agents::SoatError;
 use crate::api::Call;
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
-use crate::store::{MemoryEntryRecord, MemoryRecord};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,18 +77,8 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let req: SearchIn = body::read(&mut call).await?;
     check(&req)?;
     let scope = scope(&call, req.project_id.as_deref()).await?;
-    let stores = memory::list(&call.app.records, &scope, &[])?;
-    let named = req.memory_ids.is_some() || req.memory_tags.is_some() || req.document_ids.is_some() || req.document_paths.is_some();
-    let mut ids: Vec<String> = req.memory_ids.clone().unwrap_or_default();
-    let globs = req.memory_tags.clone().unwrap_or_default();
-    for s in &stores {
-        let tagged = s.tags.iter().flatten().any(|t| globs.iter().any(|g| memory::glob(g, t)));
-        if (tagged || !named) && !ids.contains(&s.id) {
-            ids.push(s.id.clone());
-        }
-    }
-    let cfg = KnowledgeConfig {
-        memory_store_ids: Some(ids),
+    let config = KnowledgeConfig {
+        memory_store_ids: None,
         document_ids: req.document_ids,
         document_paths: req.document_paths,
         tags: req.tags,
@@ -99,24 +88,18 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
         limit: req.limit,
         write_memory_store_id: None,
     };
-    let query = req.query.unwrap_or_default();
-    let env = env(&call);
-    let mut found = knowledge::retrieve(&env, scope.project(), &cfg, &query).await?;
-    if let Some(min) = req.min_score {
-        found.retain(|m| m.score >= min);
-    }
-    let results: Vec<Value> = found.iter().map(|m| result(&call, &scope.account_id, &stores, m)).collect();
+    let asked = Asked { memory_ids: req.memory_ids, memory_tags: req.memory_tags, config, min_score: req.min_score };
+    let found = knowledge::search(&env(&call), &scope, asked, &req.query.unwrap_or_default()).await?;
+    let results: Vec<Value> = found.iter().map(result).collect();
     Ok(response::json(StatusCode::OK, &json!({ "results": results })))
 }
 
-fn result(call: &Call<'_>, account_id: &str, stores: &[MemoryRecord], m: &Match) -> Value {
+fn result(Found { m, memory_name }: &Found) -> Value {
     if m.source == "memory" {
-        let entry = call.app.records.get::<MemoryEntryRecord>(account_id, &m.id).ok().flatten();
-        let name = stores.iter().find(|s| Some(&s.id) == m.store_id.as_ref()).map(|s| s.name.clone());
         return json!({
-            "source_type": "memory", "entry_id": m.id, "memory_id": m.store_id, "memory_name": name.unwrap_or_default(),
+            "source_type": "memory", "entry_id": m.id, "memory_id": m.store_id, "memory_name": memory_name.clone().unwrap_or_default(),
             "content": m.text, "score": m.score, "similarity_score": m.similarity.unwrap_or(0.0), "citation": m.citation,
-            "created_at": m.created_at, "updated_at": entry.map_or_else(|| m.created_at.clone(), |e| Some(e.updated_at)),
+            "created_at": m.created_at, "updated_at": m.updated_at,
         });
     }
     json!({

@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use super::field::{present, Flag, Int, Obj};
-use super::search::{Domain, FiltersIn, ModeIn, Query, Scope, SearchIn, Strings};
+use super::field::{present, DomainIn, Flag, Int, Obj};
+use super::search::{FiltersIn, ModeIn, Query, Scope, SearchDomains, SearchIn, Strings};
 use crate::error::{ApiError, Code};
 use crate::extract::Request;
 use quarry_index::search::Mode;
@@ -20,7 +20,7 @@ struct Body {
     #[serde(default, deserialize_with = "present")]
     mode: Option<ModeIn>,
     #[serde(default, deserialize_with = "present")]
-    domain: Option<Domain>,
+    domain: Option<DomainIn<SearchDomains>>,
     #[serde(default, deserialize_with = "present")]
     all: Option<Flag>,
     documents: Option<Strings>,
@@ -31,21 +31,18 @@ struct Body {
 /// An extraction and the domain it asked for.
 pub struct ExtractIn {
     pub request: Request,
-    pub domain: Option<String>,
+    /// Parsed and checked as a search's, and not used yet (the extraction's searches
+    /// expand by the collection's domain).
+    pub domain: Option<crate::search::domain::Domain>,
 }
 
 pub fn parse(bytes: &[u8]) -> Result<ExtractIn, ApiError> {
     let b: Body = crate::http::body::json(bytes, Code::InvalidQuestion)?;
     let question = b.question.ok_or_else(|| ApiError::new(Code::InvalidQuestion, "question is required.").at("question"))?.0;
     let mode = b.mode.map_or(Mode::Hybrid, |m| m.0);
-    let mut s = SearchIn {
-        request: crate::search::Request::new(question.clone(), Int::or(b.k, 8), mode),
-        domain: None,
-        reranker: None,
-        echo: Default::default(),
-    };
+    let mut s = SearchIn { request: crate::search::Request::new(question.clone(), Int::or(b.k, 8), mode), reranker: None, echo: Default::default() };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
-    Ok(ExtractIn { request: Request { question, search: s.request, all: b.all.is_some_and(|f| f.0) }, domain: b.domain.map(|d| d.0) })
+    Ok(ExtractIn { request: Request { question, search: s.request, all: b.all.is_some_and(|f| f.0) }, domain: b.domain.and_then(|d| d.0) })
 }
 
 #[cfg(test)]
@@ -63,7 +60,7 @@ mod tests {
         let e = parse(br#"{"question": "Q", "k": 20, "all": true, "mode": "keyword", "documents": ["doc_a"], "domain": "legal"}"#).unwrap();
         assert_eq!((e.request.search.k, e.request.all, e.request.search.mode), (20, true, Mode::Keyword));
         assert!(e.request.search.filters.documents.as_ref().unwrap().contains("doc_a"));
-        assert_eq!(e.domain.as_deref(), Some("legal"));
+        assert_eq!(e.domain.map(crate::search::domain::Domain::as_str), Some("legal"));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::error::Code;
 pub use crate::http::body::{refuse, refuse_as};
+use crate::search::domain::Domain;
 
 /// A JSON number as it was written: an integer, or not.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -258,10 +259,36 @@ pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<O
     T::deserialize(d).map(Some)
 }
 
-/// For `#[serde(default, deserialize_with = "patch")]` on a field that null clears:
-/// absent is `None`, null is `Some(None)`.
-pub fn patch<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
+/// Which domains a `domain` field takes (the spec's enum for that field) and the code
+/// its refusal carries; the one parser is [`DomainIn`].
+pub trait Domains {
+    /// Whether `auto` (no domain: detection per document) is accepted.
+    const AUTO: bool = false;
+    const MEMBERS: &'static [Domain];
+    const CODE: Option<Code> = Some(Code::InvalidDomain);
+}
+
+/// A `domain` field of the members `F` lists: `None` is `auto`.
+pub struct DomainIn<F>(pub Option<Domain>, PhantomData<F>);
+
+impl<'de, F: Domains> Deserialize<'de> for DomainIn<F> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let found = match Leaf::deserialize(d)? {
+            Leaf::Str(s) if F::AUTO && s == "auto" => Some(None),
+            Leaf::Str(s) => Domain::parse(&s).filter(|d| F::MEMBERS.contains(d)).map(Some),
+            _ => None,
+        };
+        if let Some(domain) = found {
+            return Ok(DomainIn(domain, PhantomData));
+        }
+        let auto = F::AUTO.then_some("auto");
+        let names: Vec<&str> = auto.into_iter().chain(F::MEMBERS.iter().map(|d| d.as_str())).collect();
+        let message = format_args!("must be one of {}.", names.join(", "));
+        Err(match F::CODE {
+            Some(code) => refuse_as(code, message),
+            None => refuse(message),
+        })
+    }
 }
 
 /// A boolean field (`all`, `stream`): anything else is refused by its type.

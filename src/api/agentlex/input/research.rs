@@ -7,11 +7,12 @@
 use serde::de::Deserializer;
 use serde::Deserialize;
 
-use super::field::{present, refuse, refuse_as, Flag, Leaf, Obj};
+use super::field::{present, refuse, refuse_as, DomainIn, Domains, Flag, Leaf, Obj};
 use super::search::{Echo, FiltersIn, Scope, SearchIn, Strings};
 use crate::error::{ApiError, Code};
 use crate::llm::request::Role;
 use crate::research::{Request, Tier};
+use crate::search::domain::Domain;
 use quarry_index::search::Mode;
 
 /// The longest question, in characters.
@@ -32,7 +33,7 @@ struct Body {
     #[serde(default, deserialize_with = "present")]
     stream: Option<Flag>,
     #[serde(default, deserialize_with = "present")]
-    domain: Option<DomainIn>,
+    domain: Option<DomainIn<ResearchDomains>>,
     documents: Option<Strings>,
     kinds: Option<Strings>,
     filters: Option<Obj<FiltersIn>>,
@@ -65,15 +66,11 @@ impl<'de> Deserialize<'de> for TierIn {
     }
 }
 
-struct DomainIn(String);
+/// A research's `domain`: every domain (the spec's ResearchRequest).
+struct ResearchDomains;
 
-impl<'de> Deserialize<'de> for DomainIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Leaf::deserialize(d)? {
-            Leaf::Str(s) if ["medical", "legal", "classical", "general"].contains(&s.as_str()) => Ok(DomainIn(s)),
-            _ => Err(refuse_as(Code::InvalidDomain, "must be one of medical, legal, classical, general.")),
-        }
-    }
+impl Domains for ResearchDomains {
+    const MEMBERS: &'static [Domain] = &Domain::ALL;
 }
 
 /// A research and what its answer echoes.
@@ -90,10 +87,9 @@ pub fn parse(bytes: &[u8]) -> Result<ResearchIn, ApiError> {
         None | Some(serde_json::Value::Null) => Vec::new(),
         Some(v) => history(v)?,
     };
-    let mut s =
-        SearchIn { request: crate::search::Request::new(question.clone(), 5, Mode::Hybrid), domain: None, reranker: None, echo: Echo::default() };
+    let mut s = SearchIn { request: crate::search::Request::new(question.clone(), 5, Mode::Hybrid), reranker: None, echo: Echo::default() };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
-    let request = Request { question, tier: b.tier.map_or(Tier::Fast, |t| t.0), history, search: s.request, domain: b.domain.map(|d| d.0) };
+    let request = Request { question, tier: b.tier.map_or(Tier::Fast, |t| t.0), history, search: s.request, domain: b.domain.and_then(|d| d.0) };
     Ok(ResearchIn { request, stream: b.stream.is_some_and(|f| f.0), echo: s.echo })
 }
 
@@ -149,7 +145,7 @@ mod tests {
                 "history": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}"#,
         )
         .unwrap();
-        assert_eq!((r.request.tier, r.stream, r.request.domain.as_deref()), (Tier::Deep, true, Some("classical")));
+        assert_eq!((r.request.tier, r.stream, r.request.domain), (Tier::Deep, true, Some(Domain::Classical)));
         assert_eq!(r.request.history, vec![(Role::User, "a".into()), (Role::Assistant, "b".into())]);
         assert!(r.request.search.filters.documents.as_ref().unwrap().contains("doc_a"));
         assert_eq!(r.echo.kinds, vec!["clause"]);

@@ -7,8 +7,10 @@ use serde::de::{Deserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::field::{accept, present, refuse, refuse_as, Accept, Int, Leaf, Obj, Shape};
+use super::field::{accept, present, refuse, refuse_as, Accept, DomainIn, Domains, Int, Leaf, Obj, Shape};
 use crate::error::{ApiError, Code};
+use crate::search::domain::Domain;
+use crate::search::expand::Input;
 use crate::search::{Expand, Request};
 use quarry_index::chunk::Kind;
 use quarry_index::search::{Filters, Mode};
@@ -18,7 +20,6 @@ use quarry_index::segment::FieldValue;
 #[derive(Debug, Clone)]
 pub struct SearchIn {
     pub request: Request,
-    pub domain: Option<String>,
     /// `rerank` given as a reranker's name: that one runs (checked against the
     /// configured ones by the handler).
     pub reranker: Option<String>,
@@ -56,7 +57,7 @@ pub struct Body {
     #[serde(default, deserialize_with = "present")]
     rerank: Option<Rerank>,
     #[serde(default, deserialize_with = "present")]
-    domain: Option<Domain>,
+    domain: Option<DomainIn<SearchDomains>>,
     #[serde(default, deserialize_with = "present")]
     k: Option<Int<1, 50>>,
     #[serde(default, deserialize_with = "present")]
@@ -82,7 +83,7 @@ pub fn build(b: Body) -> Result<SearchIn, ApiError> {
         rerank: b.rerank.as_ref().is_none_or(|r| !matches!(r, Rerank::Off)),
         // The spec's default is true.
         expand: b.expand.map_or(Expand::On, |e| e.0),
-        expansion: Default::default(),
+        expansion: Input { domain: b.domain.and_then(|d| d.0), ..Input::default() },
         filters: Filters::default(),
         warnings: Vec::new(),
     };
@@ -90,7 +91,7 @@ pub fn build(b: Body) -> Result<SearchIn, ApiError> {
         Some(Rerank::Named(name)) => Some(name),
         _ => None,
     };
-    let mut s = SearchIn { request, domain: b.domain.map(|d| d.0), reranker, echo: Echo::default() };
+    let mut s = SearchIn { request, reranker, echo: Echo::default() };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     Ok(s)
 }
@@ -206,15 +207,11 @@ impl<'de> Deserialize<'de> for Rerank {
     }
 }
 
-pub struct Domain(pub String);
+/// A search's `domain` (and an extraction's): the spec's SearchRequest has no classical.
+pub struct SearchDomains;
 
-impl<'de> Deserialize<'de> for Domain {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Leaf::deserialize(d)? {
-            Leaf::Str(s) if ["medical", "legal", "general"].contains(&s.as_str()) => Ok(Domain(s)),
-            _ => Err(refuse_as(Code::InvalidDomain, "must be one of medical, legal, general.")),
-        }
-    }
+impl Domains for SearchDomains {
+    const MEMBERS: &'static [Domain] = &[Domain::Medical, Domain::Legal, Domain::General];
 }
 
 /// `documents`, `kinds`: an array of strings (null is absent).

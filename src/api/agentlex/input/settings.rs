@@ -6,11 +6,12 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::field::{accept, patch, present, refuse, refuse_as, Accept, Leaf, Obj, Shape};
+use super::field::{accept, present, refuse, refuse_as, Accept, DomainIn, Domains, Leaf, Obj, Shape};
+use crate::agents::patch::Patch;
 use crate::error::{ApiError, Code};
+use crate::search::domain::Domain;
 use crate::store::CollectionSettings;
 
-const DOMAINS: &[&str] = &["auto", "medical", "legal", "classical", "general"];
 const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary, embedder";
 
 /// The body of a create or a patch: a name and settings, each optional here (create
@@ -54,15 +55,11 @@ impl CollectionIn {
         if let Some(Flag(on)) = given.redact_storage {
             s.redact_storage = on;
         }
-        if let Some(SettingsDomain(d)) = &given.domain {
-            s.domain = d.clone();
+        if let Some(d) = &given.domain {
+            s.domain = d.0.map_or("auto", Domain::as_str).to_owned();
         }
-        if let Some(g) = &given.guidance {
-            s.guidance = g.as_ref().map(|g| g.0.clone());
-        }
-        if let Some(g) = &given.glossary {
-            s.glossary = g.as_ref().map(|g| g.0.clone());
-        }
+        given.guidance.as_ref().map(|g| g.0.clone()).apply_to(&mut s.guidance);
+        given.glossary.as_ref().map(|g| g.0.clone()).apply_to(&mut s.glossary);
         let warnings = given.other.keys().map(|key| format!("settings.{key} is not a setting and was ignored; the settings are {KNOWN}.")).collect();
         (s, warnings)
     }
@@ -89,11 +86,11 @@ struct SettingsIn {
     #[serde(default, deserialize_with = "present")]
     redact_storage: Option<Flag>,
     #[serde(default, deserialize_with = "present")]
-    domain: Option<SettingsDomain>,
-    #[serde(default, deserialize_with = "patch")]
-    guidance: Option<Option<Guidance>>,
-    #[serde(default, deserialize_with = "patch")]
-    glossary: Option<Option<Glossary>>,
+    domain: Option<DomainIn<SettingsDomains>>,
+    #[serde(default)]
+    guidance: Patch<Guidance>,
+    #[serde(default)]
+    glossary: Patch<Glossary>,
     #[serde(default, deserialize_with = "present")]
     embedder: Option<EmbedderId>,
     /// Keys that are not settings, for the warnings.
@@ -115,15 +112,14 @@ impl<'de> Deserialize<'de> for Flag {
     }
 }
 
-struct SettingsDomain(String);
+/// `settings.domain`: `auto` or any domain (the spec's Settings); refused as
+/// `invalid_settings`, the body's code.
+struct SettingsDomains;
 
-impl<'de> Deserialize<'de> for SettingsDomain {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Leaf::deserialize(d)? {
-            Leaf::Str(s) if DOMAINS.contains(&s.as_str()) => Ok(SettingsDomain(s)),
-            _ => Err(refuse(format_args!("must be one of {}.", DOMAINS.join(", ")))),
-        }
-    }
+impl Domains for SettingsDomains {
+    const AUTO: bool = true;
+    const MEMBERS: &'static [Domain] = &Domain::ALL;
+    const CODE: Option<Code> = None;
 }
 
 /// `embedder`: a model id (at most 120 characters).
