@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 
 use super::blocks::{trim, Range};
 use super::kinds::{Kind, Kinds};
-use super::prose::{count, offset, split};
+use super::prose::{count, split};
+use super::unit::{self, pack, Described, Packs};
 use super::{ChunkOptions, ChunkSpan};
-use crate::date::find_dates;
 use layout::{Block, Role};
 use skeleton::Skeleton;
 
@@ -181,23 +181,34 @@ fn role_kinds(role: Role) -> Kinds {
     Kinds::EMPTY.with(kind)
 }
 
-/// Joins each unit to the chunk before it when they share a group and the joined span
-/// stays within the group's limit.
-fn pack(page: &str, units: &[Unit]) -> Vec<Unit> {
-    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
-    for unit in units {
-        if let Some(last) = out.last_mut().filter(|last| last.group == unit.group) {
-            let joined = last.chars + count(page, (last.range.1, unit.range.0)) + unit.chars;
-            if joined <= last.limit {
-                last.range.1 = unit.range.1;
-                last.chars = joined;
-                last.kinds = last.kinds.union(unit.kinds);
-                continue;
-            }
-        }
-        out.push(*unit);
+impl unit::Unit for Unit {
+    fn range(&self) -> Range {
+        self.range
     }
-    out
+
+    fn chars(&self) -> usize {
+        self.chars
+    }
+}
+
+impl Packs for Unit {
+    fn group(&self) -> usize {
+        self.group as usize
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn kinds(&self) -> Kinds {
+        self.kinds
+    }
+
+    fn grow(&mut self, end: usize, chars: usize, kinds: Kinds) {
+        self.range.1 = end;
+        self.chars = chars;
+        self.kinds = kinds;
+    }
 }
 
 /// A line holding only a printed page number joins the chunk after it (or, at the end
@@ -234,35 +245,16 @@ fn glue_page_numbers(page: &str, units: Vec<Unit>, max: usize) -> Vec<Unit> {
     out
 }
 
-/// Chunks with char offsets, counted in one pass over the page; `verse` wherever a
-/// Quranic quotation stands, `date` wherever a date does.
+/// Chunks as spans; `verse` wherever a Quranic quotation stands (and `date` wherever a
+/// date does).
 fn spans(page: &str, chunks: &[Unit], headings: &[String]) -> Vec<ChunkSpan> {
-    let (mut chars, mut bytes) = (0, 0);
-    let span = |chunk: &Unit| {
-        chars += count(page, (bytes, chunk.range.0));
-        let start = chars;
-        chars += chunk.chars;
-        bytes = chunk.range.1;
-        let text = &page[chunk.range.0..chunk.range.1];
+    unit::spans(page, chunks, |chunk, text| {
         let mut kinds = chunk.kinds;
         if quotes_quran(text) {
             kinds.insert(Kind::Verse);
         }
-        if !find_dates(text).is_empty() {
-            kinds.insert(Kind::Date);
-        }
-        ChunkSpan {
-            start: offset(start),
-            end: offset(chars),
-            byte_start: offset(chunk.range.0),
-            byte_end: offset(chunk.range.1),
-            kinds,
-            heading: chunk.section.map(|i| headings[i].clone()),
-            meta: None,
-            footnote_of: None,
-        }
-    };
-    chunks.iter().map(span).collect()
+        Described { kinds, heading: chunk.section.map(|i| headings[i].clone()), meta: None }
+    })
 }
 
 /// ﴿…﴾, an ayah sign ۝, or `{…}` around Arabic words (the Shamela and hadith-database

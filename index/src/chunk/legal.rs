@@ -28,8 +28,8 @@ mod tests;
 use serde_json::{Map, Value};
 
 use self::segment::{pack, segment, Limits, Piece, Segmented};
+use super::unit::{self, Described};
 use super::{ChunkOptions, ChunkSpan, Kind, Kinds};
-use crate::date::find_dates;
 
 /// At most this many entries in the document's `sections`, `citations` and `terms`.
 const META_LIST_CAP: usize = 1000;
@@ -46,31 +46,16 @@ fn limits(opts: &ChunkOptions) -> Limits {
     Limits { target: opts.target_chars.clamp(1, max), max }
 }
 
-/// The chunks with char offsets (one pass over the page), kinds and meta.
+/// The chunks as spans, with their kinds, heading and meta.
 fn spans(page: &str, pieces: &[Piece], segmented: &Segmented) -> Vec<ChunkSpan> {
-    let (mut chars, mut bytes) = (0usize, 0usize);
-    let mut out = Vec::with_capacity(pieces.len());
-    for piece in pieces {
-        chars += page[bytes..piece.range.0].chars().count();
-        let start = chars;
-        chars += piece.chars;
-        bytes = piece.range.1;
-        let (kinds, meta) = describe(&page[piece.range.0..piece.range.1], piece, segmented);
-        out.push(ChunkSpan {
-            start: offset(start),
-            end: offset(chars),
-            byte_start: offset(piece.range.0),
-            byte_end: offset(piece.range.1),
-            kinds,
-            heading: piece.heading.map(|i| segmented.headings[i].clone()),
-            meta,
-            footnote_of: None,
-        });
-    }
-    out
+    unit::spans(page, pieces, |piece, text| {
+        let (kinds, meta) = describe(text, piece, segmented);
+        Described { kinds, heading: piece.heading.map(|i| segmented.headings[i].clone()), meta }
+    })
 }
 
-/// A chunk's kinds and meta from its text and where it sits.
+/// A chunk's kinds and meta from its text and where it sits (its dates are the shared
+/// [`unit::spans`]' to find).
 fn describe(text: &str, piece: &Piece, segmented: &Segmented) -> (Kinds, Option<Map<String, Value>>) {
     let mut kinds = Kinds::EMPTY;
     let mut meta = Map::new();
@@ -92,9 +77,6 @@ fn describe(text: &str, piece: &Piece, segmented: &Segmented) -> (Kinds, Option<
     if !citations.is_empty() {
         kinds.insert(Kind::Citation);
         meta.insert("citations".into(), strings(citations));
-    }
-    if !find_dates(text).is_empty() {
-        kinds.insert(Kind::Date);
     }
     (kinds, (!meta.is_empty()).then_some(meta))
 }
@@ -141,9 +123,4 @@ fn unique(items: impl IntoIterator<Item = String>) -> Vec<String> {
 
 fn strings(items: Vec<String>) -> Value {
     Value::Array(items.into_iter().map(Value::String).collect())
-}
-
-/// Offsets are stored as u32: pages beyond 4 GiB are not supported (they saturate).
-fn offset(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }

@@ -21,9 +21,9 @@ use serde_json::{Map, Value};
 
 use super::blocks::{blocks, trim, Block, Range};
 use super::kinds::{Kind, Kinds};
-use super::prose::{count, offset, split};
+use super::prose::{count, split};
+use super::unit::{self, pack, Described, Packs};
 use super::{ChunkOptions, ChunkSpan};
-use crate::date::find_dates;
 use sections::{Section, SectionSpan};
 
 pub use meta::document_meta;
@@ -35,9 +35,9 @@ pub fn chunk(page: &str, opts: &ChunkOptions) -> Vec<ChunkSpan> {
     let mut units = Vec::new();
     let split_sections = sections::split(page);
     for (index, section) in split_sections.iter().enumerate() {
-        section_units(page, section, index, max_chars, &mut units);
+        section_units(page, section, index, (target, max_chars), &mut units);
     }
-    let packed = pack(page, &units, target);
+    let packed = pack(page, &units);
     spans(page, &packed, &split_sections)
 }
 
@@ -49,9 +49,11 @@ struct Unit {
     kinds: Kinds,
     /// Index of the section in [`sections::split`]'s list.
     section: usize,
+    /// The most chars a chunk may hold: the options' `target_chars`.
+    target: usize,
 }
 
-fn section_units(page: &str, span: &SectionSpan, index: usize, max_chars: usize, out: &mut Vec<Unit>) {
+fn section_units(page: &str, span: &SectionSpan, index: usize, (target, max_chars): (usize, usize), out: &mut Vec<Unit>) {
     let section = span.header.as_ref().map(|h| h.section);
     let base = section.map_or(Kinds::EMPTY, Section::kinds);
     let mut pieces: Vec<(Range, Kinds)> = Vec::new();
@@ -69,7 +71,7 @@ fn section_units(page: &str, span: &SectionSpan, index: usize, max_chars: usize,
             pieces.extend(split(page, range, max_chars).into_iter().map(|r| (r, kinds)));
         }
     }
-    let unit = |range: Range, kinds: Kinds| Unit { range, chars: count(page, range), kinds, section: index };
+    let unit = |range: Range, kinds: Kinds| Unit { range, chars: count(page, range), kinds, section: index, target };
     let header = span.header.as_ref().and_then(|h| trim(page, h.range));
     let Some(header) = header else {
         out.extend(pieces.into_iter().map(|(r, k)| unit(r, k)));
@@ -102,52 +104,43 @@ impl Extend for Kinds {
     }
 }
 
-/// Joins each unit to the chunk before it when both are in one section and the joined
-/// span stays within `target` chars.
-fn pack(page: &str, units: &[Unit], target: usize) -> Vec<Unit> {
-    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
-    for unit in units {
-        if let Some(last) = out.last_mut().filter(|last| last.section == unit.section) {
-            let joined = last.chars + count(page, (last.range.1, unit.range.0)) + unit.chars;
-            if joined <= target {
-                last.range.1 = unit.range.1;
-                last.chars = joined;
-                last.kinds = last.kinds.union(unit.kinds);
-                continue;
-            }
-        }
-        out.push(*unit);
+impl unit::Unit for Unit {
+    fn range(&self) -> Range {
+        self.range
     }
-    out
+
+    fn chars(&self) -> usize {
+        self.chars
+    }
 }
 
-/// Chunks with char offsets (counted in one pass), dates, heading and meta.
-fn spans(page: &str, chunks: &[Unit], sections: &[SectionSpan]) -> Vec<ChunkSpan> {
-    let (mut chars, mut bytes) = (0, 0);
-    let mut out = Vec::with_capacity(chunks.len());
-    for chunk in chunks {
-        chars += count(page, (bytes, chunk.range.0));
-        let start = chars;
-        chars += chunk.chars;
-        bytes = chunk.range.1;
-        let text = &page[chunk.range.0..chunk.range.1];
-        let mut kinds = chunk.kinds;
-        if !find_dates(text).is_empty() {
-            kinds.insert(Kind::Date);
-        }
-        let header = sections[chunk.section].header.as_ref();
-        out.push(ChunkSpan {
-            start: offset(start),
-            end: offset(chars),
-            byte_start: offset(chunk.range.0),
-            byte_end: offset(chunk.range.1),
-            kinds,
-            heading: header.map(|h| h.name.clone()),
-            meta: chunk_meta(text, header),
-            footnote_of: None,
-        });
+/// Units join only within one section, up to `target` chars.
+impl Packs for Unit {
+    fn group(&self) -> usize {
+        self.section
     }
-    out
+
+    fn limit(&self) -> usize {
+        self.target
+    }
+
+    fn kinds(&self) -> Kinds {
+        self.kinds
+    }
+
+    fn grow(&mut self, end: usize, chars: usize, kinds: Kinds) {
+        self.range.1 = end;
+        self.chars = chars;
+        self.kinds = kinds;
+    }
+}
+
+/// Chunks as spans, with their section's heading and meta (and dates).
+fn spans(page: &str, chunks: &[Unit], sections: &[SectionSpan]) -> Vec<ChunkSpan> {
+    unit::spans(page, chunks, |chunk, text| {
+        let header = sections[chunk.section].header.as_ref();
+        Described { kinds: chunk.kinds, heading: header.map(|h| h.name.clone()), meta: chunk_meta(text, header) }
+    })
 }
 
 /// `{"section": canonical name, "codes": [{system, code}]}`, each where there is one.

@@ -13,6 +13,7 @@ mod legal;
 mod medical;
 mod pages;
 mod prose;
+mod unit;
 
 pub use chunker::Chunker;
 pub use kinds::{Kind, Kinds};

@@ -8,12 +8,12 @@
 //!
 //! The steps: [`blocks`] reads the page's structure; each block becomes one or more
 //! *units* (atoms no larger than `max_chars`: a paragraph, a list item, a table row, or a
-//! sentence, word or slice of an oversized one); [`pack`] then joins neighbouring units of
+//! sentence, word or slice of an oversized one); [`pack`] (the chunkers' shared packer) then joins neighbouring units of
 //! the same *group* (a section's prose, or one large list or table) up to the group's limit.
 
 use super::blocks::{blocks, trim, Block, Range};
 use super::kinds::{Kind, Kinds};
-use crate::date::find_dates;
+use super::unit::{self, pack, Described, Packs};
 use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,49 +260,39 @@ pub(super) fn slices(page: &str, (start, end): Range, limit: usize) -> Vec<Range
     cuts.windows(2).filter_map(|w| trim(page, (w[0], w[1]))).collect()
 }
 
-/// Joins each unit to the chunk before it when they share a group and the joined span
-/// stays within the group's limit.
-fn pack(page: &str, units: &[Unit]) -> Vec<Unit> {
-    let mut out: Vec<Unit> = Vec::with_capacity(units.len());
-    for unit in units {
-        if let Some(last) = out.last_mut().filter(|last| last.group == unit.group) {
-            let joined = last.chars + count(page, (last.range.1, unit.range.0)) + unit.chars;
-            if joined <= last.limit {
-                last.range.1 = unit.range.1;
-                last.chars = joined;
-                last.kinds = last.kinds.union(unit.kinds);
-                continue;
-            }
-        }
-        out.push(*unit);
+impl unit::Unit for Unit {
+    fn range(&self) -> Range {
+        self.range
     }
-    out
+
+    fn chars(&self) -> usize {
+        self.chars
+    }
 }
 
-/// Chunks with char offsets, counted in one pass over the page, and the `date` kind.
+impl Packs for Unit {
+    fn group(&self) -> usize {
+        self.group as usize
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn kinds(&self) -> Kinds {
+        self.kinds
+    }
+
+    fn grow(&mut self, end: usize, chars: usize, kinds: Kinds) {
+        self.range.1 = end;
+        self.chars = chars;
+        self.kinds = kinds;
+    }
+}
+
+/// Chunks as spans: the kinds they hold (and `date`), the heading they sit under.
 fn spans(page: &str, chunks: &[Unit], headings: &[String]) -> Vec<ChunkSpan> {
-    let (mut chars, mut bytes) = (0, 0);
-    let span = |chunk: &Unit| {
-        chars += count(page, (bytes, chunk.range.0));
-        let start = chars;
-        chars += chunk.chars;
-        bytes = chunk.range.1;
-        let mut kinds = chunk.kinds;
-        if !find_dates(&page[chunk.range.0..chunk.range.1]).is_empty() {
-            kinds.insert(Kind::Date);
-        }
-        ChunkSpan {
-            start: offset(start),
-            end: offset(chars),
-            byte_start: offset(chunk.range.0),
-            byte_end: offset(chunk.range.1),
-            kinds,
-            heading: chunk.section.map(|i| headings[i].clone()),
-            meta: None,
-            footnote_of: None,
-        }
-    };
-    chunks.iter().map(span).collect()
+    unit::spans(page, chunks, |chunk, _| Described { kinds: chunk.kinds, heading: chunk.section.map(|i| headings[i].clone()), meta: None })
 }
 
 pub(super) fn count(page: &str, (start, end): Range) -> usize {

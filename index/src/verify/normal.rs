@@ -12,7 +12,7 @@
 //! letter variants the analyser unifies (alef forms → ا, ى → ي, ة → ه). Nothing else:
 //! a changed, dropped or moved word is still a different text.
 
-use unicode_normalization_alignments::char::{canonical_combining_class, decompose_compatible};
+use unicode_normalization::char::{canonical_combining_class, decompose_compatible};
 
 use crate::text::{fold_arabic, is_arabic_mark};
 

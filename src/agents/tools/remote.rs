@@ -1,8 +1,8 @@
-//! `https://` tool targets: one thread, started on the first such call, running a
-//! current-thread tokio runtime with the provider layer's own hyper-util client over
-//! rustls (`llm::transport::remote::{client, tls_config}`: the same roots, the same
-//! TLS stack). glommio's streams are `!Send`, so a shard hands the thread a job and
-//! waits on a oneshot; dropping the wait cancels the request.
+//! `https://` tool targets: the provider layer's own hyper-util client over rustls
+//! (`llm::transport::remote::{client, tls_config}`: the same roots, the same TLS stack),
+//! built on the first such call, on the process's one outbound tokio runtime
+//! ([`crate::net::outbound`]). glommio's streams are `!Send`, so a shard spawns the
+//! exchange there and waits on a oneshot; dropping the wait cancels the request.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -10,7 +10,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::Request;
-use tokio::sync::{mpsc, oneshot};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
 
 use super::outbound::{Answer, Outbound, OutboundError, Timeouts, MAX_ANSWER_BYTES};
 use crate::llm::config::TlsRoots;
@@ -23,43 +24,32 @@ struct Job {
     reply: oneshot::Sender<Result<Answer, OutboundError>>,
 }
 
-/// The https client, started on first use.
+/// The https client, built on first use.
 pub struct Remote {
     roots: TlsRoots,
-    jobs: OnceLock<Result<mpsc::UnboundedSender<Job>, String>>,
+    client: OnceLock<Result<(&'static Handle, HttpsClient), String>>,
 }
 
 impl Remote {
     pub fn new(roots: TlsRoots) -> Remote {
-        Remote { roots, jobs: OnceLock::new() }
+        Remote { roots, client: OnceLock::new() }
     }
 
     pub async fn send(&self, req: Outbound, timeouts: Timeouts) -> Result<Answer, OutboundError> {
         let target = req.uri.authority().map_or_else(String::new, |a| a.to_string());
         let down = |message: String| OutboundError::Connect { target: target.clone(), message };
-        let jobs = self.jobs.get_or_init(|| start(&self.roots, timeouts.connect)).as_ref().map_err(|e| down(e.clone()))?;
+        let (runtime, client) = self.client.get_or_init(|| start(&self.roots, timeouts.connect)).as_ref().map_err(|e| down(e.clone()))?;
         let (tx, rx) = oneshot::channel();
-        jobs.send(Job { req, timeouts, reply: tx }).map_err(|_| down("the outbound thread is gone".into()))?;
+        // A runtime whose thread is gone drops the task, and with it `reply`.
+        runtime.spawn(run(client.clone(), Job { req, timeouts, reply: tx }));
         rx.await.map_err(|_| down("the outbound thread is gone".into()))?
     }
 }
 
-fn start(roots: &TlsRoots, connect: Duration) -> Result<mpsc::UnboundedSender<Job>, String> {
+fn start(roots: &TlsRoots, connect: Duration) -> Result<(&'static Handle, HttpsClient), String> {
     let tls = tls_config(roots).map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
-    std::thread::Builder::new()
-        .name("quarry-tools-out".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let client = client(tls, connect);
-                while let Some(job) = rx.recv().await {
-                    tokio::spawn(run(client.clone(), job));
-                }
-            })
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(tx)
+    let runtime = crate::net::outbound::runtime().map_err(|e| e.to_string())?;
+    Ok((runtime, client(runtime, tls, connect)))
 }
 
 async fn run(client: HttpsClient, job: Job) {

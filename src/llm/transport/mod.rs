@@ -4,8 +4,8 @@
 //!   gateway overhead shows: [`native`] runs on the calling shard itself, hyper's
 //!   HTTP/1.1 client over glommio streams with a shard-local keep-alive [`pool`] and a
 //!   [`dns`] cache fed from glommio's blocking pool. No thread hop, no channel.
-//! - `https://` — hosted providers: [`remote`], one tokio thread with hyper-util's
-//!   pooled client over rustls (ring) and HTTP/2 by ALPN. A hosted call costs tens of
+//! - `https://` — hosted providers: [`remote`], hyper-util's pooled client on the
+//!   process's one outbound tokio thread ([`crate::net::outbound`]), over rustls (ring) and HTTP/2 by ALPN. A hosted call costs tens of
 //!   milliseconds of network; the hop to that thread costs microseconds, so TLS stays
 //!   there rather than a second TLS stack on the shards.
 //!
@@ -79,7 +79,7 @@ impl Failure {
 
 /// Why [`Transport::send`] has no answer.
 pub enum SendError {
-    /// The outbound thread is gone.
+    /// The outbound runtime is gone.
     Down,
     Failed(Failure),
 }

@@ -1,9 +1,9 @@
-//! The `https://` path: one thread running a current-thread tokio runtime with
-//! hyper-util's pooled client (keep-alive, TCP_NODELAY, HTTP/2 where ALPN offers it)
-//! over rustls with the ring provider. glommio's streams are `!Send`, so the shards
-//! hand this client a [`Job`] over a channel and get the answer back over another;
-//! tokio's channels wake any executor. DNS runs on tokio's blocking pool, never on a
-//! shard.
+//! The `https://` path: hyper-util's pooled client (keep-alive, TCP_NODELAY, HTTP/2
+//! where ALPN offers it) over rustls with the ring provider, on the process's one
+//! outbound tokio runtime ([`crate::net::outbound`], which the agents' `https://` tools
+//! share). glommio's streams are `!Send`, so a shard spawns its [`Job`] there and gets
+//! the answer back over a channel; tokio's channels wake any executor. DNS runs on
+//! tokio's blocking pool, never on a shard.
 //!
 //! The job runs the whole attempt loop here, so a shard waits on one answer. A
 //! dropped receiver (the caller went away) cancels the call: the attempt or the body
@@ -18,6 +18,7 @@ use hyper::{HeaderMap, Request};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{attempts, describe, Body, Call, Failure, SendError, Upstream};
@@ -28,7 +29,7 @@ use crate::llm::retry::RetryPolicy;
 
 pub(crate) type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// One call to make, owned for the trip to the outbound thread, and where to answer.
+/// One call to make, owned for the trip to the outbound runtime, and where to answer.
 struct Job {
     call: Owned,
     reply: oneshot::Sender<Result<Answer, Failure>>,
@@ -42,7 +43,9 @@ struct Answer {
 }
 
 pub struct Remote {
-    jobs: mpsc::UnboundedSender<Job>,
+    runtime: &'static Handle,
+    client: HttpsClient,
+    read_timeout: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -54,25 +57,15 @@ pub enum TransportError {
 }
 
 impl Remote {
+    /// A client with these roots and timeouts on the outbound runtime (started here if
+    /// it is not yet).
     pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration) -> Result<Remote, TransportError> {
         let tls = tls_config(roots)?;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(TransportError::Runtime)?;
-        std::thread::Builder::new()
-            .name("quarry-llm-out".into())
-            .spawn(move || {
-                rt.block_on(async move {
-                    let client = client(tls, connect_timeout);
-                    while let Some(job) = rx.recv().await {
-                        tokio::spawn(run(client.clone(), job, read_timeout));
-                    }
-                })
-            })
-            .map_err(TransportError::Runtime)?;
-        Ok(Remote { jobs: tx })
+        let runtime = crate::net::outbound::runtime().map_err(TransportError::Runtime)?;
+        Ok(Remote { runtime, client: client(runtime, tls, connect_timeout), read_timeout })
     }
 
-    /// Sends `call` to the outbound thread and waits for its answer.
+    /// Sends `call` to the outbound runtime and waits for its answer.
     pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
         let (tx, rx) = oneshot::channel();
         let job = Job {
@@ -87,9 +80,8 @@ impl Remote {
             },
             reply: tx,
         };
-        if self.jobs.send(job).is_err() {
-            return Err(SendError::Down);
-        }
+        // A runtime whose thread is gone drops the task, and with it `reply`.
+        self.runtime.spawn(run(self.client.clone(), job, self.read_timeout));
         match rx.await {
             Err(_) => Err(SendError::Down),
             Ok(Ok(a)) => Ok(Upstream { headers: a.headers, body: Body::Remote(a.body), attempts: a.attempts }),
@@ -122,7 +114,9 @@ pub(crate) fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, Trans
         .with_no_client_auth())
 }
 
-pub(crate) fn client(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
+/// A pooled https client whose connections live on `runtime`.
+pub(crate) fn client(runtime: &Handle, tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
+    let _inside = runtime.enter();
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.enforce_http(false);

@@ -20,7 +20,8 @@ pub(super) struct Limits {
     pub max: usize,
 }
 
-/// A packed chunk (or, before packing, one unit).
+/// A packed chunk (or, before packing, one unit). Legal text packs by its own rules
+/// ([`pack`]: nested clauses, headings), so only the shared spans read it.
 #[derive(Clone, Debug)]
 pub(super) struct Piece {
     pub range: Range,
@@ -36,6 +37,16 @@ pub(super) struct Piece {
     pub clause: Option<usize>,
     /// The heading in force, an index in `headings`.
     pub heading: Option<usize>,
+}
+
+impl crate::chunk::unit::Unit for Piece {
+    fn range(&self) -> Range {
+        self.range
+    }
+
+    fn chars(&self) -> usize {
+        self.chars
+    }
 }
 
 /// What one pass over a page found.
