@@ -29,7 +29,7 @@ pub trait Owned: Serialize + DeserializeOwned {
 /// `impl Owned` for a record struct with `id` and `account_id` fields, on its two tables:
 /// `owned_record!(Type, "records table", "index table");`.
 macro_rules! owned_record {
-    ($t:ty, $table:literal, $index:literal) => {
+    ($t:ty, $table:expr, $index:expr) => {
         impl $crate::store::owned::Owned for $t {
             const TABLE: &'static str = $table;
             const INDEX: &'static str = $index;

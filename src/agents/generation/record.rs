@@ -12,7 +12,6 @@ use serde_json::{json, Map, Value};
 
 use crate::agents::agent::config::{AgentConfig, KnowledgeConfig};
 use crate::store::generations::{self, GenerationRow, TraceRow};
-use crate::store::owned::Owned;
 
 pub mod transition;
 
@@ -414,27 +413,8 @@ impl TraceRecord {
     }
 }
 
-impl Owned for GenerationRecord {
-    const TABLE: &'static str = generations::GENERATIONS;
-    const INDEX: &'static str = generations::GENERATIONS_BY_ACCOUNT;
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
-
-impl Owned for TraceRecord {
-    const TABLE: &'static str = generations::TRACES;
-    const INDEX: &'static str = generations::TRACES_BY_ACCOUNT;
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn account_id(&self) -> &str {
-        &self.account_id
-    }
-}
+crate::store::owned::owned_record!(GenerationRecord, generations::GENERATIONS, generations::GENERATIONS_BY_ACCOUNT);
+crate::store::owned::owned_record!(TraceRecord, generations::TRACES, generations::TRACES_BY_ACCOUNT);
 
 impl GenerationRow for GenerationRecord {
     type Trace = TraceRecord;

@@ -110,59 +110,40 @@ macro_rules! dispatch {
     };
 }
 
-impl Read for ReadTx {
-    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        dispatch!(self, tx => tx.row(t, key))
-    }
-    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        dispatch!(self, tx => tx.rows(t, keys))
-    }
-    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
-        dispatch!(self, tx => tx.name(t, key))
-    }
-    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
-        dispatch!(self, tx => tx.names(t))
-    }
-    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
-        dispatch!(self, tx => tx.count(t, key))
-    }
-    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
-        dispatch!(self, tx => tx.counts(t))
-    }
-    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
-        dispatch!(self, tx => tx.members(t, key))
-    }
-    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
-        dispatch!(self, tx => tx.log(t, key, after))
-    }
+/// `Read` for a transaction enum, each method its backend's.
+macro_rules! reads {
+    ($tx:ty) => {
+        impl Read for $tx {
+            fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+                dispatch!(self, tx => tx.row(t, key))
+            }
+            fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+                dispatch!(self, tx => tx.rows(t, keys))
+            }
+            fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
+                dispatch!(self, tx => tx.name(t, key))
+            }
+            fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
+                dispatch!(self, tx => tx.names(t))
+            }
+            fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
+                dispatch!(self, tx => tx.count(t, key))
+            }
+            fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
+                dispatch!(self, tx => tx.counts(t))
+            }
+            fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
+                dispatch!(self, tx => tx.members(t, key))
+            }
+            fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
+                dispatch!(self, tx => tx.log(t, key, after))
+            }
+        }
+    };
 }
 
-impl Read for WriteTx {
-    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        dispatch!(self, tx => tx.row(t, key))
-    }
-    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        dispatch!(self, tx => tx.rows(t, keys))
-    }
-    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
-        dispatch!(self, tx => tx.name(t, key))
-    }
-    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
-        dispatch!(self, tx => tx.names(t))
-    }
-    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
-        dispatch!(self, tx => tx.count(t, key))
-    }
-    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
-        dispatch!(self, tx => tx.counts(t))
-    }
-    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
-        dispatch!(self, tx => tx.members(t, key))
-    }
-    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
-        dispatch!(self, tx => tx.log(t, key, after))
-    }
-}
+reads!(ReadTx);
+reads!(WriteTx);
 
 impl WriteTx {
     /// Makes the table if it is missing (at start-up, so readers never meet a missing one).
