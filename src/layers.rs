@@ -1,47 +1,55 @@
-//! The server crate's layers, and the test that keeps them: every top-level module sits in
-//! one layer and may `use crate::…` only modules of layers below its own. A new upward
+//! The layers of the server's crates, and the tests that keep them. The crates cut the
+//! stack in three (`quarry-core` below `quarry-services` below this crate), so an import
+//! up across a crate does not compile. Inside each crate every top-level module sits in
+//! one layer and may `use crate::…` only modules of layers below its own: a new upward
 //! import fails `cargo test` (and so CI), naming the file, the edge and the layers; a new
 //! top-level module fails until it is given a layer here. ARCHITECTURE.md draws the same
-//! table.
+//! table. (`quarry ingest`, the `quarry-ingest` crate, is a client of the public API and
+//! depends on no crate of the server at all.)
 
 /// Bottom to top. A module may import any module of a lower layer, none of its own layer
 /// or above.
 const LAYERS: &[(&str, &[&str])] = &[
+    // quarry-core.
     // Leaves every layer may use: codes and errors, ids, time, plans, the OS, sockets,
     // the executors' helpers, the per-shard counters.
-    ("leaves", &["error", "ids", "clock", "plans", "sys", "net", "runtime", "metrics", "version", "layers"]),
+    ("leaves", &["error", "ids", "clock", "plans", "sys", "net", "runtime", "metrics", "version"]),
     // What the services stand on: the provider layer and the records store.
     ("engines", &["llm", "store"]),
     ("limits", &["limits"]),
     ("config", &["config"]),
+    // quarry-services.
     // Services every other service may call: keys, and collections and their search.
     ("base services", &["auth", "search"]),
     ("services", &["agents", "evaluate", "extract", "identity", "research"]),
     // The composition root: builds every service once and lends each what it needs.
     ("app", &["app"]),
+    // quarry (the server).
     ("http", &["http"]),
     ("api", &["api"]),
-    ("shard", &["shard", "ingest_cli"]),
-    ("entry points", &["cli", "telemetry"]),
+    ("shard", &["shard"]),
+    ("entry points", &["cli", "telemetry", "layers"]),
 ];
 
-/// `quarry ingest` is a client of the public API, not a part of the server: it may use
-/// the leaves only.
-const CLIENTS: &[&str] = &["ingest_cli"];
+/// The crates, bottom to top, and their source roots (from the workspace root): every
+/// module of a lower crate sits in a lower layer than every module of a higher one.
+const CRATES: &[(&str, &str)] = &[("quarry-core", "core/src"), ("quarry-services", "services/src"), ("quarry", "src")];
 
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::{Path, PathBuf};
 
-    use super::{CLIENTS, LAYERS};
+    use super::{CRATES, LAYERS};
 
     fn layer_of(module: &str) -> Option<usize> {
         LAYERS.iter().position(|(_, members)| members.contains(&module))
     }
 
-    fn src() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    /// Each crate's source root.
+    fn roots() -> Vec<(&'static str, PathBuf)> {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+        CRATES.iter().map(|(name, dir)| (*name, workspace.join(dir))).collect()
     }
 
     /// Every `.rs` file under `dir`.
@@ -56,10 +64,10 @@ mod tests {
         }
     }
 
-    /// The top-level modules of the crate: `src/<name>.rs` and `src/<name>/`.
-    fn top_level_modules() -> BTreeSet<String> {
+    /// The top-level modules of one crate: `<root>/<name>.rs` and `<root>/<name>/`.
+    fn modules_of(root: &Path) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        for entry in std::fs::read_dir(src()).unwrap() {
+        for entry in std::fs::read_dir(root).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             if path.is_dir() || path.extension().is_some_and(|e| e == "rs") {
@@ -69,6 +77,11 @@ mod tests {
         out.remove("main");
         out.remove("lib");
         out
+    }
+
+    /// The top-level modules of every crate.
+    fn top_level_modules() -> BTreeSet<String> {
+        roots().iter().flat_map(|(_, root)| modules_of(root)).collect()
     }
 
     /// The top-level modules `text` names as `crate::<name>`, including each member of a
@@ -102,20 +115,23 @@ mod tests {
     /// (from, to) → the files that make the edge.
     fn edges() -> BTreeMap<(String, String), Vec<String>> {
         let modules = top_level_modules();
-        let mut all = Vec::new();
-        files(&src(), &mut all);
         let mut edges: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        for path in all {
-            let rel = path.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
-            let from = rel.split('/').next().unwrap().trim_end_matches(".rs").to_owned();
-            // main.rs is the binary (it uses `quarry::`); this file's own test text names paths.
-            if from == "main" || from == "lib" || from == "layers" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            for to in crate_paths(&text) {
-                if to != from && modules.contains(&to) {
-                    edges.entry((from.clone(), to)).or_default().push(rel.clone());
+        for (_, root) in roots() {
+            let mut all = Vec::new();
+            files(&root, &mut all);
+            for path in all {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                let from = rel.split('/').next().unwrap().trim_end_matches(".rs").to_owned();
+                // main.rs is the binary (it uses `quarry::`); lib.rs re-exports the crates
+                // below; this file's own test text names paths.
+                if from == "main" || from == "lib" || from == "layers" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for to in crate_paths(&text) {
+                    if to != from && modules.contains(&to) {
+                        edges.entry((from.clone(), to)).or_default().push(rel.clone());
+                    }
                 }
             }
         }
@@ -134,13 +150,26 @@ mod tests {
         assert_eq!(listed.len(), unique.len(), "a module is in two layers");
     }
 
+    /// The table agrees with the crates: walking it bottom to top never steps down a crate.
+    #[test]
+    fn each_crate_holds_a_run_of_layers_in_its_order() {
+        let crate_of = |module: &str| roots().iter().position(|(_, root)| modules_of(root).contains(module));
+        let mut last = (0, "");
+        for (layer, members) in LAYERS {
+            for m in *members {
+                let c = crate_of(m).unwrap_or_else(|| panic!("{m} (layer {layer}) is in no crate's sources"));
+                assert!(c >= last.0, "{m} (layer {layer}, crate {}) sits above {} of crate {}", CRATES[c].0, last.1, CRATES[last.0].0);
+                last = (c, m);
+            }
+        }
+    }
+
     #[test]
     fn every_import_points_down_a_layer() {
         let mut wrong = Vec::new();
         for ((from, to), files) in edges() {
             let (Some(a), Some(b)) = (layer_of(&from), layer_of(&to)) else { continue };
-            let client = CLIENTS.contains(&from.as_str()) && b != 0;
-            if b >= a || client {
+            if b >= a {
                 wrong.push(format!("{from} ({}) uses {to} ({}) in {}", LAYERS[a].0, LAYERS[b].0, files.join(", ")));
             }
         }

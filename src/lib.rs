@@ -1,32 +1,17 @@
-//! Quarry's server crate. `main.rs` parses the command line and calls in here; see
-//! ARCHITECTURE.md for the map.
+//! Quarry's server crate: HTTP, the API surfaces, the shards and the command line.
+//! `main.rs` parses the command line and calls in here; see ARCHITECTURE.md for the map.
+//! The layers below are crates of their own (`quarry-core`, `quarry-services`,
+//! `quarry-ingest`), re-exported under their module names so `crate::store::…` and
+//! `quarry::store::…` read as before.
 
-pub mod agents;
+pub use quarry_core::{clock, config, error, ids, limits, llm, metrics, net, plans, runtime, store, sys, version};
+pub use quarry_ingest as ingest_cli;
+pub use quarry_services::{agents, app, auth, evaluate, extract, identity, research, search};
+
 pub mod api;
-pub mod app;
-pub mod auth;
 pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod error;
-pub mod evaluate;
-pub mod extract;
 pub mod http;
-pub mod identity;
-pub mod ids;
-pub mod ingest_cli;
 #[cfg(test)]
 mod layers;
-pub mod limits;
-pub mod llm;
-pub mod metrics;
-pub mod net;
-pub mod plans;
-pub mod research;
-pub mod runtime;
-pub mod search;
 pub mod shard;
-pub mod store;
-pub mod sys;
 pub mod telemetry;
-pub mod version;

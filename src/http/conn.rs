@@ -195,7 +195,7 @@ impl Default for Connections {
     }
 }
 
-impl crate::net::io::Activity for Rc<ConnState> {
+impl crate::net::io::Activity for ConnState {
     #[inline]
     fn touch(&self) {
         ConnState::touch(self)
