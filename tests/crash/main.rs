@@ -4,13 +4,6 @@
 //! WAL tail, and failpoints between the WAL write and its sync. Every document that got
 //! a 201 must be present and searchable after a restart, and none half-present.
 
-#[path = "../it/client.rs"]
-#[allow(dead_code)]
-mod client;
-#[path = "../it/server.rs"]
-#[allow(dead_code)]
-mod server;
-
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -18,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use quarry_test_support::server::{Options, TestServer};
 use serde_json::{json, Value};
-use server::{Options, TestServer};
 
 /// One request on its own connection; any transport failure is an `Err` (the server
 /// may be dead), never a panic.

@@ -19,16 +19,6 @@
 //! (d) never ran a tool call of a step it then threw away (every key the service saw is
 //! one of the generation's committed calls).
 
-#[path = "../it/client.rs"]
-#[allow(dead_code)]
-mod client;
-#[path = "../it/loopback.rs"]
-#[allow(dead_code)]
-mod loopback;
-#[path = "../it/server.rs"]
-#[allow(dead_code)]
-mod server;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -36,8 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use quarry_test_support::loopback;
+use quarry_test_support::scripted_llm::{from, text, tools, Reply, Scripted};
+use quarry_test_support::server::{Options, TestServer};
 use serde_json::{json, Value};
-use server::{Options, TestServer};
 
 const ROUNDS: usize = 20;
 /// How long, after a restart, every generation has to settle or pause.
@@ -73,7 +65,6 @@ struct World {
     boot: AtomicU64,
     sends: Mutex<BTreeMap<String, Vec<Send>>>,
     broken: Mutex<Vec<String>>,
-    next_call: AtomicU64,
 }
 
 impl World {
@@ -119,7 +110,7 @@ fn serve_effect(stream: TcpStream, w: Arc<World>) {
     }
 }
 
-// --- The fake model: an OpenAI-compatible upstream that answers after 50-300 ms -------
+// --- The fake model: the scripted OpenAI-compatible upstream, answering after 50-300 ms ---
 
 /// What the model does next for a prompt: tool calls (name, args) or a final text.
 fn decide(prompt: &str) -> Result<Vec<(&'static str, Value)>, String> {
@@ -143,77 +134,6 @@ fn decide(prompt: &str) -> Result<Vec<(&'static str, Value)>, String> {
         }
     } else {
         Err("DONE".into())
-    }
-}
-
-/// Every string under `v`, joined.
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join("\n"),
-        Value::Object(o) => o.values().map(text_of).collect::<Vec<_>>().join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn serve_model(stream: TcpStream, w: Arc<World>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut out = stream;
-    while let Some(req) = loopback::read_request(&mut reader) {
-        if req.path.ends_with("/models") {
-            let _ = loopback::respond(&mut out, 200, &json!({"object": "list", "data": [{"id": "m", "object": "model"}]}));
-            continue;
-        }
-        let decision = decide(&text_of(&req.body["messages"]));
-        std::thread::sleep(Duration::from_millis(50 + w.rng.below(250)));
-        let calls: Vec<Value> = match &decision {
-            Ok(calls) => calls
-                .iter()
-                .map(|(name, args)| {
-                    let id = format!("call_{}", w.next_call.fetch_add(1, Ordering::SeqCst));
-                    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        let (message, finish) = match &decision {
-            Ok(_) => (json!({"role": "assistant", "content": null, "tool_calls": calls}), "tool_calls"),
-            Err(text) => (json!({"role": "assistant", "content": text}), "stop"),
-        };
-        let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
-        if req.body["stream"] == json!(true) {
-            let mut frames = Vec::new();
-            let chunk = |delta: Value, finish: Option<&str>| {
-                json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": req.body["model"],
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            };
-            frames.push(chunk(json!({"role": "assistant", "content": ""}), None));
-            match &decision {
-                Ok(_) => {
-                    for (i, c) in calls.iter().enumerate() {
-                        let mut c = c.clone();
-                        c["index"] = json!(i);
-                        frames.push(chunk(json!({"tool_calls": [c]}), None));
-                    }
-                }
-                Err(text) => frames.push(chunk(json!({"content": text}), None)),
-            }
-            let mut last = chunk(json!({}), Some(finish));
-            last["usage"] = usage;
-            frames.push(last);
-            let mut body = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
-            for f in frames {
-                body.push_str(&format!("data: {f}\n\n"));
-            }
-            body.push_str("data: [DONE]\n\n");
-            let _ = out.write_all(body.as_bytes());
-            return;
-        }
-        let answer = json!({"id": "c", "object": "chat.completion", "created": 0, "model": req.body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage});
-        if !loopback::respond(&mut out, 200, &answer) {
-            return;
-        }
     }
 }
 
@@ -330,17 +250,16 @@ fn kill_9_during_generations_loses_none_and_repeats_no_side_effect() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
     eprintln!("seed {seed} (CRASH_SEED={seed} replays the kill times)");
-    let w = Arc::new(World {
-        rng: Rng(Mutex::new(seed)),
-        boot: AtomicU64::new(0),
-        sends: Mutex::default(),
-        broken: Mutex::default(),
-        next_call: AtomicU64::new(1),
-    });
+    let w = Arc::new(World { rng: Rng(Mutex::new(seed)), boot: AtomicU64::new(0), sends: Mutex::default(), broken: Mutex::default() });
     let ww = w.clone();
     let service = loopback::listen(move |s| serve_effect(s, ww.clone()));
     let ww = w.clone();
-    let model = loopback::listen(move |s| serve_model(s, ww.clone()));
+    let model = Scripted::start();
+    model.models(&["m"]).otherwise(from(move |prompt| {
+        let pause = Duration::from_millis(50 + ww.rng.below(250));
+        Reply::Slow(pause, Box::new(decide(prompt).map_or_else(|done| text(&done), |calls| tools(&calls))))
+    }));
+    let model = model.addr;
 
     // The server's log goes to a file (20 boots of it would bury the rounds' lines).
     let log = std::env::temp_dir().join(format!("crash-generations-{seed}.log"));

@@ -141,7 +141,7 @@ fn browser_research_streams_a_cited_answer_with_a_supported_claim() {
         {"claim": 2, "verdict": "partial", "evidence": ""},
     ]});
     up.on("You check claims against the sources", Reply::Slow(Duration::from_secs(4), Box::new(text(&verdicts.to_string()))));
-    let config = format!("{}{}[research]\nfast = \"fake/reader\"\n", up.provider_config(), super::soat_generate::PLAN);
+    let config = format!("{}{}[research]\nfast = \"fake/reader\"\n", up.provider_config(), super::plans::LAB);
     let s = TestServer::with_config(&config);
     run_flow(&python, "research_flow", &s, &[], Duration::from_secs(180));
     assert!(up.bodies().iter().any(|b| b.to_string().contains("You check claims against the sources")), "the claims were judged");
@@ -166,7 +166,7 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
             tools(&[("get_weather", serde_json::json!({"city": "Paris"}))])
         }
     }));
-    let s = TestServer::with_config(super::soat_generate::PLAN);
+    let s = TestServer::with_config(super::plans::LAB);
     run_flow(&python, "agent_flow", &s, &[("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr))], Duration::from_secs(240));
     let bodies = up.bodies();
     assert_eq!(bodies.len(), 3, "a call that asked for the tool, one after the page answered it, the second turn");

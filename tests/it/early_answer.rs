@@ -17,7 +17,7 @@ use super::client::Conn;
 use super::server::TestServer;
 
 /// A plan with a burst of 3 and a token every 100 ms, as `limits.rs`' TINY.
-const TINY: &str = "[auth]\ndefault_plan = \"tiny\"\n[plans.tiny]\nname = \"Tiny\"\nprice = 0\nstored_chars = 10\nsearch = 1\nextract = 1\nresearch = 1\nrate_per_minute = 600\nburst = 3\n";
+use super::plans::TINY;
 
 /// A collection-creating body padded to about `len` bytes (the pad is never read: the
 /// answer comes first).

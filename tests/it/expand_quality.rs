@@ -14,11 +14,11 @@ use quarry_bench::quality::run::{evaluate, index, RunOptions};
 
 use super::server::{Options, TestServer};
 
-const RAISED_PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n";
+use super::plans::RAISED;
 
 #[test]
 fn expansion_costs_scifact_hybrid_no_more_than_the_bar() {
-    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED_PLAN.into(), ..Options::default() });
+    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED.into(), ..Options::default() });
     let (_, key) = s.signup("expand-quality@example.com");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scifact-500");
     let data = Dataset::load(&dir, "test").unwrap_or_else(|e| panic!("{e}"));

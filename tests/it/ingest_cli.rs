@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::server::{bin, Options, TestServer};
 
 /// The default plan with its limits raised, so 500 adds run at the server's own pace.
-const RAISED: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n";
+use super::plans::RAISED;
 
 fn server(config: &str) -> (TestServer, String) {
     let env = vec![("QUARRY_API_KEY".to_owned(), "al_for_ingest_not_the_server".to_owned())];

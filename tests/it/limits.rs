@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::server::TestServer;
 
-const TINY: &str = "[auth]\ndefault_plan = \"tiny\"\n[plans.tiny]\nname = \"Tiny\"\nprice = 0\nstored_chars = 10\nsearch = 1\nextract = 1\nresearch = 1\nrate_per_minute = 600\nburst = 3\n";
+use super::plans::TINY;
 
 #[test]
 fn the_rate_is_one_bucket_across_all_shards_then_recovers() {

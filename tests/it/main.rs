@@ -3,11 +3,7 @@
 //! Integration tests: the real `quarry` binary over real HTTP on loopback, with a
 //! temporary data directory. One binary (quicker to link), one module per concern.
 
-mod client;
-mod loopback;
-mod prerequisite;
-mod scripted_llm;
-mod server;
+use quarry_test_support::{client, loopback, plans, prerequisite, scripted_llm, server};
 
 mod accounts_cli;
 mod browser;

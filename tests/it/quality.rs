@@ -17,11 +17,11 @@ use super::server::{Options, TestServer};
 
 /// The evaluation account's plan: the default plan with its limits raised, as an
 /// operator would do for a benchmark (`quarry accounts set-plan` moves real accounts).
-const RAISED_PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n";
+use super::plans::RAISED;
 
 #[test]
 fn hybrid_beats_keyword_and_semantic_on_a_scifact_subset() {
-    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED_PLAN.into(), ..Options::default() });
+    let s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: RAISED.into(), ..Options::default() });
     let (_, key) = s.signup("quality@example.com");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scifact-500");
     let data = Dataset::load(&dir, "test").unwrap_or_else(|e| panic!("{e}"));

@@ -29,11 +29,11 @@ const LOOP: &str = "You are a research assistant";
 const ANSWER: &str = "You answer a question from numbered sources";
 const JUDGE: &str = "You check claims against the sources";
 
-const PLAN: &str = "[auth]\ndefault_plan = \"lab\"\n[plans.lab]\nname = \"Lab\"\nprice = 0\nstored_chars = 10000000\nsearch = 1000\nextract = 100\nresearch = 100\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::LAB;
 
 fn server(up: &Scripted, extra: &str) -> TestServer {
     let config = up.provider_config().replace("models = [\"reader\"]", "models = [\"reader\", \"strong\"]");
-    TestServer::with_config(&format!("{config}{PLAN}[research]\nfast = \"fake/reader\"\n{extra}"))
+    TestServer::with_config(&format!("{config}{LAB}[research]\nfast = \"fake/reader\"\n{extra}"))
 }
 
 struct Corpus {
@@ -535,7 +535,7 @@ fn a_client_that_goes_away_cancels_the_model_call_and_frees_its_place() {
 #[test]
 fn errors_are_refused_before_anything_is_spent() {
     // No model at all: 503, in either form.
-    let s = TestServer::with_config(&format!("[llm.local]\nenabled = false\n{PLAN}"));
+    let s = TestServer::with_config(&format!("[llm.local]\nenabled = false\n{LAB}"));
     let c = corpus(&s, "none@example.com", &[("MSA", MSA)]);
     let features = s.get("/v1/health", None).json()["features"].clone();
     assert!(!features.as_array().unwrap().iter().any(|f| f == "research" || f == "extract"), "{features}");

@@ -14,7 +14,7 @@ use super::server::TestServer;
 use super::soat::{ok, refused};
 
 /// Room for a test's requests in the default plan's bucket (the race test makes ~800).
-const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n";
+use super::plans::ROOMY;
 
 fn server() -> TestServer {
     TestServer::with_config(ROOMY)

@@ -19,10 +19,10 @@ use super::server::{Options, TestServer};
 use super::soat::{call, ok, refused};
 
 /// Rates high enough that a test's requests are never limited.
-pub const PLAN: &str = "[auth]\ndefault_plan = \"lab\"\n[plans.lab]\nname = \"Lab\"\nprice = 0\nstored_chars = 10000000\nsearch = 1000\nextract = 100\nresearch = 100\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::LAB;
 
 pub fn server() -> TestServer {
-    TestServer::with_config(PLAN)
+    TestServer::with_config(LAB)
 }
 
 pub struct Setup {
@@ -401,7 +401,7 @@ fn an_http_tool_gets_its_secret_header_and_an_idempotency_key_and_no_answer_show
     let (addr, seen) = echo_service();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
-    let s = TestServer::with(Options { config: format!("{PLAN}[log]\nlevel = \"debug\"\n"), log: Some(log.clone()), ..Options::default() });
+    let s = TestServer::with(Options { config: format!("{LAB}[log]\nlevel = \"debug\"\n"), log: Some(log.clone()), ..Options::default() });
     let st = setup(&s, &up, "http@example.com");
     let secret = ok(call(&s, "POST", "/api/v1/secrets", &st.key, Some(json!({"name": "svc", "value": "s3cr3t-value-123"}))), 201);
     let sec = secret["id"].as_str().unwrap();
@@ -723,7 +723,7 @@ fn a_pause_nobody_answers_expires_visibly_and_react_continues() {
             tools(&[("approve", json!({}))])
         }
     }));
-    let s = TestServer::with_config(&format!("{PLAN}[agents]\napproval_expiry = \"1s\"\nmax_chain_generations = 3\n"));
+    let s = TestServer::with_config(&format!("{LAB}[agents]\napproval_expiry = \"1s\"\nmax_chain_generations = 3\n"));
     let st = setup(&s, &up, "expiry@example.com");
     let t = tool(&s, &st, json!({"name": "approve", "type": "client"}));
     let term = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));
@@ -978,7 +978,7 @@ fn an_agent_remembers_through_write_memory_and_its_knowledge_search_finds_it_nex
         }),
     );
     up.otherwise(text("Answered."));
-    let s = TestServer::with(Options { config: PLAN.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
+    let s = TestServer::with(Options { config: LAB.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
     let st = setup(&s, &up, "memory@example.com");
     let store = ok(call(&s, "POST", "/api/v1/memories", &st.key, Some(json!({"name": "customer"}))), 201)["id"].as_str().unwrap().to_owned();
     let a = agent(&s, &st, json!({"knowledge_config": {"memory_store_ids": [store], "write_memory_store_id": store, "limit": 3}}));

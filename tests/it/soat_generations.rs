@@ -21,7 +21,7 @@ use super::soat::{call, ok, refused};
 use quarry::agents::generation::{GenerationRecord, TraceRecord};
 use quarry::store::Records;
 
-const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n";
+use super::plans::ROOMY;
 
 fn code(r: Response, status: u16) -> String {
     refused(r, status)["code"].as_str().unwrap().to_owned()
@@ -325,7 +325,7 @@ fn runs_made_by_generate_read_back_purge_and_go_with_their_agent() {
     let up = Scripted::start();
     up.on("weather in Paris", Reply::Seq(vec![tools(&[("ask_user", json!({"city": "Paris"}))]), text("18 degrees")]));
     up.otherwise(text("child answer"));
-    let s = TestServer::with_config(super::soat_generate::PLAN);
+    let s = TestServer::with_config(super::plans::LAB);
     let st = setup(&s, &up, "generations-runner@example.org");
     let t = tool(&s, &st, json!({"name": "ask_user", "type": "client"}));
     let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": t}]}));

@@ -13,7 +13,7 @@ use super::server::TestServer;
 use super::soat::{call, ok};
 
 /// Room for a test's requests in the default plan's bucket.
-const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::ROOMY;
 
 fn start() -> TestServer {
     TestServer::with_config(ROOMY)

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::server::{Options, TestServer};
 use super::soat::{call, ok, refused};
 
-const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::ROOMY;
 
 /// A server with the default embedding model: entries are searched by their vectors.
 fn searching() -> TestServer {

@@ -15,7 +15,7 @@ use super::server::TestServer;
 use super::soat::{call, ok};
 
 /// Room for the walk's requests in the default plan's bucket.
-const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::ROOMY;
 
 fn id(v: &Value) -> String {
     v["id"].as_str().unwrap_or_else(|| panic!("no id: {v}")).to_owned()

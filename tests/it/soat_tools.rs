@@ -153,10 +153,10 @@ fn serve<S: Read + Write>(stream: S, seen: Arc<Mutex<Vec<Seen>>>) {
 }
 
 /// A plan whose bucket these tests do not empty.
-const PLAN: &str = "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n";
+use super::plans::ROOMY;
 
 fn server() -> TestServer {
-    TestServer::with_config(PLAN)
+    TestServer::with_config(ROOMY)
 }
 
 /// A Streamable HTTP MCP server: `initialize` opens session `s-1` (JSON answer),
@@ -230,7 +230,7 @@ fn a_secret_value_is_never_answered_logged_or_stored_in_the_clear() {
     use std::os::unix::fs::PermissionsExt;
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("server.log");
-    let mut s = TestServer::with(Options { config: format!("{PLAN}[log]\nlevel = \"debug\"\n"), log: Some(log.clone()), ..Options::default() });
+    let mut s = TestServer::with(Options { config: format!("{ROOMY}[log]\nlevel = \"debug\"\n"), log: Some(log.clone()), ..Options::default() });
     let target = Target::start();
     let (_, key) = s.signup("soat-secrets@example.org");
     let (first, second) = ("sv-FIRST-3c1d9e77a0", "sv-SECOND-b85f20e614");
@@ -573,7 +573,7 @@ fn an_ai_providers_secret_id_is_resolved_when_it_calls() {
 #[test]
 fn https_targets_are_called_through_tls_with_the_configured_roots() {
     let roots = tls_dir().join("localhost.crt");
-    let s = TestServer::with_config(&format!("{PLAN}[llm]\ntls_roots = \"{}\"\n", roots.display()));
+    let s = TestServer::with_config(&format!("{ROOMY}[llm]\ntls_roots = \"{}\"\n", roots.display()));
     let target = Target::start_tls();
     let (_, key) = s.signup("soat-tools-https@example.org");
     let sec = id(&ok(call(&s, "POST", "/api/v1/secrets", &key, Some(json!({"name": "K", "value": "sv-TLS-5d1e0b"}))), 201));
@@ -584,7 +584,7 @@ fn https_targets_are_called_through_tls_with_the_configured_roots() {
     assert_eq!((out["target"].as_str(), out["body"].clone()), (Some("/echo/x"), json!({"n": 1})), "{out}");
     assert_eq!(target.last().headers["authorization"], "Bearer sv-TLS-5d1e0b");
     // A target whose certificate the roots do not vouch for is refused before anything is sent.
-    let plain = TestServer::with_config(PLAN);
+    let plain = TestServer::with_config(ROOMY);
     let (_, key) = plain.signup("soat-tools-https-untrusted@example.org");
     let tid = id(&ok(call(&plain, "POST", "/api/v1/tools", &key, Some(json!({"name": "tls", "execute": {"url": url}}))), 201));
     let calls = target.count();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Where test code lives: the integration tests, the unit tests inside each crate's
 /// sources. Not `bench/benches` or the shell harnesses, which read the full sets.
-const TEST_SOURCES: &[&str] = &["tests", "src", "index/src", "index/tests", "bench/src"];
+const TEST_SOURCES: &[&str] = &["tests", "src", "core/src", "services/src", "ingest/src", "index/src", "index/tests", "bench/src"];
 
 /// Text that names the team's directory beside the checkout.
 const OUTSIDE: &[&str] = &["../shared", "/shared/"];

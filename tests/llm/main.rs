@@ -4,16 +4,9 @@
 //! upstream on loopback that speaks OpenAI chat completions, Anthropic messages and
 //! Gemini generateContent, replays the recorded transcripts in
 //! `tests/data/provider-transcripts/` and injects faults. A separate binary
-//! from `tests/it` (it reuses that fixture's server and client by path).
+//! from `tests/it`; both use `quarry-test-support`'s server and client.
 
-#[path = "../it/client.rs"]
-#[allow(dead_code)]
-mod client;
-#[path = "../it/prerequisite.rs"]
-mod prerequisite;
-#[path = "../it/server.rs"]
-#[allow(dead_code)]
-mod server;
+use quarry_test_support::{client, prerequisite, server};
 
 mod expand;
 mod faults;

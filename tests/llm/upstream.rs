@@ -1,18 +1,20 @@
 //! Shared by the tests: the fake upstream that replays transcripts and injects faults.
 //!
-//! The fake upstream: a thread-per-connection HTTP/1.1 server on loopback. What it
+//! The fake upstream: the shared loopback listener (a thread per connection). What it
 //! answers is chosen by the request's model (in the body, or in Gemini's path):
 //! `r~<dir>~<fixture>` replays a transcript (streamed when the request asks),
 //! `f~<name>` injects a fault. It counts the calls per model and notes
 //! when a streaming client hangs up.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use quarry_test_support::loopback;
 
 /// A request the upstream saw: its path, its JSON body and its headers.
 pub type Recorded = (String, serde_json::Value, Vec<(String, String)>);
@@ -37,16 +39,11 @@ pub fn fixtures() -> PathBuf {
 
 impl Upstream {
     pub fn start() -> Upstream {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let state = Arc::new(State::default());
         let s = state.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                s.connections.fetch_add(1, Ordering::SeqCst);
-                let s = s.clone();
-                std::thread::spawn(move || serve(stream, s));
-            }
+        let addr = loopback::listen(move |stream| {
+            s.connections.fetch_add(1, Ordering::SeqCst);
+            serve(stream, s.clone())
         });
         Upstream { addr, state }
     }
@@ -56,39 +53,10 @@ impl Upstream {
     }
 }
 
-struct Req {
-    path: String,
-    headers: Vec<(String, String)>,
-    body: serde_json::Value,
-}
-
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let path = line.split_whitespace().nth(1)?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-    }
-    let len: usize = headers.iter().find(|(k, _)| k == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req { path, headers, body: serde_json::from_slice(&body).unwrap_or_default() })
-}
-
 fn serve(stream: TcpStream, state: Arc<State>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    while let Some(req) = read_request(&mut reader) {
+    while let Some(req) = loopback::read_request(&mut reader) {
         let model = match req.body.get("model").and_then(|m| m.as_str()) {
             Some(m) => m.to_owned(),
             // Gemini: /v1beta/models/{model}:generateContent

@@ -309,7 +309,7 @@ impl Collection {
         let _m = self.maintenance.lock().expect("maintenance lock");
         let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
         segs.sort_by_key(|v| v.batch().chunks.len());
-        let victims: Vec<Arc<View>> = match crowded_tier(&segs) {
+        let mut victims: Vec<Arc<View>> = match crowded_tier(&segs) {
             Some(t) => segs.into_iter().filter(|v| tier(v.batch().chunks.len()) == t).collect(),
             None if segs.len() > self.opts.max_segments => {
                 let take = segs.len() - self.opts.max_segments + 1;
@@ -317,6 +317,10 @@ impl Collection {
             }
             None => return Ok(false),
         };
+        // Rewritten in the order the snapshot holds them, so documents keep their order
+        // (pages tied on every rank are ordered by where they sit).
+        let views = self.snapshot.load();
+        victims.sort_by_key(|v| views.views.iter().position(|w| Arc::ptr_eq(v, w)));
         let seq = {
             let mut w = self.writer.lock().expect("writer lock");
             let seq = w.manifest.next_seq.max(self.wal.seq() + 1);

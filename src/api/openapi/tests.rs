@@ -7,8 +7,7 @@ use crate::api::routes::table;
 use crate::config::Config;
 use crate::error::Code;
 
-#[path = "../../../tests/it/prerequisite.rs"]
-mod prerequisite;
+use quarry_test_support::prerequisite;
 
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
 

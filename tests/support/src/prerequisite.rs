@@ -1,6 +1,6 @@
 //! Shared by the test binaries: the one check for what a test needs from outside the repository.
 //!
-//! tests/llm and the library's unit tests include this file by path. A test that needs a prerequisite the repository cannot hold (the local model's
+//! Every test binary and the server library's unit tests use it. A test that needs a prerequisite the repository cannot hold (the local model's
 //! weights, the test venv with schemathesis or selenium, chromium, root) asks
 //! [`prerequisite`] first. Present, the test runs as written. Absent, it never passes
 //! silently: under CI it fails, naming what is missing and what installs it; anywhere

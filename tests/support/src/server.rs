@@ -10,7 +10,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::client::{Conn, Response};
+use crate::client::{Conn, Response};
 
 pub struct TestServer {
     child: Option<Child>,
@@ -40,8 +40,19 @@ pub struct Options {
     pub log: Option<PathBuf>,
 }
 
+/// The `quarry` binary the tests drive: `CARGO_BIN_EXE_quarry` when the runner sets it
+/// (nextest does), else the one cargo built beside the running test binary
+/// (`target/<profile>/deps/<test>` runs, `target/<profile>/quarry` is driven).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_quarry")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let path = std::env::var_os("CARGO_BIN_EXE_quarry").map(PathBuf::from).unwrap_or_else(|| {
+            let exe = std::env::current_exe().expect("the test binary's path");
+            exe.parent().and_then(Path::parent).expect("target/<profile>/deps").join(format!("quarry{}", std::env::consts::EXE_SUFFIX))
+        });
+        assert!(path.is_file(), "no quarry binary at {} (cargo builds it for the quarry package's tests)", path.display());
+        path.to_str().expect("a UTF-8 path").to_owned()
+    })
 }
 
 impl TestServer {

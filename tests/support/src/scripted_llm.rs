@@ -48,6 +48,9 @@ struct State {
     /// Calls of each rule so far (for `Seq`), by rule index; the default is `usize::MAX`.
     calls: std::collections::HashMap<usize, usize>,
     cancelled: usize,
+    /// Tool calls answered so far: each gets the id `call_<n>`, unique for the upstream's
+    /// life, as a provider's ids are.
+    next_call: usize,
 }
 
 pub struct Scripted {
@@ -59,7 +62,7 @@ impl Scripted {
     pub fn start() -> Scripted {
         let state = Arc::new(Mutex::new(State::default()));
         let s = state.clone();
-        let addr = super::loopback::listen(move |stream| serve(stream, s.clone()));
+        let addr = crate::loopback::listen(move |stream| serve(stream, s.clone()));
         Scripted { addr, state }
     }
 
@@ -143,11 +146,11 @@ fn text_of(v: &Value) -> String {
 fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    while let Some(super::loopback::Request { path, body, .. }) = super::loopback::read_request(&mut reader) {
+    while let Some(crate::loopback::Request { path, body, .. }) = crate::loopback::read_request(&mut reader) {
         if path.ends_with("/models") {
             let ids = state.lock().unwrap().models.clone();
             let list = json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model"})).collect::<Vec<_>>()});
-            if !super::loopback::respond(&mut out, 200, &list) {
+            if !crate::loopback::respond(&mut out, 200, &list) {
                 return;
             }
             continue;
@@ -192,9 +195,10 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             Some(Reply::Text(text, input, output)) => {
                 (200, completion(&body, json!({ "role": "assistant", "content": text }), "stop", input, output))
             }
-            Some(Reply::Tools(calls)) => {
-                (200, completion(&body, json!({ "role": "assistant", "content": null, "tool_calls": tool_calls(&calls) }), "tool_calls", 100, 20))
-            }
+            Some(Reply::Tools(calls)) => (
+                200,
+                completion(&body, json!({ "role": "assistant", "content": null, "tool_calls": tool_calls(&calls, &state) }), "tool_calls", 100, 20),
+            ),
             Some(Reply::Fail(status)) => (status, json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } })),
             Some(Reply::CutAfter(_) | Reply::HangAfter(_)) => {
                 // Not streamed: the connection is cut before any answer.
@@ -203,7 +207,7 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             Some(Reply::Slow(..) | Reply::Seq(_) | Reply::From(_)) => unreachable!("unwrapped above"),
             None => (200, json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": "{}" }, "finish_reason": "stop" }] })),
         };
-        if !super::loopback::respond(&mut out, status, &bytes) {
+        if !crate::loopback::respond(&mut out, status, &bytes) {
             return;
         }
     }
@@ -220,12 +224,17 @@ fn completion(body: &Value, message: Value, finish: &str, input: u64, output: u6
     })
 }
 
-fn tool_calls(calls: &[(String, Value)]) -> Value {
+fn tool_calls(calls: &[(String, Value)], state: &Mutex<State>) -> Value {
+    let first = {
+        let mut s = state.lock().unwrap();
+        s.next_call += calls.len();
+        s.next_call - calls.len()
+    };
     Value::Array(
         calls
             .iter()
-            .enumerate()
-            .map(|(i, (name, args))| json!({ "id": format!("call_{i}"), "type": "function", "function": { "name": name, "arguments": args.to_string() } }))
+            .zip(first..)
+            .map(|((name, args), n)| json!({ "id": format!("call_{n}"), "type": "function", "function": { "name": name, "arguments": args.to_string() } }))
             .collect(),
     )
 }
@@ -250,7 +259,7 @@ fn stream_reply(out: &mut TcpStream, body: &Value, reply: Option<Reply>, state: 
         _ => 200,
     };
     if status != 200 {
-        return super::loopback::respond(out, status, &json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } }));
+        return crate::loopback::respond(out, status, &json!({ "error": { "message": "scripted failure", "type": "server_error", "code": null } }));
     }
     if out.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n").is_err() {
         return false;
@@ -286,7 +295,7 @@ fn stream_reply(out: &mut TcpStream, body: &Value, reply: Option<Reply>, state: 
         }
         Some(Reply::Tools(calls)) => {
             // OpenAI's shape: each call's id and name first, its arguments in pieces.
-            for (i, call) in tool_calls(&calls).as_array().unwrap().iter().enumerate() {
+            for (i, call) in tool_calls(&calls, state).as_array().unwrap().iter().enumerate() {
                 let head = json!({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}]});
                 send(&chunk(head, None, None));
                 let args: Vec<char> = call["function"]["arguments"].as_str().unwrap().chars().collect();
