@@ -1,4 +1,4 @@
-//! Quarry's core: what every service stands on. The leaves (codes and errors, ids, time,
+//! Quarry's core: what every service stands on. The leaves (codes and errors, ids, names, time,
 //! plans, the OS, sockets, the executors' helpers, the per-shard counters), the provider
 //! layer (`llm`), the records store, the limits and the configuration. Nothing here knows
 //! a service, a route or a shard: a `use` of one does not compile. ARCHITECTURE.md draws
@@ -11,6 +11,7 @@ pub mod ids;
 pub mod limits;
 pub mod llm;
 pub mod metrics;
+pub mod names;
 pub mod net;
 pub mod plans;
 pub mod runtime;

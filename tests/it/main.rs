@@ -24,6 +24,7 @@ mod install;
 mod lifecycle;
 mod limits;
 mod models;
+mod names;
 mod network;
 mod openapi;
 mod plugin;

@@ -45,11 +45,7 @@ pub struct Created {
 }
 
 fn check_name(name: &str) -> Result<(), SoatError> {
-    let n = name.trim().chars().count();
-    if n == 0 || n > 200 {
-        return Err(SoatError::invalid("name", "must be 1 to 200 characters, not blank."));
-    }
-    Ok(())
+    crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))
 }
 
 /// Quarry has no policies: any id names none.

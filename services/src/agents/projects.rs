@@ -75,11 +75,7 @@ pub fn current(records: &Records, scope: &Scope) -> Result<ProjectRecord, SoatEr
 }
 
 fn check_name(name: &str) -> Result<(), SoatError> {
-    let n = name.trim().chars().count();
-    if n == 0 || n > 200 {
-        return Err(SoatError::invalid("name", "must be 1 to 200 characters, not blank."));
-    }
-    Ok(())
+    crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))
 }
 
 /// A project key may not make or remove projects.

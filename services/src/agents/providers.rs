@@ -160,7 +160,7 @@ fn check(r: &AiProviderRecord) -> Result<Kind, SoatError> {
         }
         Ok(())
     };
-    text("name", &r.name, 200)?;
+    crate::names::check(&r.name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))?;
     text("default_model", &r.default_model, 200)?;
     if let Some(id) = &r.secret_id {
         check_secret_id(id)?;

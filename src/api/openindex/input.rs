@@ -266,9 +266,7 @@ pub fn deletion(r: DeleteRequest) -> Result<Deletion, ApiError> {
 pub fn document(d: DocumentIn, i: usize) -> Result<(String, NewDocument), ApiError> {
     let at = format!("documents[{i}]");
     let id = d.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
-    if id.chars().count() > MAX_ID_CHARS {
-        return Err(invalid(Code::InvalidDocument, format!("{at}.id"), format!("{at}.id is longer than {MAX_ID_CHARS} characters.")));
-    }
+    crate::names::check(&id, MAX_ID_CHARS).map_err(|problem| invalid(Code::InvalidDocument, format!("{at}.id"), format!("{at}.id {problem}")))?;
     let mut metadata = metadata(d.metadata.unwrap_or_default(), &format!("{at}.metadata"))?;
     metadata.insert(DOCUMENT_ID.into(), Value::from(id.as_str()));
     Ok((id, text_document(&d.text, "text", metadata, &format!("{at}.text"))?))

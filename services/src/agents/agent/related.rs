@@ -15,10 +15,8 @@ fn id(prefix: &str) -> String {
 }
 
 fn name_of(field: &str, name: &str) -> Result<String, AgentError> {
-    match name.trim().is_empty() {
-        true => Err(AgentError::invalid(field, format!("{field} cannot be empty."))),
-        false => Ok(name.to_owned()),
-    }
+    crate::names::check(name, 200).map_err(|problem| AgentError::invalid(field, format!("{field} {problem}")))?;
+    Ok(name.to_owned())
 }
 
 #[derive(Debug, Deserialize)]

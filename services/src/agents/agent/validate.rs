@@ -16,6 +16,10 @@ use super::inline_tool;
 /// `trace_content_mode`, `None` when it stores content.
 pub fn shape(config: &AgentConfig, null_tool_choice: bool, project_mode: Option<TraceContentMode>) -> Result<(), AgentError> {
     provider_or_route(config)?;
+    // A display name is optional and may be blank; what it holds follows the names rule.
+    if let Some(name) = config.name.as_deref().filter(|n| !n.trim().is_empty()) {
+        crate::names::check(name, 200).map_err(|problem| AgentError::invalid("name", format!("name {problem}")))?;
+    }
     if null_tool_choice {
         return Err(AgentError::invalid(
             "tool_choice",

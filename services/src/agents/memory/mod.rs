@@ -75,10 +75,7 @@ pub struct MemoryPatch {
 }
 
 fn check_name(name: &str) -> Result<(), SoatError> {
-    if name.trim().is_empty() {
-        return Err(SoatError::invalid("name", "must not be empty."));
-    }
-    Ok(())
+    crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))
 }
 
 /// Creates a store in the scope's project: its collection, then its record.

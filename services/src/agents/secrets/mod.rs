@@ -234,10 +234,7 @@ fn owner<'a>(p: Project<'a>, id: &'a str) -> Owner<'a> {
 }
 
 fn check_name(name: &str) -> Result<(), SecretError> {
-    if name.trim().is_empty() || name.len() > MAX_NAME {
-        return Err(SecretError::Invalid(format!("name must be 1 to {MAX_NAME} characters")));
-    }
-    Ok(())
+    crate::names::check(name, MAX_NAME).map_err(|problem| SecretError::Invalid(format!("name {problem}")))
 }
 
 fn check_value(value: &Secret) -> Result<(), SecretError> {

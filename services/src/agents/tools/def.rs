@@ -142,9 +142,7 @@ pub fn parse(value: Value) -> Result<ToolDef, ToolError> {
 /// The definition's own rules (what needs the store, secrets and tools a definition
 /// references, is checked by the service).
 pub fn check(d: &ToolDef) -> Result<(), ToolError> {
-    if d.name.trim().is_empty() || d.name.len() > MAX_NAME {
-        return Err(ToolError::Invalid(format!("name must be 1 to {MAX_NAME} characters")));
-    }
+    crate::names::check(&d.name, MAX_NAME).map_err(|problem| ToolError::Invalid(format!("name {problem}")))?;
     if let Some(p) = &d.parameters {
         super::schema::check_schema(p)?;
     }

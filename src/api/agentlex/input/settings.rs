@@ -65,15 +65,16 @@ impl CollectionIn {
     }
 }
 
-/// A name: a non-empty string of at most 120 characters.
+/// A name: at most 120 characters, by the one rule for names ([`crate::names`]).
 struct Name(String);
 
 impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Leaf::deserialize(d)? {
-            Leaf::Str(s) if s.trim().is_empty() => Err(refuse_as(Code::InvalidName, "must not be empty.")),
-            Leaf::Str(s) if s.chars().count() > 120 => Err(refuse_as(Code::InvalidName, "must be at most 120 characters.")),
-            Leaf::Str(s) => Ok(Name(s)),
+            Leaf::Str(s) => match crate::names::check(&s, 120) {
+                Ok(()) => Ok(Name(s)),
+                Err(problem) => Err(refuse_as(Code::InvalidName, problem)),
+            },
             other => Err(refuse_as(Code::InvalidName, format_args!("must be a string, not {}.", other.kind()))),
         }
     }
@@ -245,7 +246,7 @@ mod tests {
         assert_eq!(name(json!({}), true).unwrap_err().message, "name is required.");
         assert_eq!(name(json!({}), false).unwrap(), None);
         let e = name(json!({"name": ""}), true).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), (Code::InvalidName, "name must not be empty."));
+        assert_eq!((e.code, e.message.as_str()), (Code::InvalidName, "name must not be blank."));
         assert_eq!(name(json!({"name": "x".repeat(121)}), true).unwrap_err().code, Code::InvalidName);
         assert_eq!(name(json!({"name": null}), false).unwrap_err().message, "name must be a string, not null.");
         assert_eq!(name(json!({"name": "Contracts"}), true).unwrap(), Some("Contracts".into()));
