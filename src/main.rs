@@ -10,8 +10,17 @@ use quarry::{identity, ingest_cli, shard, telemetry};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+/// A command that cannot go on says why in one line on stderr (each cause after a
+/// colon, no backtrace: the sentence is for the operator) and exits 1.
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("quarry: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
         Command::Serve { common, listen, shards } => {
             let flags = Flags { listen, shards, ..common.flags() };
             let config = load(&common, &flags)?;

@@ -23,6 +23,12 @@ pub enum ServeError {
     Open(#[from] crate::app::OpenError),
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: SocketAddr, source: std::io::Error },
+    /// Another process listens on the port: the shards' SO_REUSEPORT would otherwise let
+    /// this server join it and split the traffic between two installations.
+    #[error(
+        "cannot listen on {addr}: another process is listening there (a second quarry would split its traffic); stop it or pass another --listen"
+    )]
+    PortTaken { addr: SocketAddr },
     #[error("cannot start shard {shard}: {message}")]
     Executor { shard: usize, message: String },
     #[error("cannot install signal handlers: {0}")]
@@ -133,11 +139,38 @@ fn bind_in_turn(starts: &[Waiting], addr: &mut SocketAddr) -> Result<(), ServeEr
     for (id, w) in starts.iter().enumerate() {
         w.ready.recv().map_err(|_| exited(id, "before it was ready"))??;
     }
+    refuse_a_taken_port(*addr)?;
     for (id, w) in starts.iter().enumerate() {
         let _ = w.bind.send(*addr);
         *addr = w.bound.recv().map_err(|_| exited(id, "before binding"))??;
     }
     Ok(())
+}
+
+/// The shards bind with SO_REUSEPORT, which lets any process of the same user join a
+/// port: a second server (another data directory, another installation) would start
+/// without a word and take half the connections. So before they bind, a connection is
+/// tried to the address (loopback for an unspecified one): an answer means someone
+/// listens there, and the start is refused. (A bind without SO_REUSEPORT cannot tell:
+/// the last run's connections in TIME_WAIT refuse it too.) Port 0 asks for a fresh
+/// port, which nobody holds.
+fn refuse_a_taken_port(addr: SocketAddr) -> Result<(), ServeError> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    let mut target = addr;
+    if target.ip().is_unspecified() {
+        target.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    match std::net::TcpStream::connect_timeout(&target, std::time::Duration::from_secs(1)) {
+        // Accepted, or a listener too busy to answer: either way the port is taken.
+        Ok(_) => Err(ServeError::PortTaken { addr }),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ServeError::PortTaken { addr }),
+        Err(_) => Ok(()),
+    }
 }
 
 fn spawn_shard(

@@ -90,6 +90,34 @@ fn a_port_in_use_is_reported() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen"));
 }
 
+/// Regression (issue 2/9, finding 9): the shards bind with SO_REUSEPORT, so a second
+/// `quarry serve` on a running server's port started without a word and, with another
+/// data directory, took half its connections; a refused start-up printed anyhow's
+/// "Caused by" list (and a backtrace under RUST_BACKTRACE). Now it is refused in one
+/// line that says what to do, and the first server keeps every connection.
+#[test]
+fn a_second_server_on_a_running_servers_port_is_refused_in_one_line() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--shards", "1", "--listen", &s.addr.to_string(), "--data"])
+        .arg(dir.path())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.contains(" INFO ") && !l.contains(" WARN ")).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].starts_with("quarry: ") && lines[0].contains("another process is listening there") && lines[0].contains("--listen"), "{err}");
+    assert!(!err.contains("backtrace") && !err.contains("Caused by"), "{err}");
+    // Every connection still reaches the first server (its accounts, its data).
+    let (_, key) = s.signup("still-one@example.com");
+    for _ in 0..20 {
+        assert_eq!(s.get("/v1/account", Some(&key)).status, 200);
+    }
+}
+
 #[test]
 fn version_flag_prints_the_version() {
     let out = Command::new(bin()).arg("--version").output().unwrap();

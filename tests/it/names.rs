@@ -14,6 +14,9 @@ use super::plans::ROOMY;
 use super::server::TestServer;
 use super::soat::{call, ok};
 
+/// A create body with this name (and the provider id, for records that need one).
+type Body = fn(&str, &str) -> Value;
+
 const BAD: [&str; 5] = ["a\u{0}b", "\u{202E}fdp.exe", "\u{FEFF}notes", "left\u{2066}right", "bell\u{7}"];
 
 #[test]
@@ -49,7 +52,7 @@ fn control_bidi_and_bom_characters_are_refused_in_every_name_and_nothing_is_made
         .as_str()
         .unwrap()
         .to_owned();
-    let bodies: [(&str, fn(&str, &str) -> Value); 9] = [
+    let bodies: [(&str, Body); 9] = [
         ("/api/v1/projects", |n, _| json!({"name": n})),
         ("/api/v1/api-keys", |n, _| json!({"name": n})),
         ("/api/v1/secrets", |n, _| json!({"name": n, "value": "s3cret"})),
