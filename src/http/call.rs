@@ -41,6 +41,43 @@ impl Call<'_> {
         self.principal.as_deref().expect("authenticated routes carry a principal")
     }
 
+    /// Spends `extra` more rate tokens from the caller's bucket, for a request whose cost
+    /// grows with what it asks (a batch of queries costs one token a query, as the same
+    /// queries sent one by one would); past the bucket's burst it could never be served
+    /// and is a 400 at `field` saying how many fit, else a refusal is the usual 429.
+    pub fn charge(&self, extra: u64, field: &'static str, code: Code) -> Result<(), ApiError> {
+        if extra == 0 {
+            return Ok(());
+        }
+        let bucket = &self.principal().bucket;
+        if extra + 1 > bucket.burst() {
+            let plan = &self.app.plan(&self.principal().plan).name;
+            return Err(ApiError::new(
+                code,
+                format!(
+                    "{field}: {} items cost {} rate tokens; the {plan} plan holds {} at once, so send at most {} per request.",
+                    extra + 1,
+                    extra + 1,
+                    bucket.burst(),
+                    bucket.burst()
+                ),
+            )
+            .at(field));
+        }
+        let d = bucket.spend(extra);
+        if !d.allowed {
+            let plan = &self.app.plan(&self.principal().plan).name;
+            return Err(ApiError {
+                retry_after: Some(d.retry_after_secs),
+                ..ApiError::new(
+                    Code::RateLimited,
+                    format!("Rate limit reached for the {plan} plan: this batch costs {} tokens; retry in {} s.", extra + 1, d.retry_after_secs),
+                )
+            });
+        }
+        Ok(())
+    }
+
     /// The path parameter `name` (the route's pattern names it).
     pub fn param(&self, name: &str) -> &str {
         self.params.get(name)

@@ -386,6 +386,40 @@ fn each_query_of_a_batch_spends_one_search() {
     assert_eq!(used(&s), before + 3, "a refused batch spends nothing");
 }
 
+/// Regression (issue 2/9, finding 6): `POST /query` with 10,000 queries ran on its
+/// shard for a minute for one rate token, and the shard's other requests (its health
+/// check among them) waited as long. Now a batch holds at most 100 queries, each costs
+/// a rate token as it would sent alone, a batch bigger than the plan's burst is refused
+/// naming how many fit, and a refused batch spends nothing.
+#[test]
+fn a_query_batch_is_capped_and_costs_a_rate_token_a_query() {
+    let s = TestServer::with_config("[plans.scribe]\nrate_per_minute = 60\nburst = 50\nsearch = \"unlimited\"\nstored_chars = \"unlimited\"\n");
+    let (_, key) = s.signup("batch@example.com");
+    upsert(&s, &key, json!({"documents": [{"text": "Batches of queries are searched in turn."}]}));
+    let used = |s: &TestServer| s.get("/v1/account", Some(&key)).json()["usage"]["search"].as_u64().unwrap_or(0);
+    let before = used(&s);
+    let batch = |n: usize| json!({"queries": (0..n).map(|i| json!({"query": format!("batches {i}")})).collect::<Vec<_>>()});
+    let started = std::time::Instant::now();
+    let r = send(&s, "POST", "/query", &key, &batch(10_000));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "refused before any search: {:?}", started.elapsed());
+    let (loc, _) = invalid(&r);
+    assert_eq!(loc, json!(["body", "queries"]));
+    assert!(r.text().contains("at most 100"), "{}", r.text());
+    let r = send(&s, "POST", "/query", &key, &batch(60));
+    let (loc, _) = invalid(&r);
+    assert_eq!(loc, json!(["body", "queries"]));
+    assert!(r.text().contains("at most 50 per request"), "{}", r.text());
+    assert_eq!(used(&s), before, "refused batches spend nothing");
+    // 30 queries take 30 tokens of the 50: a second batch of 30 must wait.
+    let r = send(&s, "POST", "/query", &key, &batch(30));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["results"].as_array().unwrap().len(), 30);
+    let r = send(&s, "POST", "/query", &key, &batch(30));
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert!(r.header("retry-after").is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n >= 1)), "{:?}", r.headers);
+    assert_eq!(used(&s), before + 30, "one search a query, and none for the refused batch");
+}
+
 #[test]
 fn plugin_query_ranks_the_same_documents_as_agentlex_hybrid() {
     use quarry_bench::quality::beir::Dataset;

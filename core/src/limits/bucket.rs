@@ -103,6 +103,11 @@ impl Bucket {
         self.spend_at(cost, now_nanos())
     }
 
+    /// How many tokens it holds when full: the most one call can cost.
+    pub fn burst(&self) -> u64 {
+        self.pace.burst
+    }
+
     fn decision(&self, allowed: bool, backlog: u64, wait_for_cost: u64) -> Decision {
         let t = self.interval();
         let capacity = self.pace.burst * t;

@@ -79,7 +79,7 @@ impl Service {
     /// nothing), then one search per request spent at once (429 when the month's
     /// allowance cannot cover them all), then each run in order; searches not run
     /// because one failed are given back.
-    pub fn search_batch(
+    pub async fn search_batch(
         &self,
         embedders: &RefCell<Vec<Embedder>>,
         caller: Caller<'_>,
@@ -99,6 +99,9 @@ impl Service {
                     return Err(e);
                 }
             }
+            // A batch holds its shard no longer than one search at a time: the requests
+            // queued behind it (a health check, another tenant's search) run between.
+            futures_lite::future::yield_now().await;
         }
         Ok(out)
     }
@@ -123,7 +126,7 @@ impl Service {
     /// collection yet (the default before the first upsert) gets `None`. The queries
     /// come as their parser yields them: the first refusal, a parse's or a lookup's,
     /// in the batch's order, is the answer.
-    pub fn search_namespaces<'q, E: From<SearchError>>(
+    pub async fn search_namespaces<'q, E: From<SearchError>>(
         &self,
         embedders: &RefCell<Vec<Embedder>>,
         caller: Caller<'_>,
@@ -144,7 +147,7 @@ impl Service {
             plan.push((found[at].1.is_some().then_some(at), req));
         }
         let batch: Vec<(&Owned, &Request)> = plan.iter().filter_map(|(at, req)| Some((found[(*at)?].1.as_ref()?, req))).collect();
-        let mut searched = self.search_batch(embedders, caller, &batch)?.into_iter();
+        let mut searched = self.search_batch(embedders, caller, &batch).await?.into_iter();
         Ok(plan.iter().map(|(at, _)| at.and_then(|_| searched.next())).collect())
     }
 

@@ -15,18 +15,40 @@ use crate::http::response::{self, Reply};
 use crate::search::Searched;
 use quarry_index::collection::HitView;
 
+/// The most queries one `POST /query` may hold: each is a whole hybrid search, and a
+/// batch is searched in turn on the shard (yielding between queries), so a batch is
+/// bounded in time as a request should be. Each query also costs a rate token.
+pub const MAX_QUERIES: usize = 100;
+
 pub async fn query(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: QueryRequest = call.json(Code::InvalidQuery).await.map_err(input::locate_missing)?;
+    if body.queries.len() > MAX_QUERIES {
+        let n = body.queries.len();
+        return Err(ApiError::new(Code::InvalidQuery, format!("queries holds {n} queries; at most {MAX_QUERIES} per request: split the batch."))
+            .at("queries"));
+    }
     let shared = input::namespace(body.namespace.as_deref(), "namespace")?;
-    let queries = body.queries.iter().enumerate().map(|(i, q)| {
-        let req = input::search(q, i)?;
-        let ns = match q.namespace.as_deref() {
-            Some(ns) => input::namespace(Some(ns), &format!("queries[{i}].namespace"))?,
-            None => shared,
-        };
-        Ok::<_, ApiError>((ns, req))
-    });
-    let searched = call.app.search.search_namespaces(call.embedders, caller(&call), super::DEFAULT_NAMESPACE, queries)?;
+    // Every query checked before anything is spent: a refused batch changes nothing.
+    let queries = body
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let req = input::search(q, i)?;
+            let ns = match q.namespace.as_deref() {
+                Some(ns) => input::namespace(Some(ns), &format!("queries[{i}].namespace"))?,
+                None => shared,
+            };
+            Ok::<_, ApiError>((ns, req))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The route took one token; the rest of the batch takes one a query.
+    call.charge(queries.len().saturating_sub(1) as u64, "queries", Code::InvalidQuery)?;
+    let searched = call
+        .app
+        .search
+        .search_namespaces(call.embedders, caller(&call), super::DEFAULT_NAMESPACE, queries.into_iter().map(Ok::<_, ApiError>))
+        .await?;
     let per_query: Vec<Option<&Searched>> = searched.iter().map(Option::as_ref).collect();
     let texts: Vec<&str> = body.queries.iter().map(|q| q.query.as_str()).collect();
     Ok(response::json_bytes(StatusCode::OK, write(&texts, &per_query).into()))
