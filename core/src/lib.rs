@@ -15,6 +15,7 @@ pub mod names;
 pub mod net;
 pub mod plans;
 pub mod runtime;
+pub mod scrub;
 pub mod store;
 pub mod sys;
 pub mod version;

@@ -31,8 +31,9 @@ struct Seen {
 
 /// A tool target on loopback. `/echo` answers what it got (method, target, body, and
 /// the `x-user` and `x-soat-context-*` headers, never `authorization`); `/echo-auth`
-/// answers the authorization header in plain text; `/fail` is a 503 whose body
-/// repeats it; `/sum` adds `a` and `b`.
+/// answers the authorization header in plain text, `/echo-auth-escaped` in JSON with
+/// every character `\u`-escaped; `/fail` is a 503 whose body repeats it; `/sum` adds
+/// `a` and `b`; a chat-completions path is a 401 quoting the authorization.
 struct Target {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -135,6 +136,18 @@ fn serve<S: Read + Write>(stream: S, seen: Arc<Mutex<Vec<Seen>>>) {
         }
         "/fail" => (503, "text/plain", format!("upstream down; you sent {auth}")),
         "/echo-auth" => (200, "text/plain", format!("you sent {auth}")),
+        // The authorization echoed in JSON, every character a \u escape.
+        "/echo-auth-escaped" => {
+            let escaped: String = auth.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+            (200, "application/json", format!(r#"{{"sent":"{escaped}"}}"#))
+        }
+        // An upstream that quotes the request in its error (as some gateways do), on
+        // every model path and for model listings.
+        p if p.ends_with("/chat/completions") || p.ends_with("/messages") => (
+            401,
+            "application/json",
+            json!({"error": {"message": format!("bad key {auth}"), "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string(),
+        ),
         "/sum" => {
             let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
             (200, "application/json", json!({"sum": v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)}).to_string())
@@ -615,4 +628,103 @@ fn an_agent_binds_only_tools_of_its_own_project() {
     assert_eq!(code(inline(json!({"name": "x", "execute": {"url": "https://h/{{oops}}"}})), 400), "VALIDATION_FAILED");
     assert_eq!(code(inline(json!({"name": "x", "type": "client", "parameters": {"type": "objekt"}})), 400), "VALIDATION_FAILED");
     ok(inline(json!({"name": "x", "type": "client", "parameters": {"type": "object"}})), 201);
+}
+
+/// Regression (issue 2/9, findings 2–4): an upstream that quotes the request in its
+/// error body had the operator's provider token copied into the gateway's 502 (streamed
+/// too), a tenant provider's secret into the generation's error (in the answer, the
+/// lists, the record, and so the data directory); a tool target that answered the secret
+/// `\u`-escaped, or one with `"` or `\` in it, had it come back decoded, and a secret
+/// under 4 characters was never scrubbed. Now every failure text and every tool answer is
+/// scrubbed of the call's credentials in any spelling, before it is answered or kept.
+#[test]
+fn an_echoed_credential_never_comes_back_in_any_spelling() {
+    let target = Target::start();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("server.log");
+    let config = format!(
+        "{ROOMY}[log]\nlevel = \"debug\"\n[llm]\nmax_retries = 0\n[llm.local]\nenabled = false\n[llm.providers.op]\nmanifest = \"openai-compatible\"\nbase_url = \"{}\"\ntoken = \"op-OPERATORTOKEN\\\"x\\\\y\"\nmodels = [\"m\"]\n",
+        target.url("/v1")
+    );
+    let mut s = TestServer::with(Options { config, log: Some(log.clone()), ..Options::default() });
+    let (_, key) = s.signup("echoes@example.org");
+    let mut answers: Vec<String> = Vec::new();
+    // The gateway, whole and streamed: the upstream's 401 quotes the operator's token.
+    for stream in [false, true] {
+        let body = json!({"model": "op/m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}).to_string();
+        let r = s.request("POST", "/v1/chat/completions", Some(&key), Some(&body));
+        assert!(r.status >= 400 || stream, "{}", r.text());
+        assert!(r.text().contains("bad key"), "the upstream's message is kept, less the token: {}", r.text());
+        answers.push(r.text());
+    }
+    assert_eq!(target.last().headers["authorization"], "Bearer op-OPERATORTOKEN\"x\\y", "the upstream got the token");
+
+    // A tenant's provider secret, in a generation that fails on the same echo.
+    let secret =
+        |name: &str, value: &str| ok(call(&s, "POST", "/api/v1/secrets", &key, Some(json!({"name": name, "value": value}))), 201)["id"].clone();
+    let tenant = secret("PROVIDER", "TENANTSECRET\"q\\7");
+    let provider = ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &key,
+            Some(json!({"name": "echo", "provider": "custom", "base_url": target.url("/v1"), "default_model": "m", "secret_id": tenant})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let agent =
+        ok(call(&s, "POST", "/api/v1/agents", &key, Some(json!({"ai_provider_id": provider, "name": "a"}))), 201)["id"].as_str().unwrap().to_owned();
+    let r = call(
+        &s,
+        "POST",
+        &format!("/api/v1/agents/{agent}/generate?wait=true"),
+        &key,
+        Some(json!({"messages": [{"role": "user", "content": "Go."}]})),
+    );
+    let e = refused(r, 502);
+    assert!(e["message"].as_str().unwrap().contains("bad key"), "{e}");
+    answers.push(e.to_string());
+    assert!(target.last().headers["authorization"].contains("TENANTSECRET"), "the upstream got the secret");
+    let generation = e["meta"]["generation_id"].as_str().unwrap().to_owned();
+    for path in [format!("/api/v1/generations/{generation}"), "/api/v1/generations".into(), "/api/v1/traces".into()] {
+        answers.push(ok(call(&s, "GET", &path, &key, None), 200).to_string());
+    }
+
+    // Tool secrets: one of 3 characters, one with a quote and a backslash, each echoed
+    // in plain text and in JSON with every character \u-escaped.
+    for value in ["q~z", "TOOLSECRET\"\\x"] {
+        let sec = secret("TOOL", value);
+        for path in ["/echo-auth", "/echo-auth-escaped"] {
+            let auth = format!("Bearer {{{{secret:{}}}}}", sec.as_str().unwrap());
+            let t = ok(
+                call(
+                    &s,
+                    "POST",
+                    "/api/v1/tools",
+                    &key,
+                    Some(json!({"name": "t", "execute": {"url": target.url(path), "method": "GET", "headers": {"Authorization": auth}}})),
+                ),
+                201,
+            );
+            let out = ok(call_tool(&s, &key, &id(&t), json!({}), &[]), 200);
+            assert_eq!(target.last().headers["authorization"], format!("Bearer {value}"));
+            let shown = if path == "/echo-auth" { out.as_str().unwrap().to_owned() } else { out["sent"].as_str().unwrap().to_owned() };
+            assert_eq!(shown, if path == "/echo-auth" { "you sent Bearer [secret]" } else { "Bearer [secret]" }, "{value:?} on {path}");
+            answers.push(out.to_string());
+        }
+    }
+
+    let leaked = |text: &str| ["OPERATORTOKEN", "TENANTSECRET", "TOOLSECRET", "q~z"].into_iter().find(|m| text.contains(m));
+    for text in &answers {
+        assert_eq!(leaked(text), None, "an answer holds a credential: {text}");
+    }
+    s.kill9();
+    for (path, bytes) in files(s.data()) {
+        assert_eq!(leaked(&String::from_utf8_lossy(&bytes)), None, "{} holds a credential", path.display());
+    }
+    assert_eq!(leaked(&std::fs::read_to_string(&log).unwrap()), None, "the log holds a credential");
 }

@@ -65,7 +65,41 @@ pub struct Failure {
     pub attempts: u32,
 }
 
+/// The most of an upstream's error text a failure keeps.
+pub const MAX_ERROR_CHARS: usize = 300;
+
+/// Header names that carry a credential, whatever the provider.
+const CREDENTIAL_HEADERS: &[&str] = &["authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"];
+
+/// The scrubber of what `call` sends as credentials: those headers' values (and any
+/// header whose name says key, token or secret), and the values of query parameters
+/// so named (Gemini's `?key=`).
+fn credentials(call: &Call<'_>) -> crate::scrub::Scrubber {
+    let named = |n: &str| CREDENTIAL_HEADERS.contains(&n) || ["key", "token", "secret"].iter().any(|w| n.contains(w));
+    let headers = call.headers.iter().filter(|(n, _)| named(n.as_str())).filter_map(|(_, v)| v.to_str().ok());
+    let query: Vec<&str> = call
+        .uri
+        .query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(n, _)| named(&n.to_ascii_lowercase()))
+        .map(|(_, v)| v)
+        .collect();
+    crate::scrub::Scrubber::of_header_values(headers).with(&crate::scrub::Scrubber::new(query))
+}
+
 impl Failure {
+    /// The failure with its texts scrubbed of `s`'s secrets and bounded.
+    fn scrubbed(mut self, s: &crate::scrub::Scrubber) -> Failure {
+        let clean = |t: &str| crate::scrub::excerpt(&s.scrub(t), MAX_ERROR_CHARS);
+        self.error.message = clean(&self.error.message);
+        for raw in [&mut self.error.raw_type, &mut self.error.raw_code, &mut self.error.raw_status].into_iter().flatten() {
+            *raw = clean(raw);
+        }
+        self
+    }
+
     fn unreachable(class: ErrorClass, message: String) -> Failure {
         Failure { error: ProviderError::new(class, message), unreachable: true, attempts: 0 }
     }
@@ -101,15 +135,24 @@ impl Transport {
         uri.scheme() == Some(&hyper::http::uri::Scheme::HTTP)
     }
 
-    /// Makes the call, with its retries. Must run on a shard (a glommio executor).
+    /// Makes the call, with its retries. Must run on a shard (a glommio executor). A
+    /// failure's text (the upstream's error body, a connection error) is scrubbed of the
+    /// call's credentials and bounded before anyone sees it: an upstream that echoes
+    /// the request must not hand the operator's or a tenant's key to a caller.
     pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
-        if Transport::is_native(&call.uri) {
-            return native::send(&self.native, &call).await.map_err(SendError::Failed);
-        }
-        match &self.remote {
-            Some(remote) => remote.send(call).await,
-            None => Err(SendError::Down),
-        }
+        let scrubber = credentials(&call);
+        let sent = if Transport::is_native(&call.uri) {
+            native::send(&self.native, &call).await.map_err(SendError::Failed)
+        } else {
+            match &self.remote {
+                Some(remote) => remote.send(call).await,
+                None => Err(SendError::Down),
+            }
+        };
+        sent.map_err(|e| match e {
+            SendError::Failed(f) => SendError::Failed(f.scrubbed(&scrubber)),
+            down => down,
+        })
     }
 }
 

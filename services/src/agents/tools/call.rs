@@ -128,8 +128,7 @@ impl Tools {
         if text.trim().is_empty() {
             return Ok(Value::Null);
         }
-        // A body that is JSON (whatever its content type says) as JSON, any other as text.
-        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        Ok(answer_value(text, &revealed))
     }
 
     /// `text` with its references resolved: secrets always, context keys only where
@@ -314,14 +313,23 @@ fn request_parts(url: &str, method: &str, args: &Map<String, Value>) -> Result<(
     Ok((uri, body))
 }
 
-/// `text` with every revealed secret value replaced, so a target that echoes a
-/// credential cannot hand it to the caller (or the model).
+/// `text` with every revealed secret value replaced in every spelling an answer can give
+/// it ([`crate::scrub`]: raw, JSON-escaped, `\u`-escaped, percent-encoded; any length),
+/// so a target that echoes a credential cannot hand it to the caller (or the model).
 pub(super) fn scrub(text: &str, revealed: &[Secret]) -> String {
-    let mut out = text.to_owned();
-    for s in revealed.iter().filter(|s| s.expose().len() >= 4) {
-        out = out.replace(s.expose(), "[secret]");
+    crate::scrub::Scrubber::new(revealed.iter().map(Secret::expose)).scrub(text)
+}
+
+/// A target's answer as JSON when it is JSON (whatever its content type says), else
+/// as text; scrubbed again once decoded, since JSON may spell a secret any way.
+pub(super) fn answer_value(text: String, revealed: &[Secret]) -> Value {
+    match serde_json::from_str::<Value>(&text) {
+        Ok(mut v) => {
+            crate::scrub::Scrubber::new(revealed.iter().map(Secret::expose)).scrub_value(&mut v);
+            v
+        }
+        Err(_) => Value::String(text),
     }
-    out
 }
 
 /// Quarry's own actions.

@@ -96,7 +96,9 @@ impl Session<'_> {
             return Err(self.fail(scrub(&m, &self.revealed), Some(status), &text));
         }
         let result = answer.get("result").cloned().unwrap_or(Value::Null);
-        Ok(serde_json::from_str(&scrub(&result.to_string(), &self.revealed)).unwrap_or(result))
+        let mut result = result;
+        crate::scrub::Scrubber::new(self.revealed.iter().map(crate::llm::secret::Secret::expose)).scrub_value(&mut result);
+        Ok(result)
     }
 }
 
