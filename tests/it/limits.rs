@@ -70,3 +70,68 @@ fn a_refusal_for_cost_has_a_reset_no_sooner_than_retry_after() {
     let r = s.request("POST", "/v1/collections/col_none/evaluate", Some(&key), Some("{}"));
     assert_ne!(r.status, 429, "{}", r.text());
 }
+
+/// Regression (issue 2/9, finding 7): a 10 MiB agent `instructions` was accepted (and
+/// each PATCH kept another full copy as a version), and a document with an 8 MiB title
+/// and 8 MiB metadata counted as one stored character and took ten times as long to
+/// add. Now every free-text field beside a document's text has its own bound, and so do
+/// an agent's instructions and configuration, a tool's definition and a memory entry:
+/// each refused in its surface's shape with what fits, and nothing is made.
+#[test]
+fn free_text_beside_the_body_is_bounded_and_a_refusal_makes_nothing() {
+    use serde_json::json;
+    let s = TestServer::with_config(super::plans::RAISED);
+    let (_, key) = s.signup("caps@example.com");
+    let post = |path: &str, body: serde_json::Value| s.request("POST", path, Some(&key), Some(&body.to_string()));
+    let big = "x".repeat(8 << 20);
+    let col = super::collections::create_collection(&s, &key, "caps");
+    let docs = format!("/v1/collections/{col}/documents");
+    for (doc, field) in [
+        (json!({"title": big, "text": "Some text."}), "title"),
+        (json!({"text": "Some text.", "metadata": {"blob": big}}), "metadata"),
+        (json!({"author": "y".repeat(2_001), "text": "Some text."}), "author"),
+    ] {
+        let started = std::time::Instant::now();
+        let r = post(&docs, doc);
+        assert_eq!((r.status, r.code()), (400, "invalid_document".to_owned()), "{field}: {}", &r.text()[..r.text().len().min(300)]);
+        assert!(r.json()["error"]["message"].as_str().unwrap().contains(field), "{}", r.text());
+        assert!(started.elapsed() < Duration::from_secs(10), "{field}: refused before it is chunked: {:?}", started.elapsed());
+    }
+    // The plugin checks every document of a batch before it adds any.
+    let r = post("/upsert", json!({"documents": [{"id": "ok", "text": "Fine."}, {"id": "huge", "text": "Fine.", "metadata": {"author": big}}]}));
+    assert!(r.status >= 400, "{}", &r.text()[..r.text().len().min(300)]);
+    assert_eq!(s.get(&docs, Some(&key)).json()["documents"].as_array().unwrap().len(), 0, "nothing was added");
+
+    let soat = |path: &str, body: serde_json::Value| {
+        let r = post(path, body);
+        assert_eq!(r.status, 400, "{path}: {}", &r.text()[..r.text().len().min(300)]);
+        assert_eq!(r.json()["error"]["code"], "VALIDATION_FAILED", "{path}");
+    };
+    let aip = {
+        let r = post("/api/v1/ai-providers", json!({"name": "p", "provider": "custom", "base_url": "http://127.0.0.1:9/v1", "default_model": "m"}));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+    soat("/api/v1/agents", json!({"ai_provider_id": aip, "name": "a", "instructions": "i".repeat(10 << 20)}));
+    soat("/api/v1/agents", json!({"ai_provider_id": aip, "name": "a", "instructions": "i".repeat(100_001)}));
+    soat("/api/v1/tools", json!({"name": "t", "type": "client", "description": "d".repeat(300 * 1024)}));
+    let memory = {
+        let r = post("/api/v1/memories", json!({"name": "notes"}));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+    soat("/api/v1/memory-entries", json!({"memory_id": memory, "content": "c".repeat(20_001)}));
+    for (path, field) in [("/api/v1/agents", "data"), ("/api/v1/tools", "data")] {
+        let listed = s.get(path, Some(&key)).json();
+        assert_eq!(listed[field].as_array().map(Vec::len), Some(0), "{path}: {listed}");
+    }
+    // A PATCH is held to the same bound, and the agent keeps what it had.
+    let agent = {
+        let r = post("/api/v1/agents", json!({"ai_provider_id": aip, "name": "a", "instructions": "Be brief."}));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+    let r = s.request("PATCH", &format!("/api/v1/agents/{agent}"), Some(&key), Some(&json!({"instructions": "i".repeat(100_001)}).to_string()));
+    assert_eq!(r.status, 400, "{}", &r.text()[..r.text().len().min(300)]);
+    assert_eq!(s.get(&format!("/api/v1/agents/{agent}"), Some(&key)).json()["instructions"], "Be brief.");
+}

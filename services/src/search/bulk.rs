@@ -46,6 +46,10 @@ impl Service {
     /// The new versions are durable before the old ones go: a crash in between leaves
     /// both, never neither. Old versions of a document whose add failed are kept.
     pub async fn upsert_by(&self, caller: Caller<'_>, owned: &Owned, key: &str, docs: Vec<(String, NewDocument)>) -> Result<Vec<Added>, SearchError> {
+        // Every document checked before any is added: a refused batch changes nothing.
+        for (_, doc) in &docs {
+            doc.check(self.index.max_document_bytes)?;
+        }
         let values: std::collections::HashSet<&str> = docs.iter().map(|(v, _)| v.as_str()).collect();
         let old = self.by_field(owned, key, &values);
         let values: Vec<String> = docs.iter().map(|(v, _)| v.clone()).collect();

@@ -7,6 +7,8 @@ use quarry_index::chunk::Chunker;
 use quarry_index::ingest::{DocDraft, PageDraft};
 use quarry_index::segment::{Field, FieldValue};
 
+use super::SearchError;
+
 /// A document as parsed from the request, before chunking.
 #[derive(Debug, Clone, Default)]
 pub struct NewDocument {
@@ -19,7 +21,38 @@ pub struct NewDocument {
     pub pages: Vec<PageDraft>,
 }
 
+/// The most characters of a document's title, author, or a page's heading, number
+/// or volume: what a reader scans in a result list, not a second body.
+pub const MAX_LABEL_CHARS: usize = 2_000;
+/// The most bytes of a document's metadata as JSON: filter fields, not a second body.
+pub const MAX_METADATA_BYTES: usize = 64 * 1024;
+
 impl NewDocument {
+    /// Checks what the engine would keep beside the text: the text within `max_text_bytes`,
+    /// each label within [`MAX_LABEL_CHARS`], the metadata within [`MAX_METADATA_BYTES`].
+    /// (Only the text is counted as stored characters, so the rest is bounded here.)
+    pub fn check(&self, max_text_bytes: usize) -> Result<(), SearchError> {
+        if self.text_bytes() > max_text_bytes {
+            return Err(SearchError::DocumentTooLarge { bytes: self.text_bytes(), max: max_text_bytes });
+        }
+        let label = |field: &'static str, v: &Option<String>| match v.as_deref().map(|s| s.chars().count()) {
+            Some(len) if len > MAX_LABEL_CHARS => Err(SearchError::FieldTooLong { field, len, max: MAX_LABEL_CHARS, unit: "characters" }),
+            _ => Ok(()),
+        };
+        label("title", &self.title)?;
+        label("author", &self.author)?;
+        for p in &self.pages {
+            label("a page's heading", &p.heading)?;
+            label("a page's number", &p.number)?;
+            label("a page's volume", &p.volume)?;
+        }
+        let metadata = serde_json::to_vec(&self.metadata).map_or(0, |b| b.len());
+        if metadata > MAX_METADATA_BYTES {
+            return Err(SearchError::FieldTooLong { field: "metadata", len: metadata, max: MAX_METADATA_BYTES, unit: "bytes of JSON" });
+        }
+        Ok(())
+    }
+
     /// Bytes of page text, for the size limit.
     pub fn text_bytes(&self) -> usize {
         self.pages.iter().map(|p| p.text.len()).sum()

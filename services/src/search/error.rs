@@ -24,6 +24,8 @@ pub enum SearchError {
     EmbedderLocked { collection: String, documents: u64, built: String, asked: String },
     #[error("The document holds {bytes} bytes of text; this server takes at most {max}.")]
     DocumentTooLarge { bytes: usize, max: usize },
+    #[error("The document's {field} holds {len} {unit}; at most {max}.")]
+    FieldTooLong { field: &'static str, len: usize, max: usize, unit: &'static str },
     #[error("This document would pass the plan's {} stored characters.", .0.allowance)]
     Storage(Exceeded),
     #[error("This needs {needed} searches and {left} of this month's {allowance} searches of the {plan} plan are left.")]
@@ -58,7 +60,7 @@ impl ErrorCode for SearchError {
             SearchError::Storage(_) => Code::StorageExceeded,
             SearchError::Searches { .. } | SearchError::SearchesSpent { .. } => Code::AllowanceExceeded,
             SearchError::Rerank(e) => e.code(),
-            SearchError::DuplicateId(_) => Code::InvalidDocument,
+            SearchError::DuplicateId(_) | SearchError::FieldTooLong { .. } => Code::InvalidDocument,
             SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone | SearchError::Store(_) => Code::Internal,
         }
     }

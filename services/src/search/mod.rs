@@ -178,10 +178,7 @@ impl Service {
     /// pages are counted only once the document is durable.
     pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
         let embed = self.embedders.for_collection(&owned.record)?;
-        let max = self.index.max_document_bytes;
-        if doc.text_bytes() > max {
-            return Err(SearchError::DocumentTooLarge { bytes: doc.text_bytes(), max });
-        }
+        doc.check(self.index.max_document_bytes)?;
         let chars: u64 = doc.pages.iter().map(|p| p.text.chars().count() as u64).sum();
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
@@ -209,10 +206,7 @@ impl Service {
     /// chunking as [`Service::add`], with no collection (so no domain: the document's
     /// own chunker, else detection), no embedding and nothing stored.
     pub async fn preview(&self, doc: NewDocument) -> Result<quarry_index::segment::Batch, SearchError> {
-        let max = self.index.max_document_bytes;
-        if doc.text_bytes() > max {
-            return Err(SearchError::DocumentTooLarge { bytes: doc.text_bytes(), max });
-        }
+        doc.check(self.index.max_document_bytes)?;
         let draft = doc.into_draft("preview".into(), "none".into(), crate::clock::now_rfc3339(), "auto");
         ingest::preview(&self.ingest, &self.index, draft).await
     }

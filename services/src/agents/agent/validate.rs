@@ -14,7 +14,19 @@ use super::inline_tool;
 /// Checks everything a config says about itself. `null_tool_choice`: the request sent
 /// `tool_choice: null` (not nullable). `project_mode`: the project's
 /// `trace_content_mode`, `None` when it stores content.
+/// The most characters of an agent's instructions (about 25,000 tokens of system prompt).
+pub const MAX_INSTRUCTIONS_CHARS: usize = 100_000;
+/// The most bytes of an agent's whole configuration as JSON: every version keeps a copy.
+pub const MAX_CONFIG_BYTES: usize = 256 * 1024;
+
 pub fn shape(config: &AgentConfig, null_tool_choice: bool, project_mode: Option<TraceContentMode>) -> Result<(), AgentError> {
+    if let Some(n) = config.instructions.as_deref().map(|i| i.chars().count()).filter(|n| *n > MAX_INSTRUCTIONS_CHARS) {
+        return Err(AgentError::invalid("instructions", format!("instructions hold {n} characters; at most {MAX_INSTRUCTIONS_CHARS}.")));
+    }
+    let bytes = serde_json::to_vec(config).map_or(0, |b| b.len());
+    if bytes > MAX_CONFIG_BYTES {
+        return Err(AgentError::invalid("config", format!("the agent's configuration is {bytes} bytes of JSON; at most {MAX_CONFIG_BYTES}.")));
+    }
     provider_or_route(config)?;
     // A display name is optional and may be blank; what it holds follows the names rule.
     if let Some(name) = config.name.as_deref().filter(|n| !n.trim().is_empty()) {

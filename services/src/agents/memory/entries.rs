@@ -65,9 +65,16 @@ impl Action {
     }
 }
 
+/// The most characters one memory entry holds: a fact to recall, not a document.
+pub const MAX_CONTENT_CHARS: usize = 20_000;
+
 fn check_content(content: &str) -> Result<(), SoatError> {
     if content.trim().is_empty() {
         return Err(SoatError::invalid("content", "must not be empty."));
+    }
+    let n = content.chars().count();
+    if n > MAX_CONTENT_CHARS {
+        return Err(SoatError::invalid("content", format!("holds {n} characters; at most {MAX_CONTENT_CHARS}.")));
     }
     Ok(())
 }

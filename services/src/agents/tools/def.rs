@@ -141,7 +141,14 @@ pub fn parse(value: Value) -> Result<ToolDef, ToolError> {
 
 /// The definition's own rules (what needs the store, secrets and tools a definition
 /// references, is checked by the service).
+/// The most bytes of a tool's definition as JSON.
+pub const MAX_DEFINITION_BYTES: usize = 256 * 1024;
+
 pub fn check(d: &ToolDef) -> Result<(), ToolError> {
+    let bytes = serde_json::to_vec(d).map_or(0, |b| b.len());
+    if bytes > MAX_DEFINITION_BYTES {
+        return Err(ToolError::Invalid(format!("the tool's definition is {bytes} bytes of JSON; at most {MAX_DEFINITION_BYTES}")));
+    }
     crate::names::check(&d.name, MAX_NAME).map_err(|problem| ToolError::Invalid(format!("name {problem}")))?;
     if let Some(p) = &d.parameters {
         super::schema::check_schema(p)?;
