@@ -35,21 +35,6 @@ fn the_rate_is_one_bucket_across_all_shards_then_recovers() {
     assert_eq!(r.status, 200);
 }
 
-#[test]
-fn buckets_are_per_key() {
-    let s = TestServer::with_config(&TINY.replace("rate_per_minute = 600", "rate_per_minute = 60"));
-    let (_, a) = s.signup("a@x.org");
-    for _ in 0..3 {
-        assert_eq!(s.get("/v1/account", Some(&a)).status, 200);
-    }
-    assert_eq!(s.get("/v1/account", Some(&a)).status, 429);
-    // One token a second: wait for one, spend it on issuing a second key.
-    std::thread::sleep(Duration::from_millis(1100));
-    let b = s.request("POST", "/v1/keys", Some(&a), None).json()["api_key"].as_str().unwrap().to_owned();
-    assert_eq!(s.get("/v1/account", Some(&b)).status, 200);
-    assert_eq!(s.get("/v1/account", Some(&a)).status, 429);
-}
-
 /// Issue 1/9: evaluate costs 5; refused with 3 tokens left, the response said
 /// `x-ratelimit-reset: 0` beside `retry-after: 3`.
 #[test]
@@ -134,4 +119,31 @@ fn free_text_beside_the_body_is_bounded_and_a_refusal_makes_nothing() {
     let r = s.request("PATCH", &format!("/api/v1/agents/{agent}"), Some(&key), Some(&json!({"instructions": "i".repeat(100_001)}).to_string()));
     assert_eq!(r.status, 400, "{}", &r.text()[..r.text().len().min(300)]);
     assert_eq!(s.get(&format!("/api/v1/agents/{agent}"), Some(&key)).json()["instructions"], "Be brief.");
+}
+
+/// Regression (issue 2/9, finding 8): each key had a bucket of its own, so an account
+/// got its plan's rate once per key (an `al_` and an `sk_` key: twice). Now the account
+/// has one bucket that all its keys spend from.
+#[test]
+fn every_key_of_an_account_spends_from_one_bucket() {
+    let s = TestServer::with_config("[plans.scribe]\nrate_per_minute = 60\nburst = 6\n");
+    let (_, key) = s.signup("one-bucket@example.com");
+    // The key-making calls spend from the bucket too: two for two keys.
+    let make = |body: &str| {
+        let r = s.request("POST", "/api/v1/api-keys", Some(&key), Some(body));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["key"].as_str().unwrap().to_owned()
+    };
+    let sk = make(r#"{"name": "ci"}"#);
+    let second = {
+        let r = s.request("POST", "/v1/keys", Some(&key), Some(r#"{"name": "second"}"#));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["api_key"].as_str().unwrap().to_owned()
+    };
+    let mut statuses = Vec::new();
+    for k in [&key, &sk, &second, &key, &sk, &second] {
+        let path = if k.starts_with("sk_") { "/api/v1/agents" } else { "/v1/account" };
+        statuses.push(s.request("GET", path, Some(k), None).status);
+    }
+    assert_eq!(statuses, [200, 200, 200, 200, 429, 429], "six tokens for the account, whichever key spends them");
 }

@@ -135,7 +135,7 @@ impl ShardAuth {
             return Err(AuthError::Invalid);
         }
         let stored = verified(&key.hash, presented)?;
-        self.principal(prefix, &key.account_id, key.prefix, stored, None)
+        self.principal(&key.account_id, key.prefix, stored, None)
     }
 
     /// A project key: found by its prefix, gone once deleted (with its project too).
@@ -143,22 +143,17 @@ impl ShardAuth {
         let key = self.keyring.records.project_key_by_prefix(prefix)?.ok_or(AuthError::Invalid)?;
         let stored = verified(&key.hash, presented)?;
         let project_key = ProjectKey { id: key.id, project_id: key.project_id };
-        self.principal(prefix, &key.account_id, key.prefix, stored, Some(project_key))
+        self.principal(&key.account_id, key.prefix, stored, Some(project_key))
     }
 
     /// The principal of a verified key (either kind): its account, plan and bucket.
-    fn principal(
-        &self,
-        prefix: &str,
-        account_id: &str,
-        key_prefix: String,
-        hash: [u8; 32],
-        project_key: Option<ProjectKey>,
-    ) -> Result<Principal, AuthError> {
+    fn principal(&self, account_id: &str, key_prefix: String, hash: [u8; 32], project_key: Option<ProjectKey>) -> Result<Principal, AuthError> {
         let account = self.keyring.records.account(account_id)?.ok_or(AuthError::Invalid)?;
         let rate = self.keyring.plan(&account.plan).rate;
         Ok(Principal {
-            bucket: self.keyring.buckets.get(prefix, rate),
+            // One bucket per account: every key of it, of either kind, spends from the
+            // plan's one rate (a key each would multiply it by the number of keys).
+            bucket: self.keyring.buckets.get(&account.id, rate),
             account_id: account.id,
             prefix: key_prefix,
             plan: account.plan,
