@@ -122,3 +122,49 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     }
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/projects/{p1}"), &owner, None), 200)["name"], "P1");
 }
+
+/// Regression (issue 2/9, finding 1, the ids a request names): a generation accepted
+/// another account's trace as its `parent_trace_id` or `root_trace_id` unchecked, and
+/// `GET /api/v1/api-keys?project_id=` answered 200 for a project the key could not act
+/// in, where every other list answers 403.
+#[test]
+fn named_traces_and_a_listed_project_must_be_the_callers_own() {
+    use super::scripted_llm::{text, Scripted};
+    use super::soat_generate::{agent, server, setup};
+    let up = Scripted::start();
+    up.otherwise(text("Done."));
+    let s = server();
+    let theirs = setup(&s, &up, "trace-owner@example.org");
+    let mine = setup(&s, &up, "trace-borrower@example.org");
+    let generate = |key: &str, agent: &str, extra: Value| {
+        let mut body = json!({"messages": [{"role": "user", "content": "Go."}]});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        call(&s, "POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), key, Some(body))
+    };
+    let their_agent = agent(&s, &theirs, json!({}));
+    let their_trace = ok(generate(&theirs.key, &their_agent, json!({})), 200)["trace_id"].as_str().unwrap().to_owned();
+    let my_agent = agent(&s, &mine, json!({}));
+    let before = ok(call(&s, "GET", "/api/v1/generations", &mine.key, None), 200)["total"].clone();
+    for field in ["parent_trace_id", "root_trace_id"] {
+        let r = generate(&mine.key, &my_agent, json!({ field: their_trace }));
+        assert_eq!(r.status, 404, "{field}: {}", r.text());
+        assert_eq!(r.json()["error"]["code"], "RESOURCE_NOT_FOUND");
+    }
+    assert_eq!(ok(call(&s, "GET", "/api/v1/generations", &mine.key, None), 200)["total"], before, "nothing ran");
+    let my_trace = ok(generate(&mine.key, &my_agent, json!({})), 200)["trace_id"].as_str().unwrap().to_owned();
+    ok(generate(&mine.key, &my_agent, json!({"parent_trace_id": my_trace, "root_trace_id": my_trace})), 200);
+
+    // A project key lists its own project's keys, and is refused another project's.
+    let p1 = id(&ok(call(&s, "POST", "/api/v1/projects", &mine.key, Some(json!({"name": "P1"}))), 201));
+    let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &mine.key, Some(json!({"name": "P2"}))), 201));
+    let sk2 =
+        ok(call(&s, "POST", "/api/v1/api-keys", &mine.key, Some(json!({"name": "two", "project_id": p2}))), 201)["key"].as_str().unwrap().to_owned();
+    let r = call(&s, "GET", &format!("/api/v1/api-keys?project_id={p1}"), &sk2, None);
+    assert_eq!(r.status, 403, "{}", r.text());
+    let listed = ok(call(&s, "GET", &format!("/api/v1/api-keys?project_id={p2}"), &sk2, None), 200);
+    assert_eq!(listed["data"].as_array().map(Vec::len), Some(1), "{listed}");
+    let by_account = ok(call(&s, "GET", &format!("/api/v1/api-keys?project_id={p1}"), &mine.key, None), 200);
+    assert_eq!(by_account["data"].as_array().map(Vec::len), Some(0), "the account key lists P1's keys: none");
+}

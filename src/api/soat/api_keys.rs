@@ -56,8 +56,15 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
 
 pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
     let page = Page::from_query(call.parts.uri.query(), super::list::DEFAULT_LIMIT)?;
-    let scope = scope(&call, None).await?;
-    let all: Vec<KeyOut> = api_keys::list(&call.app.records, &scope)?.into_iter().map(KeyOut::from).collect();
+    // `?project_id=` is checked as every list checks it (403 for a project the key cannot
+    // act in) and narrows the list to keys bound to that project.
+    let named = super::query::param(call.parts.uri.query(), "project_id");
+    let scope = super::scope_in_query(&call).await?;
+    let all: Vec<KeyOut> = api_keys::list(&call.app.records, &scope)?
+        .into_iter()
+        .filter(|k| named.is_none() || k.project_id.as_deref() == Some(scope.project_id.as_str()))
+        .map(KeyOut::from)
+        .collect();
     Ok(page.reply(&all))
 }
 

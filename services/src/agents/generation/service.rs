@@ -139,6 +139,16 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             "This agent has an output_schema, which is checked on the whole answer; send the request without stream.",
         ));
     }
+    // A parent or root trace named must be one of this project's: a foreign id would
+    // link this generation's trace into another tenant's tree.
+    for (field, id) in [("parent_trace_id", &body.parent_trace_id), ("root_trace_id", &body.root_trace_id)] {
+        if let Some(t) = id {
+            let found: Option<TraceRecord> = records.get(&scope.account_id, t).map_err(store_err)?;
+            if found.is_none_or(|t| t.project_id != scope.project_id) {
+                return Err(ApiError::new(Code::SoatNotFound, format!("No trace {t} in this project.")).at(field));
+            }
+        }
+    }
     let now = crate::clock::now_rfc3339();
     let (trace, new_trace) = match &body.trace_id {
         Some(t) => {
