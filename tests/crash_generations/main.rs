@@ -36,7 +36,9 @@ const ROUNDS: usize = 20;
 const SETTLE: Duration = Duration::from_secs(60);
 /// The whole test's bound (debug build, 2 cores).
 const WHOLE: Duration = Duration::from_secs(240);
-const CONFIG: &str = "[plans.scribe]\nrate_per_minute = 60000000\nburst = 1000000\n";
+/// Room for the rounds' requests, and for their generations at once (three clients
+/// fire up to 36 a round, beside the resumed ones).
+const CONFIG: &str = "[plans.scribe]\nrate_per_minute = 60000000\nburst = 1000000\n[agents]\nmax_running_per_account = 1000\n";
 
 /// A small seeded generator (xorshift64*), shared by the fakes and the rounds.
 struct Rng(Mutex<u64>);

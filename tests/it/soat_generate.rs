@@ -1023,3 +1023,41 @@ fn a_forced_step_answered_with_text_fails_and_a_named_tool_is_the_only_one_shown
     let names: Vec<&str> = sent["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["pick"]);
 }
+
+/// Regression (issue 2/9, finding 8): one account could run 300 background generations
+/// at once. Now `agents.max_running_per_account` caps what an account runs across the
+/// shards: a new generation past it is 429 `too_many_concurrent` with `retry-after`,
+/// nothing is recorded, another account is not held back, and a slot is free again once
+/// a generation ends.
+#[test]
+fn an_account_runs_at_most_its_share_of_generations_at_once() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Slow(Duration::from_millis(1500), Box::new(text("Done."))));
+    let s = TestServer::with_config(&format!("{LAB}[agents]\nmax_running_per_account = 2\n"));
+    let st = setup(&s, &up, "busy@example.com");
+    let a = agent(&s, &st, json!({}));
+    let first: Vec<String> = (0..2).map(|_| ok(generate(&s, &st, &a, "", user("Go.")), 202)["generation_id"].as_str().unwrap().to_owned()).collect();
+    let total = |key: &str| ok(call(&s, "GET", "/api/v1/generations", key, None), 200)["total"].as_u64().unwrap();
+    let r = generate(&s, &st, &a, "", user("One more."));
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(r.json()["error"]["meta"]["quarry_code"], "too_many_concurrent", "{}", r.text());
+    assert_eq!(total(&st.key), 2, "the refused one is not recorded");
+    // Another account runs meanwhile.
+    let other = setup(&s, &up, "other@example.com");
+    let b = agent(&s, &other, json!({}));
+    ok(generate(&s, &other, &b, "", user("Go.")), 202);
+    for id in &first {
+        assert_eq!(settle(&s, &st.key, id)["status"], "completed");
+    }
+    // A slot is given back when the run's task ends, just after its last commit.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = generate(&s, &st, &a, "", user("Now."));
+        if r.status == 202 {
+            break;
+        }
+        assert!(r.status == 429 && Instant::now() < deadline, "{}", r.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

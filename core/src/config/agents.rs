@@ -11,6 +11,7 @@ use super::{duration, invalid, ConfigError};
 pub struct RawAgents {
     pub approval_expiry: String,
     pub max_chain_generations: u32,
+    pub max_running_per_account: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -21,6 +22,9 @@ pub struct AgentsConfig {
     /// The deployment's ceiling on continuation chains
     /// (`MAX_CONTINUATION_CHAIN_GENERATIONS`).
     pub max_chain_generations: u32,
+    /// How many generations one account may run at once, across the shards (a new one
+    /// past it is a 429; resumes and recoveries always run).
+    pub max_running_per_account: u32,
 }
 
 pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
@@ -31,5 +35,8 @@ pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
     if raw.max_chain_generations == 0 {
         return Err(invalid("agents.max_chain_generations", "must be at least 1"));
     }
-    Ok(AgentsConfig { approval_expiry, max_chain_generations: raw.max_chain_generations })
+    if raw.max_running_per_account == 0 {
+        return Err(invalid("agents.max_running_per_account", "must be at least 1"));
+    }
+    Ok(AgentsConfig { approval_expiry, max_chain_generations: raw.max_chain_generations, max_running_per_account: raw.max_running_per_account })
 }

@@ -25,6 +25,8 @@ pub struct Service {
     pub config: AgentsConfig,
     /// `trace_content_mode: none` generations' content, held in this process only.
     pub content: Held,
+    /// How many generations each account runs now, across the shards.
+    pub running: Arc<super::generation::running::Running>,
     upstream: Upstream,
     plans: Plans,
     default_plan: String,
@@ -62,6 +64,7 @@ impl Service {
             secrets: p.secrets,
             config: p.config,
             content: Held::default(),
+            running: Arc::default(),
             upstream: p.upstream,
             plans: p.plans,
             default_plan: p.default_plan,

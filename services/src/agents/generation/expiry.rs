@@ -93,7 +93,7 @@ async fn react(host: &Rc<Host>, old: GenerationRecord) {
     let rec = host.agents.content.persisted(&g);
     match blocking(move || r.create_generation(&rec, None, None)).await {
         Ok(_) => {
-            run::spawn(host.clone(), g);
+            run::spawn(host.clone(), g, None);
         }
         Err(e) => tracing::error!(error = %e, "spawning an expiry continuation failed"),
     }

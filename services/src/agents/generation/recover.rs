@@ -47,7 +47,7 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
                 match blocking(move || r.save_step(&rec, &[], 0, |stored| stored.status() == Status::InProgress && stored.state.lease == old)).await {
                     Ok(Some(true)) => {
                         resumed += 1;
-                        run::spawn(host.clone(), next);
+                        run::spawn(host.clone(), next, None);
                     }
                     Ok(_) => {}
                     Err(e) => tracing::error!(generation = %next.id, error = %e, "taking over a generation failed"),

@@ -218,6 +218,16 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             usage: Usage::default(),
         },
     };
+    // The account's share of the server: a new generation past the cap is refused before
+    // anything is written (the slot is given back if the write does not happen).
+    let max = host.agents.config.max_running_per_account as usize;
+    let slot = host.agents.running.try_take(&scope.account_id, max).map_err(|n| ApiError {
+        retry_after: Some(1),
+        ..ApiError::new(
+            Code::TooManyConcurrent,
+            format!("This account runs {n} generations now, the most this server runs for one account at once; retry when one ends."),
+        )
+    })?;
     let g = GenerationRecord::start(new, now);
     let persisted = host.agents.content.persisted(&g);
     let (r, t) = (records.clone(), new_trace.then_some(trace));
@@ -227,7 +237,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         .map_err(store_err)?;
     match created {
         Created::New => {
-            let log = run::spawn(host, g.clone());
+            let log = run::spawn(host, g.clone(), Some(slot));
             Ok(Started::New { record: g, log })
         }
         // Another request claimed the key between our look and our write.
@@ -333,7 +343,7 @@ pub async fn submit(
         }
     }
     let after = g.state.seq;
-    let log = run::spawn(host, g.clone());
+    let log = run::spawn(host, g.clone(), None);
     Ok((g, log, after))
 }
 

@@ -31,6 +31,7 @@ use serde_json::{json, Map, Value};
 use super::event::Event;
 use super::live::{self, Log};
 use super::record::{Block, Failure, GenerationRecord, Message, Output, PendingCall, Role, Runner, Transition};
+use super::running::Slot;
 use super::tools::{self as gtools, Bound};
 use crate::agents::agent::config::StopKind;
 use crate::agents::providers::CallError;
@@ -68,12 +69,19 @@ impl From<CallError> for Failure {
 }
 
 /// Starts (or resumes) `g` on this shard; `g`'s lease must already be this boot's
-/// and committed. The returned log is the one readers of this segment follow.
-pub fn spawn(host: Rc<Host>, g: GenerationRecord) -> Rc<Log> {
+/// and committed. The returned log is the one readers of this segment follow. The
+/// segment counts as one of its account's running generations until it ends: `slot`
+/// when the caller took one against the cap (a new generation), else one taken here.
+pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<Slot>) -> Rc<Log> {
     let log = live::open(&g.id);
     let lease = g.state.lease.clone();
+    let slot = slot.unwrap_or_else(|| host.agents.running.take(&g.account_id));
     let run = Run { host, log: log.clone(), lease, g, batch: Vec::new(), new_steps: 0, tools: Vec::new(), plan: String::new(), last: None };
-    glommio::spawn_local(run.drive()).detach();
+    glommio::spawn_local(async move {
+        let _slot = slot;
+        run.drive().await
+    })
+    .detach();
     log
 }
 
