@@ -58,7 +58,7 @@ pub struct App {
     /// The configured rerankers (local ones loaded once; each shard opens its sessions).
     pub rerankers: crate::search::rerank::Rerankers,
     /// Researches running per account (`research.concurrency`).
-    pub research_gate: crate::research::gate::Gate,
+    pub research_gate: crate::limits::Gate,
     /// The local model, installed and enabled, until `shard::run` starts its supervisor.
     local: std::sync::Mutex<Option<crate::llm::local::Local>>,
     /// Set while the local model answers.

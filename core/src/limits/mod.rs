@@ -3,9 +3,11 @@
 //! store).
 
 pub mod bucket;
+pub mod gate;
 pub mod meters;
 pub mod per_address;
 
 pub use bucket::{Bucket, Buckets, Decision, Pace};
+pub use gate::{Gate, Slot};
 pub use meters::{AccountMeters, Meter, Meters};
 pub use per_address::PerAddress;

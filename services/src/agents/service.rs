@@ -26,7 +26,7 @@ pub struct Service {
     /// `trace_content_mode: none` generations' content, held in this process only.
     pub content: Held,
     /// How many generations each account runs now, across the shards.
-    pub running: Arc<super::generation::running::Running>,
+    pub running: crate::limits::Gate,
     upstream: Upstream,
     plans: Plans,
     default_plan: String,
@@ -64,7 +64,7 @@ impl Service {
             secrets: p.secrets,
             config: p.config,
             content: Held::default(),
-            running: Arc::default(),
+            running: Default::default(),
             upstream: p.upstream,
             plans: p.plans,
             default_plan: p.default_plan,

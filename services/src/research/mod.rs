@@ -22,7 +22,6 @@
 mod answer;
 pub mod cite;
 pub mod claims;
-pub mod gate;
 mod judge;
 pub mod prompt;
 mod tools;
@@ -51,7 +50,7 @@ pub struct Researcher<'a> {
     pub llm: Option<&'a Llm>,
     pub meters: &'a Meters,
     pub config: &'a ResearchConfig,
-    pub gate: &'a gate::Gate,
+    pub gate: &'a crate::limits::Gate,
     /// Whether the local model answers yet (`None`: there is none).
     pub local_ready: Option<bool>,
 }
@@ -63,7 +62,7 @@ pub struct Admitted<'a> {
     llm: &'a Llm,
     model: String,
     warnings: Vec<String>,
-    _slot: gate::Slot<'a>,
+    _slot: crate::limits::Slot,
     meters: std::sync::Arc<crate::limits::AccountMeters>,
     answered: std::cell::Cell<bool>,
 }

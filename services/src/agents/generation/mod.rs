@@ -18,7 +18,6 @@ pub mod record;
 pub mod recover;
 pub mod request;
 pub mod run;
-pub mod running;
 pub mod service;
 pub mod tools;
 

@@ -221,7 +221,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     // The account's share of the server: a new generation past the cap is refused before
     // anything is written (the slot is given back if the write does not happen).
     let max = host.agents.config.max_running_per_account as usize;
-    let slot = host.agents.running.try_take(&scope.account_id, max).map_err(|n| ApiError {
+    let slot = host.agents.running.enter(&scope.account_id, max).map_err(|n| ApiError {
         retry_after: Some(1),
         ..ApiError::new(
             Code::TooManyConcurrent,

@@ -31,7 +31,6 @@ use serde_json::{json, Map, Value};
 use super::event::Event;
 use super::live::{self, Log};
 use super::record::{Block, Failure, GenerationRecord, Message, Output, PendingCall, Role, Runner, Transition};
-use super::running::Slot;
 use super::tools::{self as gtools, Bound};
 use crate::agents::agent::config::StopKind;
 use crate::agents::providers::CallError;
@@ -72,7 +71,7 @@ impl From<CallError> for Failure {
 /// and committed. The returned log is the one readers of this segment follow. The
 /// segment counts as one of its account's running generations until it ends: `slot`
 /// when the caller took one against the cap (a new generation), else one taken here.
-pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<Slot>) -> Rc<Log> {
+pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<crate::limits::Slot>) -> Rc<Log> {
     let log = live::open(&g.id);
     let lease = g.state.lease.clone();
     let slot = slot.unwrap_or_else(|| host.agents.running.take(&g.account_id));
