@@ -75,18 +75,27 @@ const CREDENTIAL_HEADERS: &[&str] = &["authorization", "proxy-authorization", "x
 /// header whose name says key, token or secret), and the values of query parameters
 /// so named (Gemini's `?key=`).
 fn credentials(call: &Call<'_>) -> crate::scrub::Scrubber {
+    scrubber_of(&credential_values(call))
+}
+
+/// What `call` sends as credentials: (header values, query values).
+fn credential_values(call: &Call<'_>) -> (Vec<String>, Vec<String>) {
     let named = |n: &str| CREDENTIAL_HEADERS.contains(&n) || ["key", "token", "secret"].iter().any(|w| n.contains(w));
-    let headers = call.headers.iter().filter(|(n, _)| named(n.as_str())).filter_map(|(_, v)| v.to_str().ok());
-    let query: Vec<&str> = call
+    let headers = call.headers.iter().filter(|(n, _)| named(n.as_str())).filter_map(|(_, v)| v.to_str().ok()).map(str::to_owned).collect();
+    let query = call
         .uri
         .query()
         .into_iter()
         .flat_map(|q| q.split('&'))
         .filter_map(|kv| kv.split_once('='))
         .filter(|(n, _)| named(&n.to_ascii_lowercase()))
-        .map(|(_, v)| v)
+        .map(|(_, v)| v.to_owned())
         .collect();
-    crate::scrub::Scrubber::of_header_values(headers).with(&crate::scrub::Scrubber::new(query))
+    (headers, query)
+}
+
+fn scrubber_of((headers, query): &(Vec<String>, Vec<String>)) -> crate::scrub::Scrubber {
+    crate::scrub::Scrubber::of_header_values(headers.iter().map(String::as_str)).with(&crate::scrub::Scrubber::new(query.iter().map(String::as_str)))
 }
 
 impl Failure {
@@ -140,17 +149,16 @@ impl Transport {
     /// call's credentials and bounded before anyone sees it: an upstream that echoes
     /// the request must not hand the operator's or a tenant's key to a caller.
     pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
-        let scrubber = credentials(&call);
-        let sent = if Transport::is_native(&call.uri) {
-            native::send(&self.native, &call).await.map_err(SendError::Failed)
-        } else {
-            match &self.remote {
-                Some(remote) => remote.send(call).await,
-                None => Err(SendError::Down),
-            }
-        };
-        sent.map_err(|e| match e {
-            SendError::Failed(f) => SendError::Failed(f.scrubbed(&scrubber)),
+        // The scrubber is built only for a failure: a call that answers pays nothing.
+        if Transport::is_native(&call.uri) {
+            return native::send(&self.native, &call).await.map_err(|f| SendError::Failed(f.scrubbed(&credentials(&call))));
+        }
+        let Some(remote) = &self.remote else { return Err(SendError::Down) };
+        // The call moves to the outbound thread: its credentials are noted first (a few
+        // header values, beside a hosted call's network time).
+        let sent = credential_values(&call);
+        remote.send(call).await.map_err(|e| match e {
+            SendError::Failed(f) => SendError::Failed(f.scrubbed(&scrubber_of(&sent))),
             down => down,
         })
     }

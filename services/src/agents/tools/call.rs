@@ -15,6 +15,7 @@ use super::template::{tokens, Token};
 use super::{logic, schema, ToolError, Tools};
 use crate::agents::Project;
 use crate::llm::secret::Secret;
+use crate::scrub::Scrubber;
 use crate::search::Caller;
 
 /// How deep pipelines may call pipelines.
@@ -118,9 +119,9 @@ impl Tools {
             insert(&mut headers, "idempotency-key", key)?;
         }
         let req = Outbound { method: Method::from_bytes(method.as_bytes()).expect("checked on write"), uri, headers, body };
-        let answer =
-            outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrub(&e.to_string(), &revealed), None, String::new()))?;
-        let text = scrub(&String::from_utf8_lossy(&answer.body), &revealed);
+        let scrubber = scrubber(&revealed);
+        let answer = outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrubber.scrub(&e.to_string()), None, String::new()))?;
+        let text = scrubber.scrub(&String::from_utf8_lossy(&answer.body));
         if !answer.status.is_success() {
             let status = answer.status.as_u16();
             return Err(fail(format!("the tool's target answered {status}"), Some(status), text));
@@ -128,7 +129,7 @@ impl Tools {
         if text.trim().is_empty() {
             return Ok(Value::Null);
         }
-        Ok(answer_value(text, &revealed))
+        Ok(answer_value(text, &scrubber))
     }
 
     /// `text` with its references resolved: secrets always, context keys only where
@@ -316,16 +317,16 @@ fn request_parts(url: &str, method: &str, args: &Map<String, Value>) -> Result<(
 /// `text` with every revealed secret value replaced in every spelling an answer can give
 /// it ([`crate::scrub`]: raw, JSON-escaped, `\u`-escaped, percent-encoded; any length),
 /// so a target that echoes a credential cannot hand it to the caller (or the model).
-pub(super) fn scrub(text: &str, revealed: &[Secret]) -> String {
-    crate::scrub::Scrubber::new(revealed.iter().map(Secret::expose)).scrub(text)
+pub(super) fn scrubber(revealed: &[Secret]) -> Scrubber {
+    Scrubber::new(revealed.iter().map(Secret::expose))
 }
 
 /// A target's answer as JSON when it is JSON (whatever its content type says), else
 /// as text; scrubbed again once decoded, since JSON may spell a secret any way.
-pub(super) fn answer_value(text: String, revealed: &[Secret]) -> Value {
+pub(super) fn answer_value(text: String, scrubber: &Scrubber) -> Value {
     match serde_json::from_str::<Value>(&text) {
         Ok(mut v) => {
-            crate::scrub::Scrubber::new(revealed.iter().map(Secret::expose)).scrub_value(&mut v);
+            scrubber.scrub_value(&mut v);
             v
         }
         Err(_) => Value::String(text),
@@ -376,6 +377,6 @@ mod tests {
 
     #[test]
     fn echoed_secrets_are_scrubbed() {
-        assert_eq!(scrub("token=abcd1234;", &[Secret::new("abcd1234")]), "token=[secret];");
+        assert_eq!(scrubber(&[Secret::new("abcd1234")]).scrub("token=abcd1234;"), "token=[secret];");
     }
 }

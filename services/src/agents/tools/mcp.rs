@@ -13,10 +13,10 @@ use hyper::header::{HeaderName, HeaderValue, ACCEPT};
 use hyper::{HeaderMap, Method, Uri};
 use serde_json::{json, Value};
 
-use super::call::{scrub, Env, Exec};
+use super::call::{scrubber, Env, Exec};
 use super::outbound::{self, Outbound};
 use super::{ToolError, Tools};
-use crate::llm::secret::Secret;
+use crate::scrub::Scrubber;
 
 const PROTOCOL_VERSION: &str = "2025-03-26";
 const SESSION: &str = "mcp-session-id";
@@ -28,7 +28,8 @@ struct Session<'a> {
     uri: Uri,
     shown_url: &'a str,
     headers: HeaderMap,
-    revealed: Vec<Secret>,
+    /// The secrets the session sends, out of everything it passes on.
+    scrubber: Scrubber,
     next_id: u64,
 }
 
@@ -47,7 +48,7 @@ impl Tools {
         let uri: Uri = url.parse().map_err(|_| ToolError::Invalid("mcp.url, filled in, is not a valid URL".into()))?;
         let mut headers = self.headers(p, def, m.headers.as_ref(), context, &mut revealed, true)?;
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
-        let mut s = Session { tools: self, env, uri, shown_url: &m.url, headers, revealed, next_id: 1 };
+        let mut s = Session { tools: self, env, uri, shown_url: &m.url, headers, scrubber: scrubber(&revealed), next_id: 1 };
         let init =
             json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "quarry", "version": crate::version::VERSION}});
         s.request("initialize", init).await?;
@@ -58,14 +59,13 @@ impl Tools {
 
 impl Session<'_> {
     fn fail(&self, message: String, status: Option<u16>, body: &str) -> ToolError {
-        ToolError::Http { message, status, body: scrub(body, &self.revealed), url: self.shown_url.to_owned(), method: "POST".into() }
+        ToolError::Http { message, status, body: self.scrubber.scrub(body), url: self.shown_url.to_owned(), method: "POST".into() }
     }
 
     async fn post(&mut self, message: &Value) -> Result<(u16, HeaderMap, Bytes), ToolError> {
         let req = Outbound { method: Method::POST, uri: self.uri.clone(), headers: self.headers.clone(), body: Bytes::from(message.to_string()) };
-        let a = outbound::send(req, self.env.timeouts, &self.tools.remote)
-            .await
-            .map_err(|e| self.fail(scrub(&e.to_string(), &self.revealed), None, ""))?;
+        let a =
+            outbound::send(req, self.env.timeouts, &self.tools.remote).await.map_err(|e| self.fail(self.scrubber.scrub(&e.to_string()), None, ""))?;
         if let Some(id) = a.headers.get(SESSION) {
             self.headers.insert(HeaderName::from_static(SESSION), id.clone());
         }
@@ -93,11 +93,11 @@ impl Session<'_> {
         };
         if let Some(e) = answer.get("error") {
             let m = format!("the MCP server refused {method}: {} {}", e["code"], e["message"].as_str().unwrap_or(""));
-            return Err(self.fail(scrub(&m, &self.revealed), Some(status), &text));
+            return Err(self.fail(self.scrubber.scrub(&m), Some(status), &text));
         }
         let result = answer.get("result").cloned().unwrap_or(Value::Null);
         let mut result = result;
-        crate::scrub::Scrubber::new(self.revealed.iter().map(crate::llm::secret::Secret::expose)).scrub_value(&mut result);
+        self.scrubber.scrub_value(&mut result);
         Ok(result)
     }
 }
