@@ -13,7 +13,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // quarry-core.
     // Leaves every layer may use: codes and errors, ids, time, plans, the OS, sockets,
     // the executors' helpers, the per-shard counters.
-    ("leaves", &["error", "ids", "names", "scrub", "clock", "plans", "sys", "net", "runtime", "metrics", "version"]),
+    ("leaves", &["error", "ids", "names", "access", "scrub", "clock", "plans", "sys", "net", "runtime", "metrics", "version"]),
     // What the services stand on: the provider layer and the records store.
     ("engines", &["llm", "store"]),
     ("limits", &["limits"]),

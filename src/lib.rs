@@ -4,7 +4,7 @@
 //! `quarry-ingest`), re-exported under their module names so `crate::store::…` and
 //! `quarry::store::…` read as before.
 
-pub use quarry_core::{clock, config, error, ids, limits, llm, metrics, names, net, plans, runtime, scrub, store, sys, version};
+pub use quarry_core::{access, clock, config, error, ids, limits, llm, metrics, names, net, plans, runtime, scrub, store, sys, version};
 pub use quarry_ingest as ingest_cli;
 pub use quarry_services::{agents, app, auth, evaluate, extract, identity, research, search};
 

@@ -1,9 +1,10 @@
-//! Quarry's core: what every service stands on. The leaves (codes and errors, ids, names, time,
+//! Quarry's core: what every service stands on. The leaves (codes and errors, ids, names, access, time,
 //! plans, the OS, sockets, the executors' helpers, the per-shard counters), the provider
 //! layer (`llm`), the records store, the limits and the configuration. Nothing here knows
 //! a service, a route or a shard: a `use` of one does not compile. ARCHITECTURE.md draws
 //! the layers; the server crate's `layers` test keeps their order inside each crate.
 
+pub mod access;
 pub mod clock;
 pub mod config;
 pub mod error;

@@ -4,7 +4,7 @@
 //! names, so a path reads `crate::store::…` in either crate) and know no route, handler
 //! or shard: the server crate calls in here, never the other way.
 
-pub use quarry_core::{clock, config, error, ids, limits, llm, metrics, names, net, plans, runtime, scrub, store, sys, version};
+pub use quarry_core::{access, clock, config, error, ids, limits, llm, metrics, names, net, plans, runtime, scrub, store, sys, version};
 
 pub mod agents;
 pub mod app;

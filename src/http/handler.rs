@@ -147,7 +147,8 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
         // No rate headers on a 401.
         Err(e) => return surface.error(&ApiError::from(e)),
     };
-    if principal.project_key.is_some() && surface != Surface::Soat {
+    // An /api/v1 key acts on /api/v1 alone: no /v1 data (crate::access), no gateway.
+    if principal.reach() != crate::access::Reach::Account && surface != Surface::Soat {
         return surface
             .error(&ApiError::new(Code::ApiKeyProjectScope, "An /api/v1 key (sk_...) acts only on /api/v1; use an account key (al_...) here."));
     }

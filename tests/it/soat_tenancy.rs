@@ -168,3 +168,166 @@ fn named_traces_and_a_listed_project_must_be_the_callers_own() {
     let by_account = ok(call(&s, "GET", &format!("/api/v1/api-keys?project_id={p1}"), &mine.key, None), 200);
     assert_eq!(by_account["data"].as_array().map(Vec::len), Some(0), "the account key lists P1's keys: none");
 }
+
+/// Regression (issue 2/9, finding 1, the agent paths): a project key (`sk_…`) got 403
+/// on `/v1/collections/{c}/documents/{d}/pages/0` but read the same text through the
+/// builtin `collections:SearchCollection` tool, a `document` message and
+/// `knowledge_config.document_ids`, because the agent paths authorised `/v1` data by
+/// account, not by the key. One rule now holds on every path: an `/api/v1` key, bound
+/// to a project or not, reads no collection and no document of `/v1`, whoever wrote the
+/// agent or the tool it runs; the account key reads them on every path.
+#[test]
+fn a_project_key_reads_no_v1_document_through_any_agent_path() {
+    use super::scripted_llm::{from, text, tools, Scripted};
+    use super::soat_generate::{server, setup};
+    const SECRET: &str = "azure heron 4417";
+    let up = Scripted::start();
+    let s = server();
+    let owner = setup(&s, &up, "reach-owner@example.org");
+    let col = id(&ok(call(&s, "POST", "/v1/collections", &owner.key, Some(json!({"name": "ledger"}))), 201));
+    let doc = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/v1/collections/{col}/documents"),
+            &owner.key,
+            Some(json!({"title": "Vault", "text": format!("The vault code is {SECRET}.")})),
+        ),
+        201,
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The model says so when the document's text reached it; otherwise it asks the
+    // collection once (the tool call's arguments then stand in the transcript).
+    let (c, echo) = (col.clone(), SECRET.to_owned());
+    up.otherwise(from(move |prompt| {
+        if prompt.contains(&echo) {
+            text("I read the vault.")
+        } else if prompt.contains(&c) {
+            text("Nothing read.")
+        } else {
+            tools(&[("find", json!({"collection_id": c, "query": "vault code"}))])
+        }
+    }));
+    let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner.key, Some(json!({"name": "P2"}))), 201));
+    let key = |project: Option<&str>| {
+        let body = project.map_or_else(|| json!({"name": "any"}), |p| json!({"name": "bound", "project_id": p}));
+        ok(call(&s, "POST", "/api/v1/api-keys", &owner.key, Some(body)), 201)["key"].as_str().unwrap().to_owned()
+    };
+    let (bound, unscoped) = (key(Some(&p2)), key(None));
+    let in_p2 = |body: Value| {
+        let mut b = body;
+        b["project_id"] = json!(p2);
+        b
+    };
+    // The account's own provider and a builtin search tool in P2, written by the owner.
+    let provider = id(&ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &owner.key,
+            Some(in_p2(json!({"name": "fake2", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"}))),
+        ),
+        201,
+    ));
+    let find = id(&ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/tools",
+            &owner.key,
+            Some(in_p2(json!({"name": "find", "type": "builtin", "actions": ["collections:SearchCollection"]}))),
+        ),
+        201,
+    ));
+    let searching = id(&ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/agents",
+            &owner.key,
+            Some(in_p2(json!({"ai_provider_id": provider, "instructions": "You help.", "tool_bindings": [{"tool_id": find}]}))),
+        ),
+        201,
+    ));
+    let knowing = id(&ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/agents",
+            &owner.key,
+            Some(in_p2(json!({"ai_provider_id": provider, "instructions": "You help.", "knowledge_config": {"document_ids": [doc]}}))),
+        ),
+        201,
+    ));
+    let plain =
+        id(&ok(call(&s, "POST", "/api/v1/agents", &owner.key, Some(in_p2(json!({"ai_provider_id": provider, "instructions": "You help."})))), 201));
+    let ask = || json!({"messages": [{"role": "user", "content": "What is the vault code?"}]});
+    let document_message = json!({"messages": [{"role": "user", "content": {"type": "document", "document_id": doc}}]});
+    let search_call = json!({"action": "collections:SearchCollection", "input": {"collection_id": col, "query": "vault code"}});
+
+    for (who, k) in [("a bound sk_ key", &bound), ("an unscoped sk_ key", &unscoped)] {
+        let leaks = |r: &super::client::Response, path: &str| {
+            assert!(!r.text().contains(SECRET), "{who}, {path}: the document's text came back: {}", r.text())
+        };
+        // The route itself.
+        let r = call(&s, "GET", &format!("/v1/collections/{col}/documents/{doc}/pages/0"), k, None);
+        assert_eq!(r.status, 403, "{who}: {}", r.text());
+        // The builtin tool called directly.
+        let r = call(&s, "POST", &format!("/api/v1/tools/{find}/call"), k, Some(search_call.clone()));
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (403, Some("API_KEY_PROJECT_SCOPE")), "{who}, tool call: {}", r.text());
+        leaks(&r, "tool call");
+        // The builtin tool called by the model in a generation.
+        let r = call(&s, "POST", &format!("/api/v1/agents/{searching}/generate?wait=true"), k, Some(ask()));
+        leaks(&r, "the model's tool call");
+        let g = r.json();
+        let transcript = call(&s, "GET", &format!("/api/v1/generations/{}/transcript", g["id"].as_str().unwrap_or("none")), k, None);
+        leaks(&transcript, "the transcript");
+        assert_ne!(g["output"]["content"], "I read the vault.", "{who}: {g}");
+        // A document message.
+        let before = ok(call(&s, "GET", &format!("/api/v1/generations?project_id={p2}"), &owner.key, None), 200)["total"].clone();
+        let r = call(&s, "POST", &format!("/api/v1/agents/{plain}/generate?wait=true"), k, Some(document_message.clone()));
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (403, Some("API_KEY_PROJECT_SCOPE")), "{who}, document message: {}", r.text());
+        leaks(&r, "document message");
+        assert_eq!(
+            ok(call(&s, "GET", &format!("/api/v1/generations?project_id={p2}"), &owner.key, None), 200)["total"],
+            before,
+            "{who}: nothing ran"
+        );
+        // Knowledge the owner configured, run by the key: refused, never read.
+        let r = call(&s, "POST", &format!("/api/v1/agents/{knowing}/generate?wait=true"), k, Some(ask()));
+        assert_eq!(r.status, 403, "{who}, configured knowledge: {}", r.text());
+        leaks(&r, "configured knowledge");
+        // Knowledge the key names itself: on an agent, on a generation, on a knowledge search.
+        let r = call(
+            &s,
+            "POST",
+            "/api/v1/agents",
+            k,
+            Some(in_p2(json!({"ai_provider_id": provider, "instructions": "x", "knowledge_config": {"document_ids": [doc]}}))),
+        );
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (403, Some("API_KEY_PROJECT_SCOPE")), "{who}, agent knowledge: {}", r.text());
+        let mut named = ask();
+        named["knowledge_config"] = json!({"document_ids": [doc]});
+        let r = call(&s, "POST", &format!("/api/v1/agents/{plain}/generate?wait=true"), k, Some(named));
+        assert_eq!(r.status, 403, "{who}, generation knowledge: {}", r.text());
+        leaks(&r, "generation knowledge");
+        let r = call(&s, "POST", "/api/v1/knowledge/search", k, Some(in_p2(json!({"query": "vault code", "document_ids": [doc]}))));
+        assert_eq!(r.status, 403, "{who}, knowledge search: {}", r.text());
+        leaks(&r, "knowledge search");
+    }
+    let upstream_saw = serde_json::to_string(&up.bodies()).unwrap();
+    assert!(!upstream_saw.contains(SECRET), "no project key's run sent the document to the model");
+
+    // The account key reads it on every path.
+    let r = ok(call(&s, "POST", &format!("/api/v1/tools/{find}/call"), &owner.key, Some(search_call)), 200);
+    assert!(r.to_string().contains(SECRET), "{r}");
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{searching}/generate?wait=true"), &owner.key, Some(ask())), 200);
+    assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{plain}/generate?wait=true"), &owner.key, Some(document_message)), 200);
+    assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{knowing}/generate?wait=true"), &owner.key, Some(ask())), 200);
+    assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
+}

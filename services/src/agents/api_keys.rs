@@ -15,6 +15,9 @@ use crate::plans::Plan;
 use crate::store::owned::Change;
 use crate::store::{ProjectKeyRecord, ProjectRecord, Records};
 
+/// The id of an `/api/v1` key (`key_…`; its secret is the `sk_…`).
+pub const KEY_ID_PREFIX: &str = "key_";
+
 /// `POST /api/v1/api-keys`.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,7 +103,7 @@ pub fn create(records: &Records, plan: &Plan, scope: &Scope, new: NewKey) -> Res
         let k = keys::issue_project();
         secret = k.secret;
         ProjectKeyRecord {
-            id: format!("key_{}", random_base62(16)),
+            id: format!("{KEY_ID_PREFIX}{}", random_base62(16)),
             account_id: scope.account_id.clone(),
             project_id: project_id.clone(),
             name: new.name.trim().to_owned(),

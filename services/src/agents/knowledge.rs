@@ -115,7 +115,7 @@ fn age_days(created_at: &str, now: i64) -> f64 {
 pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, query: &str) -> Result<Vec<Match>, KnowledgeError> {
     let limit = cfg.limit.map_or(DEFAULT_LIMIT, |l| l.clamp(1, 100) as usize);
     let rrf_k = cfg.rrf_k.filter(|&k| k > 0).map_or(env.search.index_config().rrf_k, |k| k as f64);
-    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, p, cfg)?);
+    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, cfg)?);
     if query.trim().is_empty() || (stores.is_empty() && docs.is_empty()) {
         return Ok(Vec::new());
     }
@@ -267,15 +267,16 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
     Ok(out)
 }
 
-/// The account's collections holding a named document, each with the ids it holds.
-fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+/// The account's collections holding a named document, each with the ids it holds;
+/// 403 for a caller whose key reads no `/v1` data.
+fn document_sources(env: &Env<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
     let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && paths.is_empty() {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for owned in env.search.collections(p.account_id)? {
+    for owned in env.search.readable_collections(env.caller)? {
         let snap = owned.snapshot();
         let held: HashSet<String> = snap
             .docs()

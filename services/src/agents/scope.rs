@@ -60,6 +60,36 @@ impl Scope {
         }
     }
 
+    /// What this caller may read of the account's `/v1` data ([`crate::access`]):
+    /// everything with an account key, nothing with an `/api/v1` key.
+    pub fn reach(&self) -> crate::access::Reach {
+        match self.key {
+            KeyRef::Account { .. } => crate::access::Reach::Account,
+            KeyRef::Unscoped { .. } | KeyRef::Project { .. } => crate::access::Reach::Agents,
+        }
+    }
+
+    /// 403 `API_KEY_PROJECT_SCOPE` unless this caller reads `/v1` data; `what` names
+    /// the path that asked (a field, a message).
+    pub fn may_read_collections(&self, what: &str) -> Result<(), SoatError> {
+        if self.reach().reads_collections() {
+            return Ok(());
+        }
+        Err(SoatError::ProjectScope(format!("{what}: {}", crate::access::Reach::REFUSED)))
+    }
+
+    /// The scope a run acts in: its generation's project, with the reach of the key
+    /// that started it (recorded as `started_by_principal_id`: an `/api/v1` key's
+    /// `key_…` id, an account key's prefix), so a run, its tools, its knowledge and the
+    /// agents it calls read no more than that key could.
+    pub fn of_run(account_id: &str, project_id: &str, started_by: Option<&str>) -> Scope {
+        let key = match started_by {
+            Some(id) if id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX) => KeyRef::Project { id: id.to_owned() },
+            other => KeyRef::Account { prefix: other.unwrap_or_default().to_owned() },
+        };
+        Scope { account_id: account_id.to_owned(), project_id: project_id.to_owned(), key }
+    }
+
     pub fn is_project_key(&self) -> bool {
         matches!(self.key, KeyRef::Project { .. })
     }

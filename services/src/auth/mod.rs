@@ -33,6 +33,16 @@ pub struct Principal {
     pub default_project: std::cell::OnceCell<String>,
 }
 
+impl Principal {
+    /// What this key may read of the account's `/v1` data ([`crate::access`]).
+    pub fn reach(&self) -> crate::access::Reach {
+        match self.project_key {
+            None => crate::access::Reach::Account,
+            Some(_) => crate::access::Reach::Agents,
+        }
+    }
+}
+
 /// An `/api/v1` key: its id and the project it is bound to (`None`: unscoped, any
 /// project of the account).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,6 +10,9 @@ use crate::store::StoreError;
 pub enum SearchError {
     #[error("No collection {0}.")]
     CollectionNotFound(String),
+    /// The caller's key reads no `/v1` data ([`crate::access::Reach`]).
+    #[error("{}", crate::access::Reach::REFUSED)]
+    OutOfReach,
     #[error("No document {0} in this collection.")]
     DocumentNotFound(String),
     #[error("Document {doc} has {pages} pages (0 to {last}); there is no page {n}.", last = pages.saturating_sub(1))]
@@ -51,6 +54,7 @@ impl ErrorCode for SearchError {
     fn code(&self) -> Code {
         match self {
             SearchError::CollectionNotFound(_) => Code::CollectionNotFound,
+            SearchError::OutOfReach => Code::ApiKeyProjectScope,
             SearchError::DocumentNotFound(_) => Code::DocumentNotFound,
             SearchError::PageNotFound { .. } => Code::PageNotFound,
             SearchError::EmbedderMismatch { .. } | SearchError::NoEmbedder => Code::EmbedderMismatch,

@@ -42,11 +42,13 @@ pub fn domain(asked: Option<Domain>, record: &CollectionRecord) -> Domain {
     asked.or_else(|| Domain::parse(&record.settings.domain)).unwrap_or(Domain::General)
 }
 
-/// Who is asking: the account, and the plan whose allowances it spends.
+/// Who is asking: the account, the plan whose allowances it spends, and what its key
+/// may read ([`crate::access`]).
 #[derive(Clone, Copy)]
 pub struct Caller<'a> {
     pub account_id: &'a str,
     pub plan: &'a Plan,
+    pub reach: crate::access::Reach,
 }
 
 /// A collection as its owner sees it: the record and the open index.
@@ -116,6 +118,29 @@ impl Service {
         let record = self.records.collection(account_id, id)?.ok_or_else(not_found)?;
         let coll = self.engine.get(id).ok_or_else(not_found)?;
         Ok(Owned { record, coll })
+    }
+
+    /// The account's collection `id` for a caller from outside `/v1` (a builtin tool, a
+    /// document message, knowledge): [`Self::owned`] once the caller's key may read
+    /// `/v1` data at all, 403 `API_KEY_PROJECT_SCOPE` otherwise. Every such path comes
+    /// through here or [`Self::readable_collections`].
+    pub fn readable(&self, caller: Caller<'_>, id: &str) -> Result<Owned, SearchError> {
+        Self::reaches(caller)?;
+        self.owned(caller.account_id, id)
+    }
+
+    /// Every collection of the account the caller may read, under the same rule.
+    pub fn readable_collections(&self, caller: Caller<'_>) -> Result<Vec<Owned>, SearchError> {
+        Self::reaches(caller)?;
+        self.collections(caller.account_id)
+    }
+
+    fn reaches(caller: Caller<'_>) -> Result<(), SearchError> {
+        if caller.reach.reads_collections() {
+            Ok(())
+        } else {
+            Err(SearchError::OutOfReach)
+        }
     }
 
     /// Every collection of the account, oldest first.

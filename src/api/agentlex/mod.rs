@@ -21,7 +21,7 @@ use crate::search::Caller;
 /// The caller of an authenticated route, as the services take it.
 pub fn caller<'a>(call: &'a Call<'_>) -> Caller<'a> {
     let p = call.principal();
-    Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan) }
+    Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan), reach: p.reach() }
 }
 
 /// The search service as AgentLex's search asks it, with this shard's sessions.

@@ -265,7 +265,7 @@ pub async fn research(mut call: Call<'_>, id: String) -> Result<Reply, ApiError>
     let principal = call.principal.clone().expect("authenticated routes carry a principal");
     if !req.stream {
         let r = researcher(&app);
-        let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan) };
+        let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan), reach: principal.reach() };
         let admitted = r.admit(caller, req.request.tier)?;
         let out = r.run(&admitted, call.embedders, &principal.account_id, &owned, &req.request, None).await?;
         let body = serde_json::to_vec(&render(&out, &req.echo)).expect("responses serialize");
@@ -291,7 +291,7 @@ fn events(app: Arc<App>, embedders: Embedders, principal: Rc<Principal>, owned: 
         };
         let on_event = |e: Event<'_>| send(event_line(e));
         let r = researcher(&app);
-        let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan) };
+        let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan), reach: principal.reach() };
         let out = match r.admit(caller, req.request.tier) {
             Ok(admitted) => r.run(&admitted, &embedders, &principal.account_id, &owned, &req.request, Some(&on_event)).await,
             Err(e) => Err(e),

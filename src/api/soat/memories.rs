@@ -20,7 +20,7 @@ pub(super) fn env<'a>(call: &'a Call<'_>) -> Env<'a> {
         search: &call.app.search,
         records: &call.app.records,
         embedders: call.embedders,
-        caller: Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan) },
+        caller: Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan), reach: p.reach() },
         timeouts: Timeouts::default(),
     }
 }

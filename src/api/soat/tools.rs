@@ -11,12 +11,10 @@ use serde_json::{Map, Value};
 
 use super::{body, scope, scope_in_query, Page};
 use crate::agents::tools::call::CONTEXT_HEADER_PREFIX;
-use crate::agents::tools::outbound::Timeouts;
-use crate::agents::tools::{CallInput, Env, ToolError};
+use crate::agents::tools::{CallInput, ToolError};
 use crate::api::{blocking, Call};
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
-use crate::search::Caller;
 
 /// A `CreateToolRequest`: `project_id` picks the scope, the rest is the definition
 /// (parsed strictly by the service).
@@ -71,14 +69,7 @@ pub async fn call(mut call: Call<'_>, tool_id: String) -> Result<Reply, ApiError
     let req: CallIn = body::read_or_default(&mut call).await?;
     let scope = scope(&call, None).await?;
     let input = CallInput { action: req.action, input: req.input.unwrap_or_default(), context: context(&call), idempotency_key: None };
-    let p = call.principal();
-    let env = Env {
-        search: &call.app.search,
-        records: &call.app.records,
-        embedders: call.embedders,
-        caller: Caller { account_id: &p.account_id, plan: call.app.plan(&p.plan) },
-        timeouts: Timeouts::default(),
-    };
+    let env = super::memories::env(&call);
     let out = call.app.tools.call(&env, &scope, &tool_id, input).await?;
     Ok(response::json(StatusCode::OK, &out))
 }

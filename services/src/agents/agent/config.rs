@@ -225,6 +225,19 @@ pub struct KnowledgeConfig {
     pub write_memory_store_id: Option<String>,
 }
 
+impl KnowledgeConfig {
+    /// The `/v1` documents it names: by id, and by `path` prefix.
+    pub fn documents(&self) -> (&[String], &[String]) {
+        (self.document_ids.as_deref().unwrap_or_default(), self.document_paths.as_deref().unwrap_or_default())
+    }
+
+    /// Whether it reads any `/v1` document (which only an account key may name).
+    pub fn names_documents(&self) -> bool {
+        let (ids, paths) = self.documents();
+        !ids.is_empty() || !paths.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromptCaching {

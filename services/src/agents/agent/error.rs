@@ -67,6 +67,9 @@ pub enum AgentError {
     /// came from a version (restore, release), so the agent's own write is what fails.
     #[error("{field}: there is no {} {id} in this project.", kind.as_str())]
     Missing { kind: RefKind, id: String, field: String, archived: bool },
+    /// `/v1` documents named by a key that reads none ([`crate::access`]).
+    #[error("{field}: {}", crate::access::Reach::REFUSED)]
+    OutOfReach { field: String },
     #[error("There is no agent {id} in this project.")]
     NotFound { id: String },
     #[error("Agent {agent_id} has no version {version}.")]
@@ -116,7 +119,8 @@ impl AgentError {
             | AgentError::ToolContextKey { field, .. }
             | AgentError::LiteralCredential { field }
             | AgentError::ReservedTagKey { field, .. }
-            | AgentError::Missing { field, .. } => Some(field).filter(|f| !f.is_empty()).map(String::as_str),
+            | AgentError::Missing { field, .. }
+            | AgentError::OutOfReach { field } => Some(field).filter(|f| !f.is_empty()).map(String::as_str),
             _ => None,
         }
     }
@@ -130,6 +134,7 @@ impl ErrorCode for AgentError {
             AgentError::ToolContextKey { .. } => Code::InvalidToolContextKey,
             AgentError::LiteralCredential { .. } => Code::LiteralCredential,
             AgentError::ReservedTagKey { .. } => Code::ReservedTagKey,
+            AgentError::OutOfReach { .. } => Code::ApiKeyProjectScope,
             AgentError::Missing { kind, archived, .. } => match kind {
                 RefKind::AiProvider if *archived => Code::AiProviderNotFound,
                 RefKind::AiProvider => Code::AgentAiProviderNotFound,

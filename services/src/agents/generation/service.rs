@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use super::live::Log;
 use super::record::{
-    GenerationRecord, Input, Message, NewGeneration, RunState, Runner, Status, TraceRecord, Transition, Usage, BOOT, GENERATION_PREFIX, RESERVE,
-    TRACE_PREFIX,
+    GenerationRecord, InContent, InMessage, Input, Message, NewGeneration, Part, RunState, Runner, Status, TraceRecord, Transition, Usage, BOOT,
+    GENERATION_PREFIX, RESERVE, TRACE_PREFIX,
 };
 use super::request::GenerateBody;
 use super::run::{self, Host};
@@ -78,6 +78,19 @@ pub fn fingerprint(agent_id: &str, body: &Value) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The first request field through which a run would read `/v1` documents: a
+/// `document` message, or documents named by the agent's knowledge or the request's.
+fn documents_read(messages: &[InMessage], config: &AgentConfig, body: &GenerateBody) -> Option<String> {
+    if let Some(i) = messages.iter().position(|m| matches!(m.content, InContent::Part(Part::Document { .. }))) {
+        return Some(format!("messages[{i}].content"));
+    }
+    let names = |k: Option<&crate::agents::agent::config::KnowledgeConfig>| k.is_some_and(|k| k.names_documents());
+    if names(body.knowledge_config.as_ref()) {
+        return Some("knowledge_config.document_ids".into());
+    }
+    names(config.knowledge_config.as_ref()).then(|| "the agent's knowledge_config.document_ids".into())
+}
+
 /// What a start needs beyond the body.
 pub struct StartArgs {
     pub scope: Scope,
@@ -124,6 +137,11 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let session = body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned());
     let served = rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref()));
     let config = served_config(&records, &agent, served)?;
+    // What the run would read of /v1, the starting key must reach (crate::access):
+    // refused here, before anything is recorded; the run asks again at each read.
+    if let Some(field) = documents_read(&messages, &config, &body) {
+        scope.may_read_collections(&field)?;
+    }
     if let Some(provider) = &config.ai_provider_id {
         let found = crate::agents::providers::in_project(&records, &scope, provider);
         if found.is_err() {

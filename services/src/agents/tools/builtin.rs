@@ -1,7 +1,8 @@
 //! The builtin actions: Quarry's own, run in-process.
 //!
 //! - `collections:SearchCollection` searches one of the account's collections through
-//!   `search::Service` (as `POST /v1/collections/{id}/search` does: one search spent);
+//!   `search::Service` (as `POST /v1/collections/{id}/search` does: one search spent),
+//!   for a caller whose key reads `/v1` data (`crate::access`: an account key's);
 //!   input `{collection_id, query, k?, mode?}`.
 //! - `memories:WriteMemory` writes one entry into a memory store of the project, indexed
 //!   (`agents::knowledge::write_memory`, as the `write_memory` tool); input `{memory_id,
@@ -45,7 +46,7 @@ pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
         "hybrid" => Mode::Hybrid,
         other => return Err(ToolError::Invalid(format!("mode must be keyword, semantic or hybrid, not {other:?}"))),
     };
-    let owned = env.search.owned(env.caller.account_id, &i.collection_id)?;
+    let owned = env.search.readable(env.caller, &i.collection_id)?;
     let req = crate::search::Request::new(i.query, k, mode);
     let s = env.search.search(env.embedders, env.caller, &owned, &req)?;
     let results: Vec<Value> = s

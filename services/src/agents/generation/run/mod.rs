@@ -36,7 +36,7 @@ use crate::agents::agent::config::StopKind;
 use crate::agents::providers::CallError;
 use crate::agents::tools::call::Env;
 use crate::agents::tools::outbound::Timeouts;
-use crate::agents::{KeyRef, Project, Scope};
+use crate::agents::{Project, Scope};
 use crate::error::{Code, ErrorCode};
 use crate::runtime::blocking;
 use crate::store::generations::EventRow;
@@ -127,13 +127,14 @@ impl Run {
             search: &agents.search,
             records: &agents.records,
             embedders: &self.host.embedders,
-            caller: crate::search::Caller { account_id: &self.g.account_id, plan: agents.plan(&self.plan) },
+            caller: crate::search::Caller { account_id: &self.g.account_id, plan: agents.plan(&self.plan), reach: self.scope().reach() },
             timeouts: Timeouts::default(),
         }
     }
 
+    /// The run acts in its project with the reach of the key that started it.
     fn scope(&self) -> Scope {
-        Scope { account_id: self.g.account_id.clone(), project_id: self.g.project_id.clone(), key: KeyRef::Account { prefix: String::new() } }
+        Scope::of_run(&self.g.account_id, &self.g.project_id, self.g.started_by_principal_id.as_deref())
     }
 
     fn project(&self) -> Project<'_> {

@@ -68,10 +68,11 @@ impl Run {
         })
     }
 
-    /// A Quarry document of the account, its pages' text in order.
+    /// A Quarry document of the account, its pages' text in order, for a run whose
+    /// key reads `/v1` data.
     fn document(&self, id: &str) -> Result<String, Failure> {
         const MAX_CHARS: usize = 60_000;
-        let collections = self.host.agents.search.collections(&self.g.account_id).map_err(|e| Failure::new(e.code(), e.message()))?;
+        let collections = self.host.agents.search.readable_collections(self.env().caller).map_err(|e| Failure::new(e.code(), e.message()))?;
         for owned in collections {
             let snap = owned.snapshot();
             let Some(at) = snap.find(id) else { continue };
