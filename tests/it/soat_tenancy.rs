@@ -326,8 +326,30 @@ fn a_project_key_reads_no_v1_document_through_any_agent_path() {
     assert!(r.to_string().contains(SECRET), "{r}");
     let g = ok(call(&s, "POST", &format!("/api/v1/agents/{searching}/generate?wait=true"), &owner.key, Some(ask())), 200);
     assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
-    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{plain}/generate?wait=true"), &owner.key, Some(document_message)), 200);
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{plain}/generate?wait=true"), &owner.key, Some(document_message.clone())), 200);
     assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
     let g = ok(call(&s, "POST", &format!("/api/v1/agents/{knowing}/generate?wait=true"), &owner.key, Some(ask())), 200);
     assert_eq!(g["output"]["content"], "I read the vault.", "{g}");
+
+    // Another account's key names the document: it does not exist for it, on any path.
+    let other = setup(&s, &up, "reach-other@example.org");
+    let theirs = |body: Value| {
+        let mut b = body;
+        b["ai_provider_id"] = json!(other.provider);
+        b
+    };
+    let r = call(&s, "POST", "/api/v1/agents", &other.key, Some(theirs(json!({"instructions": "x", "knowledge_config": {"document_ids": [doc]}}))));
+    assert_eq!((r.status, r.json()["error"]["code"].as_str()), (404, Some("RESOURCE_NOT_FOUND")), "foreign knowledge: {}", r.text());
+    let their_agent = id(&ok(call(&s, "POST", "/api/v1/agents", &other.key, Some(theirs(json!({"instructions": "x"})))), 201));
+    let r = call(&s, "PATCH", &format!("/api/v1/agents/{their_agent}"), &other.key, Some(json!({"knowledge_config": {"document_ids": [doc]}})));
+    assert_eq!(r.status, 404, "foreign knowledge on a change: {}", r.text());
+    let generate = |body: Value| call(&s, "POST", &format!("/api/v1/agents/{their_agent}/generate?wait=true"), &other.key, Some(body));
+    let r = generate(document_message.clone());
+    assert_eq!((r.status, r.json()["error"]["meta"]["field"].as_str()), (404, Some("messages[0].content.document_id")), "{}", r.text());
+    let mut named = ask();
+    named["knowledge_config"] = json!({"document_ids": [doc]});
+    assert_eq!(generate(named).status, 404);
+    let r = call(&s, "POST", "/api/v1/knowledge/search", &other.key, Some(json!({"query": "vault code", "document_ids": [doc]})));
+    assert_eq!((r.status, r.json()["error"]["meta"]["field"].as_str()), (404, Some("document_ids[0]")), "{}", r.text());
+    assert_eq!(ok(call(&s, "GET", "/api/v1/generations", &other.key, None), 200)["total"], 0, "nothing ran");
 }

@@ -291,6 +291,24 @@ fn document_sources(env: &Env<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::
     Ok(out)
 }
 
+/// Each document id a request names at `field` must be a document of a collection the
+/// key reads: 403 `API_KEY_PROJECT_SCOPE` for a key that reads no `/v1` data
+/// ([`crate::access`]), 404 at `field[i]` for an id no collection of the account holds
+/// (another account's among them).
+pub fn check_documents(search: &crate::search::Service, scope: &Scope, ids: &[String], field: &str) -> Result<(), crate::error::ApiError> {
+    ids.iter().enumerate().try_for_each(|(i, id)| check_document(search, scope, id, &format!("{field}[{i}]")))
+}
+
+/// One document id a request names at `field`, under [`check_documents`]' rule.
+pub fn check_document(search: &crate::search::Service, scope: &Scope, id: &str, field: &str) -> Result<(), crate::error::ApiError> {
+    use crate::error::{ApiError, Code};
+    scope.may_read_collections(field)?;
+    if search.holds_document(&scope.account_id, scope.reach(), id)? {
+        return Ok(());
+    }
+    Err(ApiError::new(Code::SoatNotFound, format!("No document {id} in this account's collections.")).at(field.to_owned()))
+}
+
 /// A document's `path` metadata.
 fn path_of(metadata_json: &str) -> Option<String> {
     let v: Value = serde_json::from_str(metadata_json).ok()?;

@@ -131,12 +131,27 @@ impl Service {
 
     /// Every collection of the account the caller may read, under the same rule.
     pub fn readable_collections(&self, caller: Caller<'_>) -> Result<Vec<Owned>, SearchError> {
-        Self::reaches(caller)?;
-        self.collections(caller.account_id)
+        self.collections_within(caller.account_id, caller.reach)
+    }
+
+    /// The collections of `account_id` a key of `reach` reads: all, or 403.
+    pub fn collections_within(&self, account_id: &str, reach: crate::access::Reach) -> Result<Vec<Owned>, SearchError> {
+        Self::reaches_collections(reach)?;
+        self.collections(account_id)
+    }
+
+    /// Whether a collection a key of `reach` reads holds the document `id` (403 when
+    /// the key reads none): what a request naming a document is checked against.
+    pub fn holds_document(&self, account_id: &str, reach: crate::access::Reach, id: &str) -> Result<bool, SearchError> {
+        Ok(self.collections_within(account_id, reach)?.iter().any(|o| o.snapshot().find(id).is_some()))
     }
 
     fn reaches(caller: Caller<'_>) -> Result<(), SearchError> {
-        if caller.reach.reads_collections() {
+        Self::reaches_collections(caller.reach)
+    }
+
+    fn reaches_collections(reach: crate::access::Reach) -> Result<(), SearchError> {
+        if reach.reads_collections() {
             Ok(())
         } else {
             Err(SearchError::OutOfReach)

@@ -77,6 +77,7 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let req: SearchIn = body::read(&mut call).await?;
     check(&req)?;
     let scope = scope(&call, req.project_id.as_deref()).await?;
+    knowledge::check_documents(&call.app.search, &scope, req.document_ids.as_deref().unwrap_or_default(), "document_ids")?;
     let config = KnowledgeConfig {
         memory_store_ids: None,
         document_ids: req.document_ids,

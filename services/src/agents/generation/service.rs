@@ -142,6 +142,16 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     if let Some(field) = documents_read(&messages, &config, &body) {
         scope.may_read_collections(&field)?;
     }
+    // Each document the request names is one the key reads (another account's is absent).
+    let search = &host.agents.search;
+    for (i, m) in messages.iter().enumerate() {
+        if let InContent::Part(Part::Document { document_id }) = &m.content {
+            crate::agents::knowledge::check_document(search, &scope, document_id, &format!("messages[{i}].content.document_id"))?;
+        }
+    }
+    if let Some(k) = &body.knowledge_config {
+        crate::agents::knowledge::check_documents(search, &scope, k.documents().0, "knowledge_config.document_ids")?;
+    }
     if let Some(provider) = &config.ai_provider_id {
         let found = crate::agents::providers::in_project(&records, &scope, provider);
         if found.is_err() {
