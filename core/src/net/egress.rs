@@ -390,6 +390,14 @@ impl Trust {
         }
     }
 
+    /// [`Policy::check_url`] for a tenant: what the URL's host says as written.
+    pub fn check_url(&self, uri: &hyper::Uri) -> Result<(), Refused> {
+        match self {
+            Trust::Operator => Ok(()),
+            Trust::Tenant(p) => p.check_url(uri).inspect_err(log),
+        }
+    }
+
     /// The addresses of `addrs` a connection may go to, in their order; the first
     /// refusal when none may.
     pub fn allowed(&self, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, Refused> {
