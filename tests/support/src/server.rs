@@ -1,7 +1,9 @@
 //! Shared by the tests: `TestServer`, the real binary on a free loopback port with a temporary data directory.
 //!
 //! `TestServer`: the real `quarry` binary on a free loopback port with its own
-//! temporary data directory (kept across restarts), 2 shards unless told otherwise.
+//! temporary data directory (kept across restarts), 2 shards unless told otherwise, and
+//! loopback opened to tenants' tools and AI providers (the fakes listen there; the
+//! product's default refuses it) unless [`Egress::Closed`] is asked for.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
