@@ -235,7 +235,10 @@ fn a_tenants_ai_provider_reaches_no_loopback_address_in_any_spelling() {
         let agent = json!({"ai_provider_id": aip, "name": "a", "instructions": "Answer."});
         let agent = ok(call(&s, "POST", "/api/v1/agents", &key, Some(agent)), 201)["id"].as_str().unwrap().to_owned();
         let asked = json!({"messages": [{"role": "user", "content": "Hello?"}]});
-        let e = assert_refused(call(&s, "POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), &key, Some(asked)), &format!("generating at {host}"));
+        let e = assert_refused(
+            call(&s, "POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), &key, Some(asked)),
+            &format!("generating at {host}"),
+        );
         let g = ok(call(&s, "GET", &format!("/api/v1/generations/{}", e["meta"]["generation_id"].as_str().unwrap()), &key, None), 200);
         assert_eq!((g["status"].as_str(), g["error"]["code"].as_str()), (Some("failed"), Some("EGRESS_REFUSED")), "{g}");
     }
@@ -287,7 +290,13 @@ fn the_operator_opens_exactly_what_egress_allow_names() {
     // What it does not name stays closed: another port of the same address, another
     // spelling that is not that address, the server's own port on an address allowed.
     let own = s.addr.port();
-    let closed = [format!("127.0.0.1:{}", closed_port()), format!("127.0.0.2:{p}"), format!("[::ffff:127.0.0.2]:{p}"), format!("[::1]:{own}"), format!("127.0.0.1:{own}")];
+    let closed = [
+        format!("127.0.0.1:{}", closed_port()),
+        format!("127.0.0.2:{p}"),
+        format!("[::ffff:127.0.0.2]:{p}"),
+        format!("[::1]:{own}"),
+        format!("127.0.0.1:{own}"),
+    ];
     for host in closed {
         assert_refused(tool(&s, &key, http_tool(&format!("http://{host}/metrics"), "GET")), &format!("writing a tool at {host}"));
         let sec = secret(&s, &key, &host);

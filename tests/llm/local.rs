@@ -380,13 +380,28 @@ fn a_tenant_reaches_the_local_model_only_through_the_local_provider() {
     assert_eq!((g.status, g.json()["output"]["content"].as_str()), (200, Some("ok")), "{}", g.text());
     // Its port, or the server's, as a tenant's provider or tool: refused, in any spelling.
     for p in [port, s.addr.port()] {
-        for host in [format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("127.1:{p}"), format!("[::ffff:127.0.0.1]:{p}"), format!("0.0.0.0:{p}"), format!("[::1]:{p}")] {
+        for host in [
+            format!("127.0.0.1:{p}"),
+            format!("localhost:{p}"),
+            format!("127.1:{p}"),
+            format!("[::ffff:127.0.0.1]:{p}"),
+            format!("0.0.0.0:{p}"),
+            format!("[::1]:{p}"),
+        ] {
             for kind in ["custom", "ollama"] {
-                let r = send("POST", "/api/v1/ai-providers", json!({"name": "sneaky", "provider": kind, "base_url": format!("http://{host}/v1"), "default_model": "m"}));
+                let r = send(
+                    "POST",
+                    "/api/v1/ai-providers",
+                    json!({"name": "sneaky", "provider": kind, "base_url": format!("http://{host}/v1"), "default_model": "m"}),
+                );
                 refused(r, &format!("a {kind} provider at {host}"));
             }
             let sec = send("POST", "/api/v1/secrets", json!({"name": "HOST", "value": host})).json()["id"].as_str().unwrap().to_owned();
-            let tool = send("POST", "/api/v1/tools", json!({"name": "t", "type": "http", "execute": {"url": format!("http://{{{{secret:{sec}}}}}/v1/models")}}));
+            let tool = send(
+                "POST",
+                "/api/v1/tools",
+                json!({"name": "t", "type": "http", "execute": {"url": format!("http://{{{{secret:{sec}}}}}/v1/models")}}),
+            );
             assert_eq!(tool.status, 201, "{}", tool.text());
             refused(send("POST", &format!("/api/v1/tools/{}/call", tool.json()["id"].as_str().unwrap()), json!({})), &format!("a tool at {host}"));
         }

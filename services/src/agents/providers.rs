@@ -486,9 +486,15 @@ mod tests {
     #[test]
     fn a_base_url_the_egress_policy_refuses_as_written_is_refused_on_write() {
         let closed = Policy::new(Vec::new()).with_local_model(Some(18080));
-        for url in ["http://127.0.0.1:9/v1", "http://127.1:9/v1", "https://2130706433/v1", "http://[::ffff:127.0.0.1]/v1", "http://localhost:8000/v1",
-            "http://10.0.0.5:8000/v1", "http://169.254.169.254/"]
-        {
+        for url in [
+            "http://127.0.0.1:9/v1",
+            "http://127.1:9/v1",
+            "https://2130706433/v1",
+            "http://[::ffff:127.0.0.1]/v1",
+            "http://localhost:8000/v1",
+            "http://10.0.0.5:8000/v1",
+            "http://169.254.169.254/",
+        ] {
             let e = check(&record("custom", Some(url)), &closed).unwrap_err();
             assert!(matches!(&e, SoatError::EgressRefused { base_url } if base_url == url), "{url}: {e:?}");
             assert_eq!(crate::error::ErrorCode::code(&e), crate::error::Code::EgressRefused);

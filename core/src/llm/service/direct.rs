@@ -73,8 +73,8 @@ impl Direct {
     /// where `egress` lets a tenant go.
     pub fn new(c: &LlmConfig, egress: Arc<Policy>) -> Direct {
         let trust = Trust::Tenant(egress);
-        let native =
-            Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false, trust.clone()).expect("a native-only transport starts no thread");
+        let native = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false, trust.clone())
+            .expect("a native-only transport starts no thread");
         Direct { config: c.clone(), trust, native, remote: OnceLock::new(), tokens: Arc::default() }
     }
 
@@ -88,8 +88,9 @@ impl Direct {
             return Ok(&self.native);
         }
         let c = &self.config;
-        let remote =
-            self.remote.get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true, self.trust.clone()).map_err(|e| e.to_string()));
+        let remote = self
+            .remote
+            .get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true, self.trust.clone()).map_err(|e| e.to_string()));
         remote.as_ref().map_err(|message| LlmError::Unreachable { provider: p.id.clone(), message: message.clone(), attempts: 0 })
     }
 

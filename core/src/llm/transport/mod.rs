@@ -152,7 +152,13 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration, remote: bool, trust: Trust) -> Result<Transport, TransportError> {
+    pub fn start(
+        roots: &TlsRoots,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+        remote: bool,
+        trust: Trust,
+    ) -> Result<Transport, TransportError> {
         let remote = remote.then(|| remote::Remote::start(roots, connect_timeout, read_timeout, trust.clone())).transpose()?;
         Ok(Transport { remote, native: native::Settings { connect_timeout, read_timeout }, trust })
     }

@@ -256,14 +256,25 @@ fn a_tenants_call_to_loopback_is_refused_before_any_connection() {
     on_shard(move || async move {
         let p = addr.port();
         let closed = tenant(&[]);
-        for host in [format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("127.1:{p}"), format!("2130706433:{p}"), format!("0.0.0.0:{p}"), format!("[::ffff:127.0.0.1]:{p}")] {
+        for host in [
+            format!("127.0.0.1:{p}"),
+            format!("localhost:{p}"),
+            format!("127.1:{p}"),
+            format!("2130706433:{p}"),
+            format!("0.0.0.0:{p}"),
+            format!("[::ffff:127.0.0.1]:{p}"),
+        ] {
             let f = call_as(&format!("http://{host}/v1/chat/completions"), &closed).await.err().unwrap_or_else(|| panic!("{host} was called"));
             assert!(f.refused && f.unreachable, "{host}: {f:?}");
             assert_eq!((f.error.message.as_str(), f.attempts), (REFUSED, 1), "{host}: one message, no retry");
         }
         assert_eq!(seen.connections.load(Ordering::SeqCst), 0, "a refused address is never connected to");
         // Opened by the operator, the same address is called.
-        assert_eq!(read_all(&mut call_as(&format!("http://127.0.0.1:{p}/v1/chat/completions"), &tenant(&[format!("127.0.0.1:{p}")])).await.unwrap().body).await, ANSWER);
+        assert_eq!(
+            read_all(&mut call_as(&format!("http://127.0.0.1:{p}/v1/chat/completions"), &tenant(&[format!("127.0.0.1:{p}")])).await.unwrap().body)
+                .await,
+            ANSWER
+        );
     });
 }
 
@@ -296,7 +307,9 @@ fn a_tenants_https_call_to_loopback_is_refused_before_any_connection() {
         let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
         let remote = Transport::start(&TlsRoots::Bundled, Duration::from_secs(2), Duration::from_secs(2), true, tenant(&[])).unwrap();
         let p = addr.port();
-        for host in [format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("127.1:{p}"), format!("[::ffff:127.0.0.1]:{p}"), format!("0.0.0.0:{p}")] {
+        for host in
+            [format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("127.1:{p}"), format!("[::ffff:127.0.0.1]:{p}"), format!("0.0.0.0:{p}")]
+        {
             match remote.send(chat(&manifest, &retry, &format!("https://{host}/v1/chat/completions"))).await {
                 Err(SendError::Failed(f)) => {
                     assert!(f.refused, "{host}: {f:?}");

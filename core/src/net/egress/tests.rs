@@ -72,9 +72,20 @@ fn every_special_range_is_refused_by_default() {
 
 #[test]
 fn the_public_internet_is_reached() {
-    for text in ["1.1.1.1", "8.8.8.8", "93.184.216.34", "172.15.255.255", "172.32.0.1", "100.63.255.255", "100.128.0.1", "169.253.1.1", "198.20.0.1",
-        "223.255.255.255", "2606:4700:4700::1111", "2a00:1450:4001::1"]
-    {
+    for text in [
+        "1.1.1.1",
+        "8.8.8.8",
+        "93.184.216.34",
+        "172.15.255.255",
+        "172.32.0.1",
+        "100.63.255.255",
+        "100.128.0.1",
+        "169.253.1.1",
+        "198.20.0.1",
+        "223.255.255.255",
+        "2606:4700:4700::1111",
+        "2a00:1450:4001::1",
+    ] {
         assert_eq!(range(ip(text)), None, "{text}");
         assert!(closed().check(at(text, 443)).is_ok(), "{text}");
     }
@@ -175,8 +186,19 @@ fn rules_are_parsed_strictly() {
     assert_eq!(rule("[fd00::/8]:1").unwrap(), "[fd00::/8]:1");
     assert_eq!(rule("fd00::/8").unwrap(), "fd00::/8");
     assert_eq!(rule("::ffff:10.0.0.0/104").unwrap(), "10.0.0.0/8", "an IPv4-mapped range is the IPv4 range");
-    for bad in ["localhost", "localhost:8000", "vllm.internal:8000", "10.0.0.5:0", "10.0.0.5:70000", "10.0.0.0/33", "fd00::/129", "[::1", "[::1]x", "", "10.0.0.5/"]
-    {
+    for bad in [
+        "localhost",
+        "localhost:8000",
+        "vllm.internal:8000",
+        "10.0.0.5:0",
+        "10.0.0.5:70000",
+        "10.0.0.0/33",
+        "fd00::/129",
+        "[::1",
+        "[::1]x",
+        "",
+        "10.0.0.5/",
+    ] {
         assert!(Rule::parse(bad).is_err(), "{bad}");
     }
     assert!(Rule::parse("vllm.internal:8000").unwrap_err().contains("names are not accepted"));

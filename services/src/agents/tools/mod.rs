@@ -198,7 +198,8 @@ impl Tools {
     /// address in any spelling, `localhost`), its pipeline's inline tools' too. A
     /// host behind a `{{secret:…}}` or a `{param}` is judged when it is called.
     fn check_destinations(&self, d: &ToolDef) -> Result<(), ToolError> {
-        let targets = d.execute.as_ref().map(|e| (e.url.as_str(), e.method())).into_iter().chain(d.mcp.as_ref().map(|m| (m.url.as_str(), "POST".to_owned())));
+        let targets =
+            d.execute.as_ref().map(|e| (e.url.as_str(), e.method())).into_iter().chain(d.mcp.as_ref().map(|m| (m.url.as_str(), "POST".to_owned())));
         for (url, method) in targets {
             if let Some(uri) = written_origin(url) {
                 self.trust.check_url(&uri).map_err(|_| ToolError::Refused { url: url.to_owned(), method })?;

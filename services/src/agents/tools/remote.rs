@@ -42,7 +42,8 @@ impl Remote {
     pub async fn send(&self, req: Outbound, timeouts: Timeouts) -> Result<Answer, OutboundError> {
         let target = req.uri.authority().map_or_else(String::new, |a| a.to_string());
         let down = |message: String| OutboundError::Connect { target: target.clone(), message };
-        let (runtime, client) = self.client.get_or_init(|| start(&self.roots, timeouts.connect, &self.trust)).as_ref().map_err(|e| down(e.clone()))?;
+        let (runtime, client) =
+            self.client.get_or_init(|| start(&self.roots, timeouts.connect, &self.trust)).as_ref().map_err(|e| down(e.clone()))?;
         let (tx, rx) = oneshot::channel();
         // A runtime whose thread is gone drops the task, and with it `reply`.
         runtime.spawn(run(client.clone(), Job { req, timeouts, reply: tx }));

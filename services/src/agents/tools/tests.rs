@@ -128,9 +128,15 @@ fn a_target_the_egress_policy_refuses_as_written_is_refused_on_write() {
     let t = service(dir.path());
     let http = |url: &str| json!({"name": "h", "type": "http", "execute": {"url": url}});
     let mcp = |url: &str| json!({"name": "m", "type": "mcp", "mcp": {"url": url}});
-    for url in ["http://127.0.0.1:9/x", "http://127.1/users/{id}", "https://2130706433/", "http://[::ffff:127.0.0.1]:80/", "http://localhost:11434/v1",
-        "http://169.254.169.254/latest/meta-data?x={q}", "http://10.0.0.5:8000/v1/{{secret:sec_k}}"]
-    {
+    for url in [
+        "http://127.0.0.1:9/x",
+        "http://127.1/users/{id}",
+        "https://2130706433/",
+        "http://[::ffff:127.0.0.1]:80/",
+        "http://localhost:11434/v1",
+        "http://169.254.169.254/latest/meta-data?x={q}",
+        "http://10.0.0.5:8000/v1/{{secret:sec_k}}",
+    ] {
         for body in [http(url), mcp(url)] {
             let e = t.create(&a(), body).map(|_| ()).unwrap_err();
             assert!(matches!(&e, ToolError::Refused { url: u, .. } if u == url), "{url}: {e:?}");

@@ -137,8 +137,12 @@ fn a_provider_made_at_call_time_reaches_no_loopback_address_unless_allowed() {
             let port = url.rsplit(':').next().unwrap().trim_end_matches("/v1").to_owned();
             for base in [url.clone(), format!("http://localhost:{port}/v1"), format!("https://127.0.0.1:{port}/v1")] {
                 let p = AdHoc::new(direct.config(), "aip_test", manifest.clone(), Some(base.clone()), None, None);
-                let req = ChatRequest { model: "m".into(), messages: vec![Message { role: Role::User, content: vec![Block::Text("hi".into())] }], ..ChatRequest::default() };
-                let e = direct.complete(&p, "acct_a", req).await.err().expect("refused");
+                let req = ChatRequest {
+                    model: "m".into(),
+                    messages: vec![Message { role: Role::User, content: vec![Block::Text("hi".into())] }],
+                    ..ChatRequest::default()
+                };
+                let e = direct.complete(&p, "acct_a", req).await.expect_err("refused");
                 assert!(matches!(&e, LlmError::Refused { provider } if provider == "aip_test"), "{base}: {e:?}");
                 assert_eq!(e.to_string(), crate::net::egress::REFUSED);
                 assert!(matches!(direct.models(&p).await, Err(LlmError::Refused { .. })), "{base}");
