@@ -131,10 +131,15 @@ cleanup() { local pid; for pid in "${PIDS[@]}"; do stop_pid "$pid"; done; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# config BIN: the configuration BIN runs with. The generation row's fake upstream and
+# tool listen on loopback, which the egress policy closes to tenants by default: opened
+# for a binary that has the [egress] section (its compiled defaults hold it), left out
+# for an older one, which would refuse the key.
 config() {
     echo "embedder = \"$embedder\""
     printf '[llm]\nmax_retries = 0\n[llm.local]\nenabled = false\n'
     cat bench/evaluation-plan.toml
+    if grep -aq '^\[egress\]$' "$1"; then printf '[egress]\nallow = ["127.0.0.1"]\n'; fi
 }
 
 # serve BIN DIR PORT: the server on CPU 0, one shard; sets $server.
@@ -160,7 +165,7 @@ seed=$TARGET/ab/seed/$embedder-$rev
 if [ ! -f "$seed/ready" ]; then
     log "indexing SciFact with $rev into $seed (once)"
     rm -rf "$seed"; mkdir -p "$seed"
-    config > "$seed/quarry.toml"
+    config "$old_bin" > "$seed/quarry.toml"
     key=$("$old_bin" accounts create --config "$seed/quarry.toml" --data "$seed/data" \
         --email bench@quarry.invalid --plan evaluation | sed -n 's/^api key (shown once): //p')
     [ -n "$key" ] || die "quarry accounts create gave no key"
@@ -181,7 +186,7 @@ mkdir -p "$work"
 for side in old new; do
     mkdir -p "$work/$side"
     cp -a "$seed/data" "$work/$side/data"
-    config > "$work/$side/quarry.toml"
+    if [ "$side" = old ]; then config "$old_bin"; else config "$new_bin"; fi > "$work/$side/quarry.toml"
 done
 # The copies' dirty pages written back now, not under the first round's loads.
 sync

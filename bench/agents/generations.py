@@ -208,10 +208,14 @@ def fsync_floor(directory, n=200):
 
 def start(binary, data, fake_port):
     config = pathlib.Path(data) / "quarry.toml"
+    # The fake upstream (the AI provider and the http tool) listens on loopback, which the
+    # egress policy closes to tenants by default: the operator opens it.
     config.write_text("""[llm]
 max_retries = 0
 [llm.local]
 enabled = false
+[egress]
+allow = ["127.0.0.1"]
 [auth]
 default_plan = "lab"
 [plans.lab]

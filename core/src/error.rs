@@ -158,6 +158,10 @@ codes! {
     MissingToolContextKey => ("missing_tool_context_key", 400),
     ToolCallNotSupported => ("tool_call_not_supported", 422),
     ToolHttpError => ("tool_http_error", 502),
+    // ours: a tenant's tool, MCP server or AI provider points at an address the egress
+    // policy refuses (loopback, private, reserved…; `[egress] allow` opens one). Never
+    // carries a connection's error or a target's answer: nothing was sent.
+    EgressRefused => ("egress_refused", 403),
     PipelineInvalidStep => ("pipeline_invalid_step", 400),
     PipelineStepFailed => ("pipeline_step_failed", 422),
     PipelineDepthExceeded => ("pipeline_depth_exceeded", 422),
@@ -286,6 +290,7 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::MissingToolContextKey => "MISSING_TOOL_CONTEXT_KEY",
         Code::ToolCallNotSupported => "TOOL_CALL_NOT_SUPPORTED",
         Code::ToolHttpError => "TOOL_HTTP_ERROR",
+        Code::EgressRefused => "EGRESS_REFUSED",
         Code::PipelineInvalidStep => "PIPELINE_INVALID_STEP",
         Code::PipelineStepFailed => "PIPELINE_STEP_FAILED",
         Code::PipelineDepthExceeded => "PIPELINE_DEPTH_EXCEEDED",

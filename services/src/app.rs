@@ -70,6 +70,10 @@ pub struct App {
     /// SOAT secrets (sealed values) and tools (definitions, calls).
     pub secrets: Arc<crate::agents::secrets::Secrets>,
     pub tools: Arc<crate::agents::tools::Tools>,
+    /// Where tenants' tools and AI providers may connect (`[egress]`, the local model's
+    /// port and, once bound, the server's own kept closed): the tools and the direct
+    /// provider client judge every connection by it, the providers' writes too.
+    pub egress: Arc<crate::net::egress::Policy>,
     /// What the agents' runs are lent (they never see the app); it also holds the
     /// `/api/v1` AI providers' direct client.
     pub agents: Arc<crate::agents::Service>,
@@ -95,8 +99,9 @@ impl App {
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
         let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
-        let tools = Arc::new(crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone()));
         let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
+        let egress = Arc::new(crate::net::egress::Policy::new(config.egress.allow.clone()).with_local_model(local.as_ref().map(|l| l.port())));
+        let tools = Arc::new(crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone(), egress.clone()));
         let mut llm_config = config.llm.clone();
         llm_config.providers.extend(local.as_ref().and_then(|l| l.provider(&config.llm.catalog)));
         let llm = crate::llm::Llm::start(&llm_config)
@@ -148,7 +153,7 @@ impl App {
             secrets: secrets.clone(),
             config: config.agents.clone(),
             upstream: crate::agents::service::Upstream {
-                direct: Arc::new(crate::llm::Direct::new(&config.llm)),
+                direct: Arc::new(crate::llm::Direct::new(&config.llm, egress.clone())),
                 llm: llm.clone(),
                 local: config.llm.local.clone(),
                 local_ready: local_ready.clone(),
@@ -176,6 +181,7 @@ impl App {
             search,
             secrets,
             tools,
+            egress,
             agents,
             config,
         })

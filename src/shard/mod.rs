@@ -78,6 +78,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         return Err(e);
     }
     drop(_small_pages);
+    // No request is served before the listeners are bound: from the first one, a
+    // tenant's destination is never this server's own port.
+    app.egress.serving_on(addr.port());
     let (coop, refused) = uring::coop_taskrun_rings();
     if refused > 0 {
         tracing::warn!(rings = refused, "this kernel refused IORING_SETUP_COOP_TASKRUN (it needs Linux 5.19): ready sockets interrupt busy shards");

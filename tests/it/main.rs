@@ -10,6 +10,7 @@ mod browser;
 mod collections;
 mod compat;
 mod early_answer;
+mod egress;
 mod embedders;
 mod errors;
 mod evaluate;

@@ -349,3 +349,61 @@ fn a_stream_silent_longer_than_the_header_timeout_is_not_cut() {
     assert_eq!(out.text, "Hello there, slowly.");
     assert_eq!(out.finish, "stop");
 }
+
+/// Issue 34, finding 5: the local model answers a tenant through its own provider
+/// (`local`, whose address the server configures) and never through a `custom` or
+/// `ollama` base_url or a tool aimed at its port, even with loopback opened to
+/// tenants by `[egress] allow`; the server's own port likewise.
+#[test]
+fn a_tenant_reaches_the_local_model_only_through_the_local_provider() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let egress = "[egress]\nallow = [\"127.0.0.0/8\", \"::1\", \"0.0.0.0/8\"]\n[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n";
+    let config = fake_config(&format!("port = {port}\n{egress}"));
+    let s = LocalServer::start(&config, &[]);
+    s.wait_ready(Duration::from_secs(15));
+    let key = s.signup("egress-local@x.org");
+    let auth = format!("Bearer {key}");
+    let send = |method: &str, path: &str, body: Value| {
+        let body = body.to_string();
+        Conn::open(s.addr).send(method, path, &[("authorization", auth.as_str())], Some(body.as_bytes()))
+    };
+    let refused = |r: super::client::Response, what: &str| {
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (403, Some("EGRESS_REFUSED")), "{what}: {}", r.text());
+        assert!(!r.text().contains("\"ok\"") && !r.text().contains("os error"), "{what}: {}", r.text());
+    };
+    // Its own provider: answered.
+    let local = send("POST", "/api/v1/ai-providers", json!({"name": "local", "provider": "local", "default_model": "fake-1b"}));
+    assert_eq!(local.status, 201, "{}", local.text());
+    let agent = json!({"ai_provider_id": local.json()["id"], "name": "a", "instructions": "Answer."});
+    let agent = send("POST", "/api/v1/agents", agent).json()["id"].as_str().unwrap().to_owned();
+    let g = send("POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), json!({"messages": [{"role": "user", "content": "hello"}]}));
+    assert_eq!((g.status, g.json()["output"]["content"].as_str()), (200, Some("ok")), "{}", g.text());
+    // Its port, or the server's, as a tenant's provider or tool: refused, in any spelling.
+    for p in [port, s.addr.port()] {
+        for host in [
+            format!("127.0.0.1:{p}"),
+            format!("localhost:{p}"),
+            format!("127.1:{p}"),
+            format!("[::ffff:127.0.0.1]:{p}"),
+            format!("0.0.0.0:{p}"),
+            format!("[::1]:{p}"),
+        ] {
+            for kind in ["custom", "ollama"] {
+                let r = send(
+                    "POST",
+                    "/api/v1/ai-providers",
+                    json!({"name": "sneaky", "provider": kind, "base_url": format!("http://{host}/v1"), "default_model": "m"}),
+                );
+                refused(r, &format!("a {kind} provider at {host}"));
+            }
+            let sec = send("POST", "/api/v1/secrets", json!({"name": "HOST", "value": host})).json()["id"].as_str().unwrap().to_owned();
+            let tool = send(
+                "POST",
+                "/api/v1/tools",
+                json!({"name": "t", "type": "http", "execute": {"url": format!("http://{{{{secret:{sec}}}}}/v1/models")}}),
+            );
+            assert_eq!(tool.status, 201, "{}", tool.text());
+            refused(send("POST", &format!("/api/v1/tools/{}/call", tool.json()["id"].as_str().unwrap()), json!({})), &format!("a tool at {host}"));
+        }
+    }
+}

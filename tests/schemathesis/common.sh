@@ -31,7 +31,11 @@ trap stop EXIT
 
 # Rates and allowances out of the way: a run sends thousands of requests with one key
 # and signs up from one address; a 429 would leave the operations behind it untested.
+# The seeded AI providers' upstream (seed.upstream()) listens on loopback, which the
+# egress policy closes to tenants by default: opened here as an operator would.
 cat >"$work/quarry.toml" <<'TOML'
+[egress]
+allow = ["127.0.0.0/8", "::1"]
 [auth.signup_per_ip]
 burst = 0
 [plans.scribe]

@@ -410,7 +410,7 @@ function deleteSection(agent) {
 // ---- The playground ----
 
 // What each code of a stream's error frame (`{error, code, type: 'error'}`) answers when not streamed.
-const FRAME_STATUS = { AI_PROVIDER_ERROR: 502, TOOL_HTTP_ERROR: 502, TEXT_ENCODED_TOOL_CALL: 502, OUTPUT_SCHEMA_VALIDATION_FAILED: 502, INTERNAL_ERROR: 500, APPROVAL_EXPIRED: 409 };
+const FRAME_STATUS = { AI_PROVIDER_ERROR: 502, TOOL_HTTP_ERROR: 502, TEXT_ENCODED_TOOL_CALL: 502, OUTPUT_SCHEMA_VALIDATION_FAILED: 502, INTERNAL_ERROR: 500, APPROVAL_EXPIRED: 409, EGRESS_REFUSED: 403 };
 
 async function playgroundPage(id, main) {
   const heading = title('Playground');

@@ -102,6 +102,7 @@ export function explain(err) {
   switch (true) {
     case err.status === 0: return err.message;
     case err.status === 401: return `Your key was not accepted: sign in again with a valid key.${said}`;
+    case err.code === 'EGRESS_REFUSED': return `This server does not connect tenants to that address (loopback, private or reserved); its operator can open it with [egress] allow.${said}`;
     case err.status === 403: return `This key is not allowed to do that.${said}`;
     case err.status === 404: return `That was not found; it may have been deleted, or belong to another account.${said}`;
     case err.status === 409: return `That conflicts with the current state; reload and try again.${said}`;

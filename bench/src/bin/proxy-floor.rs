@@ -71,7 +71,9 @@ fn main() -> Result<()> {
 }
 
 async fn serve(a: Args, http: quarry::config::HttpConfig) -> Result<()> {
-    let transport = Transport::start(&TlsRoots::Bundled, Duration::from_secs(5), Duration::from_secs(60), false)?;
+    // The upstream is the operator's, as the gateway's configured providers are: not judged.
+    let transport =
+        Transport::start(&TlsRoots::Bundled, Duration::from_secs(5), Duration::from_secs(60), false, quarry::net::egress::Trust::Operator)?;
     let manifest = Catalog::load(None)?.get("openai").cloned().context("the shipped openai manifest")?;
     let proxy = Rc::new(Proxy { transport, manifest, retry: RetryPolicy::default(), upstream: a.upstream.trim_end_matches('/').to_owned() });
     let listener = TcpListener::bind(a.listen).map_err(|e| anyhow::anyhow!("binding {}: {e}", a.listen))?;

@@ -4,6 +4,7 @@
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
 mod agents;
+mod egress;
 mod expand;
 mod extract;
 mod install;
@@ -24,6 +25,7 @@ use crate::plans::{Plan, Plans, Rate};
 use raw::{Amount, RawConfig, RawPlan};
 
 pub use agents::AgentsConfig;
+pub use egress::EgressConfig;
 pub use expand::ExpandConfig;
 pub use extract::ExtractConfig;
 pub use layers::{INGEST_KEY_ENV, RESERVED_ENV};
@@ -79,6 +81,8 @@ pub struct Config {
     pub secrets: SecretsConfig,
     /// `[agents]`: generations' pauses and chains.
     pub agents: AgentsConfig,
+    /// `[egress]`: what tenants' requests may reach beyond the public internet.
+    pub egress: EgressConfig,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -326,6 +330,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         expand,
         secrets: secrets::resolve(raw.secrets)?,
         agents: agents::resolve(raw.agents)?,
+        egress: egress::resolve(raw.egress)?,
     })
 }
 

@@ -30,6 +30,7 @@ pub struct RawConfig {
     pub expand: super::expand::RawExpand,
     pub secrets: super::secrets::RawSecrets,
     pub agents: super::agents::RawAgents,
+    pub egress: super::egress::RawEgress,
 }
 
 #[derive(Debug, Deserialize)]

@@ -156,3 +156,17 @@ fn the_loaded_embedders_hold_the_default_once_each() {
     let err = Config::load(None, env(&[("QUARRY_EMBEDDERS", r#"["none", "multilingual-e5-small"]"#)]), &Flags::default()).unwrap_err();
     assert!(matches!(&err, ConfigError::Invalid { key, .. } if key == "embedders"), "{err}");
 }
+
+#[test]
+fn egress_is_closed_by_default_and_allow_rules_are_checked() {
+    assert!(Config::defaults().egress.allow.is_empty(), "nothing beyond the public internet by default");
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    writeln!(f, "[egress]\nallow = [\"10.0.0.5:8000\", \"192.168.0.0/16\"]").unwrap();
+    let c = Config::load(Some(f.path()), env(&[]), &Flags::default()).unwrap();
+    assert_eq!(c.egress.allow.iter().map(|r| r.to_string()).collect::<Vec<_>>(), ["10.0.0.5/32:8000", "192.168.0.0/16"]);
+    let c = Config::load(None, env(&[("QUARRY_EGRESS__ALLOW", r#"["127.0.0.0/8", "::1"]"#)]), &Flags::default()).unwrap();
+    assert_eq!(c.egress.allow.len(), 2, "the environment gives a list as TOML writes it");
+    let err = Config::load(None, env(&[("QUARRY_EGRESS__ALLOW", r#"["10.0.0.5", "vllm.internal:8000"]"#)]), &Flags::default()).unwrap_err();
+    assert!(matches!(&err, ConfigError::Invalid { key, .. } if key == "egress.allow[1]"), "{err}");
+    assert!(err.to_string().contains("names are not accepted"), "{err}");
+}

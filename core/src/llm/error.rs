@@ -156,4 +156,8 @@ pub enum LlmError {
     /// The outbound runtime is gone (shutting down).
     #[error("the outbound runtime is not running")]
     TransportDown,
+    /// A tenant's provider points where the egress policy refuses to connect: nothing
+    /// was sent, and the message says only that (never a connection's error).
+    #[error("{}", crate::net::egress::REFUSED)]
+    Refused { provider: String },
 }

@@ -75,6 +75,11 @@ impl Local {
         })
     }
 
+    /// The loopback port it listens on (kept from tenants by the egress policy).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `local/<name>`.
     pub fn model_id(&self) -> String {
         format!("{PROVIDER}/{}", self.config.name)

@@ -117,7 +117,8 @@ impl Llm {
             .map(|p| (p.id.clone(), Provider::new(c, &p.id, p.manifest.clone(), p.base_url.clone(), p.token.clone(), p.models.clone(), p.timeout)))
             .collect();
         let remote = providers.values().any(|p| !p.base_url.starts_with("http://"));
-        let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, remote)?;
+        // The configuration's providers are the operator's own: not judged by the egress policy.
+        let transport = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, remote, crate::net::egress::Trust::Operator)?;
         Ok(Some(Llm { providers, aliases: c.aliases.clone(), transport, tokens: Arc::default() }))
     }
 
@@ -251,7 +252,8 @@ fn sent(p: &Provider, r: Result<Upstream, SendError>) -> Result<Upstream, LlmErr
     match r {
         Ok(up) => Ok(up),
         Err(SendError::Down) => Err(LlmError::TransportDown),
-        Err(SendError::Failed(Failure { error, unreachable: true, attempts })) => {
+        Err(SendError::Failed(Failure { refused: true, .. })) => Err(LlmError::Refused { provider: p.id.clone() }),
+        Err(SendError::Failed(Failure { error, unreachable: true, attempts, .. })) => {
             Err(LlmError::Unreachable { provider: p.id.clone(), message: error.message, attempts })
         }
         Err(SendError::Failed(Failure { error, attempts, .. })) => Err(LlmError::Provider { provider: p.id.clone(), error, attempts }),

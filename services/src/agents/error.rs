@@ -33,6 +33,11 @@ pub enum SoatError {
     ListingUnsupported(String),
     #[error("{0}")]
     ListingFailed(String),
+    /// An AI provider's `base_url` (or its kind's default) is where the egress policy
+    /// does not let a tenant go: refused on write when it says so as written, else when
+    /// a call connects (then `CallError`'s `LlmError::Refused`).
+    #[error("{}", crate::net::egress::REFUSED)]
+    EgressRefused { base_url: String },
     /// The plan's cap on active keys.
     #[error("This account has {active} active keys and its plan allows {max}; delete one first.")]
     KeyLimitReached { active: u64, max: u64 },
@@ -68,6 +73,7 @@ impl ErrorCode for SoatError {
             SoatError::ListingUnsupported(_) => Code::ModelListingUnsupported,
             SoatError::ListingFailed(_) => Code::ModelListingFailed,
             SoatError::KeyLimitReached { .. } => Code::KeyLimitReached,
+            SoatError::EgressRefused { .. } => Code::EgressRefused,
             SoatError::Store(_) => Code::Internal,
         }
     }
@@ -83,6 +89,7 @@ impl ErrorCode for SoatError {
                 Value::Object(counts.iter().map(|(k, n)| (format!("{k}_count"), Value::from(*n))).collect())
             }
             SoatError::KeyLimitReached { active, max } => json!({"active": active, "max": max}),
+            SoatError::EgressRefused { base_url } => json!({"field": "base_url", "base_url": base_url}),
             _ => return None,
         };
         match v {

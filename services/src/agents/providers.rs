@@ -9,6 +9,12 @@
 //! not do, and are refused. A call builds its provider from the record as it stands
 //! ([`target`] → `llm::AdHoc`), so a record made or changed at run time is used at
 //! once, without a restart.
+//!
+//! Where a provider is (its `base_url`, else its kind's default, `ollama`'s being
+//! `http://localhost:11434`) is a tenant's choice, judged by the egress policy: on
+//! write when the URL says so as written (an address in any spelling, `localhost`),
+//! and at every connect, after resolution, by `llm::Direct`'s transports. `local` is
+//! the one way to the local model: its address is the server's own configuration.
 
 use serde_json::{Map, Value};
 
@@ -20,6 +26,7 @@ use crate::clock::now_rfc3339;
 use crate::ids::random_base62;
 use crate::llm::secret::Secret;
 use crate::llm::{AdHoc, ChatRequest, Completion, ListedModel, LlmError};
+use crate::net::egress::Policy;
 use crate::store::owned::Change;
 use crate::store::{AiProviderRecord, Records};
 
@@ -151,7 +158,7 @@ pub enum Target {
     Local { model: String },
 }
 
-fn check(r: &AiProviderRecord) -> Result<Kind, SoatError> {
+fn check(r: &AiProviderRecord, egress: &Policy) -> Result<Kind, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     let text = |field: &str, v: &str, max: usize| {
         let n = v.trim().chars().count();
@@ -170,6 +177,10 @@ fn check(r: &AiProviderRecord) -> Result<Kind, SoatError> {
         (Some(url), _) => check_url(url)?,
         (None, k) if k.needs_base_url() => return Err(SoatError::invalid("base_url", format!("is required for {} providers.", k.as_str()))),
         (None, _) => {}
+    }
+    let url = r.base_url.as_deref().or(kind.default_base_url());
+    if let Some((url, uri)) = url.and_then(|u| Some((u, u.parse::<hyper::Uri>().ok()?))) {
+        egress.check_url(&uri).map_err(|_| SoatError::EgressRefused { base_url: url.to_owned() })?;
     }
     Ok(kind)
 }
@@ -193,7 +204,8 @@ fn check_url(url: &str) -> Result<(), SoatError> {
     Ok(())
 }
 
-pub fn create(records: &Records, scope: &Scope, new: NewProvider) -> Result<AiProviderRecord, SoatError> {
+/// Stores a new provider; `egress` refuses a `base_url` no tenant may reach.
+pub fn create(records: &Records, egress: &Policy, scope: &Scope, new: NewProvider) -> Result<AiProviderRecord, SoatError> {
     let now = now_rfc3339();
     let record = AiProviderRecord {
         id: format!("aip_{}", random_base62(16)),
@@ -208,7 +220,7 @@ pub fn create(records: &Records, scope: &Scope, new: NewProvider) -> Result<AiPr
         created_at: now.clone(),
         updated_at: now,
     };
-    check(&record)?;
+    check(&record, egress)?;
     records.insert(&record)?;
     Ok(record)
 }
@@ -233,7 +245,7 @@ pub fn in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiProvid
     scope.get::<AiProviderRecord>(records, id)?.filter(|p| p.project_id == scope.project_id).ok_or_else(|| SoatError::not_found("AI provider", id))
 }
 
-pub fn update(records: &Records, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
+pub fn update(records: &Records, egress: &Policy, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
     get(records, scope, id)?;
     let now = now_rfc3339();
     let updated = records.update::<AiProviderRecord, Result<AiProviderRecord, SoatError>>(&scope.account_id, id, |r| {
@@ -252,7 +264,7 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: ProviderPatch) 
         if let Some(c) = patch.config {
             next.config = c;
         }
-        if let Err(e) = check(&next) {
+        if let Err(e) = check(&next, egress) {
             return Change::Keep(Err(e));
         }
         next.updated_at = now;
@@ -374,6 +386,7 @@ impl crate::error::ErrorCode for CallError {
         match self {
             CallError::Provider(e) => e.code(),
             CallError::Llm(LlmError::NotConfigured) => crate::error::Code::LlmNotConfigured,
+            CallError::Llm(LlmError::Refused { .. }) => crate::error::Code::EgressRefused,
             CallError::Llm(_) => crate::error::Code::AiProviderError,
         }
     }
@@ -410,6 +423,7 @@ pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> 
         }
         Target::AdHoc(p) => up.direct.models(&p).await.map_err(|e| match e {
             LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
+            LlmError::Refused { .. } => SoatError::EgressRefused { base_url: p.base_url().to_owned() },
             e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
         }),
     }
@@ -446,8 +460,13 @@ mod tests {
         }
     }
 
+    fn open() -> Policy {
+        Policy::new(vec![crate::net::egress::Rule::parse("127.0.0.0/8").unwrap()])
+    }
+
     #[test]
     fn records_are_checked_for_their_kind() {
+        let check = |r: &AiProviderRecord| check(r, &open());
         assert!(check(&record("openai", None)).is_ok());
         assert!(check(&record("custom", None)).is_err(), "custom needs a base_url");
         assert!(check(&record("custom", Some("http://127.0.0.1:9/v1"))).is_ok());
@@ -462,5 +481,31 @@ mod tests {
         r.secret_id = None;
         r.default_model = " ".into();
         assert!(check(&r).is_err());
+    }
+
+    #[test]
+    fn a_base_url_the_egress_policy_refuses_as_written_is_refused_on_write() {
+        let closed = Policy::new(Vec::new()).with_local_model(Some(18080));
+        for url in [
+            "http://127.0.0.1:9/v1",
+            "http://127.1:9/v1",
+            "https://2130706433/v1",
+            "http://[::ffff:127.0.0.1]/v1",
+            "http://localhost:8000/v1",
+            "http://10.0.0.5:8000/v1",
+            "http://169.254.169.254/",
+        ] {
+            let e = check(&record("custom", Some(url)), &closed).unwrap_err();
+            assert!(matches!(&e, SoatError::EgressRefused { base_url } if base_url == url), "{url}: {e:?}");
+            assert_eq!(crate::error::ErrorCode::code(&e), crate::error::Code::EgressRefused);
+        }
+        assert!(matches!(check(&record("ollama", None), &closed), Err(SoatError::EgressRefused { .. })), "ollama's default is localhost");
+        assert!(check(&record("custom", Some("https://vllm.example/v1")), &closed).is_ok(), "a name is judged at connect time");
+        assert!(check(&record("openai", None), &closed).is_ok() && check(&record("local", None), &closed).is_ok());
+        // Loopback opened, the local model's port stays closed to a tenant's base_url.
+        let open = open().with_local_model(Some(18080));
+        assert!(check(&record("custom", Some("http://127.0.0.1:9/v1")), &open).is_ok());
+        assert!(matches!(check(&record("custom", Some("http://127.0.0.1:18080/v1")), &open), Err(SoatError::EgressRefused { .. })));
+        assert!(matches!(check(&record("ollama", Some("http://localhost:18080/v1")), &open), Err(SoatError::EgressRefused { .. })));
     }
 }

@@ -78,6 +78,9 @@ fn parts(e: &LlmError) -> (Code, Bytes, Option<u64>) {
         LlmError::UnknownModel(_) => plain(Code::ModelNotFound, Some("model")),
         LlmError::InvalidRequest { field, .. } => plain(Code::InvalidLlmRequest, Some(field)),
         LlmError::Unreachable { .. } | LlmError::TransportDown => plain(Code::LlmUnreachable, None),
+        // The gateway's providers are the operator's, which the egress policy does not
+        // judge: never refused. Were one, it is as good as unreachable.
+        LlmError::Refused { .. } => plain(Code::LlmUnreachable, None),
         LlmError::Stream { .. } => plain(Code::LlmError, None),
         LlmError::Provider { provider, error, attempts } => {
             let code = match error.class {

@@ -187,7 +187,8 @@ fn on_agentlex(code: Code) -> bool {
         | InvalidOutputSchema
         | OutputSchemaStreamingUnsupported
         | GenerationInterrupted
-        | ApprovalExpired => false,
+        | ApprovalExpired
+        | EgressRefused => false,
     }
 }
 

@@ -43,6 +43,7 @@ const FAILURE_CODES: &[Code] = &[
     Code::OutputSchemaValidationFailed,
     Code::TextEncodedToolCall,
     Code::ToolHttpError,
+    Code::EgressRefused,
     Code::ToolNotFound,
     Code::GenerationInterrupted,
     Code::ApprovalExpired,
@@ -59,7 +60,8 @@ const FAILURE_CODES: &[Code] = &[
 
 /// A rested generation as the waiting request's answer: 200 with the
 /// `AgentGenerationResponse`, or the error it failed with (502 for a provider's, a
-/// tool's or the output's), its meta naming the generation and trace.
+/// tool's or the output's; 403 for a destination the egress policy refuses), its meta
+/// naming the generation and trace.
 fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
     if g.status() != Status::Failed {
         return Ok(response::json(StatusCode::OK, &g.response()));

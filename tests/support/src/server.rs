@@ -1,7 +1,9 @@
 //! Shared by the tests: `TestServer`, the real binary on a free loopback port with a temporary data directory.
 //!
 //! `TestServer`: the real `quarry` binary on a free loopback port with its own
-//! temporary data directory (kept across restarts), 2 shards unless told otherwise.
+//! temporary data directory (kept across restarts), 2 shards unless told otherwise, and
+//! loopback opened to tenants' tools and AI providers (the fakes listen there; the
+//! product's default refuses it) unless [`Egress::Closed`] is asked for.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -22,7 +24,25 @@ pub struct TestServer {
     embedder: String,
     env: Vec<(String, String)>,
     log: Option<PathBuf>,
+    egress: Egress,
 }
+
+/// What the server's `[egress] allow` opens to tenants' tools and AI providers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Egress {
+    /// Loopback ([`LOOPBACK`]): the tests' fake upstreams and tool targets listen
+    /// there, and the product's default refuses it. Given as `QUARRY_EGRESS__ALLOW`,
+    /// which outranks the config file: a test that writes its own `[egress]` starts
+    /// with [`Egress::Closed`].
+    #[default]
+    Loopback,
+    /// No `allow` but what the test's config writes: the product's default, closed
+    /// to loopback, private and reserved addresses.
+    Closed,
+}
+
+/// What [`Egress::Loopback`] allows, as the environment writes a TOML array.
+pub const LOOPBACK: &str = r#"["127.0.0.0/8", "::1"]"#;
 
 #[derive(Default)]
 pub struct Options {
@@ -38,6 +58,8 @@ pub struct Options {
     /// A file the server's log (stderr) is appended to, across restarts, instead of the
     /// test's own stderr.
     pub log: Option<PathBuf>,
+    /// Loopback open to tenants unless told otherwise.
+    pub egress: Egress,
 }
 
 /// The `quarry` binary the tests drive: `CARGO_BIN_EXE_quarry` when the runner sets it
@@ -94,6 +116,7 @@ impl TestServer {
             embedder,
             env: options.env,
             log: options.log,
+            egress: options.egress,
         };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
@@ -101,7 +124,12 @@ impl TestServer {
 
     fn spawn(&mut self, listen: &str) {
         let config = self.config.as_ref().unwrap().path().to_owned();
-        let mut child = Command::new(bin())
+        let mut command = Command::new(bin());
+        match self.egress {
+            Egress::Loopback => command.env("QUARRY_EGRESS__ALLOW", LOOPBACK),
+            Egress::Closed => command.env_remove("QUARRY_EGRESS__ALLOW"),
+        };
+        let mut child = command
             .args(["serve", "--listen", listen, "--shards", &self.shards.to_string()])
             .arg("--data")
             .arg(&self.data)

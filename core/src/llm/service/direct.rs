@@ -4,7 +4,9 @@
 //! provider from the record as it stands, so a new or changed record is used at once,
 //! without a restart and without registering anything process-wide. The request
 //! mapping, transport, error classes, retries (capped by `[llm]`) and token meters are
-//! the configured providers' own.
+//! the configured providers' own. What an `AdHoc` provider reaches is a tenant's
+//! choice, so both of `Direct`'s transports are [`Trust::Tenant`]: every connection is
+//! judged by the egress policy, after resolution, and kept apart from the operator's.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -22,6 +24,7 @@ use crate::llm::request::ChatRequest;
 use crate::llm::secret::Secret;
 use crate::llm::transport::{Call, Transport};
 use crate::llm::usage::TokenMeters;
+use crate::net::egress::{Policy, Trust};
 
 /// A provider for the calls at hand: never registered, dropped after them.
 pub struct AdHoc(Provider);
@@ -38,6 +41,8 @@ pub struct ListedModel {
 /// thread started on the first such call.
 pub struct Direct {
     config: LlmConfig,
+    /// The tenants' egress policy both transports connect under.
+    trust: Trust,
     native: Transport,
     remote: OnceLock<Result<Transport, String>>,
     /// Tokens by account, as [`crate::llm::Llm::tokens`].
@@ -64,10 +69,13 @@ impl AdHoc {
 }
 
 impl Direct {
-    /// Starts nothing: the `https` thread waits for its first call.
-    pub fn new(c: &LlmConfig) -> Direct {
-        let native = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false).expect("a native-only transport starts no thread");
-        Direct { config: c.clone(), native, remote: OnceLock::new(), tokens: Arc::default() }
+    /// Starts nothing: the `https` thread waits for its first call. Every call goes
+    /// where `egress` lets a tenant go.
+    pub fn new(c: &LlmConfig, egress: Arc<Policy>) -> Direct {
+        let trust = Trust::Tenant(egress);
+        let native = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false, trust.clone())
+            .expect("a native-only transport starts no thread");
+        Direct { config: c.clone(), trust, native, remote: OnceLock::new(), tokens: Arc::default() }
     }
 
     /// The `[llm]` settings providers are built with ([`AdHoc::new`]).
@@ -80,7 +88,9 @@ impl Direct {
             return Ok(&self.native);
         }
         let c = &self.config;
-        let remote = self.remote.get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true).map_err(|e| e.to_string()));
+        let remote = self
+            .remote
+            .get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true, self.trust.clone()).map_err(|e| e.to_string()));
         remote.as_ref().map_err(|message| LlmError::Unreachable { provider: p.id.clone(), message: message.clone(), attempts: 0 })
     }
 

@@ -12,9 +12,15 @@
 //! Both run the same attempt loop ([`attempts`]): send, classify a failure, retry per
 //! policy with backoff, jitter and `Retry-After`. Dropping the caller's future cancels
 //! the call: the attempt or body read in progress is dropped and its connection closed.
+//!
+//! A transport is made for one [`Trust`]: the operator's configured providers, or the
+//! destinations tenants supply (`/api/v1` AI providers), which both paths check against
+//! the egress policy at every connect, after resolution ([`pool`], [`guarded`]), and
+//! never put on a connection made for the other.
 
 mod body;
 pub mod dns;
+pub mod guarded;
 mod native;
 pub mod pool;
 pub mod remote;
@@ -36,6 +42,7 @@ use super::config::TlsRoots;
 use super::error::{ErrorClass, ProviderError};
 use super::manifest::Manifest;
 use super::retry::{random, RetryPolicy};
+use crate::net::egress::{Trust, REFUSED};
 
 /// One call to make; borrowed from its provider for the native path.
 pub struct Call<'a> {
@@ -62,6 +69,9 @@ pub struct Failure {
     pub error: ProviderError,
     /// No HTTP answer at all (connect, TLS, reset, timeout before the head).
     pub unreachable: bool,
+    /// Not attempted: the egress policy refuses the destination (its text is
+    /// [`REFUSED`], never a connection's error).
+    pub refused: bool,
     pub attempts: u32,
 }
 
@@ -110,13 +120,19 @@ impl Failure {
     }
 
     fn unreachable(class: ErrorClass, message: String) -> Failure {
-        Failure { error: ProviderError::new(class, message), unreachable: true, attempts: 0 }
+        Failure { error: ProviderError::new(class, message), unreachable: true, refused: false, attempts: 0 }
+    }
+
+    /// The destination is refused by the egress policy: not retried (permission denied),
+    /// and it says only that.
+    fn refused() -> Failure {
+        Failure { error: ProviderError::new(ErrorClass::PermissionDenied, REFUSED), unreachable: true, refused: true, attempts: 0 }
     }
 
     /// A non-2xx answer, classified by the manifest.
     fn rejected(manifest: &Manifest, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Failure {
         let retry_after = headers.get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        Failure { error: manifest.classification.classify(status.as_u16(), body, retry_after), unreachable: false, attempts: 0 }
+        Failure { error: manifest.classification.classify(status.as_u16(), body, retry_after), unreachable: false, refused: false, attempts: 0 }
     }
 }
 
@@ -131,12 +147,20 @@ pub struct Transport {
     /// Started only when a provider needs it (a scheme other than `http`).
     remote: Option<remote::Remote>,
     native: native::Settings,
+    /// Whose destinations it calls: the operator's, or tenants' (judged at connect).
+    trust: Trust,
 }
 
 impl Transport {
-    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration, remote: bool) -> Result<Transport, TransportError> {
-        let remote = remote.then(|| remote::Remote::start(roots, connect_timeout, read_timeout)).transpose()?;
-        Ok(Transport { remote, native: native::Settings { connect_timeout, read_timeout } })
+    pub fn start(
+        roots: &TlsRoots,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+        remote: bool,
+        trust: Trust,
+    ) -> Result<Transport, TransportError> {
+        let remote = remote.then(|| remote::Remote::start(roots, connect_timeout, read_timeout, trust.clone())).transpose()?;
+        Ok(Transport { remote, native: native::Settings { connect_timeout, read_timeout }, trust })
     }
 
     /// Whether `uri` is served on the calling shard.
@@ -151,7 +175,7 @@ impl Transport {
     pub async fn send(&self, call: Call<'_>) -> Result<Upstream, SendError> {
         // The scrubber is built only for a failure: a call that answers pays nothing.
         if Transport::is_native(&call.uri) {
-            return native::send(&self.native, &call).await.map_err(|f| SendError::Failed(f.scrubbed(&credentials(&call))));
+            return native::send(&self.native, &self.trust, &call).await.map_err(|f| SendError::Failed(f.scrubbed(&credentials(&call))));
         }
         let Some(remote) = &self.remote else { return Err(SendError::Down) };
         // The call moves to the outbound thread: its credentials are noted first (a few

@@ -13,9 +13,10 @@ use hyper::body::{Body as _, Incoming};
 use hyper::header::HOST;
 use hyper::{Request, Response, Uri};
 
-use super::pool::{Lease, Pool, Target};
+use super::pool::{ConnectError, Lease, Pool, Target};
 use super::{attempts, describe, Body, Call, Failure, Upstream};
 use crate::llm::error::ErrorClass;
+use crate::net::egress::Trust;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -24,9 +25,10 @@ pub struct Settings {
     pub read_timeout: Duration,
 }
 
-/// Makes `call` with its retries on this shard's pool.
-pub async fn send(s: &Settings, call: &Call<'_>) -> Result<Upstream, Failure> {
-    let (target, path) = split(&call.uri).ok_or_else(|| Failure::unreachable(ErrorClass::InvalidRequest, "the provider URL has no host".into()))?;
+/// Makes `call` with its retries on this shard's pool, connecting where `trust` allows.
+pub async fn send(s: &Settings, trust: &Trust, call: &Call<'_>) -> Result<Upstream, Failure> {
+    let (target, path) =
+        split(&call.uri, trust).ok_or_else(|| Failure::unreachable(ErrorClass::InvalidRequest, "the provider URL has no host".into()))?;
     let pool = Pool::local(s.connect_timeout);
     let once = || once(&pool, s, call, &target, &path);
     let (up, attempts) = attempts(&call.manifest.id, call.retry, once, glommio::timer::sleep).await?;
@@ -34,10 +36,10 @@ pub async fn send(s: &Settings, call: &Call<'_>) -> Result<Upstream, Failure> {
 }
 
 /// The target and the origin-form URI (`/path?query`) an HTTP/1.1 request carries.
-fn split(uri: &Uri) -> Option<(Target<'_>, Uri)> {
+fn split<'a>(uri: &'a Uri, trust: &'a Trust) -> Option<(Target<'a>, Uri)> {
     let authority = uri.authority()?.as_str();
     let authority = authority.rsplit('@').next().unwrap_or(authority);
-    let target = Target { authority, host: uri.host()?, port: uri.port_u16().unwrap_or(80) };
+    let target = Target { authority, host: uri.host()?, port: uri.port_u16().unwrap_or(80), trust };
     let path = uri.path_and_query().cloned().map_or_else(|| Uri::from_static("/"), Uri::from);
     Some((target, path))
 }
@@ -67,7 +69,10 @@ async fn once(pool: &Rc<Pool>, s: &Settings, call: &Call<'_>, target: &Target<'_
 /// upstream closed meanwhile (the request never went, or the connection ended before
 /// any answer) costs a fresh connection, not the call.
 async fn exchange(pool: &Rc<Pool>, call: &Call<'_>, target: &Target<'_>, path: &Uri) -> Result<(Lease, Response<Incoming>), Failure> {
-    let unreachable = |e: io::Error| Failure::unreachable(ErrorClass::ServerError, format!("connecting to {}: {e}", target.authority));
+    let unreachable = |e: ConnectError| match e {
+        ConnectError::Refused(_) => Failure::refused(),
+        ConnectError::Io(e) => Failure::unreachable(ErrorClass::ServerError, format!("connecting to {}: {e}", target.authority)),
+    };
     let mut lease = pool.checkout(target).await.map_err(unreachable)?;
     loop {
         match lease.sender.try_send_request(request(call, path, &lease)).await {

@@ -3,7 +3,9 @@
 //! outbound tokio runtime ([`crate::net::outbound`], which the agents' `https://` tools
 //! share). glommio's streams are `!Send`, so a shard spawns its [`Job`] there and gets
 //! the answer back over a channel; tokio's channels wake any executor. DNS runs on
-//! tokio's blocking pool, never on a shard.
+//! tokio's blocking pool, never on a shard. The connector is [`Guarded`]: a client
+//! made for tenants' destinations connects only where the egress policy allows, and
+//! its pool holds only such connections.
 //!
 //! The job runs the whole attempt loop here, so a shard waits on one answer. A
 //! dropped receiver (the caller went away) cancels the call: the attempt or the body
@@ -21,13 +23,15 @@ use hyper_util::rt::TokioExecutor;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
+use super::guarded::{Guarded, Written};
 use super::{attempts, describe, Body, Call, Failure, SendError, Upstream};
 use crate::llm::config::TlsRoots;
 use crate::llm::error::ErrorClass;
 use crate::llm::manifest::Manifest;
 use crate::llm::retry::RetryPolicy;
+use crate::net::egress::{self, Trust};
 
-pub type HttpsClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub type HttpsClient = Client<Written<hyper_rustls::HttpsConnector<Guarded>>, Full<Bytes>>;
 
 /// One call to make, owned for the trip to the outbound runtime, and where to answer.
 struct Job {
@@ -58,11 +62,11 @@ pub enum TransportError {
 
 impl Remote {
     /// A client with these roots and timeouts on the outbound runtime (started here if
-    /// it is not yet).
-    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration) -> Result<Remote, TransportError> {
+    /// it is not yet), connecting where `trust` allows.
+    pub fn start(roots: &TlsRoots, connect_timeout: Duration, read_timeout: Duration, trust: Trust) -> Result<Remote, TransportError> {
         let tls = tls_config(roots)?;
         let runtime = crate::net::outbound::runtime().map_err(TransportError::Runtime)?;
-        Ok(Remote { runtime, client: client(runtime, tls, connect_timeout), read_timeout })
+        Ok(Remote { runtime, client: client(runtime, tls, connect_timeout, trust), read_timeout })
     }
 
     /// Sends `call` to the outbound runtime and waits for its answer.
@@ -114,16 +118,22 @@ pub fn tls_config(roots: &TlsRoots) -> Result<rustls::ClientConfig, TransportErr
         .with_no_client_auth())
 }
 
-/// A pooled https client whose connections live on `runtime`.
-pub fn client(runtime: &Handle, tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpsClient {
+/// A pooled https client whose connections live on `runtime` and go where `trust`
+/// allows (its pool is its own: a tenant's client never reuses an operator's connection).
+pub fn client(runtime: &Handle, tls: rustls::ClientConfig, connect_timeout: Duration, trust: Trust) -> HttpsClient {
     let _inside = runtime.enter();
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.enforce_http(false);
     http.set_connect_timeout(Some(connect_timeout));
     http.set_keepalive(Some(Duration::from_secs(60)));
-    let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().enable_http2().wrap_connector(http);
-    Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(90)).pool_max_idle_per_host(1024).build(https)
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(Guarded::new(http, trust.clone()));
+    Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(90)).pool_max_idle_per_host(1024).build(Written::new(https, trust))
 }
 
 async fn run(client: HttpsClient, job: Job, read_timeout: Duration) {
@@ -159,6 +169,7 @@ async fn once(client: &HttpsClient, job: &Owned, read_timeout: Duration) -> Resu
     let unreachable = Failure::unreachable;
     let resp = match tokio::time::timeout(job.timeout, client.request(req)).await {
         Err(_) => return Err(unreachable(ErrorClass::Timeout, format!("no answer within {:?}", job.timeout))),
+        Ok(Err(e)) if egress::refusal_in(&e).is_some() => return Err(Failure::refused()),
         Ok(Err(e)) => return Err(unreachable(ErrorClass::ServerError, describe(&e))),
         Ok(Ok(r)) => r,
     };

@@ -1,6 +1,7 @@
 //! The shard-local pool against a fake upstream on loopback: keep-alive reuse, an
-//! upstream that closes idle connections, cancellation, and `localhost` resolved off
-//! the shard.
+//! upstream that closes idle connections, cancellation, `localhost` resolved off the
+//! shard; and a tenant's calls under the egress policy on both paths: refused before
+//! any connection, and never on a connection made for the operator.
 
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -14,9 +15,11 @@ use glommio::{LocalExecutorBuilder, Placement};
 use hyper::{HeaderMap, Method};
 
 use super::native::{self, Settings};
-use super::{Body, Call, Failure, Upstream};
+use super::{Body, Call, Failure, SendError, Transport, Upstream};
+use crate::llm::config::TlsRoots;
 use crate::llm::manifest::Catalog;
 use crate::llm::retry::RetryPolicy;
+use crate::net::egress::{Policy, Rule, Trust, REFUSED};
 
 const ANSWER: &[u8] = br#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
 
@@ -121,18 +124,29 @@ where
 const SETTINGS: Settings = Settings { connect_timeout: Duration::from_secs(2), read_timeout: Duration::from_secs(2) };
 
 async fn call(url: &str) -> Result<Upstream, Failure> {
+    call_as(url, &Trust::Operator).await
+}
+
+async fn call_as(url: &str, trust: &Trust) -> Result<Upstream, Failure> {
     let manifest = Catalog::load(None).unwrap().get("openai").unwrap().clone();
     let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
-    let call = Call {
-        manifest: &manifest,
-        retry: &retry,
+    native::send(&SETTINGS, trust, &chat(&manifest, &retry, url)).await
+}
+
+fn chat<'a>(manifest: &'a std::sync::Arc<crate::llm::manifest::Manifest>, retry: &'a RetryPolicy, url: &str) -> Call<'a> {
+    Call {
+        manifest,
+        retry,
         method: Method::POST,
         uri: url.parse().unwrap(),
         headers: HeaderMap::new(),
         body: Bytes::from_static(b"{\"model\":\"m\"}"),
         timeout: Duration::from_secs(2),
-    };
-    native::send(&SETTINGS, &call).await
+    }
+}
+
+fn tenant(allow: &[String]) -> Trust {
+    Trust::Tenant(std::sync::Arc::new(Policy::new(allow.iter().map(|r| Rule::parse(r).unwrap()).collect())))
 }
 
 async fn read_all(body: &mut Body) -> Vec<u8> {
@@ -166,7 +180,7 @@ fn sequential_calls_share_one_kept_alive_connection() {
         }
         assert_eq!(seen.requests.load(Ordering::SeqCst), 10);
         assert_eq!(seen.connections.load(Ordering::SeqCst), 1, "one connection for 10 sequential calls");
-        assert_eq!(super::pool::Pool::local(SETTINGS.connect_timeout).idle_count(&addr.to_string()), 1);
+        assert_eq!(super::pool::Pool::local(SETTINGS.connect_timeout).idle_count(false, &addr.to_string()), 1);
     });
 }
 
@@ -206,7 +220,7 @@ fn dropping_a_call_closes_its_upstream_connection() {
         assert!(up.body.next().await.unwrap().is_ok());
         drop(up);
         wait_for(&seen.client_left).await;
-        assert_eq!(super::pool::Pool::local(SETTINGS.connect_timeout).idle_count(&addr.to_string()), 0);
+        assert_eq!(super::pool::Pool::local(SETTINGS.connect_timeout).idle_count(false, &addr.to_string()), 0);
     });
     let (addr, seen) = upstream(Mode::Silent);
     on_shard(move || async move {
@@ -232,6 +246,83 @@ fn localhost_is_resolved_off_the_shard_and_called() {
         let url = format!("http://localhost:{}/v1/chat/completions", addr.port());
         assert_eq!(complete(&url).await, ANSWER);
         assert_eq!(complete(&url).await, ANSWER);
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn a_tenants_call_to_loopback_is_refused_before_any_connection() {
+    let (addr, seen) = upstream(Mode::KeepAlive);
+    on_shard(move || async move {
+        let p = addr.port();
+        let closed = tenant(&[]);
+        for host in [
+            format!("127.0.0.1:{p}"),
+            format!("localhost:{p}"),
+            format!("127.1:{p}"),
+            format!("2130706433:{p}"),
+            format!("0.0.0.0:{p}"),
+            format!("[::ffff:127.0.0.1]:{p}"),
+        ] {
+            let f = call_as(&format!("http://{host}/v1/chat/completions"), &closed).await.err().unwrap_or_else(|| panic!("{host} was called"));
+            assert!(f.refused && f.unreachable, "{host}: {f:?}");
+            assert_eq!((f.error.message.as_str(), f.attempts), (REFUSED, 1), "{host}: one message, no retry");
+        }
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 0, "a refused address is never connected to");
+        // Opened by the operator, the same address is called.
+        assert_eq!(
+            read_all(&mut call_as(&format!("http://127.0.0.1:{p}/v1/chat/completions"), &tenant(&[format!("127.0.0.1:{p}")])).await.unwrap().body)
+                .await,
+            ANSWER
+        );
+    });
+}
+
+#[test]
+fn an_operators_kept_alive_connection_is_never_lent_to_a_tenants_call() {
+    let (addr, seen) = upstream(Mode::KeepAlive);
+    on_shard(move || async move {
+        let url = format!("http://{addr}/v1/chat/completions");
+        assert_eq!(complete(&url).await, ANSWER);
+        let pool = super::pool::Pool::local(SETTINGS.connect_timeout);
+        assert_eq!((pool.idle_count(false, &addr.to_string()), pool.idle_count(true, &addr.to_string())), (1, 0));
+        // An idle connection to the same host:port is there, made for the operator: a
+        // tenant's call is judged all the same, and refused.
+        let f = call_as(&url, &tenant(&[])).await.err().expect("refused");
+        assert!(f.refused, "{f:?}");
+        assert_eq!(seen.requests.load(Ordering::SeqCst), 1, "the operator's connection carried nothing for the tenant");
+        // Allowed, the tenant's call gets a connection of its own, kept apart.
+        let allowed = tenant(&[addr.to_string()]);
+        assert_eq!(read_all(&mut call_as(&url, &allowed).await.unwrap().body).await, ANSWER);
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
+        assert_eq!((pool.idle_count(false, &addr.to_string()), pool.idle_count(true, &addr.to_string())), (1, 1));
+    });
+}
+
+#[test]
+fn a_tenants_https_call_to_loopback_is_refused_before_any_connection() {
+    let (addr, seen) = upstream(Mode::KeepAlive);
+    on_shard(move || async move {
+        let manifest = Catalog::load(None).unwrap().get("openai").unwrap().clone();
+        let retry = RetryPolicy { max_retries: 0, ..RetryPolicy::default() };
+        let remote = Transport::start(&TlsRoots::Bundled, Duration::from_secs(2), Duration::from_secs(2), true, tenant(&[])).unwrap();
+        let p = addr.port();
+        for host in
+            [format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("127.1:{p}"), format!("[::ffff:127.0.0.1]:{p}"), format!("0.0.0.0:{p}")]
+        {
+            match remote.send(chat(&manifest, &retry, &format!("https://{host}/v1/chat/completions"))).await {
+                Err(SendError::Failed(f)) => {
+                    assert!(f.refused, "{host}: {f:?}");
+                    assert_eq!(f.error.message, REFUSED, "{host}");
+                }
+                Err(SendError::Down) => panic!("the outbound runtime is down"),
+                Ok(_) => panic!("{host} answered"),
+            }
+        }
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 0, "a refused address is never connected to");
+        // The operator's client connects (the TLS handshake then fails on plain HTTP).
+        let operator = Transport::start(&TlsRoots::Bundled, Duration::from_secs(2), Duration::from_secs(2), true, Trust::Operator).unwrap();
+        let _ = operator.send(chat(&manifest, &retry, &format!("https://127.0.0.1:{p}/v1/chat/completions"))).await;
         assert_eq!(seen.connections.load(Ordering::SeqCst), 1);
     });
 }

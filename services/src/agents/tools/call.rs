@@ -10,7 +10,7 @@ use hyper::{HeaderMap, Method, Uri};
 use serde_json::{json, Map, Value};
 
 use super::def::{Kind, ToolDef, SEARCH_ACTION, WRITE_MEMORY_ACTION};
-use super::outbound::{self, Outbound, Timeouts};
+use super::outbound::{self, Outbound, OutboundError, Timeouts};
 use super::template::{tokens, Token};
 use super::{logic, schema, ToolError, Tools};
 use crate::agents::Project;
@@ -120,7 +120,10 @@ impl Tools {
         }
         let req = Outbound { method: Method::from_bytes(method.as_bytes()).expect("checked on write"), uri, headers, body };
         let scrubber = scrubber(&revealed);
-        let answer = outbound::send(req, env.timeouts, &self.remote).await.map_err(|e| fail(scrubber.scrub(&e.to_string()), None, String::new()))?;
+        let answer = outbound::send(req, env.timeouts, &self.remote, &self.trust).await.map_err(|e| match e {
+            OutboundError::Refused => ToolError::Refused { url: shown_url.clone(), method: method.clone() },
+            e => fail(scrubber.scrub(&e.to_string()), None, String::new()),
+        })?;
         let text = scrubber.scrub(&String::from_utf8_lossy(&answer.body));
         if !answer.status.is_success() {
             let status = answer.status.as_u16();

@@ -14,7 +14,7 @@ use hyper::{HeaderMap, Method, Uri};
 use serde_json::{json, Value};
 
 use super::call::{scrubber, Env, Exec};
-use super::outbound::{self, Outbound};
+use super::outbound::{self, Outbound, OutboundError};
 use super::{ToolError, Tools};
 use crate::scrub::Scrubber;
 
@@ -64,8 +64,10 @@ impl Session<'_> {
 
     async fn post(&mut self, message: &Value) -> Result<(u16, HeaderMap, Bytes), ToolError> {
         let req = Outbound { method: Method::POST, uri: self.uri.clone(), headers: self.headers.clone(), body: Bytes::from(message.to_string()) };
-        let a =
-            outbound::send(req, self.env.timeouts, &self.tools.remote).await.map_err(|e| self.fail(self.scrubber.scrub(&e.to_string()), None, ""))?;
+        let a = outbound::send(req, self.env.timeouts, &self.tools.remote, &self.tools.trust).await.map_err(|e| match e {
+            OutboundError::Refused => ToolError::Refused { url: self.shown_url.to_owned(), method: "POST".into() },
+            e => self.fail(self.scrubber.scrub(&e.to_string()), None, ""),
+        })?;
         if let Some(id) = a.headers.get(SESSION) {
             self.headers.insert(HeaderName::from_static(SESSION), id.clone());
         }

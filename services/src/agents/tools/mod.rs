@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::secrets::{SecretError, Secrets};
 use super::{Project, Scope};
 use crate::error::{Code, ErrorCode};
+use crate::net::egress::{Policy, Trust};
 use crate::store::owned::Change;
 use crate::store::{Records, StoreError, ToolRecord};
 pub use call::{CallInput, Env};
@@ -62,6 +63,11 @@ pub enum ToolError {
     Depth(usize),
     #[error("{message}")]
     Http { message: String, status: Option<u16>, body: String, url: String, method: String },
+    /// The tool's target is where the egress policy does not let a tenant go: on write
+    /// when its URL says so as written, else at connect, after resolution. Nothing was
+    /// sent; `url` is the definition's, as the tenant wrote it.
+    #[error("{}", crate::net::egress::REFUSED)]
+    Refused { url: String, method: String },
     #[error(transparent)]
     Search(#[from] crate::search::SearchError),
     #[error(transparent)]
@@ -85,6 +91,7 @@ impl ErrorCode for ToolError {
             ToolError::StepFailed { .. } => Code::PipelineStepFailed,
             ToolError::Depth(_) => Code::PipelineDepthExceeded,
             ToolError::Http { .. } => Code::ToolHttpError,
+            ToolError::Refused { .. } => Code::EgressRefused,
             ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::SoatValidation,
             ToolError::Search(e) => e.code(),
             ToolError::Store(_) => Code::Internal,
@@ -99,6 +106,9 @@ impl ErrorCode for ToolError {
                 ("tool_url".to_owned(), Value::from(url.as_str())),
                 ("tool_method".to_owned(), Value::from(method.as_str())),
             ])),
+            ToolError::Refused { url, method } => {
+                Some(Map::from_iter([("tool_url".to_owned(), Value::from(url.as_str())), ("tool_method".to_owned(), Value::from(method.as_str()))]))
+            }
             ToolError::NotImplemented(what) => Some(Map::from_iter([("not_implemented".to_owned(), Value::from(what.as_str()))])),
             ToolError::StepFailed { step, source } => {
                 let mut m = source.meta().unwrap_or_default();
@@ -136,12 +146,16 @@ pub struct Tools {
     secrets: Arc<Secrets>,
     /// The `https://` client, started on the first call that needs it.
     remote: remote::Remote,
+    /// A tool's target is a tenant's destination: judged by the egress policy.
+    trust: Trust,
 }
 
 impl Tools {
-    /// `roots`: the TLS roots `https://` targets are checked against (`llm.tls_roots`).
-    pub fn new(records: Arc<Records>, secrets: Arc<Secrets>, roots: crate::llm::config::TlsRoots) -> Tools {
-        Tools { records, secrets, remote: remote::Remote::new(roots) }
+    /// `roots`: the TLS roots `https://` targets are checked against (`llm.tls_roots`);
+    /// `egress`: where tenants' requests may go.
+    pub fn new(records: Arc<Records>, secrets: Arc<Secrets>, roots: crate::llm::config::TlsRoots, egress: Arc<Policy>) -> Tools {
+        let trust = Trust::Tenant(egress);
+        Tools { records, secrets, remote: remote::Remote::new(roots, trust.clone()), trust }
     }
 
     pub fn secrets(&self) -> &Arc<Secrets> {
@@ -158,6 +172,7 @@ impl Tools {
 
     fn check(&self, p: Project<'_>, d: &ToolDef) -> Result<(), ToolError> {
         def::check(d)?;
+        self.check_destinations(d)?;
         for id in template::secret_refs(d) {
             if !self.secrets.exists(p, &id)? {
                 return Err(SecretError::Unknown(id).into());
@@ -177,6 +192,20 @@ impl Tools {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a definition whose target the egress policy refuses as written (an
+    /// address in any spelling, `localhost`), its pipeline's inline tools' too. A
+    /// host behind a `{{secret:…}}` or a `{param}` is judged when it is called.
+    fn check_destinations(&self, d: &ToolDef) -> Result<(), ToolError> {
+        let targets =
+            d.execute.as_ref().map(|e| (e.url.as_str(), e.method())).into_iter().chain(d.mcp.as_ref().map(|m| (m.url.as_str(), "POST".to_owned())));
+        for (url, method) in targets {
+            if let Some(uri) = written_origin(url) {
+                self.trust.check_url(&uri).map_err(|_| ToolError::Refused { url: url.to_owned(), method })?;
+            }
+        }
+        d.pipeline.iter().flat_map(|p| p.steps.iter()).filter_map(|s| s.tool.as_deref()).try_for_each(|t| self.check_destinations(t))
     }
 
     /// Stores a new tool in the scope's project from a `CreateToolRequest` body
@@ -272,6 +301,17 @@ impl Tools {
 }
 
 crate::agents::scope::in_project!(ToolRecord);
+
+/// `scheme://authority/` of a tool's URL when its authority holds no template (a
+/// `{param}` path or a `{{secret:…}}` query do not matter: only the host is judged).
+fn written_origin(url: &str) -> Option<hyper::Uri> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.contains('{') {
+        return None;
+    }
+    format!("{scheme}://{authority}/").parse().ok()
+}
 
 fn parsed(record: ToolRecord) -> Result<Tool, ToolError> {
     let def: ToolDef = serde_json::from_value(record.def.clone())

@@ -3,7 +3,11 @@
 //! hyper's HTTP/1.1 client over glommio streams), with glommio timers for the answer
 //! and the body, the body capped; `https://` ones through [`super::remote`]. One attempt: a tool call is not retried behind the caller's
 //! back (it may not be idempotent), except on a kept-alive connection the target had
-//! already closed, where the request never left.
+//! already closed, where the request never left. A tool's target is a tenant's
+//! destination: both paths connect only where the egress policy allows
+//! ([`crate::net::egress`]), judged after resolution; a refusal is
+//! [`OutboundError::Refused`], which says nothing of the target. No redirect is
+//! followed (a 3xx is the tool's answer), so a call is one destination.
 
 use std::future::Future;
 use std::time::Duration;
@@ -13,7 +17,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::HOST;
 use hyper::{HeaderMap, Method, Request, StatusCode, Uri};
 
-use crate::llm::transport::pool::{Pool, Target};
+use crate::llm::transport::pool::{ConnectError, Pool, Target};
+use crate::net::egress::Trust;
 
 /// The most of a target's answer read.
 pub const MAX_ANSWER_BYTES: usize = 4 << 20;
@@ -56,21 +61,26 @@ pub enum OutboundError {
     Timeout(String, Duration),
     #[error("the answer from {target} failed: {message}")]
     Answer { target: String, message: String },
+    /// The egress policy refuses the destination: nothing was sent.
+    #[error("{}", crate::net::egress::REFUSED)]
+    Refused,
 }
 
-/// Sends `req` and reads the whole answer. Must run on a shard (a glommio executor).
-pub async fn send(req: Outbound, t: Timeouts, remote: &super::remote::Remote) -> Result<Answer, OutboundError> {
+/// Sends `req` and reads the whole answer, connecting where `trust` allows. Must run
+/// on a shard (a glommio executor).
+pub async fn send(req: Outbound, t: Timeouts, remote: &super::remote::Remote, trust: &Trust) -> Result<Answer, OutboundError> {
     match req.uri.scheme_str().unwrap_or("") {
-        "http" => native(req, t).await,
+        "http" => native(req, t, trust).await,
         "https" => remote.send(req, t).await,
         other => Err(OutboundError::Scheme(format!("{other}://"))),
     }
 }
 
-async fn native(req: Outbound, t: Timeouts) -> Result<Answer, OutboundError> {
+async fn native(req: Outbound, t: Timeouts, trust: &Trust) -> Result<Answer, OutboundError> {
     let authority = req.uri.authority().ok_or(OutboundError::NoHost)?.as_str();
     let authority = authority.rsplit('@').next().unwrap_or(authority).to_owned();
-    let target = Target { authority: &authority, host: req.uri.host().ok_or(OutboundError::NoHost)?, port: req.uri.port_u16().unwrap_or(80) };
+    let host = req.uri.host().ok_or(OutboundError::NoHost)?;
+    let target = Target { authority: &authority, host, port: req.uri.port_u16().unwrap_or(80), trust };
     let path = req.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     within(t.answer, exchange(&req, &target, &path, t)).await.ok_or_else(|| OutboundError::Timeout(authority.clone(), t.answer))?
 }
@@ -84,7 +94,10 @@ async fn within<F: Future>(d: Duration, f: F) -> Option<F::Output> {
 }
 
 async fn exchange(req: &Outbound, target: &Target<'_>, path: &str, t: Timeouts) -> Result<Answer, OutboundError> {
-    let connect_err = |e: std::io::Error| OutboundError::Connect { target: target.authority.to_owned(), message: e.to_string() };
+    let connect_err = |e: ConnectError| match e {
+        ConnectError::Refused(_) => OutboundError::Refused,
+        ConnectError::Io(e) => OutboundError::Connect { target: target.authority.to_owned(), message: e.to_string() },
+    };
     let answer_err = |e: String| OutboundError::Answer { target: target.authority.to_owned(), message: e };
     let pool = Pool::local(t.connect);
     let mut lease = pool.checkout(target).await.map_err(connect_err)?;

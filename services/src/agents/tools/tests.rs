@@ -9,7 +9,7 @@ use crate::agents::scope::testing::{a, others};
 fn service(dir: &std::path::Path) -> Tools {
     let records = Arc::new(Records::open(dir).unwrap());
     let secrets = Arc::new(Secrets::open(&SecretsConfig { key: None }, dir, records.clone()).unwrap());
-    Tools::new(records, secrets, crate::llm::config::TlsRoots::Bundled)
+    Tools::new(records, secrets, crate::llm::config::TlsRoots::Bundled, Arc::new(crate::net::egress::Policy::new(Vec::new())))
 }
 
 fn weather() -> Value {
@@ -120,4 +120,34 @@ fn pipeline_steps_are_checked_against_the_project() {
     assert!(pipeline_step(t.create(&a(), pipe(json!([step("a", &client, json!({}))])))));
     assert!(pipeline_step(t.create(&others()[0], pipe(json!([step("a", &calc, json!({}))])))), "another project's tool");
     assert!(pipeline_step(t.create(&a(), pipe(json!([{"id": "a", "tool": {"name": "x", "type": "pipeline"}}])))));
+}
+
+#[test]
+fn a_target_the_egress_policy_refuses_as_written_is_refused_on_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = service(dir.path());
+    let http = |url: &str| json!({"name": "h", "type": "http", "execute": {"url": url}});
+    let mcp = |url: &str| json!({"name": "m", "type": "mcp", "mcp": {"url": url}});
+    for url in [
+        "http://127.0.0.1:9/x",
+        "http://127.1/users/{id}",
+        "https://2130706433/",
+        "http://[::ffff:127.0.0.1]:80/",
+        "http://localhost:11434/v1",
+        "http://169.254.169.254/latest/meta-data?x={q}",
+        "http://10.0.0.5:8000/v1/{{secret:sec_k}}",
+    ] {
+        for body in [http(url), mcp(url)] {
+            let e = t.create(&a(), body).map(|_| ()).unwrap_err();
+            assert!(matches!(&e, ToolError::Refused { url: u, .. } if u == url), "{url}: {e:?}");
+            assert_eq!(e.code(), Code::EgressRefused);
+            assert_eq!(e.meta().unwrap()["tool_url"], url);
+        }
+    }
+    let inline = json!({"name": "p", "type": "pipeline", "pipeline": {"steps": [{"id": "a", "tool": http("http://192.168.1.1/")}]}});
+    assert_eq!(code(t.create(&a(), inline)), Code::EgressRefused, "a pipeline's inline tool too");
+    // A name, or a host behind a template, is judged when called (after resolution).
+    for url in ["https://api.weather.example/v1", "http://{host}/x", "http://{{secret:sec_h}}/x"] {
+        assert!(written_origin(url).is_none_or(|o| t.trust.check_url(&o).is_ok()), "{url}");
+    }
 }

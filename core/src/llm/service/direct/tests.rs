@@ -1,5 +1,6 @@
 //! An ad-hoc provider against an OpenAI-format upstream on loopback: a chat call and
-//! a model listing, with the provider's token on the wire, and no `[llm]` provider.
+//! a model listing, with the provider's token on the wire, and no `[llm]` provider;
+//! and the same provider refused, unreached, where the egress policy is closed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -10,6 +11,12 @@ use glommio::{LocalExecutorBuilder, Placement};
 use super::*;
 use crate::llm::manifest::Catalog;
 use crate::llm::request::{Block, Message, Role};
+use crate::net::egress::{Policy, Rule};
+
+/// The tenants' policy with `allow` opened.
+fn egress(allow: &[&str]) -> Arc<Policy> {
+    Arc::new(Policy::new(allow.iter().map(|r| Rule::parse(r).unwrap()).collect()))
+}
 
 /// Each request's line and `authorization`, in arrival order.
 type Seen = Arc<Mutex<Vec<(String, String)>>>;
@@ -81,7 +88,7 @@ fn a_provider_made_at_call_time_answers_and_lists_its_models() {
         .spawn(move || async move {
             let mut config = LlmConfig::none();
             config.max_retries = Some(0);
-            let direct = Direct::new(&config);
+            let direct = Direct::new(&config, egress(&["127.0.0.1"]));
             let manifest = Catalog::load(None).unwrap().get("openai-compatible").unwrap().clone();
             let p = AdHoc::new(direct.config(), "aip_test", manifest, Some(url), Some(Secret::new("sk-upstream")), None);
             let req = ChatRequest {
@@ -114,4 +121,36 @@ fn model_lists_are_read_in_each_wire_shape() {
     assert_eq!(gemini[0].id, "gemini-x");
     assert_eq!(listed(PayloadFormat::OpenAi, b"<html>"), None);
     assert_eq!(listed(PayloadFormat::OpenAi, br#"{"data":[{"name":"no id"}]}"#), None);
+}
+
+#[test]
+fn a_provider_made_at_call_time_reaches_no_loopback_address_unless_allowed() {
+    let (url, seen) = upstream();
+    LocalExecutorBuilder::new(Placement::Unbound)
+        .io_memory(64 << 10)
+        .ring_depth(64)
+        .spawn(move || async move {
+            let mut config = LlmConfig::none();
+            config.max_retries = Some(0);
+            let direct = Direct::new(&config, egress(&[]));
+            let manifest = Catalog::load(None).unwrap().get("openai-compatible").unwrap().clone();
+            let port = url.rsplit(':').next().unwrap().trim_end_matches("/v1").to_owned();
+            for base in [url.clone(), format!("http://localhost:{port}/v1"), format!("https://127.0.0.1:{port}/v1")] {
+                let p = AdHoc::new(direct.config(), "aip_test", manifest.clone(), Some(base.clone()), None, None);
+                let req = ChatRequest {
+                    model: "m".into(),
+                    messages: vec![Message { role: Role::User, content: vec![Block::Text("hi".into())] }],
+                    ..ChatRequest::default()
+                };
+                let e = direct.complete(&p, "acct_a", req).await.expect_err("refused");
+                assert!(matches!(&e, LlmError::Refused { provider } if provider == "aip_test"), "{base}: {e:?}");
+                assert_eq!(e.to_string(), crate::net::egress::REFUSED);
+                assert!(matches!(direct.models(&p).await, Err(LlmError::Refused { .. })), "{base}");
+            }
+            assert_eq!(direct.tokens.get("acct_a"), (0, 0));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(seen.lock().unwrap().is_empty(), "nothing reached the upstream");
 }

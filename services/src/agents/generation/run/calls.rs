@@ -85,7 +85,7 @@ fn tool_failure(e: ToolError) -> Call {
         ToolError::Http { status: Some(status), .. } => {
             Call::Fatal(Failure::new(Code::ToolHttpError, e.message()).with("status", *status).with("tool_error", e.to_string()))
         }
-        ToolError::Http { .. } | ToolError::Secret(_) | ToolError::Store(_) | ToolError::MissingContext(_) => {
+        ToolError::Http { .. } | ToolError::Refused { .. } | ToolError::Secret(_) | ToolError::Store(_) | ToolError::MissingContext(_) => {
             Call::Fatal(Failure::new(e.code(), e.message()))
         }
         _ => Call::Soft(e.message()),
