@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::limits::{Meters, PerAddress};
+use crate::limits::{Meters, PerAddress, PerClient};
 use crate::metrics::ShardMetrics;
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
@@ -41,6 +41,8 @@ pub struct App {
     pub keyring: Arc<crate::auth::Keyring>,
     /// Signups per client address (`auth.signup_per_ip`).
     pub signups: PerAddress,
+    /// Open connections per client address across the shards (`http.max_connections_per_client`).
+    pub connections: Arc<PerClient>,
     /// The embedding models (`embedders`, the default among them), loaded once, in the
     /// order of `search::embedders::Loaded`; each shard and ingest thread opens its own
     /// session of each.
@@ -166,6 +168,7 @@ impl App {
             records,
             keyring,
             signups: PerAddress::new(config.auth.signup_per_ip),
+            connections: PerClient::new(config.http.max_connections_per_client),
             embedders,
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
