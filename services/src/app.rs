@@ -231,6 +231,15 @@ impl App {
     }
 
     /// Writes the usage meters; called every `meters.flush_interval` and at shutdown.
+    /// At shutdown, once every shard has stopped: every meter written and every unspent
+    /// lease given back (`limits::meters`).
+    pub fn release_meters(&self) {
+        match self.meters.release() {
+            Ok(n) => tracing::debug!(accounts = n, "usage meters written, leases released"),
+            Err(e) => tracing::error!(error = %e, "usage meters could not be written at shutdown; their leases stay spent"),
+        }
+    }
+
     pub fn flush_meters(&self) {
         match self.meters.flush() {
             Ok(n) if n > 0 => tracing::debug!(accounts = n, "usage meters flushed"),

@@ -1,8 +1,10 @@
-//! The crash binary: documents under `kill -9`, torn WAL tails and failpoints, none lost or half-present.
+//! The crash binary: documents and allowances under `kill -9`, torn WAL tails and failpoints, none lost, half-present or over-spent.
 //!
 //! Crash and fault tests, in their own binary: `kill -9` during concurrent adds, a torn
 //! WAL tail, and failpoints between the WAL write and its sync. Every document that got
-//! a 201 must be present and searchable after a restart, and none half-present.
+//! a 201 must be present and searchable after a restart, and none half-present. And
+//! `kill -9` between searches: an allowance admits no more across crashes than it
+//! holds.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -275,4 +277,51 @@ fn a_failed_sync_answers_500_and_the_document_is_not_visible() {
     let q = json!({"query": "unsynced", "mode": "keyword"}).to_string();
     let r = s.request("POST", &format!("/v1/collections/{col}/search"), Some(&key), Some(&q));
     assert!(r.json()["results"].as_array().unwrap().is_empty());
+}
+
+/// Regression (issue 34, finding 8): the usage meters lived in memory and were written
+/// every `meters.flush_interval`, so each `kill -9` forgot the searches since the last
+/// write: a probe got 30 searches on a 10-search allowance over three crashes. Now a
+/// capped allowance leases its units durably before it spends them, so however the
+/// process dies, the searches admitted over every round stay within the allowance.
+#[test]
+fn kill_9_between_searches_never_admits_past_the_allowance() {
+    // A flush that never comes in the test's time: only the leases can hold the count.
+    let config = "[auth]\ndefault_plan = \"ten\"\n[plans.ten]\nname = \"Ten\"\nprice = 0\nstored_chars = 100000\nsearch = 10\nextract = 1\nresearch = 1\nrate_per_minute = 60000\nburst = 1000\n[meters]\nflush_interval = \"1h\"\n";
+    let mut s = TestServer::with(Options { config: config.into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let path = format!("/v1/collections/{col}/search");
+    let query = json!({"query": "alpha", "mode": "keyword"}).to_string();
+    let mut admitted = 0;
+    for round in 0..3 {
+        // Two clients at once, four searches each, then the process dies mid-stride.
+        let clients: Vec<_> = (0..2)
+            .map(|_| {
+                let (addr, key, path, query) = (s.addr, key.clone(), path.clone(), query.clone());
+                std::thread::spawn(move || {
+                    let mut statuses = Vec::new();
+                    for _ in 0..4 {
+                        match try_post(addr, &path, &key, &query) {
+                            Ok((status, v)) => {
+                                assert!(status == 200 || (status == 429 && v["error"]["code"] == "allowance_exceeded"), "{status}: {v}");
+                                statuses.push(status);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    statuses
+                })
+            })
+            .collect();
+        let statuses: Vec<u16> = clients.into_iter().flat_map(|c| c.join().unwrap()).collect();
+        admitted += statuses.iter().filter(|&&s| s == 200).count();
+        s.kill9();
+        s.restart();
+        assert!(admitted <= 10, "round {round}: {admitted} searches admitted on a 10-search allowance");
+    }
+    assert_eq!(admitted, 10, "a lease of one unit at a time loses none to a crash");
+    let usage = s.get("/v1/account", Some(&key)).json();
+    assert_eq!(usage["usage"]["search"], 10, "{usage}");
+    let (status, v) = try_post(s.addr, &path, &key, &query).unwrap();
+    assert_eq!((status, v["error"]["code"].as_str()), (429, Some("allowance_exceeded")));
 }

@@ -41,6 +41,9 @@ const KEYS: Rows = Rows("keys");
 const ACCOUNT_KEYS: Sets = Sets("account_keys");
 const MONTHS: Rows = Rows("usage_by_month");
 const STORAGE: Counts = Counts("stored_chars");
+/// `account/month/meter` → the units of that month's allowance durably reserved (see
+/// `limits::meters`): after a crash the month counts at least this.
+const LEASES: Counts = Counts("usage_leases");
 
 pub struct Records {
     kv: Kv,
@@ -78,9 +81,15 @@ impl Records {
             None => txn.put_count(META, "schema_version", SCHEMA_VERSION)?,
         }
         // Create every table so readers never meet a missing one.
-        for t in
-            [Table::Rows(ACCOUNTS), Table::Names(EMAILS), Table::Rows(KEYS), Table::Sets(ACCOUNT_KEYS), Table::Rows(MONTHS), Table::Counts(STORAGE)]
-        {
+        for t in [
+            Table::Rows(ACCOUNTS),
+            Table::Names(EMAILS),
+            Table::Rows(KEYS),
+            Table::Sets(ACCOUNT_KEYS),
+            Table::Rows(MONTHS),
+            Table::Counts(STORAGE),
+            Table::Counts(LEASES),
+        ] {
             txn.create(t)?;
         }
         txn.commit()?;
@@ -183,12 +192,26 @@ impl Records {
         Ok(Some(key))
     }
 
-    /// This month's counts and the stored characters of one account.
+    /// This month's counts and the stored characters of one account. A meter counts at
+    /// least what was leased of it this month: units reserved before a crash, spent or
+    /// not, stay spent.
     pub fn meters(&self, account_id: &str, month: &str) -> Result<(MonthCounts, u64), StoreError> {
         let txn = self.kv.read()?;
-        let counts = get_json(&txn, MONTHS, &month_key(account_id, month), "usage")?.unwrap_or_default();
+        let mut counts: MonthCounts = get_json(&txn, MONTHS, &month_key(account_id, month), "usage")?.unwrap_or_default();
+        for (meter, count) in counts.each_mut() {
+            let leased = txn.count(LEASES, &lease_key(account_id, month, meter))?.unwrap_or(0);
+            *count = (*count).max(leased);
+        }
         let stored = txn.count(STORAGE, account_id)?.unwrap_or(0);
         Ok((counts, stored))
+    }
+
+    /// Durably reserves `upto` units of `meter` of the account's `month` (more than any
+    /// lease before it); returns once committed.
+    pub fn lease_meter(&self, account_id: &str, month: &str, meter: &str, upto: u64) -> Result<(), StoreError> {
+        let txn = self.kv.write()?;
+        txn.put_count(LEASES, &lease_key(account_id, month, meter), upto)?;
+        txn.commit()
     }
 
     /// Sets every account's stored characters to `truth` (what the index holds), in one
@@ -210,15 +233,24 @@ impl Records {
         Ok(changed)
     }
 
-    /// Writes many accounts' meters in one transaction.
-    pub fn save_meters(&self, snapshots: &[MeterSnapshot]) -> Result<(), StoreError> {
-        if snapshots.is_empty() {
+    /// Writes many accounts' meters in one transaction. With `release`, their leases of
+    /// the month written go too: the counts written are then the whole truth (at
+    /// shutdown, once nothing spends any more).
+    pub fn save_meters(&self, snapshots: &[MeterSnapshot], release: bool) -> Result<(), StoreError> {
+        if snapshots.is_empty() && !release {
             return Ok(());
         }
         let txn = self.kv.write()?;
         for s in snapshots {
             txn.put_row(MONTHS, &month_key(&s.account_id, &s.month), &to_json(&s.counts))?;
             txn.put_count(STORAGE, &s.account_id, s.stored_chars)?;
+        }
+        if release {
+            for s in snapshots {
+                for meter in MonthCounts::NAMES {
+                    txn.delete_count(LEASES, &lease_key(&s.account_id, &s.month, meter))?;
+                }
+            }
         }
         txn.commit()
     }
@@ -249,6 +281,10 @@ fn insert_key(txn: &WriteTx, account_id: &str, next_key: &mut dyn FnMut() -> New
 
 fn month_key(account_id: &str, month: &str) -> String {
     format!("{account_id}/{month}")
+}
+
+fn lease_key(account_id: &str, month: &str, meter: &str) -> String {
+    format!("{account_id}/{month}/{meter}")
 }
 
 /// The row's record, read as `what` for errors.

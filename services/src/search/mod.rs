@@ -27,6 +27,7 @@ use quarry_index::engine::Engine;
 use quarry_index::ingest::Privacy;
 
 use crate::config::IndexConfig;
+use crate::limits::meters::Refused;
 use crate::limits::{Meter, Meters};
 use crate::plans::Plan;
 use crate::store::{CollectionRecord, Records};
@@ -188,7 +189,7 @@ impl Service {
         draft.privacy = Privacy { mask_embedding: settings.mask_identifiers, redact: settings.redact_storage };
         match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
             Ok(added) => {
-                let _ = meters.try_spend(Meter::PagesIndexed, added.pages as u64, None);
+                meters.count(Meter::PagesIndexed, added.pages as u64);
                 // Redaction changes the text's length: storage counts what is stored.
                 if added.chars != chars {
                     let _ = meters.try_store(added.chars as i64 - chars as i64, None);
@@ -231,14 +232,18 @@ impl Service {
         Ok(())
     }
 
-    /// Spends one of the month's searches of the caller's plan (429 when spent).
-    pub fn spend_search(&self, caller: Caller<'_>, n: u64) -> Result<(), SearchError> {
+    /// Spends `n` of the month's searches of the caller's plan (429 when spent),
+    /// durable before the searches run (`limits::meters`).
+    pub async fn spend_search(&self, caller: Caller<'_>, n: u64) -> Result<(), SearchError> {
         let meters = self.meters.account(caller.account_id)?;
-        meters.try_spend(Meter::Search, n, caller.plan.search).map_err(|e| SearchError::Searches {
-            needed: n,
-            left: e.allowance.saturating_sub(meters.counts().search),
-            allowance: e.allowance,
-            plan: caller.plan.name.clone(),
+        meters.spend(Meter::Search, n, caller.plan.search).await.map_err(|e| match e {
+            Refused::Exceeded(e) => SearchError::Searches {
+                needed: n,
+                left: e.allowance.saturating_sub(meters.counts().search),
+                allowance: e.allowance,
+                plan: caller.plan.name.clone(),
+            },
+            Refused::Store(e) => SearchError::Store(e),
         })?;
         Ok(())
     }
@@ -252,7 +257,7 @@ impl Service {
 
     /// One search, metered: the mode settled (keyword without an embedder), one
     /// search spent, the query embedded on this shard's session, the engine asked.
-    pub fn search(
+    pub async fn search(
         &self,
         embedders: &std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
         caller: Caller<'_>,
@@ -260,7 +265,7 @@ impl Service {
         req: &Request,
     ) -> Result<Searched, SearchError> {
         let mode = query::mode_for(self, &owned.record, req)?;
-        self.spend_search(caller, 1)?;
+        self.spend_search(caller, 1).await?;
         query::run(self, embedders, &owned.coll, req, mode)
     }
 
