@@ -115,6 +115,9 @@ impl App {
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, &embedders).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
+        // From here every write of an account's records is charged to its stored characters.
+        let ledger = crate::limits::StorageLedger::new(meters.clone(), config.plans.clone(), config.auth.default_plan.clone());
+        records.set_ledger(Arc::new(ledger));
         let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref());
         let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
@@ -281,16 +284,21 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
     Ok(engine)
 }
 
-/// Sets each account's stored characters to the sum of `chars` of the live documents
-/// of its collections. The meter reserves a document's characters before it is added
-/// and is flushed every second, so a crash leaves it counting documents that were in
-/// flight and never acknowledged, or missing ones acknowledged since the last flush;
-/// the index is the truth.
+/// Sets each account's stored characters to what it keeps: the stored characters of
+/// the live documents of its collections (text, metadata, labels) and its records'
+/// characters (`store::charges`, counted in each write's own transaction). The meter
+/// reserves a document's characters before it is added and is flushed every second,
+/// so a crash leaves it counting documents that were in flight and never
+/// acknowledged, or missing ones acknowledged since the last flush; the index and the
+/// records' count are the truth.
 fn reconcile_stored_chars(records: &Records, engine: &quarry_index::engine::Engine) -> Result<(), StoreError> {
     let mut truth = std::collections::BTreeMap::<String, u64>::new();
     for c in records.all_collections()? {
-        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().chars);
+        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().stored);
         *truth.entry(c.account_id).or_default() += chars;
+    }
+    for (account, chars) in records.record_chars()? {
+        *truth.entry(account).or_default() += chars;
     }
     for (account, metered, stored) in records.reconcile_stored_chars(&truth)? {
         tracing::warn!(account = %account, metered, stored, "stored characters recounted from the index");

@@ -107,14 +107,22 @@ fn check_all_present(s: &TestServer, key: &str, col: &str, acked: &[Acked]) {
     }
 }
 
+/// What the account stores, as `GET /v1/account` says it.
+fn stored(s: &TestServer, key: &str) -> u64 {
+    s.get("/v1/account", Some(key)).json()["usage"]["stored_chars"].as_u64().unwrap()
+}
+
 /// Issue 1/9: after a `kill -9` during adds, `stored_chars` counted documents that were
 /// in flight and never acknowledged (177,003 metered against 168,620 stored), and the
-/// drift outlived restarts. The account's stored characters must be those of the
-/// documents the collection lists; pages indexed never more than they hold.
-fn check_meters_match_the_documents(s: &TestServer, key: &str, col: &str) {
+/// drift outlived restarts. The account's stored characters must be `records` (what
+/// its records held before any document) and those of the documents the collection
+/// lists (text, title, metadata); pages indexed never more than they hold.
+fn check_meters_match_the_documents(s: &TestServer, key: &str, col: &str, records: u64) {
     let listed = s.get(&format!("/v1/collections/{col}/documents"), Some(key)).json();
     let docs = listed["documents"].as_array().unwrap();
-    let chars: u64 = docs.iter().map(|d| d["chars"].as_u64().unwrap()).sum();
+    let count = |v: &Value| v.as_str().map_or(0, |t| t.chars().count() as u64);
+    let kept = |d: &Value| d["chars"].as_u64().unwrap() + count(&d["title"]) + d["metadata"].to_string().chars().count() as u64;
+    let chars: u64 = records + docs.iter().map(kept).sum::<u64>();
     let pages: u64 = docs.iter().map(|d| d["pages"].as_u64().unwrap()).sum();
     let usage = s.get("/v1/account", Some(key)).json()["usage"].clone();
     assert_eq!(usage["stored_chars"].as_u64(), Some(chars), "{} documents listed; usage {usage}", docs.len());
@@ -130,6 +138,7 @@ const BUSY_INDEX: &str = "[index]\nflush_batches = 6\nflush_interval = \"150ms\"
 fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
     let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: BUSY_INDEX.into(), ..Options::default() });
     let (key, col) = setup(&s);
+    let records = stored(&s, &key);
     let mut acked: Vec<Acked> = Vec::new();
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for round in 0..20 {
@@ -146,7 +155,7 @@ fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
         }
         s.restart();
         check_all_present(&s, &key, &col, &acked);
-        check_meters_match_the_documents(&s, &key, &col);
+        check_meters_match_the_documents(&s, &key, &col, records);
     }
     eprintln!("{} documents acknowledged over 20 kill -9 rounds; all present", acked.len());
     assert!(acked.len() >= 40, "the rounds acknowledged {} documents; too few to mean much", acked.len());
@@ -211,6 +220,7 @@ fn kill_9_during_adds_of_long_pages_keeps_every_window() {
 fn meters_count_only_what_the_index_holds_after_kill_9() {
     let mut s = TestServer::with(Options { config: BUSY_INDEX.into(), ..Options::default() });
     let (key, col) = setup(&s);
+    let records = stored(&s, &key);
     let mut acked = 0;
     for round in 0..6 {
         let stop = Arc::new(AtomicBool::new(false));
@@ -221,7 +231,7 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
         stop.store(true, Ordering::Release);
         acked += clients.into_iter().map(|c| c.join().unwrap().len()).sum::<usize>();
         s.restart();
-        check_meters_match_the_documents(&s, &key, &col);
+        check_meters_match_the_documents(&s, &key, &col, records);
     }
     assert!(acked >= 40, "the rounds acknowledged {acked} documents; too few to mean much");
 }

@@ -54,7 +54,11 @@ pub struct Exceeded {
 impl std::fmt::Display for Exceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.what == "stored_chars" {
-            return write!(f, "This plan stores at most {} characters; delete documents or move to a larger plan.", self.allowance);
+            return write!(
+                f,
+                "This plan stores at most {} characters, documents and records together; delete some or move to a larger plan.",
+                self.allowance
+            );
         }
         write!(f, "This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.", self.what, self.allowance)
     }

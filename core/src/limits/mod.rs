@@ -7,9 +7,11 @@ pub mod gate;
 pub mod meters;
 pub mod per_address;
 pub mod per_client;
+pub mod storage;
 
 pub use bucket::{Bucket, Buckets, Decision, Pace};
 pub use gate::{Gate, Slot};
 pub use meters::{AccountMeters, Meter, Meters};
 pub use per_address::PerAddress;
 pub use per_client::{ClientSlot, PerClient};
+pub use storage::StorageLedger;

@@ -8,6 +8,7 @@
 //! never wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
 pub mod agents;
+mod charges;
 mod collections;
 mod error;
 pub mod generations;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use charges::{Charge, Ledger};
 pub use error::StoreError;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
@@ -48,6 +50,8 @@ const LEASES: Counts = Counts("usage_leases");
 pub struct Records {
     kv: Kv,
     path: PathBuf,
+    /// What charges for records written (`charges`), set once at start-up.
+    ledger: std::sync::OnceLock<std::sync::Arc<dyn Ledger>>,
 }
 
 /// Usage to write back: one account's month and its stored characters.
@@ -64,7 +68,7 @@ impl Records {
     pub fn open(dir: &Path) -> Result<Records, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
         let path = dir.join("records.redb");
-        let records = Records { kv: Kv::open_redb(&path)?, path };
+        let records = Records { kv: Kv::open_redb(&path)?, path, ledger: std::sync::OnceLock::new() };
         records.check_schema()?;
         Ok(records)
     }
@@ -89,13 +93,15 @@ impl Records {
             Table::Rows(MONTHS),
             Table::Counts(STORAGE),
             Table::Counts(LEASES),
+            Table::Counts(charges::RECORD_CHARS),
         ] {
             txn.create(t)?;
         }
         txn.commit()?;
         self.ensure::<CollectionRecord>()?;
         self.ensure_soat()?;
-        self.ensure_generations()
+        self.ensure_generations()?;
+        self.count_records_once()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked

@@ -68,7 +68,7 @@ impl ErrorCode for SoatError {
             SoatError::ListingUnsupported(_) => Code::ModelListingUnsupported,
             SoatError::ListingFailed(_) => Code::ModelListingFailed,
             SoatError::KeyLimitReached { .. } => Code::KeyLimitReached,
-            SoatError::Store(_) => Code::Internal,
+            SoatError::Store(e) => e.code(),
         }
     }
 

@@ -154,7 +154,7 @@ impl Service {
     /// once it is gone the collection is gone for every caller, and a crash before the
     /// files are removed leaves a directory the next start removes.
     pub async fn remove(&self, owned: Owned) -> Result<(), SearchError> {
-        let chars = owned.snapshot().counts().chars;
+        let chars = owned.snapshot().counts().stored;
         let account = owned.record.account_id.clone();
         let (engine, records) = (self.engine.clone(), self.records.clone());
         crate::runtime::blocking(move || -> Result<(), SearchError> {
@@ -180,7 +180,7 @@ impl Service {
     pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
         let embed = self.embedders.for_collection(&owned.record)?;
         doc.check(self.index.max_document_bytes)?;
-        let chars: u64 = doc.pages.iter().map(|p| p.text.chars().count() as u64).sum();
+        let chars = doc.stored_chars();
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
         let id = id.unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
@@ -191,8 +191,8 @@ impl Service {
             Ok(added) => {
                 meters.count(Meter::PagesIndexed, added.pages as u64);
                 // Redaction changes the text's length: storage counts what is stored.
-                if added.chars != chars {
-                    let _ = meters.try_store(added.chars as i64 - chars as i64, None);
+                if added.stored != chars {
+                    let _ = meters.try_store(added.stored as i64 - chars as i64, None);
                 }
                 Ok(added)
             }
@@ -217,7 +217,7 @@ impl Service {
         let chars = {
             let snap = owned.snapshot();
             let at = snap.find(doc).ok_or_else(|| SearchError::DocumentNotFound(doc.to_owned()))?;
-            snap.doc_view(at).chars
+            snap.stored_chars(at)
         };
         let (coll, d) = (owned.coll.clone(), doc.to_owned());
         let done = self.ingest.run(move |_| coll.delete(&d)).await.map_err(|_| SearchError::WorkerGone)?;

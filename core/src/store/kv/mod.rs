@@ -69,6 +69,9 @@ pub trait Read {
     fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError>;
     /// The entries of `key` with a sequence above `after`, in order.
     fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError>;
+    /// Every row of every `Rows` table, as `(table, key, value)`: for a pass over the
+    /// whole store (the records' recount), not for requests.
+    fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError>;
 }
 
 /// The database, whichever backend holds it.
@@ -158,6 +161,9 @@ macro_rules! reads {
             fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
                 dispatch!(self, tx => tx.log(t, key, after))
             }
+            fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+                dispatch!(self, tx => tx.every_row(f))
+            }
         }
     };
 }
@@ -189,6 +195,9 @@ impl Read for WriteTx {
     }
     fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
         self.tx.log(t, key, after)
+    }
+    fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        self.tx.every_row(f)
     }
 }
 

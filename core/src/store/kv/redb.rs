@@ -7,7 +7,7 @@ use std::path::Path;
 
 use redb::{
     Database, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, TableError,
-    WriteTransaction,
+    TableHandle, WriteTransaction,
 };
 
 use super::{chars, Counts, Keys, Logs, Names, Rows, Sets, Table};
@@ -150,7 +150,29 @@ fn read_log(
     Ok(out)
 }
 
+/// Every row of every table of `Rows`' type (`&str → &[u8]`); tables of other types
+/// (names, counts, sets, logs) are passed over.
+macro_rules! every_row {
+    ($tx:expr, $f:expr) => {{
+        let names: Vec<String> = $tx.list_tables().on("list", "the tables")?.map(|t| t.name().to_owned()).collect();
+        for name in &names {
+            let table = match $tx.open_table(TableDefinition::<&str, &[u8]>::new(name)) {
+                Err(TableError::TableTypeMismatch { .. }) => continue,
+                t => t.on("open", "a table")?,
+            };
+            for row in table.iter().on("scan", "a table")? {
+                let (k, v) = row.on("read", "a table")?;
+                $f(name, k.value(), v.value());
+            }
+        }
+        Ok(())
+    }};
+}
+
 impl ReadTx {
+    pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        every_row!(self.0, f)
+    }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match open_read!(self.0, rows(t), t.0) {
             Some(table) => get_row(&table, key, t.0),
@@ -203,6 +225,9 @@ impl ReadTx {
 }
 
 impl WriteTx {
+    pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        every_row!(self.0, f)
+    }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         get_row(&self.0.open_table(rows(t)).on("open", t.0)?, key, t.0)
     }

@@ -87,7 +87,7 @@ impl ErrorCode for ToolError {
             ToolError::Http { .. } => Code::ToolHttpError,
             ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::SoatValidation,
             ToolError::Search(e) => e.code(),
-            ToolError::Store(_) => Code::Internal,
+            ToolError::Store(e) => e.code(),
         }
     }
 
