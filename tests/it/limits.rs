@@ -225,3 +225,52 @@ fn stored_chars_count_labels_metadata_and_every_agent_version() {
     s.restart();
     assert_eq!(stored(&s, &key), after);
 }
+
+/// Regression (issue 34, finding 7): past the fields bounded first (instructions,
+/// configuration, definitions, memory entries), every other free-text or free-form
+/// field of an `/api/v1` body was unbounded: a memory store's description, a secret's
+/// value, an AI provider's config, a memory entry's metadata, tags, a model route's
+/// targets. Now every body is held to one set of bounds (a text 100,000 characters, a
+/// key 256, an array 1,000 items, a free-form object 64 KiB of JSON): past one is 400
+/// `VALIDATION_FAILED` naming the field, and nothing is made.
+#[test]
+fn every_free_text_and_free_form_field_of_a_soat_body_is_bounded() {
+    use serde_json::json;
+    let s = TestServer::with_config(super::plans::RAISED);
+    let (_, key) = s.signup("bounds@example.com");
+    let post = |path: &str, body: serde_json::Value| s.request("POST", path, Some(&key), Some(&body.to_string()));
+    let text = "t".repeat(100_001);
+    let blob = json!({"blob": "b".repeat(64 * 1024)});
+    let memory = {
+        let r = post("/api/v1/memories", json!({"name": "notes"}));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+    for (path, body, field) in [
+        ("/api/v1/memories", json!({"name": "m", "description": text}), "description"),
+        ("/api/v1/memories", json!({"name": "m", "tags": vec!["x".repeat(1_000); 100]}), "tags"),
+        ("/api/v1/secrets", json!({"name": "s", "value": text}), "value"),
+        (
+            "/api/v1/ai-providers",
+            json!({"name": "p", "provider": "custom", "base_url": "http://127.0.0.1:9/v1", "default_model": "m", "config": blob}),
+            "config",
+        ),
+        ("/api/v1/memory-entries", json!({"memory_id": memory, "content": "c", "metadata": blob}), "metadata"),
+        ("/api/v1/model-routes", json!({"name": "r", "targets": vec![json!({"ai_provider_id": "aip_x", "model": "m"}); 1_001]}), "targets"),
+        ("/api/v1/projects", json!({"name": "p", "tags": {"k".repeat(257): "v"}}), "tags"),
+    ] {
+        let r = post(path, body);
+        assert_eq!(
+            (r.status, r.json()["error"]["code"].as_str()),
+            (400, Some("VALIDATION_FAILED")),
+            "{path} {field}: {}",
+            &r.text()[..r.text().len().min(300)]
+        );
+        assert!(r.json()["error"]["message"].as_str().unwrap().starts_with(field), "{path}: {}", &r.text()[..r.text().len().min(300)]);
+    }
+    let entries = format!("/api/v1/memory-entries?memory_id={memory}");
+    for path in ["/api/v1/secrets", "/api/v1/ai-providers", "/api/v1/model-routes", entries.as_str()] {
+        assert_eq!(s.get(path, Some(&key)).json()["data"].as_array().map(Vec::len), Some(0), "{path}: nothing was made");
+    }
+    assert_eq!(s.get("/api/v1/memories", Some(&key)).json()["data"].as_array().map(Vec::len), Some(1), "only the first store");
+}
