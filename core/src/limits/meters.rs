@@ -205,7 +205,12 @@ impl AccountMeters {
         let upto = need.max(had.saturating_add(block(limit))).min(limit);
         let month = self.month.lock().unwrap_or_else(|p| p.into_inner()).clone();
         self.records.lease_meter(&self.account_id, &month, meter.name(), upto)?;
-        leased.fetch_max(upto, Ordering::AcqRel);
+        // Under the month's lock, as `roll` resets: a lease of a month gone by is not
+        // spent in the next one (the spend that asked leases again).
+        let current = self.month.lock().unwrap_or_else(|p| p.into_inner());
+        if *current == month {
+            leased.fetch_max(upto, Ordering::AcqRel);
+        }
         Ok(())
     }
 
