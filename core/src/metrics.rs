@@ -115,7 +115,9 @@ pub fn render(shards: &[ShardMetrics], names: &[&str], gauges: &[Gauge]) -> Stri
     let per_shard: [PerShard; 3] = [
         ("quarry_open_connections", "Open client connections, per shard.", &|s| s.open_connections.load(Ordering::Relaxed)),
         ("quarry_in_flight_requests", "Requests being handled, per shard.", &|s| s.in_flight.load(Ordering::Relaxed)),
-        ("quarry_refused_connections_total", "Connections refused at the per-shard cap.", &|s| s.refused_connections.load(Ordering::Relaxed)),
+        ("quarry_refused_connections_total", "Connections refused at the per-shard or per-client cap.", &|s| {
+            s.refused_connections.load(Ordering::Relaxed)
+        }),
     ];
     for (name, help, get) in per_shard {
         let kind = if name.ends_with("_total") { "counter" } else { "gauge" };

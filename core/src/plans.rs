@@ -26,8 +26,8 @@ pub struct Plan {
     pub research: Option<u64>,
     pub rate: Rate,
     /// The most active (unrevoked) keys an account on this plan may hold; `None` =
-    /// no cap. Each key has its own bucket, so this bounds the account's total rate
-    /// at `max_keys` × `rate`. Not part of the spec's `Plan`, so not serialized.
+    /// no cap. Every key spends from the account's one bucket, so keys add no rate.
+    /// Not part of the spec's `Plan`, so not serialized.
     #[serde(skip)]
     pub max_keys: Option<u64>,
 }

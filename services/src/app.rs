@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::limits::{Meters, PerAddress};
+use crate::limits::{Meters, PerAddress, PerClient};
 use crate::metrics::ShardMetrics;
 use crate::plans::Plan;
 use crate::store::{Records, StoreError};
@@ -41,6 +41,8 @@ pub struct App {
     pub keyring: Arc<crate::auth::Keyring>,
     /// Signups per client address (`auth.signup_per_ip`).
     pub signups: PerAddress,
+    /// Open connections per client address across the shards (`http.max_connections_per_client`).
+    pub connections: Arc<PerClient>,
     /// The embedding models (`embedders`, the default among them), loaded once, in the
     /// order of `search::embedders::Loaded`; each shard and ingest thread opens its own
     /// session of each.
@@ -118,6 +120,9 @@ impl App {
         let workers = if config.index.workers == 0 { shards } else { config.index.workers };
         let ingest = crate::search::pool::IngestPool::start(workers, &embedders).map_err(OpenError::Workers)?;
         let meters = Arc::new(Meters::new(records.clone()));
+        // From here every write of an account's records is charged to its stored characters.
+        let ledger = crate::limits::StorageLedger::new(meters.clone(), config.plans.clone(), config.auth.default_plan.clone());
+        records.set_ledger(Arc::new(ledger));
         let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref());
         let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
@@ -171,6 +176,7 @@ impl App {
             records,
             keyring,
             signups: PerAddress::new(config.auth.signup_per_ip),
+            connections: PerClient::new(config.http.max_connections_per_client),
             embedders,
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),
             route_names,
@@ -234,6 +240,15 @@ impl App {
     }
 
     /// Writes the usage meters; called every `meters.flush_interval` and at shutdown.
+    /// At shutdown, once every shard has stopped: every meter written and every unspent
+    /// lease given back (`limits::meters`).
+    pub fn release_meters(&self) {
+        match self.meters.release() {
+            Ok(n) => tracing::debug!(accounts = n, "usage meters written, leases released"),
+            Err(e) => tracing::error!(error = %e, "usage meters could not be written at shutdown; their leases stay spent"),
+        }
+    }
+
     pub fn flush_meters(&self) {
         match self.meters.flush() {
             Ok(n) if n > 0 => tracing::debug!(accounts = n, "usage meters flushed"),
@@ -275,16 +290,21 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
     Ok(engine)
 }
 
-/// Sets each account's stored characters to the sum of `chars` of the live documents
-/// of its collections. The meter reserves a document's characters before it is added
-/// and is flushed every second, so a crash leaves it counting documents that were in
-/// flight and never acknowledged, or missing ones acknowledged since the last flush;
-/// the index is the truth.
+/// Sets each account's stored characters to what it keeps: the stored characters of
+/// the live documents of its collections (text, metadata, labels) and its records'
+/// characters (`store::charges`, counted in each write's own transaction). The meter
+/// reserves a document's characters before it is added and is flushed every second,
+/// so a crash leaves it counting documents that were in flight and never
+/// acknowledged, or missing ones acknowledged since the last flush; the index and the
+/// records' count are the truth.
 fn reconcile_stored_chars(records: &Records, engine: &quarry_index::engine::Engine) -> Result<(), StoreError> {
     let mut truth = std::collections::BTreeMap::<String, u64>::new();
     for c in records.all_collections()? {
-        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().chars);
+        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().stored);
         *truth.entry(c.account_id).or_default() += chars;
+    }
+    for (account, chars) in records.record_chars()? {
+        *truth.entry(account).or_default() += chars;
     }
     for (account, metered, stored) in records.reconcile_stored_chars(&truth)? {
         tracing::warn!(account = %account, metered, stored, "stored characters recounted from the index");

@@ -1,7 +1,7 @@
 //! One shard's server: its listener (SO_REUSEPORT, so every shard accepts on the same
-//! port and the kernel spreads connections), the per-shard connection cap, each
-//! connection served by hyper's HTTP/1.1 with keep-alive, the timeout sweep, and
-//! graceful shutdown.
+//! port and the kernel spreads connections), the per-client and per-shard connection
+//! caps, each connection served by hyper's HTTP/1.1 with keep-alive, the timeout sweep,
+//! and graceful shutdown.
 
 use std::cell::Cell;
 use std::future::poll_fn;
@@ -131,19 +131,40 @@ pub async fn serve_shard(shard: Rc<Shard>, listener: TcpListener, stop: Arc<Atom
 
 fn accept(shard: &Rc<Shard>, stream: TcpStream) {
     let metrics = shard.metrics();
+    // The client's own cap first: a client holding its share is told so, and is not
+    // the reason anyone else meets the shard's cap.
+    let slot = match stream.peer_addr().map(|peer| shard.app.connections.open(peer.ip())) {
+        Ok(Ok(slot)) => slot,
+        Ok(Err(held)) => {
+            metrics.refused_connections.fetch_add(1, Ordering::Relaxed);
+            let message = format!(
+                "This client already holds {} open connections, the most one address may; reuse them (keep-alive) or close some, then retry.",
+                held.max
+            );
+            glommio::spawn_local(refuse(stream, shard.id, ApiError::new(Code::TooManyConcurrent, message))).detach();
+            return;
+        }
+        // No peer address (the socket is already gone): nothing to count it against.
+        Err(_) => None,
+    };
     if shard.conns.open() >= shard.http.max_connections_per_shard {
         metrics.refused_connections.fetch_add(1, Ordering::Relaxed);
-        glommio::spawn_local(refuse(stream, shard.id)).detach();
+        let busy = ApiError::new(Code::Overloaded, "This server is at its connection limit; retry shortly.");
+        glommio::spawn_local(refuse(stream, shard.id, busy)).detach();
         return;
     }
-    glommio::spawn_local(connection(shard.clone(), stream)).detach();
+    glommio::spawn_local(connection(shard.clone(), stream, slot)).detach();
 }
 
-/// One connection over the cap: a 503 `overloaded`, then close.
-async fn refuse(mut stream: TcpStream, shard: usize) {
-    let body = super::surface::agentlex(&ApiError::new(Code::Overloaded, "This server is at its connection limit; retry shortly."));
+/// One connection over a cap: the error (503 `overloaded` at the shard's cap, 429
+/// `too_many_concurrent` at the client's), then close, without reading a request.
+async fn refuse(mut stream: TcpStream, shard: usize, error: ApiError) {
+    let body = super::surface::agentlex(&error);
+    let status = error.status();
     let head = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nx-quarry-shard: {shard}\r\nconnection: close\r\n\r\n",
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nx-quarry-shard: {shard}\r\nconnection: close\r\n\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
         body.len()
     );
     let _ = stream.write_all(head.as_bytes()).await;
@@ -151,7 +172,8 @@ async fn refuse(mut stream: TcpStream, shard: usize) {
     let _ = stream.close().await;
 }
 
-async fn connection(shard: Rc<Shard>, stream: TcpStream) {
+/// Serves one connection; `_slot` keeps it counted against its client until it ends.
+async fn connection(shard: Rc<Shard>, stream: TcpStream, _slot: Option<crate::limits::ClientSlot>) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }

@@ -103,7 +103,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     if let Some(l) = local_model {
         l.join();
     }
-    app.flush_meters();
+    app.release_meters();
     tracing::info!("quarry stopped");
     Ok(())
 }

@@ -1,8 +1,10 @@
-//! The crash binary: documents under `kill -9`, torn WAL tails and failpoints, none lost or half-present.
+//! The crash binary: documents and allowances under `kill -9`, torn WAL tails and failpoints, none lost, half-present or over-spent.
 //!
 //! Crash and fault tests, in their own binary: `kill -9` during concurrent adds, a torn
 //! WAL tail, and failpoints between the WAL write and its sync. Every document that got
-//! a 201 must be present and searchable after a restart, and none half-present.
+//! a 201 must be present and searchable after a restart, and none half-present. And
+//! `kill -9` between searches: an allowance admits no more across crashes than it
+//! holds.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -105,14 +107,22 @@ fn check_all_present(s: &TestServer, key: &str, col: &str, acked: &[Acked]) {
     }
 }
 
+/// What the account stores, as `GET /v1/account` says it.
+fn stored(s: &TestServer, key: &str) -> u64 {
+    s.get("/v1/account", Some(key)).json()["usage"]["stored_chars"].as_u64().unwrap()
+}
+
 /// Issue 1/9: after a `kill -9` during adds, `stored_chars` counted documents that were
 /// in flight and never acknowledged (177,003 metered against 168,620 stored), and the
-/// drift outlived restarts. The account's stored characters must be those of the
-/// documents the collection lists; pages indexed never more than they hold.
-fn check_meters_match_the_documents(s: &TestServer, key: &str, col: &str) {
+/// drift outlived restarts. The account's stored characters must be `records` (what
+/// its records held before any document) and those of the documents the collection
+/// lists (text, title, metadata); pages indexed never more than they hold.
+fn check_meters_match_the_documents(s: &TestServer, key: &str, col: &str, records: u64) {
     let listed = s.get(&format!("/v1/collections/{col}/documents"), Some(key)).json();
     let docs = listed["documents"].as_array().unwrap();
-    let chars: u64 = docs.iter().map(|d| d["chars"].as_u64().unwrap()).sum();
+    let count = |v: &Value| v.as_str().map_or(0, |t| t.chars().count() as u64);
+    let kept = |d: &Value| d["chars"].as_u64().unwrap() + count(&d["title"]) + d["metadata"].to_string().chars().count() as u64;
+    let chars: u64 = records + docs.iter().map(kept).sum::<u64>();
     let pages: u64 = docs.iter().map(|d| d["pages"].as_u64().unwrap()).sum();
     let usage = s.get("/v1/account", Some(key)).json()["usage"].clone();
     assert_eq!(usage["stored_chars"].as_u64(), Some(chars), "{} documents listed; usage {usage}", docs.len());
@@ -128,6 +138,7 @@ const BUSY_INDEX: &str = "[index]\nflush_batches = 6\nflush_interval = \"150ms\"
 fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
     let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: BUSY_INDEX.into(), ..Options::default() });
     let (key, col) = setup(&s);
+    let records = stored(&s, &key);
     let mut acked: Vec<Acked> = Vec::new();
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for round in 0..20 {
@@ -144,7 +155,7 @@ fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
         }
         s.restart();
         check_all_present(&s, &key, &col, &acked);
-        check_meters_match_the_documents(&s, &key, &col);
+        check_meters_match_the_documents(&s, &key, &col, records);
     }
     eprintln!("{} documents acknowledged over 20 kill -9 rounds; all present", acked.len());
     assert!(acked.len() >= 40, "the rounds acknowledged {} documents; too few to mean much", acked.len());
@@ -209,6 +220,7 @@ fn kill_9_during_adds_of_long_pages_keeps_every_window() {
 fn meters_count_only_what_the_index_holds_after_kill_9() {
     let mut s = TestServer::with(Options { config: BUSY_INDEX.into(), ..Options::default() });
     let (key, col) = setup(&s);
+    let records = stored(&s, &key);
     let mut acked = 0;
     for round in 0..6 {
         let stop = Arc::new(AtomicBool::new(false));
@@ -219,7 +231,7 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
         stop.store(true, Ordering::Release);
         acked += clients.into_iter().map(|c| c.join().unwrap().len()).sum::<usize>();
         s.restart();
-        check_meters_match_the_documents(&s, &key, &col);
+        check_meters_match_the_documents(&s, &key, &col, records);
     }
     assert!(acked >= 40, "the rounds acknowledged {acked} documents; too few to mean much");
 }
@@ -275,4 +287,51 @@ fn a_failed_sync_answers_500_and_the_document_is_not_visible() {
     let q = json!({"query": "unsynced", "mode": "keyword"}).to_string();
     let r = s.request("POST", &format!("/v1/collections/{col}/search"), Some(&key), Some(&q));
     assert!(r.json()["results"].as_array().unwrap().is_empty());
+}
+
+/// Regression (issue 34, finding 8): the usage meters lived in memory and were written
+/// every `meters.flush_interval`, so each `kill -9` forgot the searches since the last
+/// write: a probe got 30 searches on a 10-search allowance over three crashes. Now a
+/// capped allowance leases its units durably before it spends them, so however the
+/// process dies, the searches admitted over every round stay within the allowance.
+#[test]
+fn kill_9_between_searches_never_admits_past_the_allowance() {
+    // A flush that never comes in the test's time: only the leases can hold the count.
+    let config = "[auth]\ndefault_plan = \"ten\"\n[plans.ten]\nname = \"Ten\"\nprice = 0\nstored_chars = 100000\nsearch = 10\nextract = 1\nresearch = 1\nrate_per_minute = 60000\nburst = 1000\n[meters]\nflush_interval = \"1h\"\n";
+    let mut s = TestServer::with(Options { config: config.into(), ..Options::default() });
+    let (key, col) = setup(&s);
+    let path = format!("/v1/collections/{col}/search");
+    let query = json!({"query": "alpha", "mode": "keyword"}).to_string();
+    let mut admitted = 0;
+    for round in 0..3 {
+        // Two clients at once, four searches each, then the process dies mid-stride.
+        let clients: Vec<_> = (0..2)
+            .map(|_| {
+                let (addr, key, path, query) = (s.addr, key.clone(), path.clone(), query.clone());
+                std::thread::spawn(move || {
+                    let mut statuses = Vec::new();
+                    for _ in 0..4 {
+                        match try_post(addr, &path, &key, &query) {
+                            Ok((status, v)) => {
+                                assert!(status == 200 || (status == 429 && v["error"]["code"] == "allowance_exceeded"), "{status}: {v}");
+                                statuses.push(status);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    statuses
+                })
+            })
+            .collect();
+        let statuses: Vec<u16> = clients.into_iter().flat_map(|c| c.join().unwrap()).collect();
+        admitted += statuses.iter().filter(|&&s| s == 200).count();
+        s.kill9();
+        s.restart();
+        assert!(admitted <= 10, "round {round}: {admitted} searches admitted on a 10-search allowance");
+    }
+    assert_eq!(admitted, 10, "a lease of one unit at a time loses none to a crash");
+    let usage = s.get("/v1/account", Some(&key)).json();
+    assert_eq!(usage["usage"]["search"], 10, "{usage}");
+    let (status, v) = try_post(s.addr, &path, &key, &query).unwrap();
+    assert_eq!((status, v["error"]["code"].as_str()), (429, Some("allowance_exceeded")));
 }

@@ -140,6 +140,7 @@ fn bad_documents_get_their_code_and_leave_nothing_behind() {
     let s = TestServer::with_config("[index]\nmax_document_bytes = 2048\n");
     let (_, key) = s.signup("bad@example.com");
     let col = create_collection(&s, &key, "c");
+    let stored = s.get("/v1/account", Some(&key)).json()["usage"]["stored_chars"].clone();
     let path = format!("/v1/collections/{col}/documents");
     for body in [
         json!(5),
@@ -159,15 +160,18 @@ fn bad_documents_get_their_code_and_leave_nothing_behind() {
     assert_eq!((r.status, r.code()), (413, "document_too_large".to_owned()));
     let got = s.get(&format!("/v1/collections/{col}"), Some(&key)).json();
     assert_eq!(got["documents"], 0);
-    assert_eq!(s.get("/v1/account", Some(&key)).json()["usage"]["stored_chars"], 0);
+    assert_eq!(s.get("/v1/account", Some(&key)).json()["usage"]["stored_chars"], stored, "only the collection's record");
 }
 
 #[test]
 fn storage_beyond_the_plan_is_refused() {
-    let s = TestServer::with_config("[plans.scribe]\nstored_chars = 40\n");
+    let s = TestServer::with_config("[plans.scribe]\nstored_chars = 1000\n");
     let (_, key) = s.signup("full@example.com");
     let col = create_collection(&s, &key, "c");
-    add(&s, &key, &col, &json!("Thirty characters of text....."));
+    // The collection's record is stored too; fill what is left but 30 characters (a
+    // document also keeps its metadata, `{}`: 2 characters).
+    let room = 1000 - s.get("/v1/account", Some(&key)).json()["usage"]["stored_chars"].as_u64().unwrap();
+    add(&s, &key, &col, &json!("x".repeat(room as usize - 32)));
     let r = post(&s, &format!("/v1/collections/{col}/documents"), &key, &json!("And thirty more characters...."));
     assert_eq!((r.status, r.code()), (429, "storage_exceeded".to_owned()));
     assert_eq!(s.get(&format!("/v1/collections/{col}"), Some(&key)).json()["documents"], 1);

@@ -125,6 +125,8 @@ pub struct HttpConfig {
     pub max_headers: usize,
     pub max_body_bytes: usize,
     pub max_connections_per_shard: usize,
+    /// Open connections one client address may hold across every shard; 0 = no cap.
+    pub max_connections_per_client: u32,
     pub shutdown_grace: Duration,
 }
 
@@ -271,6 +273,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         max_headers: at_least("http.max_headers", h.max_headers, 8)?,
         max_body_bytes: h.max_body_bytes,
         max_connections_per_shard: at_least("http.max_connections_per_shard", h.max_connections_per_shard, 1)?,
+        max_connections_per_client: h.max_connections_per_client,
         shutdown_grace: duration("http.shutdown_grace", &h.shutdown_grace)?,
     };
     let precision = match raw.models.precision.as_str() {

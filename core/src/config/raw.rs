@@ -43,6 +43,7 @@ pub struct RawHttp {
     pub max_headers: usize,
     pub max_body_bytes: usize,
     pub max_connections_per_shard: usize,
+    pub max_connections_per_client: u32,
     pub shutdown_grace: String,
 }
 

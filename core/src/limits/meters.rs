@@ -1,8 +1,17 @@
 //! Usage meters: this month's counts per account (search, extract, research,
 //! pages_indexed) and its stored characters, kept in memory as atomics that every
 //! shard updates, and written to the store by a flusher at least every
-//! `meters.flush_interval` and at shutdown. They are meters: a crash may lose the
-//! counts of the last interval, never a document.
+//! `meters.flush_interval` and at shutdown.
+//!
+//! An allowance holds across a crash: no unit of a capped meter is spent before it is
+//! durable. An account leases a block of units ahead ([`block`]: one unit for small
+//! allowances, about 1% of a large one) with one store commit, run on the blocking
+//! pool, never on the shard; the units are then spent from memory with one atomic
+//! compare-and-swap. After a `kill -9` the month counts at least what was leased, so
+//! a crash can only charge units reserved and never spent, never admit more than the
+//! allowance. A clean shutdown writes the counts and gives the unspent leases back.
+//! Meters without an allowance (an unlimited plan, pages indexed) lease nothing and
+//! may lose the counts of the last interval in a crash.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,7 +54,11 @@ pub struct Exceeded {
 impl std::fmt::Display for Exceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.what == "stored_chars" {
-            return write!(f, "This plan stores at most {} characters; delete documents or move to a larger plan.", self.allowance);
+            return write!(
+                f,
+                "This plan stores at most {} characters, documents and records together; delete some or move to a larger plan.",
+                self.allowance
+            );
         }
         write!(f, "This month's {} allowance ({}) is spent; it renews on the 1st (UTC), or move to a larger plan.", self.what, self.allowance)
     }
@@ -74,23 +87,55 @@ mod exceeded_tests {
     }
 }
 
+/// The units a lease reserves at once for `allowance`: every unit of an allowance
+/// under 200 (a store commit each), else about 1% of it.
+pub fn block(allowance: u64) -> u64 {
+    (allowance / 100).max(1)
+}
+
+/// Why a spend was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("{0}")]
+    Exceeded(Exceeded),
+    /// The lease could not be made durable, so nothing was spent.
+    #[error("usage meters: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// What a spend from memory found.
+enum Take {
+    Spent(u64),
+    Over(Exceeded),
+    /// The units up to this count are not leased yet.
+    Lease(u64),
+}
+
 pub struct AccountMeters {
+    account_id: String,
+    records: Arc<Records>,
     month: Mutex<String>,
     counts: [AtomicU64; 4],
+    /// Units of each meter durably leased this month (only capped meters lease).
+    leased: [AtomicU64; 4],
+    /// One lease at a time per account (taken on the blocking pool, never on a shard).
+    leasing: Mutex<()>,
     stored_chars: AtomicU64,
     dirty: AtomicBool,
 }
 
 impl AccountMeters {
-    fn new(month: String, counts: MonthCounts, stored: u64) -> AccountMeters {
+    fn new(account_id: &str, records: Arc<Records>, month: String, counts: MonthCounts, stored: u64) -> AccountMeters {
+        let atomics = |c: &MonthCounts| [c.search, c.extract, c.research, c.pages_indexed].map(AtomicU64::new);
         AccountMeters {
+            account_id: account_id.to_owned(),
+            records,
             month: Mutex::new(month),
-            counts: [
-                AtomicU64::new(counts.search),
-                AtomicU64::new(counts.extract),
-                AtomicU64::new(counts.research),
-                AtomicU64::new(counts.pages_indexed),
-            ],
+            // What the store says was leased counts as spent (`Records::meters`): the
+            // next unit needs a lease of its own.
+            leased: atomics(&counts),
+            counts: atomics(&counts),
+            leasing: Mutex::new(()),
             stored_chars: AtomicU64::new(stored),
             dirty: AtomicBool::new(false),
         }
@@ -101,27 +146,83 @@ impl AccountMeters {
         let mut current = self.month.lock().unwrap_or_else(|p| p.into_inner());
         if *current != month {
             *current = month.to_owned();
-            self.counts.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+            self.counts.iter().chain(&self.leased).for_each(|c| c.store(0, Ordering::Relaxed));
             self.dirty.store(true, Ordering::Release);
         }
     }
 
-    /// Counts `n` against `allowance` (`None` = unlimited). Refused without counting
-    /// when it would go over.
-    pub fn try_spend(&self, meter: Meter, n: u64, allowance: Option<u64>) -> Result<u64, Exceeded> {
-        let counter = &self.counts[meter.index()];
-        let after = counter.fetch_add(n, Ordering::AcqRel) + n;
-        if let Some(limit) = allowance {
-            if after > limit {
-                counter.fetch_sub(n, Ordering::AcqRel);
-                return Err(Exceeded { what: meter.name(), allowance: limit });
+    /// Spends `n` of `meter` within `allowance` (`None` = unlimited): refused without
+    /// counting when it would go over. A capped meter spends only units durably leased,
+    /// leasing more first (off the shard) when the lease is used up.
+    pub async fn spend(self: &Arc<Self>, meter: Meter, n: u64, allowance: Option<u64>) -> Result<u64, Refused> {
+        loop {
+            match self.take(meter, n, allowance) {
+                Take::Spent(after) => return Ok(after),
+                Take::Over(e) => return Err(Refused::Exceeded(e)),
+                Take::Lease(upto) => {
+                    let me = self.clone();
+                    let limit = allowance.unwrap_or(u64::MAX);
+                    crate::runtime::blocking(move || me.lease(meter, upto, limit)).await?;
+                }
             }
         }
-        self.dirty.store(true, Ordering::Release);
-        Ok(after)
     }
 
-    /// Gives back `n` spent on work that then failed (never below zero).
+    /// The spend from memory: one compare-and-swap when the units are leased.
+    fn take(&self, meter: Meter, n: u64, allowance: Option<u64>) -> Take {
+        let (counter, leased) = (&self.counts[meter.index()], &self.leased[meter.index()]);
+        let mut current = counter.load(Ordering::Acquire);
+        loop {
+            let after = current.saturating_add(n);
+            if let Some(limit) = allowance {
+                if after > limit {
+                    return Take::Over(Exceeded { what: meter.name(), allowance: limit });
+                }
+                if after > leased.load(Ordering::Acquire) {
+                    return Take::Lease(after);
+                }
+            }
+            match counter.compare_exchange_weak(current, after, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.dirty.store(true, Ordering::Release);
+                    return Take::Spent(after);
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Leases `meter` up to at least `need` units (a [`block`] ahead, within `limit`),
+    /// committed to the store before the units can be spent. Blocks: run it on the
+    /// blocking pool.
+    fn lease(&self, meter: Meter, need: u64, limit: u64) -> Result<(), StoreError> {
+        let _one = self.leasing.lock().unwrap_or_else(|p| p.into_inner());
+        let leased = &self.leased[meter.index()];
+        let had = leased.load(Ordering::Acquire);
+        if had >= need {
+            return Ok(()); // another spend leased it meanwhile
+        }
+        let upto = need.max(had.saturating_add(block(limit))).min(limit);
+        let month = self.month.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        self.records.lease_meter(&self.account_id, &month, meter.name(), upto)?;
+        // Under the month's lock, as `roll` resets: a lease of a month gone by is not
+        // spent in the next one (the spend that asked leases again).
+        let current = self.month.lock().unwrap_or_else(|p| p.into_inner());
+        if *current == month {
+            leased.fetch_max(upto, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Counts `n` of a meter with no allowance (pages indexed): never refused, and
+    /// never leased.
+    pub fn count(&self, meter: Meter, n: u64) {
+        self.counts[meter.index()].fetch_add(n, Ordering::AcqRel);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Gives back `n` spent on work that then failed (never below zero). The lease
+    /// stays, so the units given back are spent again without a commit.
     pub fn refund(&self, meter: Meter, n: u64) {
         let counter = &self.counts[meter.index()];
         let _ = counter.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some(c.saturating_sub(n)));
@@ -176,7 +277,8 @@ impl Meters {
             None => {
                 let (counts, stored) = self.records.meters(account_id, &month)?;
                 let mut map = self.accounts.write().unwrap_or_else(|p| p.into_inner());
-                map.entry(account_id.to_owned()).or_insert_with(|| Arc::new(AccountMeters::new(month.clone(), counts, stored))).clone()
+                let made = || Arc::new(AccountMeters::new(account_id, self.records.clone(), month.clone(), counts, stored));
+                map.entry(account_id.to_owned()).or_insert_with(made).clone()
             }
         };
         meters.roll(&month);
@@ -185,10 +287,22 @@ impl Meters {
 
     /// Writes every meter that changed since the last flush, in one transaction.
     pub fn flush(&self) -> Result<usize, StoreError> {
+        self.save(false)
+    }
+
+    /// Writes every account's meters and gives every unspent lease back, in one
+    /// transaction: at shutdown, once nothing spends any more.
+    pub fn release(&self) -> Result<usize, StoreError> {
+        self.save(true)
+    }
+
+    fn save(&self, release: bool) -> Result<usize, StoreError> {
         let snapshots: Vec<MeterSnapshot> = {
             let map = self.accounts.read().unwrap_or_else(|p| p.into_inner());
             map.iter()
-                .filter(|(_, m)| m.dirty.swap(false, Ordering::AcqRel))
+                // Released, every account's counts are written: one loaded after a crash
+                // counts its leases, which the store's counts may not yet.
+                .filter(|(_, m)| m.dirty.swap(false, Ordering::AcqRel) || release)
                 .map(|(id, m)| MeterSnapshot {
                     account_id: id.clone(),
                     month: m.month.lock().unwrap_or_else(|p| p.into_inner()).clone(),
@@ -198,7 +312,7 @@ impl Meters {
                 .collect()
         };
         let written = snapshots.len();
-        if let Err(e) = self.records.save_meters(&snapshots) {
+        if let Err(e) = self.records.save_meters(&snapshots, release) {
             // Keep them dirty so the next flush tries again.
             let map = self.accounts.read().unwrap_or_else(|p| p.into_inner());
             snapshots.iter().filter_map(|s| map.get(&s.account_id)).for_each(|m| m.dirty.store(true, Ordering::Release));
@@ -217,14 +331,31 @@ pub fn current_month() -> String {
 mod tests {
     use super::*;
 
+    fn meters(month: &str, counts: MonthCounts, stored: u64) -> (AccountMeters, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Arc::new(Records::open(dir.path()).unwrap());
+        (AccountMeters::new("acct_a", records, month.into(), counts, stored), dir)
+    }
+
+    /// `spend` without the runtime: the lease taken in line.
+    fn spend(m: &AccountMeters, meter: Meter, n: u64, allowance: Option<u64>) -> Result<u64, Exceeded> {
+        loop {
+            match m.take(meter, n, allowance) {
+                Take::Spent(after) => return Ok(after),
+                Take::Over(e) => return Err(e),
+                Take::Lease(upto) => m.lease(meter, upto, allowance.unwrap_or(u64::MAX)).unwrap(),
+            }
+        }
+    }
+
     #[test]
     fn allowance_refuses_without_counting() {
-        let m = AccountMeters::new("2026-11".into(), MonthCounts::default(), 0);
-        assert_eq!(m.try_spend(Meter::Search, 2, Some(3)), Ok(2));
-        assert!(m.try_spend(Meter::Search, 2, Some(3)).is_err());
-        assert_eq!(m.try_spend(Meter::Search, 1, Some(3)), Ok(3));
+        let (m, _dir) = meters("2026-11", MonthCounts::default(), 0);
+        assert_eq!(spend(&m, Meter::Search, 2, Some(3)), Ok(2));
+        assert!(spend(&m, Meter::Search, 2, Some(3)).is_err());
+        assert_eq!(spend(&m, Meter::Search, 1, Some(3)), Ok(3));
         assert_eq!(m.counts().search, 3);
-        assert_eq!(m.try_spend(Meter::Research, 1_000, None), Ok(1_000));
+        assert_eq!(spend(&m, Meter::Research, 1_000, None), Ok(1_000));
         m.refund(Meter::Search, 2);
         assert_eq!(m.counts().search, 1);
         m.refund(Meter::Search, 5);
@@ -232,8 +363,32 @@ mod tests {
     }
 
     #[test]
+    fn a_capped_spend_waits_for_a_lease_a_block_ahead() {
+        let (m, _dir) = meters(&current_month(), MonthCounts::default(), 0);
+        assert!(matches!(m.take(Meter::Search, 1, Some(10)), Take::Lease(1)), "nothing leased yet");
+        assert!(matches!(m.take(Meter::Search, 1, None), Take::Spent(1)), "unlimited: no lease");
+        // A small allowance leases unit by unit; a large one about 1% at a time.
+        assert_eq!(spend(&m, Meter::Extract, 1, Some(10)), Ok(1));
+        assert_eq!(m.leased[Meter::Extract.index()].load(Ordering::Acquire), 1);
+        assert_eq!(spend(&m, Meter::Research, 1, Some(20_000)), Ok(1));
+        assert_eq!(m.leased[Meter::Research.index()].load(Ordering::Acquire), 200);
+        for _ in 0..199 {
+            assert!(matches!(m.take(Meter::Research, 1, Some(20_000)), Take::Spent(_)), "spent from the lease, in memory");
+        }
+        assert!(matches!(m.take(Meter::Research, 1, Some(20_000)), Take::Lease(201)));
+        // The store already says what a crash now would leave: every leased unit spent.
+        let (counts, _) = m.records.meters("acct_a", &current_month()).unwrap();
+        assert_eq!((counts.extract, counts.research, counts.search), (1, 200, 0));
+    }
+
+    #[test]
+    fn block_is_one_unit_for_small_allowances_and_a_hundredth_of_large_ones() {
+        assert_eq!([block(1), block(10), block(199), block(200), block(2_000), block(100_000)], [1, 1, 1, 2, 20, 1_000]);
+    }
+
+    #[test]
     fn storage_is_a_gauge_with_a_ceiling() {
-        let m = AccountMeters::new("2026-11".into(), MonthCounts::default(), 10);
+        let (m, _dir) = meters("2026-11", MonthCounts::default(), 10);
         assert_eq!(m.try_store(5, Some(20)), Ok(15));
         assert!(m.try_store(6, Some(20)).is_err());
         assert_eq!(m.try_store(-15, Some(20)), Ok(0));
@@ -241,9 +396,10 @@ mod tests {
 
     #[test]
     fn a_new_month_starts_from_zero() {
-        let m = AccountMeters::new("2026-10".into(), MonthCounts { search: 9, ..MonthCounts::default() }, 4);
+        let (m, _dir) = meters("2026-10", MonthCounts { search: 9, ..MonthCounts::default() }, 4);
         m.roll("2026-11");
         assert_eq!(m.counts().search, 0);
+        assert_eq!(m.leased[Meter::Search.index()].load(Ordering::Acquire), 0, "and leases again");
         assert_eq!(m.stored_chars(), 4);
     }
 
@@ -252,10 +408,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let records = Arc::new(Records::open(dir.path()).unwrap());
         let meters = Meters::new(records.clone());
-        meters.account("acct_a").unwrap().try_spend(Meter::Search, 4, None).unwrap();
+        meters.account("acct_a").unwrap().count(Meter::Search, 4);
         assert_eq!(meters.flush().unwrap(), 1);
         assert_eq!(meters.flush().unwrap(), 0);
         let again = Meters::new(records);
         assert_eq!(again.account("acct_a").unwrap().counts().search, 4);
+    }
+
+    #[test]
+    fn a_crash_charges_what_was_leased_and_a_release_gives_back_what_was_not_spent() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Arc::new(Records::open(dir.path()).unwrap());
+        let before = Meters::new(records.clone());
+        let a = before.account("acct_a").unwrap();
+        assert_eq!(spend(&a, Meter::Search, 3, Some(2_000)), Ok(3));
+        // No flush, no release: a crash. The lease of 20 counts as spent.
+        let after = Meters::new(records.clone());
+        let a = after.account("acct_a").unwrap();
+        assert_eq!(a.counts().search, 20, "never fewer than were admitted");
+        assert_eq!(spend(&a, Meter::Search, 1, Some(2_000)), Ok(21));
+        after.release().unwrap();
+        let clean = Meters::new(records);
+        assert_eq!(clean.account("acct_a").unwrap().counts().search, 21, "a clean stop keeps what was spent, not what was leased");
     }
 }

@@ -14,11 +14,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::kv::{Keys, Read, Rows, Sets, WriteTx};
-use super::{from_json, get_json, to_json, Records, StoreError};
+use super::{from_json, get_json, to_json, Charge, Records, StoreError};
 
-const AGENTS: Rows = Rows("soat_agents");
+pub(super) const AGENTS: Rows = Rows("soat_agents");
 const BY_PROJECT: Sets = Sets("soat_agents_by_project");
-const VERSIONS: Rows = Rows("soat_agent_versions");
+pub(super) const VERSIONS: Rows = Rows("soat_agent_versions");
 /// Agent → the `kind:id` of what names it (generations and traces link themselves).
 pub(super) const DEPENDENTS: Sets = Sets("soat_agent_dependents");
 
@@ -94,7 +94,7 @@ impl Records {
         txn.put_row(AGENTS, agent.id(), &to_json(agent))?;
         txn.add_member(BY_PROJECT, &project_key(agent.account_id(), agent.project_id()), agent.id())?;
         put_version(&txn, first)?;
-        txn.commit()
+        self.commit_charged(txn, Charge::Capped(agent.account_id()))
     }
 
     /// The agent when it exists and is this account's (the caller checks its project).
@@ -144,7 +144,7 @@ impl Records {
             assert_eq!(v.agent_id(), id, "a version of another agent");
             put_version(&txn, v)?;
         }
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Capped(account_id))?;
         Ok(Some(out))
     }
 
@@ -189,7 +189,7 @@ impl Records {
         txn.remove_member(BY_PROJECT, &project_key(account_id, current.project_id()), id)?;
         let (start, end) = (format!("{id}/"), format!("{id}0"));
         txn.delete_rows(VERSIONS, &start, &end)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Deleted::Done { unlinked: DependentCounts { ingestion_rules: 0, ..counts } })
     }
 }

@@ -25,11 +25,18 @@ pub enum StoreError {
     /// Not a fault: the account already holds its plan's most active keys.
     #[error("records store: the account holds {active} active keys, its cap is {max}")]
     TooManyKeys { active: u64, max: u64 },
+    /// Not a fault: the write would take the account past its plan's stored characters.
+    #[error("This would pass the plan's {allowance} stored characters (documents and records together); delete some, or move to a larger plan.")]
+    StorageExceeded { allowance: u64 },
 }
 
-/// A store failure is never the client's: logged in full, answered as 500 `internal`.
+/// A store failure is never the client's: logged in full, answered as 500 `internal`;
+/// a write past the plan's storage is the client's, 429 `storage_exceeded`.
 impl crate::error::ErrorCode for StoreError {
     fn code(&self) -> crate::error::Code {
-        crate::error::Code::Internal
+        match self {
+            StoreError::StorageExceeded { .. } => crate::error::Code::StorageExceeded,
+            _ => crate::error::Code::Internal,
+        }
     }
 }

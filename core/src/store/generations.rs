@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::agents::DEPENDENTS as AGENT_DEPENDENTS;
 use super::kv::{Logs, Names, Read, Rows, Sets, Table, WriteTx};
 use super::owned::{get_in, insert_in, list_in, put_in, remove_in, Owned};
-use super::{get_json, to_json, Records, StoreError};
+use super::{get_json, to_json, Charge, Records, StoreError};
 
 /// The generations' and traces' own tables (`store::owned`'s records and index),
 /// named here so the store creates them without knowing the typed records.
@@ -29,8 +29,8 @@ pub const GENERATIONS_BY_ACCOUNT: &str = "soat_generations_by_account";
 pub const TRACES: &str = "soat_traces";
 pub const TRACES_BY_ACCOUNT: &str = "soat_traces_by_account";
 
-const EVENTS: Logs = Logs("soat_generation_events");
-const IDEMPOTENCY: Rows = Rows("soat_idempotency");
+pub(super) const EVENTS: Logs = Logs("soat_generation_events");
+pub(super) const IDEMPOTENCY: Rows = Rows("soat_idempotency");
 /// The durable queue: every generation not yet settled (id → account), so a restart
 /// finds the runs to take over without reading every generation ever made.
 const ACTIVE: Names = Names("soat_generations_active");
@@ -134,7 +134,7 @@ impl Records {
             insert_in(&txn, t)?;
             txn.add_member(AGENT_DEPENDENTS, t.agent_id(), &format!("trace:{}", t.id()))?;
         }
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Capped(g.account_id()))?;
         Ok(Created::New)
     }
 
@@ -181,7 +181,8 @@ impl Records {
                 put_in(&txn, &t)?;
             }
         }
-        txn.commit()?;
+        // A run's step lands once begun: counted, never refused.
+        self.commit_charged(txn, Charge::Counted(g.account_id()))?;
         Ok(Some(true))
     }
 
@@ -256,7 +257,7 @@ impl Records {
         g.redact(&crate::clock::now_rfc3339());
         put_in(&txn, &g)?;
         txn.drop_log(EVENTS, id)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Some(g))
     }
 
@@ -287,7 +288,7 @@ impl Records {
                 generations += 1;
             }
         }
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Some(TracePurge { trace: purged.unwrap_or(root), traces: ids.len(), generations }))
     }
 
@@ -310,7 +311,7 @@ impl Records {
                 counts.1 += 1;
             }
         }
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(counts)
     }
 }

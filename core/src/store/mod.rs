@@ -8,6 +8,7 @@
 //! never wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
 pub mod agents;
+mod charges;
 mod collections;
 mod error;
 pub mod generations;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use charges::{Charge, Ledger};
 pub use error::StoreError;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
@@ -41,10 +43,15 @@ const KEYS: Rows = Rows("keys");
 const ACCOUNT_KEYS: Sets = Sets("account_keys");
 const MONTHS: Rows = Rows("usage_by_month");
 const STORAGE: Counts = Counts("stored_chars");
+/// `account/month/meter` → the units of that month's allowance durably reserved (see
+/// `limits::meters`): after a crash the month counts at least this.
+const LEASES: Counts = Counts("usage_leases");
 
 pub struct Records {
     kv: Kv,
     path: PathBuf,
+    /// What charges for records written (`charges`), set once at start-up.
+    ledger: std::sync::OnceLock<std::sync::Arc<dyn Ledger>>,
 }
 
 /// Usage to write back: one account's month and its stored characters.
@@ -61,7 +68,7 @@ impl Records {
     pub fn open(dir: &Path) -> Result<Records, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
         let path = dir.join("records.redb");
-        let records = Records { kv: Kv::open_redb(&path)?, path };
+        let records = Records { kv: Kv::open_redb(&path)?, path, ledger: std::sync::OnceLock::new() };
         records.check_schema()?;
         Ok(records)
     }
@@ -78,15 +85,23 @@ impl Records {
             None => txn.put_count(META, "schema_version", SCHEMA_VERSION)?,
         }
         // Create every table so readers never meet a missing one.
-        for t in
-            [Table::Rows(ACCOUNTS), Table::Names(EMAILS), Table::Rows(KEYS), Table::Sets(ACCOUNT_KEYS), Table::Rows(MONTHS), Table::Counts(STORAGE)]
-        {
+        for t in [
+            Table::Rows(ACCOUNTS),
+            Table::Names(EMAILS),
+            Table::Rows(KEYS),
+            Table::Sets(ACCOUNT_KEYS),
+            Table::Rows(MONTHS),
+            Table::Counts(STORAGE),
+            Table::Counts(LEASES),
+            Table::Counts(charges::RECORD_CHARS),
+        ] {
             txn.create(t)?;
         }
         txn.commit()?;
         self.ensure::<CollectionRecord>()?;
         self.ensure_soat()?;
-        self.ensure_generations()
+        self.ensure_generations()?;
+        self.count_records_once()
     }
 
     /// Creates an account and its first key in one transaction. `next_key` is asked
@@ -183,12 +198,26 @@ impl Records {
         Ok(Some(key))
     }
 
-    /// This month's counts and the stored characters of one account.
+    /// This month's counts and the stored characters of one account. A meter counts at
+    /// least what was leased of it this month: units reserved before a crash, spent or
+    /// not, stay spent.
     pub fn meters(&self, account_id: &str, month: &str) -> Result<(MonthCounts, u64), StoreError> {
         let txn = self.kv.read()?;
-        let counts = get_json(&txn, MONTHS, &month_key(account_id, month), "usage")?.unwrap_or_default();
+        let mut counts: MonthCounts = get_json(&txn, MONTHS, &month_key(account_id, month), "usage")?.unwrap_or_default();
+        for (meter, count) in counts.each_mut() {
+            let leased = txn.count(LEASES, &lease_key(account_id, month, meter))?.unwrap_or(0);
+            *count = (*count).max(leased);
+        }
         let stored = txn.count(STORAGE, account_id)?.unwrap_or(0);
         Ok((counts, stored))
+    }
+
+    /// Durably reserves `upto` units of `meter` of the account's `month` (more than any
+    /// lease before it); returns once committed.
+    pub fn lease_meter(&self, account_id: &str, month: &str, meter: &str, upto: u64) -> Result<(), StoreError> {
+        let txn = self.kv.write()?;
+        txn.put_count(LEASES, &lease_key(account_id, month, meter), upto)?;
+        txn.commit()
     }
 
     /// Sets every account's stored characters to `truth` (what the index holds), in one
@@ -210,15 +239,24 @@ impl Records {
         Ok(changed)
     }
 
-    /// Writes many accounts' meters in one transaction.
-    pub fn save_meters(&self, snapshots: &[MeterSnapshot]) -> Result<(), StoreError> {
-        if snapshots.is_empty() {
+    /// Writes many accounts' meters in one transaction. With `release`, their leases of
+    /// the month written go too: the counts written are then the whole truth (at
+    /// shutdown, once nothing spends any more).
+    pub fn save_meters(&self, snapshots: &[MeterSnapshot], release: bool) -> Result<(), StoreError> {
+        if snapshots.is_empty() && !release {
             return Ok(());
         }
         let txn = self.kv.write()?;
         for s in snapshots {
             txn.put_row(MONTHS, &month_key(&s.account_id, &s.month), &to_json(&s.counts))?;
             txn.put_count(STORAGE, &s.account_id, s.stored_chars)?;
+        }
+        if release {
+            for s in snapshots {
+                for meter in MonthCounts::NAMES {
+                    txn.delete_count(LEASES, &lease_key(&s.account_id, &s.month, meter))?;
+                }
+            }
         }
         txn.commit()
     }
@@ -249,6 +287,10 @@ fn insert_key(txn: &WriteTx, account_id: &str, next_key: &mut dyn FnMut() -> New
 
 fn month_key(account_id: &str, month: &str) -> String {
     format!("{account_id}/{month}")
+}
+
+fn lease_key(account_id: &str, month: &str, meter: &str) -> String {
+    format!("{account_id}/{month}/{meter}")
 }
 
 /// The row's record, read as `what` for errors.

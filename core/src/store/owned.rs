@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::kv::{Read, Rows, Sets, Table, WriteTx};
-use super::{from_json, get_json, to_json, Records, StoreError};
+use super::{from_json, get_json, to_json, Charge, Records, StoreError};
 
 /// A kind of record an account owns.
 pub trait Owned: Serialize + DeserializeOwned {
@@ -76,7 +76,7 @@ impl Records {
     pub fn insert<R: Owned>(&self, r: &R) -> Result<(), StoreError> {
         let txn = self.kv.write()?;
         insert_in(&txn, r)?;
-        txn.commit()
+        self.commit_charged(txn, Charge::Capped(r.account_id()))
     }
 
     /// The record when it exists and belongs to `account_id`.
@@ -108,7 +108,7 @@ impl Records {
         };
         assert!(record.id() == id && record.account_id() == account_id, "an update changed a record's id or owner");
         put_in(&txn, &record)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Capped(account_id))?;
         Ok(Some(out))
     }
 
@@ -116,7 +116,7 @@ impl Records {
     pub fn remove<R: Owned>(&self, account_id: &str, id: &str) -> Result<bool, StoreError> {
         let txn = self.kv.write()?;
         let removed = remove_in::<R>(&txn, account_id, id)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(removed)
     }
 }

@@ -34,6 +34,17 @@ pub struct MonthCounts {
     pub pages_indexed: u64,
 }
 
+impl MonthCounts {
+    /// The meters' names, in the order of [`MonthCounts::each_mut`].
+    pub const NAMES: [&'static str; 4] = ["search", "extract", "research", "pages_indexed"];
+
+    /// Each count by its meter's name.
+    pub fn each_mut(&mut self) -> [(&'static str, &mut u64); 4] {
+        let [s, e, r, p] = Self::NAMES;
+        [(s, &mut self.search), (e, &mut self.extract), (r, &mut self.research), (p, &mut self.pages_indexed)]
+    }
+}
+
 /// A new key as the store receives it: never the secret, only what identifies and
 /// verifies it.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kv::{Names, Read, Table, WriteTx};
 use super::owned::{get_in, insert_in, list_in, owned_record, records, remove_in};
-use super::{get_json, Records, StoreError};
+use super::{get_json, Charge, Records, StoreError};
 
 /// Account id → the id of its default project.
 const DEFAULT_PROJECTS: Names = Names("soat_default_projects");
@@ -126,7 +126,8 @@ impl Records {
         assert_eq!(p.account_id, account_id, "a default project of another account");
         txn.put_name(DEFAULT_PROJECTS, account_id, &p.id)?;
         insert_in(&txn, &p)?;
-        txn.commit()?;
+        // Made on first use, not asked for: counted, never refused.
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(p)
     }
 
@@ -142,7 +143,7 @@ impl Records {
         };
         txn.put_name(KEY_PREFIXES, &key.prefix, &key.id)?;
         insert_in(&txn, &key)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Capped(&key.account_id))?;
         Ok(key)
     }
 
@@ -158,7 +159,7 @@ impl Records {
         let txn = self.kv.write()?;
         let Some(key) = get_in::<ProjectKeyRecord>(&txn, account_id, id)? else { return Ok(false) };
         remove_key_in(&txn, &key)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(true)
     }
 
@@ -178,7 +179,7 @@ impl Records {
             txn.delete_name(DEFAULT_PROJECTS, account_id)?;
         }
         remove_in::<ProjectRecord>(&txn, account_id, &project.id)?;
-        txn.commit()?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(true)
     }
 }

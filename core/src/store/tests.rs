@@ -86,7 +86,7 @@ fn meters_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let r = Records::open(dir.path()).unwrap();
     let counts = MonthCounts { search: 3, pages_indexed: 7, ..MonthCounts::default() };
-    r.save_meters(&[MeterSnapshot { account_id: "acct_a".into(), month: "2026-11".into(), counts, stored_chars: 99 }]).unwrap();
+    r.save_meters(&[MeterSnapshot { account_id: "acct_a".into(), month: "2026-11".into(), counts, stored_chars: 99 }], false).unwrap();
     assert_eq!(r.meters("acct_a", "2026-11").unwrap(), (counts, 99));
     assert_eq!(r.meters("acct_a", "2026-12").unwrap(), (MonthCounts::default(), 99));
 }
@@ -135,7 +135,7 @@ fn stored_chars_are_reconciled_to_the_truth() {
     let r = Records::open(dir.path()).unwrap();
     let snap =
         |id: &str, stored_chars| MeterSnapshot { account_id: id.into(), month: "2026-11".into(), counts: MonthCounts::default(), stored_chars };
-    r.save_meters(&[snap("acct_a", 177_003), snap("acct_b", 50), snap("acct_c", 9)]).unwrap();
+    r.save_meters(&[snap("acct_a", 177_003), snap("acct_b", 50), snap("acct_c", 9)], false).unwrap();
     let truth: BTreeMap<String, u64> = [("acct_a".to_owned(), 168_620), ("acct_c".to_owned(), 9), ("acct_d".to_owned(), 4)].into();
     let changed = r.reconcile_stored_chars(&truth).unwrap();
     assert_eq!(changed, [("acct_a".to_owned(), 177_003, 168_620), ("acct_b".to_owned(), 50, 0), ("acct_d".to_owned(), 0, 4)]);

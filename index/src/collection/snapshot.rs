@@ -28,6 +28,9 @@ pub struct Counts {
     pub pages: u64,
     pub chunks: u64,
     pub chars: u64,
+    /// What the storage allowance counts ([`crate::segment::stored_chars`]): the text,
+    /// metadata and labels of every live document.
+    pub stored: u64,
     /// Documents per chunker, in `Chunker::ALL` order.
     pub by_chunker: [u64; 4],
 }
@@ -39,6 +42,11 @@ impl Counts {
         let (i, n) = self.by_chunker.iter().enumerate().rev().max_by_key(|(_, n)| **n)?;
         (*n > 0).then(|| Chunker::ALL[i])
     }
+}
+
+/// An archived optional label as text.
+fn label(s: &rkyv::option::ArchivedOption<rkyv::string::ArchivedString>) -> Option<&str> {
+    s.as_ref().map(|s| s.as_str())
 }
 
 impl Snapshot {
@@ -67,6 +75,14 @@ impl Snapshot {
         })
     }
 
+    /// [`crate::segment::stored_chars`] of a document.
+    pub fn stored_chars(&self, at: DocAt) -> u64 {
+        let d = self.doc(at);
+        let pages = (0..d.pages.to_native()).filter_map(|n| self.page(at, n));
+        let page_labels = pages.flat_map(|p| [label(&p.number), label(&p.volume), label(&p.heading)]);
+        crate::segment::stored_chars(d.chars.to_native(), &d.metadata_json, [label(&d.title), label(&d.author)].into_iter().chain(page_labels))
+    }
+
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for at in self.docs() {
@@ -75,6 +91,7 @@ impl Snapshot {
             c.pages += d.pages.to_native() as u64;
             c.chunks += d.chunks.to_native() as u64;
             c.chars += d.chars.to_native();
+            c.stored += self.stored_chars(at);
             if let Some(i) = Chunker::ALL.iter().position(|k| k.as_str() == d.chunker.as_str()) {
                 c.by_chunker[i] += 1;
             }

@@ -83,13 +83,35 @@ fn an_added_document_is_visible_and_survives_reopen_with_its_citations() {
     c.add(doc("d2", &["other"])).unwrap();
     let snap = c.snapshot();
     assert_eq!(ids(&snap), ["d1", "d2"]);
-    assert_eq!(snap.counts(), Counts { documents: 2, pages: 3, chunks: 3, chars: 26, by_chunker: [0, 0, 0, 2] });
+    // Stored: the text (26), the titles ("title of d1", 11 each) and the metadata ("{}").
+    assert_eq!(snap.counts(), Counts { documents: 2, pages: 3, chunks: 3, chars: 26, stored: 52, by_chunker: [0, 0, 0, 2] });
     let before = citations(&snap);
     drop((c, snap));
     let (c, rec) = Collection::open("col_a", dir.path(), Options::default()).unwrap();
     assert_eq!(rec.replayed_ops, 2);
     assert_eq!(citations(&c.snapshot()), before);
     assert!(matches!(c.add(doc("d1", &["again"])), Err(CollectionError::DuplicateId(_))));
+}
+
+/// What the storage allowance counts is the same in the batch an add writes and in the
+/// snapshot that holds it, labels and metadata included, also once flushed.
+#[test]
+fn a_documents_stored_characters_are_its_text_labels_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _) = Collection::open("col_a", dir.path(), Options::default()).unwrap();
+    let mut b = doc("d1", &["ünïcode text", "more"]);
+    b.docs[0].author = Some("Ann".into());
+    b.docs[0].metadata_json = r#"{"k":"v"}"#.into();
+    b.pages[1].heading = Some("Heading".into());
+    b.pages[1].number = Some("ii".into());
+    let expected = 12 + 4 + "title of d1".len() as u64 + 3 + 9 + 7 + 2;
+    assert_eq!(b.stored_chars(0), expected);
+    c.add(b).unwrap();
+    let snap = c.snapshot();
+    let at = snap.find("d1").unwrap();
+    assert_eq!((snap.stored_chars(at), snap.counts().stored), (expected, expected));
+    c.flush().unwrap();
+    assert_eq!(c.snapshot().counts().stored, expected, "the same read from a segment");
 }
 
 #[test]

@@ -104,6 +104,25 @@ pub struct WindowRec {
     pub chunks: u32,
 }
 
+/// The characters a document keeps of what its owner wrote, which the storage
+/// allowance counts: its text (`text_chars`), its metadata as JSON, and its labels
+/// (title, author, each page's number, volume and heading). What the chunker and the
+/// format derive from them (meta, chunk headings) is not counted.
+pub fn stored_chars<'a>(text_chars: u64, metadata_json: &str, labels: impl IntoIterator<Item = Option<&'a str>>) -> u64 {
+    let count = |s: &str| s.chars().count() as u64;
+    text_chars + count(metadata_json) + labels.into_iter().flatten().map(count).sum::<u64>()
+}
+
+impl Batch {
+    /// [`stored_chars`] of document `doc` of this batch.
+    pub fn stored_chars(&self, doc: usize) -> u64 {
+        let d = &self.docs[doc];
+        let pages = &self.pages[d.first_page as usize..(d.first_page + d.pages) as usize];
+        let page_labels = pages.iter().flat_map(|p| [p.number.as_deref(), p.volume.as_deref(), p.heading.as_deref()]);
+        stored_chars(d.chars, &d.metadata_json, [d.title.as_deref(), d.author.as_deref()].into_iter().chain(page_labels))
+    }
+}
+
 /// Documents with everything needed to search them.
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
 pub struct Batch {

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use format::{
-    ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedFieldValue, ArchivedPageRec, Batch, ChunkRec, DocRec, Field, FieldValue, PageRec,
-    WindowRec,
+    stored_chars, ArchivedBatch, ArchivedChunkRec, ArchivedDocRec, ArchivedFieldValue, ArchivedPageRec, Batch, ChunkRec, DocRec, Field, FieldValue,
+    PageRec, WindowRec,
 };
 pub use view::BatchView;
 

@@ -74,7 +74,7 @@ impl ErrorCode for SoatError {
             SoatError::ListingFailed(_) => Code::ModelListingFailed,
             SoatError::KeyLimitReached { .. } => Code::KeyLimitReached,
             SoatError::EgressRefused { .. } => Code::EgressRefused,
-            SoatError::Store(_) => Code::Internal,
+            SoatError::Store(e) => e.code(),
         }
     }
 

@@ -119,7 +119,7 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
     if query.trim().is_empty() || (stores.is_empty() && docs.is_empty()) {
         return Ok(Vec::new());
     }
-    env.search.spend_search(env.caller, 1)?;
+    env.search.spend_search(env.caller, 1).await?;
     // Deeper than `limit`: `min_score` may drop some.
     let k = (limit * 3).min(100);
     let mut vectors: Vec<(String, Option<Vec<f32>>)> = Vec::new();

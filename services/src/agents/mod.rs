@@ -20,6 +20,11 @@ pub mod service;
 pub mod tools;
 
 pub use error::SoatError;
+
+/// The most bytes of JSON of a free-form object a record keeps as given (`metadata`,
+/// `tags`, `tool_context`, `guardrail_context`, an AI provider's `config`): checked on
+/// every `/api/v1` body (`api::soat::bounds`), and on what a merge makes of it.
+pub const MAX_FREE_FORM_BYTES: usize = 64 * 1024;
 pub use patch::Patch;
 pub use scope::{InProject, KeyRef, Scope};
 pub use service::Service;

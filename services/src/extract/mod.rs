@@ -21,6 +21,7 @@ use quarry_index::verify::{self, Match};
 
 use crate::config::ExtractConfig;
 use crate::error::{Code, ErrorCode};
+use crate::limits::meters::Refused;
 use crate::limits::{Meter, Meters};
 use crate::llm::{Llm, LlmError};
 use crate::search::{query, Caller, Owned, SearchError, Service};
@@ -159,11 +160,14 @@ impl Extractor<'_> {
         let found = self.found(embedders, owned, &req.search, settled)?;
         let n = found.len() as u64;
         let meters = self.meters.account(caller.account_id)?;
-        meters.try_spend(Meter::Extract, n, caller.plan.extract).map_err(|e| ExtractError::Allowance {
-            needed: n,
-            left: e.allowance.saturating_sub(meters.counts().extract),
-            allowance: e.allowance,
-            plan: caller.plan.name.clone(),
+        meters.spend(Meter::Extract, n, caller.plan.extract).await.map_err(|e| match e {
+            Refused::Exceeded(e) => ExtractError::Allowance {
+                needed: n,
+                left: e.allowance.saturating_sub(meters.counts().extract),
+                allowance: e.allowance,
+                plan: caller.plan.name.clone(),
+            },
+            Refused::Store(e) => ExtractError::Store(e),
         })?;
         let settings = &owned.record.settings;
         let masked = settings.mask_identifiers || settings.redact_storage;

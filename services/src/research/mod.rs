@@ -33,6 +33,7 @@ use std::time::Instant;
 use quarry_index::embed::Embedder;
 
 use crate::config::ResearchConfig;
+use crate::limits::meters::Refused;
 use crate::limits::{Meter, Meters};
 use crate::llm::request::Role;
 use crate::llm::{ChatRequest, Completion, Llm};
@@ -127,13 +128,14 @@ impl<'a> Researcher<'a> {
     /// Checks what can refuse a research before anything is spent: the model, the
     /// account's concurrent researches, its allowance. Dropping the admission frees
     /// its place; [`Admitted::refund`] gives the allowance back.
-    pub fn admit(&self, caller: Caller<'_>, tier: Tier) -> Result<Admitted<'a>, ResearchError> {
+    pub async fn admit(&self, caller: Caller<'_>, tier: Tier) -> Result<Admitted<'a>, ResearchError> {
         let (llm, model, warnings) = self.model(tier)?;
         let slot = self.gate.enter(caller.account_id, self.config.concurrency).map_err(|running| ResearchError::TooMany { running })?;
         let meters = self.meters.account(caller.account_id)?;
-        meters
-            .try_spend(Meter::Research, 1, caller.plan.research)
-            .map_err(|e| ResearchError::Allowance { allowance: e.allowance, plan: caller.plan.name.clone() })?;
+        meters.spend(Meter::Research, 1, caller.plan.research).await.map_err(|e| match e {
+            Refused::Exceeded(e) => ResearchError::Allowance { allowance: e.allowance, plan: caller.plan.name.clone() },
+            Refused::Store(e) => ResearchError::Store(e),
+        })?;
         Ok(Admitted { llm, model, warnings, _slot: slot, meters, answered: Default::default() })
     }
 

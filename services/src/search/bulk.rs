@@ -92,7 +92,7 @@ impl Service {
         let modes = batch.iter().map(|(o, r)| query::mode_for(self, &o.record, r)).collect::<Result<Vec<_>, _>>()?;
         let n = batch.len() as u64;
         if n > 0 {
-            self.spend_search(caller, n)?;
+            self.spend_search(caller, n).await?;
         }
         let mut out = Vec::with_capacity(batch.len());
         for ((owned, req), mode) in batch.iter().zip(modes) {

@@ -30,7 +30,6 @@ pub const MAX_METADATA_BYTES: usize = 64 * 1024;
 impl NewDocument {
     /// Checks what the engine would keep beside the text: the text within `max_text_bytes`,
     /// each label within [`MAX_LABEL_CHARS`], the metadata within [`MAX_METADATA_BYTES`].
-    /// (Only the text is counted as stored characters, so the rest is bounded here.)
     pub fn check(&self, max_text_bytes: usize) -> Result<(), SearchError> {
         if self.text_bytes() > max_text_bytes {
             return Err(SearchError::DocumentTooLarge { bytes: self.text_bytes(), max: max_text_bytes });
@@ -51,6 +50,15 @@ impl NewDocument {
             return Err(SearchError::FieldTooLong { field: "metadata", len: metadata, max: MAX_METADATA_BYTES, unit: "bytes of JSON" });
         }
         Ok(())
+    }
+
+    /// What adding it stores, as the storage allowance counts it
+    /// (`quarry_index::segment::stored_chars`): before redaction, which may change it.
+    pub fn stored_chars(&self) -> u64 {
+        let text = self.pages.iter().map(|p| p.text.chars().count() as u64).sum();
+        let pages = self.pages.iter().flat_map(|p| [p.number.as_deref(), p.volume.as_deref(), p.heading.as_deref()]);
+        let labels = [self.title.as_deref(), self.author.as_deref()].into_iter().chain(pages);
+        quarry_index::segment::stored_chars(text, &Value::Object(self.metadata.clone()).to_string(), labels)
     }
 
     /// Bytes of page text, for the size limit.

@@ -65,7 +65,8 @@ impl ErrorCode for SearchError {
             SearchError::Searches { .. } | SearchError::SearchesSpent { .. } => Code::AllowanceExceeded,
             SearchError::Rerank(e) => e.code(),
             SearchError::DuplicateId(_) | SearchError::FieldTooLong { .. } => Code::InvalidDocument,
-            SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone | SearchError::Store(_) => Code::Internal,
+            SearchError::Store(e) => e.code(),
+            SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone => Code::Internal,
         }
     }
 }

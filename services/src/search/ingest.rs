@@ -16,6 +16,9 @@ pub struct Added {
     pub pages: u32,
     pub chunks: u32,
     pub chars: u64,
+    /// What the storage allowance counts of it (`quarry_index::segment::stored_chars`).
+    #[serde(skip)]
+    pub stored: u64,
     pub chunker: &'static str,
     pub embedder: String,
     pub format: String,
@@ -65,12 +68,12 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
     // Logging waits on the WAL's sync: a blocking thread waits, so every add in flight
     // shares one group commit and no worker sits idle meanwhile.
     let d = &prepared.docs[0];
-    let (pages, chunks, chars) = (d.pages, d.chunks, d.chars);
+    let (pages, chunks, chars, stored) = (d.pages, d.chunks, d.chars, prepared.stored_chars(0));
     let chunker = Chunker::parse(&d.chunker).expect("prepare names a chunker");
     let meta = serde_json::from_str(&d.meta_json).expect("prepare writes its meta as JSON");
     crate::runtime::blocking(move || coll.add(prepared)).await.map_err(|e| match e {
         CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
         e => SearchError::Index(e),
     })?;
-    Ok(Added { id, pages, chunks, chars, chunker: chunker.as_str(), embedder, format, meta, identifiers })
+    Ok(Added { id, pages, chunks, chars, stored, chunker: chunker.as_str(), embedder, format, meta, identifiers })
 }

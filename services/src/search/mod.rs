@@ -27,6 +27,7 @@ use quarry_index::engine::Engine;
 use quarry_index::ingest::Privacy;
 
 use crate::config::IndexConfig;
+use crate::limits::meters::Refused;
 use crate::limits::{Meter, Meters};
 use crate::plans::Plan;
 use crate::store::{CollectionRecord, Records};
@@ -193,7 +194,7 @@ impl Service {
     /// once it is gone the collection is gone for every caller, and a crash before the
     /// files are removed leaves a directory the next start removes.
     pub async fn remove(&self, owned: Owned) -> Result<(), SearchError> {
-        let chars = owned.snapshot().counts().chars;
+        let chars = owned.snapshot().counts().stored;
         let account = owned.record.account_id.clone();
         let (engine, records) = (self.engine.clone(), self.records.clone());
         crate::runtime::blocking(move || -> Result<(), SearchError> {
@@ -219,7 +220,7 @@ impl Service {
     pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
         let embed = self.embedders.for_collection(&owned.record)?;
         doc.check(self.index.max_document_bytes)?;
-        let chars: u64 = doc.pages.iter().map(|p| p.text.chars().count() as u64).sum();
+        let chars = doc.stored_chars();
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
         let id = id.unwrap_or_else(|| format!("doc_{}", crate::ids::random_base62(16)));
@@ -228,10 +229,10 @@ impl Service {
         draft.privacy = Privacy { mask_embedding: settings.mask_identifiers, redact: settings.redact_storage };
         match ingest::add(&self.ingest, &self.index, owned.coll.clone(), draft, embed).await {
             Ok(added) => {
-                let _ = meters.try_spend(Meter::PagesIndexed, added.pages as u64, None);
+                meters.count(Meter::PagesIndexed, added.pages as u64);
                 // Redaction changes the text's length: storage counts what is stored.
-                if added.chars != chars {
-                    let _ = meters.try_store(added.chars as i64 - chars as i64, None);
+                if added.stored != chars {
+                    let _ = meters.try_store(added.stored as i64 - chars as i64, None);
                 }
                 Ok(added)
             }
@@ -256,7 +257,7 @@ impl Service {
         let chars = {
             let snap = owned.snapshot();
             let at = snap.find(doc).ok_or_else(|| SearchError::DocumentNotFound(doc.to_owned()))?;
-            snap.doc_view(at).chars
+            snap.stored_chars(at)
         };
         let (coll, d) = (owned.coll.clone(), doc.to_owned());
         let done = self.ingest.run(move |_| coll.delete(&d)).await.map_err(|_| SearchError::WorkerGone)?;
@@ -271,14 +272,18 @@ impl Service {
         Ok(())
     }
 
-    /// Spends one of the month's searches of the caller's plan (429 when spent).
-    pub fn spend_search(&self, caller: Caller<'_>, n: u64) -> Result<(), SearchError> {
+    /// Spends `n` of the month's searches of the caller's plan (429 when spent),
+    /// durable before the searches run (`limits::meters`).
+    pub async fn spend_search(&self, caller: Caller<'_>, n: u64) -> Result<(), SearchError> {
         let meters = self.meters.account(caller.account_id)?;
-        meters.try_spend(Meter::Search, n, caller.plan.search).map_err(|e| SearchError::Searches {
-            needed: n,
-            left: e.allowance.saturating_sub(meters.counts().search),
-            allowance: e.allowance,
-            plan: caller.plan.name.clone(),
+        meters.spend(Meter::Search, n, caller.plan.search).await.map_err(|e| match e {
+            Refused::Exceeded(e) => SearchError::Searches {
+                needed: n,
+                left: e.allowance.saturating_sub(meters.counts().search),
+                allowance: e.allowance,
+                plan: caller.plan.name.clone(),
+            },
+            Refused::Store(e) => SearchError::Store(e),
         })?;
         Ok(())
     }
@@ -292,7 +297,7 @@ impl Service {
 
     /// One search, metered: the mode settled (keyword without an embedder), one
     /// search spent, the query embedded on this shard's session, the engine asked.
-    pub fn search(
+    pub async fn search(
         &self,
         embedders: &std::cell::RefCell<Vec<quarry_index::embed::Embedder>>,
         caller: Caller<'_>,
@@ -300,7 +305,7 @@ impl Service {
         req: &Request,
     ) -> Result<Searched, SearchError> {
         let mode = query::mode_for(self, &owned.record, req)?;
-        self.spend_search(caller, 1)?;
+        self.spend_search(caller, 1).await?;
         query::run(self, embedders, &owned.coll, req, mode)
     }
 

@@ -48,7 +48,7 @@ impl Searcher<'_> {
         if chosen.is_some() {
             req.k = self.rerankers.depth(k);
         }
-        let searched = self.service.search(self.embedders, caller, owned, req);
+        let searched = self.service.search(self.embedders, caller, owned, req).await;
         req.k = k;
         let mut searched = searched.map_err(|e| match e {
             SearchError::Searches { allowance, plan, .. } => SearchError::SearchesSpent { allowance, plan },

@@ -19,7 +19,7 @@ pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError>
     let searches = prepared.searches();
     let who = caller(&call);
     if searches > 0 {
-        call.app.search.spend_search(who, searches).map_err(|e| match e {
+        call.app.search.spend_search(who, searches).await.map_err(|e| match e {
             SearchError::Searches { left, allowance, plan, .. } => ApiError::new(
                 Code::AllowanceExceeded,
                 format!(

@@ -266,7 +266,7 @@ pub async fn research(mut call: Call<'_>, id: String) -> Result<Reply, ApiError>
     if !req.stream {
         let r = researcher(&app);
         let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan), reach: principal.reach() };
-        let admitted = r.admit(caller, req.request.tier)?;
+        let admitted = r.admit(caller, req.request.tier).await?;
         let out = r.run(&admitted, call.embedders, &principal.account_id, &owned, &req.request, None).await?;
         let body = serde_json::to_vec(&render(&out, &req.echo)).expect("responses serialize");
         return Ok(response::json_bytes(StatusCode::OK, body.into()));
@@ -292,7 +292,7 @@ fn events(app: Arc<App>, embedders: Embedders, principal: Rc<Principal>, owned: 
         let on_event = |e: Event<'_>| send(event_line(e));
         let r = researcher(&app);
         let caller = Caller { account_id: &principal.account_id, plan: app.plan(&principal.plan), reach: principal.reach() };
-        let out = match r.admit(caller, req.request.tier) {
+        let out = match r.admit(caller, req.request.tier).await {
             Ok(admitted) => r.run(&admitted, &embedders, &principal.account_id, &owned, &req.request, Some(&on_event)).await,
             Err(e) => Err(e),
         };

@@ -3,7 +3,8 @@
 //! and [`read`] parses it: syntax errors with their line and column, a wrong type or a
 //! missing field naming the field, an unknown field named in the message and in
 //! `error.meta.field` — all 400 `VALIDATION_FAILED`. Fields a PATCH may clear are
-//! [`crate::agents::Patch`]es (absent, `null`, a value).
+//! [`crate::agents::Patch`]es (absent, `null`, a value). Every body is first held to
+//! the bounds of [`super::bounds`] (texts, keys, arrays, free-form objects).
 
 use serde::de::DeserializeOwned;
 
@@ -28,6 +29,11 @@ pub async fn read_or_default<T: DeserializeOwned + Default>(call: &mut Call<'_>)
 
 /// Parses `bytes` strictly into `T` (see the module's note).
 pub fn strict<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Bounds first, so a body past one is refused as such whatever else is wrong with
+    // it; a body that is not JSON gets the typed parse's error, with line and column.
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        super::bounds::check(&value)?;
+    }
     body::json(bytes, Code::SoatValidation).map_err(|mut e| {
         if e.code == Code::InvalidJson {
             e.code = Code::SoatValidation;

@@ -24,6 +24,7 @@ pub mod agents;
 pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
+pub mod bounds;
 pub mod generate;
 pub mod generations;
 pub mod knowledge;

@@ -44,7 +44,36 @@ pub struct Conn {
 
 impl Conn {
     pub fn open(addr: SocketAddr) -> Conn {
-        let stream = TcpStream::connect(addr).expect("connect");
+        Conn::over(TcpStream::connect(addr).expect("connect"))
+    }
+
+    /// A connection to `addr` (IPv4) from the local address `from` (on Linux every
+    /// 127.x.y.z is loopback, so a test can be a second client: 127.0.0.2).
+    pub fn open_from(addr: SocketAddr, from: std::net::Ipv4Addr) -> Conn {
+        use std::os::fd::FromRawFd;
+        let SocketAddr::V4(to) = addr else { panic!("an IPv4 address") };
+        let sockaddr = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: a socket made here, bound and connected with sockaddr_in values that
+        // live across each call; on success the descriptor is handed to one TcpStream.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+            let stream = TcpStream::from_raw_fd(fd);
+            let local = sockaddr(from, 0);
+            assert_eq!(libc::bind(fd, (&local as *const libc::sockaddr_in).cast(), len), 0, "bind {from}: {}", io::Error::last_os_error());
+            let remote = sockaddr(*to.ip(), to.port());
+            assert_eq!(libc::connect(fd, (&remote as *const libc::sockaddr_in).cast(), len), 0, "connect: {}", io::Error::last_os_error());
+            Conn::over(stream)
+        }
+    }
+
+    fn over(stream: TcpStream) -> Conn {
         stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
         stream.set_nodelay(true).unwrap();
         Conn { stream, buf: Vec::new() }

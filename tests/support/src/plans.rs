@@ -8,9 +8,10 @@ pub const RAISED: &str = "[plans.scribe]\nrate_per_minute = 6000000\nburst = 100
 /// quotas as they are.
 pub const ROOMY: &str = "[plans.scribe]\nrate_per_minute = 60000\nburst = 5000\n";
 
-/// A plan every quota of which a test can reach: 10 stored characters, one search,
-/// one extraction and one research, a burst of 3.
-pub const TINY: &str = "[auth]\ndefault_plan = \"tiny\"\n[plans.tiny]\nname = \"Tiny\"\nprice = 0\nstored_chars = 10\nsearch = 1\nextract = 1\nresearch = 1\nrate_per_minute = 600\nburst = 3\n";
+/// A plan every quota of which a test can reach: 100,000 stored characters (room for
+/// the collections' records a test makes; stored characters count records too), one
+/// search, one extraction and one research, a burst of 3.
+pub const TINY: &str = "[auth]\ndefault_plan = \"tiny\"\n[plans.tiny]\nname = \"Tiny\"\nprice = 0\nstored_chars = 100000\nsearch = 1\nextract = 1\nresearch = 1\nrate_per_minute = 600\nburst = 3\n";
 
 /// The model-calling tests' default plan: room to store and search, a hundred
 /// extractions and research answers.

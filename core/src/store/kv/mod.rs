@@ -7,10 +7,13 @@
 //! What a backend promises: a write transaction's reads see its own writes; its checks
 //! hold when it commits (redb runs one writer at a time; a backend that runs writers
 //! concurrently must make them serializable); `commit` returns once the transaction is
-//! durable; a write transaction dropped without `commit` leaves nothing behind.
+//! durable; a write transaction dropped without `commit` leaves nothing behind; and a
+//! write of rows or log entries says how many characters it stored and removed, which
+//! [`WriteTx::written`] adds up (so an account can be charged for what its records hold).
 
 mod redb;
 
+use std::cell::Cell;
 use std::path::Path;
 
 use super::StoreError;
@@ -66,6 +69,9 @@ pub trait Read {
     fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError>;
     /// The entries of `key` with a sequence above `after`, in order.
     fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError>;
+    /// Every row of every `Rows` table, as `(table, key, value)`: for a pass over the
+    /// whole store (the records' recount), not for requests.
+    fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError>;
 }
 
 /// The database, whichever backend holds it.
@@ -86,9 +92,10 @@ impl Kv {
     }
 
     pub fn write(&self) -> Result<WriteTx, StoreError> {
-        match self {
-            Kv::Redb(db) => Ok(WriteTx::Redb(db.write()?)),
-        }
+        let tx = match self {
+            Kv::Redb(db) => Backend::Redb(db.write()?),
+        };
+        Ok(WriteTx { tx, written: Cell::new(0) })
     }
 }
 
@@ -98,7 +105,14 @@ pub enum ReadTx {
 }
 
 /// A transaction that lands whole on `commit`, or not at all when dropped.
-pub enum WriteTx {
+pub struct WriteTx {
+    tx: Backend,
+    /// Characters of rows and log entries stored, less those removed.
+    written: Cell<i64>,
+}
+
+/// A backend's write transaction.
+enum Backend {
     Redb(redb::WriteTx),
 }
 
@@ -106,6 +120,15 @@ macro_rules! dispatch {
     ($self:ident, $tx:ident => $call:expr) => {
         match $self {
             Self::Redb($tx) => $call,
+        }
+    };
+}
+
+/// A write, dispatched to the transaction's backend.
+macro_rules! on_backend {
+    ($self:ident, $tx:ident => $call:expr) => {
+        match &$self.tx {
+            Backend::Redb($tx) => $call,
         }
     };
 }
@@ -138,56 +161,122 @@ macro_rules! reads {
             fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
                 dispatch!(self, tx => tx.log(t, key, after))
             }
+            fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+                dispatch!(self, tx => tx.every_row(f))
+            }
         }
     };
 }
 
 reads!(ReadTx);
-reads!(WriteTx);
+reads!(Backend);
+
+impl Read for WriteTx {
+    fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.tx.row(t, key)
+    }
+    fn rows(&self, t: Rows, keys: Keys<'_>) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.tx.rows(t, keys)
+    }
+    fn name(&self, t: Names, key: &str) -> Result<Option<String>, StoreError> {
+        self.tx.name(t, key)
+    }
+    fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError> {
+        self.tx.names(t)
+    }
+    fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError> {
+        self.tx.count(t, key)
+    }
+    fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
+        self.tx.counts(t)
+    }
+    fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
+        self.tx.members(t, key)
+    }
+    fn log(&self, t: Logs, key: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
+        self.tx.log(t, key, after)
+    }
+    fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        self.tx.every_row(f)
+    }
+}
+
+/// Characters (Unicode scalar values) of UTF-8 `bytes`: every byte but continuations.
+pub fn chars(bytes: &[u8]) -> i64 {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count() as i64
+}
 
 impl WriteTx {
+    /// Characters stored by this transaction's rows (key and value) and log entries,
+    /// less those it removed or overwrote: what it adds to what the store holds.
+    pub fn written(&self) -> i64 {
+        self.written.get()
+    }
+
+    fn wrote(&self, delta: i64) {
+        self.written.set(self.written.get() + delta);
+    }
+
     /// Makes the table if it is missing (at start-up, so readers never meet a missing one).
     pub fn create(&self, t: Table) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.create(t))
+        on_backend!(self, tx => tx.create(t))
     }
     pub fn put_row(&self, t: Rows, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.put_row(t, key, value))
+        let old = on_backend!(self, tx => tx.put_row(t, key, value))?;
+        self.wrote(match old {
+            Some(old) => chars(value) - old,
+            None => chars(key.as_bytes()) + chars(value),
+        });
+        Ok(())
     }
     /// Whether there was such a row.
     pub fn delete_row(&self, t: Rows, key: &str) -> Result<bool, StoreError> {
-        dispatch!(self, tx => tx.delete_row(t, key))
+        let old = on_backend!(self, tx => tx.delete_row(t, key))?;
+        if let Some(old) = old {
+            self.wrote(-(chars(key.as_bytes()) + old));
+        }
+        Ok(old.is_some())
     }
     /// Deletes every row `start <= key < end`.
     pub fn delete_rows(&self, t: Rows, start: &str, end: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.delete_rows(t, start, end))
+        let removed = on_backend!(self, tx => tx.delete_rows(t, start, end))?;
+        self.wrote(-removed);
+        Ok(())
     }
     pub fn put_name(&self, t: Names, key: &str, value: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.put_name(t, key, value))
+        on_backend!(self, tx => tx.put_name(t, key, value))
     }
     pub fn delete_name(&self, t: Names, key: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.delete_name(t, key))
+        on_backend!(self, tx => tx.delete_name(t, key))
     }
     pub fn put_count(&self, t: Counts, key: &str, value: u64) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.put_count(t, key, value))
+        on_backend!(self, tx => tx.put_count(t, key, value))
+    }
+    pub fn delete_count(&self, t: Counts, key: &str) -> Result<(), StoreError> {
+        on_backend!(self, tx => tx.delete_count(t, key))
     }
     pub fn add_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.add_member(t, key, member))
+        on_backend!(self, tx => tx.add_member(t, key, member))
     }
     pub fn remove_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.remove_member(t, key, member))
+        on_backend!(self, tx => tx.remove_member(t, key, member))
     }
     /// Appends `(sequence, data)` entries to `key`'s log.
     pub fn append<'a>(&self, t: Logs, key: &str, entries: impl IntoIterator<Item = (u64, &'a str)>) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.append(t, key, entries))
+        let added = on_backend!(self, tx => tx.append(t, key, entries))?;
+        self.wrote(added);
+        Ok(())
     }
     /// Drops every entry of `key`.
     pub fn drop_log(&self, t: Logs, key: &str) -> Result<(), StoreError> {
-        dispatch!(self, tx => tx.drop_log(t, key))
+        let removed = on_backend!(self, tx => tx.drop_log(t, key))?;
+        self.wrote(-removed);
+        Ok(())
     }
     /// Durable when it returns.
     pub fn commit(self) -> Result<(), StoreError> {
-        match self {
-            WriteTx::Redb(tx) => tx.commit(),
+        match self.tx {
+            Backend::Redb(tx) => tx.commit(),
         }
     }
 }

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use redb::{
     Database, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, TableError,
-    WriteTransaction,
+    TableHandle, WriteTransaction,
 };
 
-use super::{Counts, Keys, Logs, Names, Rows, Sets, Table};
+use super::{chars, Counts, Keys, Logs, Names, Rows, Sets, Table};
 use crate::store::StoreError;
 
 pub struct Db(Database);
@@ -150,7 +150,29 @@ fn read_log(
     Ok(out)
 }
 
+/// Every row of every table of `Rows`' type (`&str → &[u8]`); tables of other types
+/// (names, counts, sets, logs) are passed over.
+macro_rules! every_row {
+    ($tx:expr, $f:expr) => {{
+        let names: Vec<String> = $tx.list_tables().on("list", "the tables")?.map(|t| t.name().to_owned()).collect();
+        for name in &names {
+            let table = match $tx.open_table(TableDefinition::<&str, &[u8]>::new(name)) {
+                Err(TableError::TableTypeMismatch { .. }) => continue,
+                t => t.on("open", "a table")?,
+            };
+            for row in table.iter().on("scan", "a table")? {
+                let (k, v) = row.on("read", "a table")?;
+                $f(name, k.value(), v.value());
+            }
+        }
+        Ok(())
+    }};
+}
+
 impl ReadTx {
+    pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        every_row!(self.0, f)
+    }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match open_read!(self.0, rows(t), t.0) {
             Some(table) => get_row(&table, key, t.0),
@@ -203,6 +225,9 @@ impl ReadTx {
 }
 
 impl WriteTx {
+    pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
+        every_row!(self.0, f)
+    }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         get_row(&self.0.open_table(rows(t)).on("open", t.0)?, key, t.0)
     }
@@ -237,14 +262,30 @@ impl WriteTx {
             Table::Logs(t) => self.0.open_table(logs(t)).on("create", t.0).map(drop),
         }
     }
-    pub fn put_row(&self, t: Rows, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.open_table(rows(t)).on("open", t.0)?.insert(key, value).on("write", t.0).map(drop)
+    /// The characters of the value it replaced, if any.
+    pub fn put_row(&self, t: Rows, key: &str, value: &[u8]) -> Result<Option<i64>, StoreError> {
+        let mut table = self.0.open_table(rows(t)).on("open", t.0)?;
+        let old = table.insert(key, value).on("write", t.0)?;
+        Ok(old.map(|o| chars(o.value())))
     }
-    pub fn delete_row(&self, t: Rows, key: &str) -> Result<bool, StoreError> {
-        Ok(self.0.open_table(rows(t)).on("open", t.0)?.remove(key).on("delete", t.0)?.is_some())
+    /// The characters of the value it removed, if there was one.
+    pub fn delete_row(&self, t: Rows, key: &str) -> Result<Option<i64>, StoreError> {
+        let mut table = self.0.open_table(rows(t)).on("open", t.0)?;
+        let old = table.remove(key).on("delete", t.0)?;
+        Ok(old.map(|o| chars(o.value())))
     }
-    pub fn delete_rows(&self, t: Rows, start: &str, end: &str) -> Result<(), StoreError> {
-        self.0.open_table(rows(t)).on("open", t.0)?.retain_in(start..end, |_, _| false).on("delete", t.0)
+    /// The characters (keys and values) it removed.
+    pub fn delete_rows(&self, t: Rows, start: &str, end: &str) -> Result<i64, StoreError> {
+        let mut removed = 0;
+        self.0
+            .open_table(rows(t))
+            .on("open", t.0)?
+            .retain_in(start..end, |k, v| {
+                removed += chars(k.as_bytes()) + chars(v);
+                false
+            })
+            .on("delete", t.0)?;
+        Ok(removed)
     }
     pub fn put_name(&self, t: Names, key: &str, value: &str) -> Result<(), StoreError> {
         self.0.open_table(names(t)).on("open", t.0)?.insert(key, value).on("write", t.0).map(drop)
@@ -255,21 +296,37 @@ impl WriteTx {
     pub fn put_count(&self, t: Counts, key: &str, value: u64) -> Result<(), StoreError> {
         self.0.open_table(counts(t)).on("open", t.0)?.insert(key, value).on("write", t.0).map(drop)
     }
+    pub fn delete_count(&self, t: Counts, key: &str) -> Result<(), StoreError> {
+        self.0.open_table(counts(t)).on("open", t.0)?.remove(key).on("delete", t.0).map(drop)
+    }
     pub fn add_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
         self.0.open_multimap_table(sets(t)).on("open", t.0)?.insert(key, member).on("write", t.0).map(drop)
     }
     pub fn remove_member(&self, t: Sets, key: &str, member: &str) -> Result<(), StoreError> {
         self.0.open_multimap_table(sets(t)).on("open", t.0)?.remove(key, member).on("delete", t.0).map(drop)
     }
-    pub fn append<'a>(&self, t: Logs, key: &str, entries: impl IntoIterator<Item = (u64, &'a str)>) -> Result<(), StoreError> {
+    /// The characters it added, less those of entries it replaced.
+    pub fn append<'a>(&self, t: Logs, key: &str, entries: impl IntoIterator<Item = (u64, &'a str)>) -> Result<i64, StoreError> {
         let mut table = self.0.open_table(logs(t)).on("open", t.0)?;
+        let mut added = 0;
         for (seq, data) in entries {
-            table.insert((key, seq), data).on("write", t.0)?;
+            let old = table.insert((key, seq), data).on("write", t.0)?;
+            added += chars(data.as_bytes()) - old.map_or(0, |o| chars(o.value().as_bytes()));
         }
-        Ok(())
+        Ok(added)
     }
-    pub fn drop_log(&self, t: Logs, key: &str) -> Result<(), StoreError> {
-        self.0.open_table(logs(t)).on("open", t.0)?.retain_in((key, 0)..=(key, u64::MAX), |_, _| false).on("delete", t.0)
+    /// The characters of the entries it dropped.
+    pub fn drop_log(&self, t: Logs, key: &str) -> Result<i64, StoreError> {
+        let mut removed = 0;
+        self.0
+            .open_table(logs(t))
+            .on("open", t.0)?
+            .retain_in((key, 0)..=(key, u64::MAX), |_, v| {
+                removed += chars(v.as_bytes());
+                false
+            })
+            .on("delete", t.0)?;
+        Ok(removed)
     }
     pub fn commit(self) -> Result<(), StoreError> {
         self.0.commit().on("commit", "a write")

@@ -126,3 +126,32 @@ fn sets_logs_names_and_counts_keep_what_was_written() {
         assert_eq!(read.name(N, "a").unwrap(), None, "{name}");
     }
 }
+
+#[test]
+fn a_write_counts_the_characters_it_stores_and_removes() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "ab", "ünï".as_bytes()).unwrap(); // 2 + 3 characters, not bytes
+        assert_eq!(tx.written(), 5, "{name}");
+        tx.put_row(R, "ab", b"x").unwrap(); // replaced: the key stays, the value shrinks
+        assert_eq!(tx.written(), 3, "{name}");
+        tx.append(L, "g", [(1, "four"), (2, "five!")]).unwrap();
+        assert_eq!(tx.written(), 12, "{name}");
+        tx.put_name(N, "n", "names and counts are indexes, not counted").unwrap();
+        tx.put_count(C, "c", 1).unwrap();
+        assert_eq!(tx.written(), 12, "{name}");
+        tx.commit().unwrap();
+
+        let tx = kv.write().unwrap();
+        tx.put_row(R, "b/1", b"12").unwrap();
+        tx.put_row(R, "b/2", b"34").unwrap();
+        tx.delete_rows(R, "b/", "b0").unwrap();
+        assert_eq!(tx.written(), 0, "{name}: made and removed in one transaction");
+        assert!(tx.delete_row(R, "ab").unwrap());
+        assert!(!tx.delete_row(R, "ab").unwrap());
+        tx.drop_log(L, "g").unwrap();
+        assert_eq!(tx.written(), -12, "{name}: everything the first one stored");
+        tx.delete_count(C, "c").unwrap();
+        assert_eq!(tx.count(C, "c").unwrap(), None, "{name}");
+    }
+}

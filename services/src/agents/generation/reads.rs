@@ -49,19 +49,27 @@ pub fn get_generation(records: &Records, scope: &Scope, id: &str) -> Result<Gene
 }
 
 /// Shallow-merges `metadata` over the generation's (a key given replaces the stored
-/// one, `null` included: the bag is the caller's, returned verbatim).
+/// one, `null` included: the bag is the caller's, returned verbatim). The merged bag
+/// is held to the bound of one ([`crate::agents::MAX_FREE_FORM_BYTES`]), so PATCHes
+/// cannot grow it past what a create may send.
 pub fn update_metadata(records: &Records, scope: &Scope, id: &str, metadata: Map<String, Value>) -> Result<GenerationRecord, SoatError> {
     get_generation(records, scope, id)?;
     let updated = records.update::<GenerationRecord, _>(&scope.account_id, id, |g| {
-        let mut bag = match g.metadata.take() {
+        let mut bag = match g.metadata.clone() {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
         bag.extend(metadata);
-        g.metadata = Some(Value::Object(bag));
-        Change::Write(g.clone())
+        let bag = Value::Object(bag);
+        let bytes = serde_json::to_vec(&bag).map_or(0, |b| b.len());
+        if bytes > crate::agents::MAX_FREE_FORM_BYTES {
+            let max = crate::agents::MAX_FREE_FORM_BYTES;
+            return Change::Keep(Err(SoatError::invalid("metadata", format!("merged, metadata would be {bytes} bytes of JSON; at most {max}."))));
+        }
+        g.metadata = Some(bag);
+        Change::Write(Ok(g.clone()))
     })?;
-    updated.ok_or_else(|| not_found_generation(id))
+    updated.ok_or_else(|| not_found_generation(id))?
 }
 
 /// `DELETE /generations/{id}/content`: the purged skeleton.

@@ -27,7 +27,11 @@ pub enum Started {
     Replay(GenerationRecord),
 }
 
+/// A store failure, logged and answered 500; a write past the plan's storage is 429.
 fn store_err(e: crate::store::StoreError) -> ApiError {
+    if let crate::store::StoreError::StorageExceeded { .. } = e {
+        return e.into();
+    }
     tracing::error!(error = %e, "a generation's store access failed");
     ApiError::internal()
 }

@@ -37,7 +37,7 @@ impl ErrorCode for MemoryError {
         match self {
             MemoryError::Soat(e) => e.code(),
             MemoryError::Search(e) => e.code(),
-            MemoryError::Store(_) => Code::Internal,
+            MemoryError::Store(e) => e.code(),
         }
     }
 

@@ -79,7 +79,7 @@ impl ErrorCode for SecretError {
             SecretError::Undecryptable(_) => Code::SecretNotDecryptable,
             SecretError::Invalid(_) => Code::SoatValidation,
             SecretError::HasDependents { .. } => Code::SecretHasDependents,
-            SecretError::Store(_) => Code::Internal,
+            SecretError::Store(e) => e.code(),
         }
     }
 

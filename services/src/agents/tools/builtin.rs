@@ -31,7 +31,7 @@ fn input<T: serde::de::DeserializeOwned>(action: &str, v: &Value) -> Result<T, T
     serde_json::from_value(v.clone()).map_err(|e| ToolError::Invalid(format!("{action} input: {e}")))
 }
 
-pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
+pub async fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
     let i: SearchIn = input(super::def::SEARCH_ACTION, v)?;
     if i.query.trim().is_empty() {
         return Err(ToolError::Invalid("query must not be empty".into()));
@@ -48,7 +48,7 @@ pub fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
     };
     let owned = env.search.readable(env.caller, &i.collection_id)?;
     let req = crate::search::Request::new(i.query, k, mode);
-    let s = env.search.search(env.embedders, env.caller, &owned, &req)?;
+    let s = env.search.search(env.embedders, env.caller, &owned, &req).await?;
     let results: Vec<Value> = s
         .results
         .hits

@@ -344,7 +344,7 @@ async fn builtin(x: &Exec<'_>) -> Result<Value, ToolError> {
         return Err(ToolError::Invalid(format!("action {action:?} is not available on this tool")));
     }
     match action {
-        SEARCH_ACTION => super::builtin::search(env, input),
+        SEARCH_ACTION => super::builtin::search(env, input).await,
         WRITE_MEMORY_ACTION => super::builtin::write_memory(env, p, input).await,
         super::def::AGENT_ACTION => Err(ToolError::NotSupported("agent (agents:CreateAgentGeneration)")),
         other => Err(ToolError::NotImplemented(format!("builtin action {other:?}"))),

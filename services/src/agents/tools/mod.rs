@@ -94,7 +94,7 @@ impl ErrorCode for ToolError {
             ToolError::Refused { .. } => Code::EgressRefused,
             ToolError::Search(crate::search::SearchError::CollectionNotFound(_)) => Code::SoatValidation,
             ToolError::Search(e) => e.code(),
-            ToolError::Store(_) => Code::Internal,
+            ToolError::Store(e) => e.code(),
         }
     }
 
