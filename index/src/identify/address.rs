@@ -1,7 +1,9 @@
 //! Street addresses: a house number, one to three capitalised words (or an ordinal:
 //! "5th"), a street type from USPS Publication 28's common suffixes, then optionally a
 //! unit and a ", City, ST 12345" tail; and post office boxes. Court names are not
-//! streets ("3 Supreme Court justices").
+//! streets ("3 Supreme Court justices"). Elsewhere the number comes after the street
+//! and its type word ("Kálmán Imre u. 12.", "Hauptstraße 5", "Ringvej 144", "Via Roma
+//! 12", "ul. Marszałkowska 10"), or before a French one ("12 rue de la Paix").
 
 use std::sync::LazyLock;
 
@@ -23,11 +25,31 @@ static ADDRESS: LazyLock<Regex> = LazyLock::new(|| {
     compile(&format!(r"{street}|{po_box}"))
 });
 
+/// Street addresses outside North America: a street name and its type word, then the
+/// house number ("Kálmán Imre u. 12.", "Hauptstraße 5", "Ringvej 144", "Via Roma 12",
+/// "ul. Marszałkowska 10/12", "Calle de Alcalá, 45"), or the number first in French
+/// ("12 rue de la Paix"); a postcode and a town may follow ("1051 Budapest").
+static INTL: LazyLock<Regex> = LazyLock::new(|| {
+    let name = r"\p{Lu}[\p{L}\p{M}'’.-]*";
+    let names = format!(r"{name}(?:[ \t]+(?:{name}|\d{{1,3}}\.?)){{0,3}}");
+    let particles = r"(?:(?:de|del|de la|de las|de los|da|do|dos|das|di|della|delle|degli|du|des|le|la|les|l'|d'|del)[ \t]+)*";
+    let number = r"\d{1,5}[A-Za-z]?(?:[/-]\d{1,4}[A-Za-z]?)?";
+    let after = r"(?i:utca|u\.|út|útja|tér|körút|krt\.|straße|strasse|str\.|weg|gasse|platz|allee|ring|vej|gade|gata|gatan|vägen|väg|veien|vei|gaten|laan|straat|plein|gracht|kade|steeg|dreef|singel|tie|katu|ulica|cesta|ut|sokak|sokağı|caddesi|cad\.|sk\.)";
+    let compound = r"\p{Lu}[\p{Ll}\p{M}]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|vej|gade|gata|gatan|vägen|veien|gaten|laan|straat|plein|gracht|katu|tie)";
+    let before = r"(?:Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Calle|Carrer|Avenida|Avda\.|Av\.|Paseo|Plaza|Pl\.|Carrera|Camino|Rua|Travessa|Praça|Estrada|Rue|Avenue|Boulevard|Bd|Chemin|Allée|Place|Impasse|Quai|Route|ul\.|ulica|al\.|aleja|os\.|pl\.|ulitsa|ul|prospekt|pr-t|nám\.|náměstí|trg)";
+    let french = r"(?i:rue|avenue|av\.|boulevard|bd|chemin|allée|place|impasse|quai|route|cours)";
+    let postcode = r"(?:,?[ \t]+(?:\d{4,5}|\d{2}-\d{3}|[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})[ \t]+\p{Lu}[\p{L}\p{M}-]+)?";
+    compile(&format!(
+        r"(?:{names}[ \t]+{after}|{compound})[ \t]*,?[ \t]*{number}\.?{postcode}|{before}[ \t]+{particles}{names},?[ \t]+(?:n[º°o]\.?[ \t]*)?{number}{postcode}|{number},?[ \t]+{french}[ \t]+{particles}{names}{postcode}"
+    ))
+});
+
 static COURT: LazyLock<Regex> = LazyLock::new(|| {
     compile(r"(?:Supreme|District|Appeals|Circuit|Superior|County|Family|Tax|Bankruptcy|High|Claims|Federal|State|Municipal|Probate|Juvenile) Court")
 });
 
 pub fn find(text: &str, out: &mut Vec<Span>) {
+    international(text, out);
     // Every street starts with a number, a space and a capital or an ordinal ("5th");
     // a box says "box". Neither in the text: no pass.
     let b = text.as_bytes();
@@ -46,7 +68,21 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
         if t.ends_with('.') && text.as_bytes().get(e).is_none_or(|c| c.is_ascii_whitespace()) && ends_sentence(text, e) {
             e -= 1;
         }
-        out.push(Span { kind: K::Address, start: s, end: e });
+        out.push(Span { kind: K::Address, start: s, end: e, counted: true });
+    }
+}
+
+fn international(text: &str, out: &mut Vec<Span>) {
+    for m in INTL.find_iter(text) {
+        let (s, mut e) = (m.start(), m.end());
+        if !free_left(text, s) {
+            continue;
+        }
+        // "u. 12." ends a sentence as often as it ends an address.
+        if text[s..e].ends_with('.') && ends_sentence(text, e) && !text[s..e - 1].ends_with(|c: char| c.is_ascii_digit()) {
+            e -= 1;
+        }
+        out.push(Span { kind: K::Address, start: s, end: e, counted: true });
     }
 }
 
@@ -95,5 +131,15 @@ mod tests {
         assert_eq!(found("at 42 Elm St. Then"), ["42 Elm St"]);
         assert!(found("3 Supreme Court justices").is_empty());
         assert!(found("5 Main points").is_empty());
+    }
+
+    #[test]
+    fn streets_of_other_countries() {
+        assert_eq!(found("lakik: Kálmán Imre u. 12. Budapest"), ["Kálmán Imre u. 12."]);
+        assert_eq!(found("4823 Ringvej 144"), ["Ringvej 144"]);
+        assert_eq!(found("Hauptstraße 5, 10115 Berlin"), ["Hauptstraße 5, 10115 Berlin"]);
+        assert_eq!(found("in Via Roma 12 a Milano"), ["Via Roma 12"]);
+        assert_eq!(found("ul. Marszałkowska 10/12"), ["ul. Marszałkowska 10/12"]);
+        assert_eq!(found("au 12 rue de la Paix"), ["12 rue de la Paix"]);
     }
 }
