@@ -20,18 +20,54 @@
 //! Words are looked up in hash sets: a lexicon of whole words is a set membership
 //! question, asked only of the capitalised words (and of the words after a cue).
 
-use std::collections::HashSet;
+use std::borrow::Cow;
 use std::sync::LazyLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::context::Present;
 use super::{IdentifierKind as K, Span};
 use crate::text::unicode::is_word_char;
 
-static GIVEN: LazyLock<HashSet<&'static str>> =
+static GIVEN: LazyLock<FxHashSet<&'static str>> =
     LazyLock::new(|| include_str!("data/first_names.txt").lines().chain(include_str!("data/given_intl.txt").lines()).collect());
-static SURNAMES: LazyLock<HashSet<&'static str>> =
+static SURNAMES: LazyLock<FxHashSet<&'static str>> =
     LazyLock::new(|| include_str!("data/surnames.txt").lines().chain(include_str!("data/surnames_intl.txt").lines()).collect());
-static STOP: LazyLock<HashSet<&'static str>> = LazyLock::new(|| STOP_WORDS.iter().copied().collect());
+
+/// What a word is, found once per word ([`Word::flags`]).
+const GIVEN_NAME: u16 = 1;
+const SURNAME: u16 = 1 << 1;
+const STOP_WORD: u16 = 1 << 2;
+const NOT_A_GIVEN: u16 = 1 << 3;
+const HONORIFIC: u16 = 1 << 4;
+const KINSHIP: u16 = 1 << 5;
+const INSTITUTIONAL: u16 = 1 << 6;
+const PARTICLE: u16 = 1 << 7;
+const THE: u16 = 1 << 8;
+const CONJUNCTION: u16 = 1 << 9;
+const TITLE: u16 = 1 << 10;
+
+/// The small word lists, each word with the flags of every list it is in.
+static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
+    let mut m: FxHashMap<&'static str, u16> = FxHashMap::default();
+    let lists: [(&[&'static str], u16); 9] = [
+        (STOP_WORDS, STOP_WORD),
+        (NOT_GIVEN, NOT_A_GIVEN),
+        (HONORIFICS, HONORIFIC),
+        (KIN, KINSHIP),
+        (INSTITUTION, INSTITUTIONAL),
+        (PARTICLES, PARTICLE),
+        (&["the"], THE),
+        (&["and", "or", "und", "et", "y", "e", "i", "og", "och", "en"], CONJUNCTION),
+        (TITLES, TITLE),
+    ];
+    for (list, flag) in lists {
+        for w in list {
+            *m.entry(*w).or_default() |= flag;
+        }
+    }
+    m
+});
 
 /// Honorifics, in any case ("Dr.", "dr", "DR").
 const HONORIFICS: &[&str] = &[
@@ -41,8 +77,10 @@ const HONORIFICS: &[&str] = &[
 ];
 
 /// Titles that are cues only when capitalised ("Judge Alvarez", not "the judge said").
-const TITLES: &[&str] =
-    &["Doctor", "Professor", "Judge", "Justice", "Nurse", "Officer", "Detective", "Sister", "Brother", "Father", "Inspector", "Sergeant", "Captain", "Councillor", "Senator", "Minister"];
+const TITLES: &[&str] = &[
+    "doctor", "professor", "judge", "justice", "nurse", "officer", "detective", "sister", "brother", "father", "inspector", "sergeant",
+    "captain", "councillor", "senator", "minister",
+];
 
 /// Kinship and relation words, in any case, before a given name ("wife Anna").
 const KIN: &[&str] = &[
@@ -150,33 +188,87 @@ struct Word {
     /// The end without a possessive "'s".
     end: usize,
     shape: Shape,
+    /// The lists the word is in (`GIVEN_NAME`, `STOP_WORD`, …), looked up once.
+    flags: u16,
+}
+
+impl Word {
+    fn is(&self, flag: u16) -> bool {
+        self.flags & flag != 0
+    }
+
+    fn given(&self) -> bool {
+        self.is(GIVEN_NAME) && !self.is(NOT_A_GIVEN | STOP_WORD)
+    }
+
+    fn surname(&self) -> bool {
+        self.is(SURNAME)
+    }
+
+    /// In a name list, and no word a name is rarely.
+    fn name(&self) -> bool {
+        self.is(GIVEN_NAME | SURNAME) && !self.is(STOP_WORD | NOT_A_GIVEN)
+    }
+
+    /// A word that may be part of a name run: capitalised, all capitals, or of a caseless
+    /// script, and no sentence, address, title or institution word.
+    fn name_shaped(&self) -> bool {
+        matches!(self.shape, Shape::Cap | Shape::Upper | Shape::Caseless) && !self.is(STOP_WORD)
+    }
 }
 
 /// The words of `text`: runs of word characters, an inner apostrophe or hyphen kept
 /// ("O'Brien", "Smith-Jones").
 fn words(text: &str) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut it = text.char_indices().peekable();
-    while let Some((start, c)) = it.next() {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 6);
+    let mut i = 0;
+    while i < b.len() {
+        let (c, n) = char_at(text, i);
         if !is_word_char(c) {
+            i += n;
             continue;
         }
-        let mut end = start + c.len_utf8();
-        while let Some(&(i, c)) = it.peek() {
+        let start = i;
+        i += n;
+        while i < b.len() {
+            let (c, n) = char_at(text, i);
             if is_word_char(c) {
-                end = i + c.len_utf8();
-                it.next();
-            } else if matches!(c, '\'' | '’' | '-') && text[i + c.len_utf8()..].chars().next().is_some_and(is_word_char) {
-                it.next();
+                i += n;
+            } else if matches!(c, '\'' | '’' | '-') && i + n < b.len() && is_word_char(char_at(text, i + n).0) {
+                i += n;
             } else {
                 break;
             }
         }
-        let w = &text[start..end];
-        let end = end - ["'s", "’s", "'S", "’S"].iter().find(|p| w.len() > p.len() + 1 && w.ends_with(*p)).map_or(0, |p| p.len());
-        out.push(Word { start, end, shape: shape(&text[start..end]) });
+        let w = &text[start..i];
+        let end = i - ["'s", "’s", "'S", "’S"].iter().find(|p| w.len() > p.len() + 1 && w.ends_with(*p)).map_or(0, |p| p.len());
+        let shape = shape(&text[start..end]);
+        out.push(Word { start, end, shape, flags: word_flags(&text[start..end], shape) });
     }
     out
+}
+
+/// The character at byte `i` and its length; ASCII without decoding.
+fn char_at(text: &str, i: usize) -> (char, usize) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        (b as char, 1)
+    } else {
+        let c = text[i..].chars().next().expect("a character boundary");
+        (c, c.len_utf8())
+    }
+}
+
+/// The lists a word is in: the small lists for every word, the name lists for the
+/// words that may open or carry a name (a lower-case word is looked up there only
+/// after a cue: [`Word::name`] does it then).
+fn word_flags(w: &str, shape: Shape) -> u16 {
+    match shape {
+        Shape::Other => 0,
+        Shape::Lower => SMALL.get(key(w).as_ref()).copied().unwrap_or(0),
+        _ => flags(&key(w)),
+    }
 }
 
 fn shape(w: &str) -> Shape {
@@ -210,30 +302,38 @@ fn shape(w: &str) -> Shape {
 }
 
 /// The lower-case form the lists hold (a typographic apostrophe made straight).
-fn key(w: &str) -> String {
+fn key(w: &str) -> Cow<'_, str> {
     if w.is_ascii() {
-        w.to_ascii_lowercase()
+        if w.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(w.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(w)
+        }
     } else {
-        w.to_lowercase().replace('’', "'")
+        Cow::Owned(w.to_lowercase().replace('’', "'"))
     }
 }
 
-fn is_given(k: &str) -> bool {
-    GIVEN.contains(k) && !NOT_GIVEN.contains(&k) && !STOP.contains(k)
+/// Whether a lower-case word is in the name lists (and no word a name rarely is).
+fn lower_name(w: &str) -> bool {
+    let f = flags(&key(w));
+    f & (GIVEN_NAME | SURNAME) != 0 && f & (STOP_WORD | NOT_A_GIVEN) == 0
 }
 
-fn is_surname(k: &str) -> bool {
-    SURNAMES.contains(k) || k.split_once('-').is_some_and(|(a, b)| (SURNAMES.contains(a) || GIVEN.contains(a)) && SURNAMES.contains(b))
-}
-
-fn is_name(k: &str) -> bool {
-    (GIVEN.contains(k) || is_surname(k)) && !STOP.contains(k) && !NOT_GIVEN.contains(&k)
-}
-
-/// A word that may be part of a name run: capitalised, all capitals, or of a caseless
-/// script, and no sentence, address, title or institution word.
-fn name_shaped(text: &str, w: &Word) -> bool {
-    matches!(w.shape, Shape::Cap | Shape::Upper | Shape::Caseless) && !STOP.contains(key(&text[w.start..w.end]).as_str())
+/// The lists `k` (a word's [`key`]) is in.
+fn flags(k: &str) -> u16 {
+    let mut f = SMALL.get(k).copied().unwrap_or(0);
+    if f & STOP_WORD != 0 || k.len() < 2 {
+        return f;
+    }
+    if GIVEN.contains(k) {
+        f |= GIVEN_NAME;
+    }
+    let hyphenated = || k.split_once('-').is_some_and(|(a, b)| (SURNAMES.contains(a) || GIVEN.contains(a)) && SURNAMES.contains(b));
+    if SURNAMES.contains(k) || k.contains('-') && hyphenated() {
+        f |= SURNAME;
+    }
+    f
 }
 
 /// What lies between two words.
@@ -271,14 +371,6 @@ pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
 }
 
 impl Finder<'_> {
-    fn word(&self, i: usize) -> &str {
-        &self.text[self.words[i].start..self.words[i].end]
-    }
-
-    fn key(&self, i: usize) -> String {
-        key(self.word(i))
-    }
-
     fn take(&mut self, from: usize, to: usize) {
         for t in &mut self.taken[from..=to] {
             *t = true;
@@ -292,15 +384,17 @@ impl Finder<'_> {
             if self.taken[i] || i + 1 >= self.words.len() {
                 continue;
             }
-            let w = self.word(i);
-            let k = key(w);
-            let after = &self.text[self.words[i].end..self.words[i + 1].start];
-            let (cue, max, lower_ok) = if HONORIFICS.contains(&k.as_str()) && matches!(after, " " | ". " | "." | "  " | ".  " | "\t" | ". \t") {
+            let (w, next) = (self.words[i], self.words[i + 1]);
+            if w.flags & (HONORIFIC | TITLE | KINSHIP) == 0 && !self.text[w.end..].starts_with(':') {
+                continue;
+            }
+            let after = &self.text[w.end..next.start];
+            let (cue, max, lower_ok) = if w.is(HONORIFIC) && matches!(after, " " | ". " | "." | "\t" | ". \t") {
                 (true, 4, true)
-            } else if TITLES.contains(&w) && after == " " {
+            } else if w.is(TITLE) && w.shape == Shape::Cap && after == " " {
                 (true, 3, false)
-            } else if KIN.contains(&k.as_str()) && matches!(after, " " | ", " | ": ") {
-                (self.words[i + 1].shape != Shape::Upper && is_given(&self.key(i + 1)), 2, true)
+            } else if w.is(KINSHIP) && matches!(after, " " | ", " | ": ") {
+                (next.shape != Shape::Upper && next.given(), 2, true)
             } else {
                 (self.label(i, after), 4, true)
             };
@@ -334,21 +428,20 @@ impl Finder<'_> {
                 break;
             }
             let w = self.words[j];
-            let k = self.key(j);
             // A run keeps its case: an all-capitals word after a capitalised one is a
             // label ("Maria Garcia MRN"), not a name.
             let upper_after_cap = w.shape == Shape::Upper && last.is_some_and(|l: usize| self.words[l].shape == Shape::Cap);
             let ok = match w.shape {
                 Shape::Initial => true,
-                Shape::Cap | Shape::Upper | Shape::Caseless => !STOP.contains(k.as_str()) && !upper_after_cap,
-                Shape::Lower if PARTICLES.contains(&k.as_str()) => last.is_some(),
-                Shape::Lower => lower_ok && is_name(&k) && (j == i || last.is_some()),
+                Shape::Cap | Shape::Upper | Shape::Caseless => !w.is(STOP_WORD) && !upper_after_cap,
+                Shape::Lower if w.is(PARTICLE) => last.is_some(),
+                Shape::Lower => lower_ok && lower_name(&self.text[w.start..w.end]) && (j == i || last.is_some()),
                 Shape::Other => false,
             };
             if !ok {
                 break;
             }
-            if w.shape != Shape::Initial && !(w.shape == Shape::Lower && PARTICLES.contains(&k.as_str())) {
+            if w.shape != Shape::Initial && !(w.shape == Shape::Lower && w.is(PARTICLE)) {
                 last = Some(j);
             }
             j += 1;
@@ -366,7 +459,8 @@ impl Finder<'_> {
                 continue;
             }
             for j in [i, i + 2] {
-                if !self.taken[j] && self.words[j].shape == Shape::Cap && is_surname(&self.key(j)) && !STOP.contains(self.key(j).as_str()) {
+                let p = self.words[j];
+                if !self.taken[j] && p.shape == Shape::Cap && p.surname() && !p.is(STOP_WORD) {
                     self.take(j, j);
                 }
             }
@@ -395,22 +489,22 @@ impl Finder<'_> {
     fn pair_at(&self, i: usize) -> Option<(usize, usize)> {
         let text = self.text;
         let w = &self.words[i];
-        if self.taken[i] || !name_shaped(text, w) || !is_given(&self.key(i)) || self.after_the(i) {
+        if self.taken[i] || !w.name_shaped() || !w.given() || self.after_the(i) {
             return None;
         }
         // Initials and particles between the given name and the surname.
         let mut j = i + 1;
         while j < self.words.len()
             && joined(text, &self.words[j - 1], &self.words[j])
-            && (self.words[j].shape == Shape::Initial || self.words[j].shape == Shape::Lower && PARTICLES.contains(&self.key(j).as_str()))
+            && (self.words[j].shape == Shape::Initial || self.words[j].shape == Shape::Lower && self.words[j].is(PARTICLE))
         {
             j += 1;
         }
         let s = self.words.get(j)?;
-        if self.taken[j] || !joined(text, &self.words[j - 1], s) || !name_shaped(text, s) {
+        if self.taken[j] || !joined(text, &self.words[j - 1], s) || !s.name_shaped() {
             return None;
         }
-        if !is_name(&self.key(j)) {
+        if !s.name() {
             return None;
         }
         // More names after it: "John Harding Price".
@@ -418,8 +512,8 @@ impl Finder<'_> {
         while last + 1 < self.words.len()
             && !self.taken[last + 1]
             && joined(text, &self.words[last], &self.words[last + 1])
-            && name_shaped(text, &self.words[last + 1])
-            && is_name(&self.key(last + 1))
+            && self.words[last + 1].name_shaped()
+            && self.words[last + 1].name()
         {
             last += 1;
         }
@@ -432,7 +526,7 @@ impl Finder<'_> {
         if self.taken[i] || self.taken[i + 1] || gap(self.text, w, g) != ", " || w.shape != Shape::Cap || g.shape != Shape::Cap {
             return None;
         }
-        let ok = is_surname(&self.key(i)) && !STOP.contains(self.key(i).as_str()) && is_given(&self.key(i + 1));
+        let ok = w.surname() && !w.is(STOP_WORD) && g.given();
         (ok && !self.listed_before(i) && !self.listed_after(i + 1) && !self.institution_after(i + 1)).then_some((i, i + 1))
     }
 
@@ -449,7 +543,7 @@ impl Finder<'_> {
                 }
             }
             let ok = chain.len() >= 2
-                && chain.iter().all(|&j| !self.taken[j] && self.words[j].shape == Shape::Cap && is_given(&self.key(j)) && !self.after_the(j))
+                && chain.iter().all(|&j| !self.taken[j] && self.words[j].shape == Shape::Cap && self.words[j].given() && !self.after_the(j))
                 && !self.institution_after(*chain.last().unwrap());
             if ok {
                 for &j in &chain {
@@ -470,9 +564,8 @@ impl Finder<'_> {
         if matches!(g, ", " | " & ") && n.shape == Shape::Cap {
             return Some(i + 1);
         }
-        let conj = self.key(i + 1);
         let m = self.words.get(i + 2)?;
-        let joins = matches!(conj.as_str(), "and" | "or" | "und" | "et" | "y" | "e" | "i" | "og" | "och" | "en");
+        let joins = n.is(CONJUNCTION) && n.shape == Shape::Lower;
         (joins && matches!(g, " " | ", ") && gap(self.text, n, m) == " " && m.shape == Shape::Cap).then_some(i + 2)
     }
 
@@ -491,15 +584,15 @@ impl Finder<'_> {
     /// University"): none of its words is then a person's.
     fn institution_run(&self, i: usize) -> Option<usize> {
         let text = self.text;
-        if !name_shaped(text, &self.words[i]) {
+        if !self.words[i].name_shaped() {
             return None;
         }
         let mut j = i;
-        while j + 1 < self.words.len() && joined(text, &self.words[j], &self.words[j + 1]) && name_shaped(text, &self.words[j + 1]) {
+        while j + 1 < self.words.len() && joined(text, &self.words[j], &self.words[j + 1]) && self.words[j + 1].name_shaped() {
             j += 1;
         }
-        let last = self.key(j);
-        (j > i && INSTITUTION.contains(&last.as_str()) && !is_name(&last) || self.institution_after(j)).then_some(j)
+        let last = self.words[j];
+        (j > i && last.is(INSTITUTIONAL) && !last.name() || self.institution_after(j)).then_some(j)
     }
 
     /// Whether the word after word `i` makes the run an institution's or a company's.
@@ -507,7 +600,7 @@ impl Finder<'_> {
         let Some(n) = self.words.get(i + 1) else { return false };
         let g = gap(self.text, &self.words[i], n);
         let close = matches!(g, " " | ", " | " & ");
-        close && matches!(n.shape, Shape::Cap | Shape::Upper | Shape::Lower) && INSTITUTION.contains(&self.key(i + 1).as_str())
+        close && matches!(n.shape, Shape::Cap | Shape::Upper | Shape::Lower) && n.is(INSTITUTIONAL)
     }
 
     /// Whether the run from word `from` to `to` is part of a firm's list of surnames
@@ -518,7 +611,7 @@ impl Finder<'_> {
 
     /// Whether word `i` follows "The" ("The Princess Royal", "The Maria Callas Trio").
     fn after_the(&self, i: usize) -> bool {
-        i > 0 && self.key(i - 1) == "the" && gap(self.text, &self.words[i - 1], &self.words[i]) == " "
+        i > 0 && self.words[i - 1].is(THE) && gap(self.text, &self.words[i - 1], &self.words[i]) == " "
     }
 }
 
