@@ -22,11 +22,8 @@ fn main() {
         found = texts.iter().map(|t| scan(t, Kinds::ALL)).collect();
         best = best.min(started.elapsed().as_secs_f64());
     }
-    let spans: Vec<Vec<(&str, usize, usize)>> = texts
-        .iter()
-        .zip(&found)
-        .map(|(t, spans)| spans.iter().map(|s| (s.kind.name(), chars(t, s.start), chars(t, s.end))).collect())
-        .collect();
+    let spans: Vec<Vec<(&str, usize, usize)>> =
+        texts.iter().zip(&found).map(|(t, spans)| spans.iter().map(|s| (s.kind.name(), chars(t, s.start), chars(t, s.end))).collect()).collect();
     println!("{}", serde_json::json!({ "seconds": best, "spans": spans }));
 }
 

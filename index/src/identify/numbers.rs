@@ -23,10 +23,13 @@ static SSN_CUE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?:\bssn|\bss#|\bsocial security(?: number| no\.?| #)?|\bsoc\.? sec\.?(?: no\.?| #)?)\W{0,4}(?:is\s+|was\s+)?$"));
 
 /// 12 to 19 digits, bare or in 4-grouped or Amex/Diners forms.
-static CARD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}-\d{4}-\d{4}|\d{4} \d{4} \d{4}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{12,19}"));
+static CARD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}-\d{4}-\d{4}|\d{4} \d{4} \d{4}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{12,19}")
+});
 static CARD_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:card|cc|visa|mastercard|master card|amex|american express|discover|maestro|diners|jcb|unionpay|debit|credit|kreditkarte|carte|tarjeta|carta)\b[^\n]{0,20}$")
+    re(
+        r"(?i)\b(?:card|cc|visa|mastercard|master card|amex|american express|discover|maestro|diners|jcb|unionpay|debit|credit|kreditkarte|carte|tarjeta|carta)\b[^\n]{0,20}$",
+    )
 });
 
 /// Ten digits, bare or `dddd-ddd-ddd`.

@@ -15,18 +15,18 @@ use regex::Regex;
 use super::context::{compile, cue_before};
 use super::{IdentifierKind as K, Span};
 
-/// Digit groups joined by one separator each (space, `-`, `.`, `/`, parentheses), the
-/// international prefix before them and an extension after.
+/// Digit groups joined by one separator each (space, `-`, `.`, `/`, parentheses), or
+/// seven digits and more, the international prefix before them and an extension after
+/// (a lone short number is never a candidate: prose is full of them).
 static CANDIDATE: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"(?:\+|\b00|\b011)?[ ]?(?:\(\d{1,5}\)[ .-]?)?\d{1,15}(?:(?:[ ]?[-./][ ]?|[ ]|\)[ ]?|[ ]?\()\d{1,8}){0,6}(?:[ ]?(?i:x|ext\.?|extn\.?|extension|ext#)[ ]?\d{1,6})?",
+        r"(?:\+|\b00|\b011)?[ ]?(?:(?:\(\d{1,5}\)[ .-]?)?\d{1,15}(?:(?:[ ]?[-./][ ]?|[ ]|\)[ ]?|[ ]?\()\d{1,8}){1,6}|\(\d{1,5}\)[ .-]?\d{1,15}|\d{7,15})(?:[ ]?(?i:x|ext\.?|extn\.?|extension|ext#)[ ]?\d{1,6})?",
     )
 });
 
 /// How North American numbers are written: 3-3-4 (an area in parentheses, a leading
 /// 1 allowed), 3 then 7, or ten digits.
-static NANP_SHAPE: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"^(?:1[-. ]?)?(?:\(\d{3}\)[ ]?|\d{3}[-. ])\d{3}[-. ]\d{4}$|^\d{3} \d{7}$|^1?\d{10}$"));
+static NANP_SHAPE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(?:1[-. ]?)?(?:\(\d{3}\)[ ]?|\d{3}[-. ])\d{3}[-. ]\d{4}$|^\d{3} \d{7}$|^1?\d{10}$"));
 
 static CUE: LazyLock<Regex> = LazyLock::new(|| {
     compile(
@@ -35,16 +35,19 @@ static CUE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A date, an SSN or an IP address written with a phone's separators.
-static DATE_LIKE: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"^\d{3}[- .]\d{2}[- .]\d{4}$|^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}([-./])\d{1,2}[-./]\d{2,4})(?:[ T]\d{1,2})?$|^\d{1,3}(?:\.\d{1,3}){3}$"));
+static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"^\d{3}[- .]\d{2}[- .]\d{4}$|^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}([-./])\d{1,2}[-./]\d{2,4})(?:[ T]\d{1,2})?$|^\d{1,3}(?:\.\d{1,3}){3}$",
+    )
+});
 
 /// The numbering plans a national number (one not in North America's) is tried in, the
 /// most populous and most written first.
 const REGIONS: &[Id] = {
     use Id::*;
     &[
-        GB, DE, FR, IT, ES, NL, BE, CH, AT, AU, IN, IE, NZ, ZA, SE, NO, DK, FI, PL, PT, CZ, HU, RO, GR, TR, RU, UA, RS, HR, SI, SK, BG, IL,
-        BR, MX, AR, CL, CO, PE, JP, KR, CN, PH, MY, ID, TH, VN, PK, NG, EG, KE, MA, SA, AE,
+        GB, DE, FR, IT, ES, NL, BE, CH, AT, AU, IN, IE, NZ, ZA, SE, NO, DK, FI, PL, PT, CZ, HU, RO, GR, TR, RU, UA, RS, HR, SI, SK, BG, IL, BR, MX,
+        AR, CL, CO, PE, JP, KR, CN, PH, MY, ID, TH, VN, PK, NG, EG, KE, MA, SA, AE,
     ]
 };
 
