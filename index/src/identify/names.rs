@@ -866,13 +866,12 @@ fn words(text: &str) -> Vec<Word> {
         i += n;
         while i < b.len() {
             let (word, c, n) = word_char_at(text, i);
-            if word {
-                i += n;
-            } else if matches!(c, '\'' | '’' | '-') && i + n < b.len() && word_char_at(text, i + n).0 {
-                i += n;
-            } else {
+            // An inner apostrophe or hyphen continues the word ("O'Brien", "Smith-Jones").
+            let inner = || matches!(c, '\'' | '’' | '-') && i + n < b.len() && word_char_at(text, i + n).0;
+            if !word && !inner() {
                 break;
             }
+            i += n;
         }
         let w = &text[start..i];
         let end = i - ["'s", "’s", "'S", "’S"].iter().find(|p| w.len() > p.len() + 1 && w.ends_with(*p)).map_or(0, |p| p.len());
