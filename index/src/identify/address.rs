@@ -7,6 +7,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
 use super::context::{compile, free_left};
@@ -35,7 +36,7 @@ static INTL: LazyLock<Regex> = LazyLock::new(|| {
     let particles = r"(?:(?:de|del|de la|de las|de los|da|do|dos|das|di|della|delle|degli|du|des|le|la|les|l'|d'|del)[ \t]+)*";
     let number = r"\d{1,5}[A-Za-z]?(?:[/-]\d{1,4}[A-Za-z]?)?";
     let after = r"(?i:utca|u\.|út|útja|tér|körút|krt\.|straße|strasse|str\.|weg|gasse|platz|allee|ring|vej|gade|gata|gatan|vägen|väg|veien|vei|gaten|laan|straat|plein|gracht|kade|steeg|dreef|singel|tie|katu|ulica|cesta|ut|sokak|sokağı|caddesi|cad\.|sk\.)";
-    let compound = r"\p{Lu}[\p{Ll}\p{M}]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|vej|gade|gata|gatan|vägen|veien|gaten|laan|straat|plein|gracht|katu|tie)";
+    let compound = r"\p{Lu}[\p{Ll}\p{M}]{3,}(?:straße|strasse|str\.|weg|gasse|platz|allee|vej|gade|gata|gatan|vägen|veien|gaten|laan|straat|plein|gracht|katu|tie)";
     let before = r"(?:Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Calle|Carrer|Avenida|Avda\.|Av\.|Paseo|Plaza|Pl\.|Carrera|Camino|Rua|Travessa|Praça|Estrada|Rue|Avenue|Boulevard|Bd|Chemin|Allée|Place|Impasse|Quai|Route|ul\.|ulica|al\.|aleja|os\.|pl\.|ulitsa|ul|prospekt|pr-t|nám\.|náměstí|trg)";
     let french = r"(?i:rue|avenue|av\.|boulevard|bd|chemin|allée|place|impasse|quai|route|cours)";
     let postcode = r"(?:,?[ \t]+(?:\d{4,5}|\d{2}-\d{3}|[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})[ \t]+\p{Lu}[\p{L}\p{M}-]+)?";
@@ -72,18 +73,147 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-fn international(text: &str, out: &mut Vec<Span>) {
-    for m in INTL.find_iter(text) {
-        let (s, mut e) = (m.start(), m.end());
-        if !free_left(text, s) {
+/// The street-type words of [`INTL`]'s layouts, lower case: the regex runs only in a
+/// window around one of them that has a digit near it, so prose pays one
+/// Aho-Corasick pass and not the regex's (whose Unicode classes open at every capital).
+const TYPE_WORDS: &[&str] = &[
+    "u.",
+    "utca",
+    "út",
+    "tér",
+    "körút",
+    "krt.",
+    "straße",
+    "strasse",
+    "str.",
+    "weg",
+    "gasse",
+    "platz",
+    "allee",
+    "ring",
+    "vej",
+    "gade",
+    "gata",
+    "väg",
+    "vei",
+    "gaten",
+    "laan",
+    "straat",
+    "plein",
+    "gracht",
+    "kade",
+    "steeg",
+    "dreef",
+    "singel",
+    "tie",
+    "katu",
+    "ulica",
+    "cesta",
+    "ut",
+    "sokak",
+    "sokağı",
+    "caddesi",
+    "cad.",
+    "sk.",
+    "via",
+    "viale",
+    "piazza",
+    "piazzale",
+    "corso",
+    "largo",
+    "vicolo",
+    "calle",
+    "carrer",
+    "avenida",
+    "avda.",
+    "av.",
+    "paseo",
+    "plaza",
+    "pl.",
+    "carrera",
+    "camino",
+    "rua",
+    "travessa",
+    "praça",
+    "estrada",
+    "rue",
+    "avenue",
+    "boulevard",
+    "bd",
+    "chemin",
+    "allée",
+    "place",
+    "impasse",
+    "quai",
+    "route",
+    "cours",
+    "ul.",
+    "ul",
+    "al.",
+    "aleja",
+    "os.",
+    "ulitsa",
+    "prospekt",
+    "pr-t",
+    "nám.",
+    "náměstí",
+    "trg",
+];
+
+static TYPES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(TYPE_WORDS).expect("the street words build")
+});
+
+/// The byte windows of `text` around a street-type word with a digit near it, merged.
+fn windows(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for m in TYPES.find_overlapping_iter(text) {
+        let (s, e) = (m.start(), m.end());
+        let near = |from: usize, to: usize| b[from..to].iter().any(u8::is_ascii_digit);
+        if !near(s.saturating_sub(12), s) && !near(e, (e + 80).min(b.len())) {
             continue;
         }
-        // "u. 12." ends a sentence as often as it ends an address.
-        if text[s..e].ends_with('.') && ends_sentence(text, e) && !text[s..e - 1].ends_with(|c: char| c.is_ascii_digit()) {
-            e -= 1;
+        let (mut from, mut to) = (s.saturating_sub(120), (e + 120).min(b.len()));
+        while !text.is_char_boundary(from) {
+            from += 1;
         }
-        out.push(Span { kind: K::Address, start: s, end: e, counted: true });
+        while !text.is_char_boundary(to) {
+            to -= 1;
+        }
+        match out.last_mut() {
+            Some(last) if last.1 >= from => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
     }
+    out
+}
+
+fn international(text: &str, out: &mut Vec<Span>) {
+    let mut seen = 0;
+    for (from, to) in windows(text) {
+        for m in INTL.find_iter(&text[from..to]) {
+            let (s, e) = (from + m.start(), from + m.end());
+            // A match cut by the window's edges is found whole in the window after it, or was before.
+            if s < seen || from > 0 && m.start() == 0 || to < text.len() && m.end() == to - from {
+                continue;
+            }
+            seen = e;
+            push_international(text, s, e, out);
+        }
+    }
+}
+
+/// An international street found at `s..e`, unless glued to a word before it; a
+/// final full stop that ends the sentence left out ("u. 12." keeps the number's).
+fn push_international(text: &str, s: usize, mut e: usize, out: &mut Vec<Span>) {
+    if !free_left(text, s) {
+        return;
+    }
+    if text[s..e].ends_with('.') && ends_sentence(text, e) && !text[s..e - 1].ends_with(|c: char| c.is_ascii_digit()) {
+        e -= 1;
+    }
+    out.push(Span { kind: K::Address, start: s, end: e, counted: true });
 }
 
 /// Whether a token starting with a digit ("221B", "12-14") is followed by a space and

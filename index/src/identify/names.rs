@@ -690,6 +690,13 @@ const STOP_WORDS: &[&str] = &[
     "law",
     "act",
     "code",
+    "province",
+    "region",
+    "district",
+    "prefecture",
+    "oblast",
+    "municipality",
+    "identifier",
     // note and document headings
     "patient",
     "pt",
@@ -798,6 +805,7 @@ const NOT_GIVEN: &[&str] = &[
     "major",
     "justice",
     "sterling",
+    "monte",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -1016,6 +1024,17 @@ fn flags(k: &str) -> u16 {
     f
 }
 
+/// Whether an honorific word is used as one: "Dr. Okafor", "dr healey", "MR SMITH";
+/// an abbreviation that is also a word or an acronym ("gov", "Col", "SRA") only with its
+/// full stop, and no other honorific in capitals.
+fn honorific(w: &str, shape: Shape, after: &str) -> bool {
+    const COMMON: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "mister", "madam", "madame", "monsieur", "herr", "frau"];
+    let k = w.to_ascii_lowercase();
+    let common = COMMON.contains(&k.as_str());
+    let dotted = after.starts_with('.');
+    matches!(after, " " | ". " | "." | "\t" | ". \t") && (common || dotted && shape != Shape::Upper)
+}
+
 /// What lies between two words.
 fn gap<'t>(text: &'t str, a: &Word, b: &Word) -> &'t str {
     &text[a.end..b.start]
@@ -1069,7 +1088,7 @@ impl Finder<'_> {
                 continue;
             }
             let after = &self.text[w.end..next.start];
-            let (cue, max, lower_ok) = if w.is(HONORIFIC) && matches!(after, " " | ". " | "." | "\t" | ". \t") {
+            let (cue, max, lower_ok) = if w.is(HONORIFIC) && honorific(&self.text[w.start..w.end], w.shape, after) {
                 (true, 4, true)
             } else if w.is(TITLE) && w.shape == Shape::Cap && after == " " {
                 (true, 3, false)

@@ -115,7 +115,7 @@ fn digit_runs(t: &str) -> Vec<(usize, usize)> {
 fn valid(text: &str, s: usize, t: &str) -> bool {
     let bare = t.bytes().all(|b| b.is_ascii_digit());
     let cued = || cue_before(text, s, 24, &CUE);
-    if (bare || t.contains('/')) && !cued() || after_code(text, s) {
+    if (bare || t.contains('/')) && !cued() || after_code(text, s) || decimal(before_extension(t)) {
         return false;
     }
     if let Some(rest) = t.strip_prefix('+') {
@@ -128,6 +128,12 @@ fn valid(text: &str, s: usize, t: &str) -> bool {
         return true;
     }
     (t.starts_with('0') || t.starts_with("(0") || cued()) && REGIONS.iter().any(|&r| parses(Some(r), t))
+}
+
+/// Whether the candidate reads as decimal numbers ("0.19-66.89", "0.53 (0.27"): it
+/// opens with "0." or mixes a dot with other separators.
+fn decimal(t: &str) -> bool {
+    t.starts_with("0.") || t.contains('.') && t.contains([' ', '-', '(', '/'])
 }
 
 /// The part of a candidate before its extension ("x4587", "ext. 12").
