@@ -15,8 +15,13 @@ use super::server::{Options, TestServer};
 const NOTE: &str = "Patient: Maria Garcia  MRN: 00482913  DOB: 04/12/1961\n\n\
     Contact daughter at (617) 555-0143 or l.garcia@example.com; lives at 18 Beacon Street, Boston, MA 02108.\n\n\
     The Employee (Robert Chen, SSN 512-44-7832) was paid by card 4111 1111 1111 1111 from 198.51.100.23; \
-    referred by Dr. Okafor (NPI 1467560003).";
-const ORIGINALS: [&str; 12] = [
+    referred by Dr. Okafor (NPI 1467560003).\n\n\
+    Her cousin Mr. Pavlović (+44 20 7946 0958, mobile 0490 75 40 81) lives at Kálmán Imre u. 12., \
+    1054 Budapest; Anđa Tomić rang from 345-899-3560x4587 and wrote from Ringvej 144; \
+    Mrs. Barbara Yudina Apt. 675 signed.";
+/// The originals a test looks for, international ones among them; each also stands for
+/// its parts (a name cut at its first non-ASCII letter would leave "Pavlovi" + "ć").
+const ORIGINALS: [&str; 22] = [
     "Maria Garcia",
     "00482913",
     "04/12/1961",
@@ -29,6 +34,16 @@ const ORIGINALS: [&str; 12] = [
     "198.51.100.23",
     "Okafor",
     "1467560003",
+    "avlovi",
+    "7946 0958",
+    "0490 75 40 81",
+    "Kálmán",
+    "Imre u",
+    "Anđa",
+    "Tomić",
+    "3560x4587",
+    "Ringvej",
+    "Yudina",
 ];
 
 fn collection(s: &TestServer, key: &str, settings: Value) -> String {

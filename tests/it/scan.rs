@@ -81,6 +81,16 @@ fn no_identifier_value_appears_anywhere_in_the_response() {
 }
 
 #[test]
+fn names_phones_and_addresses_of_other_countries_are_masked_whole_and_an_advertised_ssn_is_not_counted() {
+    let s = TestServer::start();
+    let (_, key) = s.signup("intl@example.com");
+    let text = "Mr. Pavlović rang +44 20 7946 0958 from Kálmán Imre u. 12.; the card said SSN 078-05-1120.";
+    let j = scan(&s, &key, &json!({"text": text}));
+    assert_eq!(j["counts"], json!({"person": 1, "phone": 1, "address": 1}), "{j}");
+    assert_eq!(j["masked_preview"], "Mr. [NAME-1] rang [PHONE-1] from [ADDRESS-1]; the card said SSN [SSN-1].");
+}
+
+#[test]
 fn kinds_limit_what_is_counted_and_masked() {
     let s = TestServer::start();
     let (_, key) = s.signup("kinds@example.com");

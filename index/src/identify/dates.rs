@@ -1,6 +1,7 @@
 //! Dates, and dates of birth (a date after a cue: "DOB", "date of birth", "born").
 //! A date is a date only if it exists: month 1–12, a day its month has (29 February in
-//! leap years only), a four-digit year from 1800 to 2199, a time of day below 24:00.
+//! leap years only), a four-digit year from 1800 to 2199, a time of day below 24:00;
+//! a time after the date is the date's ("2000-04-16 11:34:35" is one date).
 //! Numeric forms must keep one separator (`5/20/2021`, not `5/20-2021`), and a dotted
 //! form with a one-digit day and a two-digit year (`1.2.21`) is taken for a version.
 
@@ -19,7 +20,10 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
     let day_month = format!(r"(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?(?:[- ]|\s+of\s+)(?P<dm>{MONTH})(?:,?[- ](?P<dy>\d{{4}}|\d{{2}}))?");
     let month_day = format!(r"(?P<md>{MONTH})[- ](?P<mdd>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s(?P<mdy>\d{{4}}))?");
     let month_year = format!(r"(?P<mym>{MONTH})[- ](?P<myy>\d{{4}})");
-    compile(&format!(r"{iso}|{numeric}|{month_year}|{day_month}|{month_day}"))
+    // A time of day after the date is the date's: "2000-04-16 11:34:35", "5/20/2021,
+    // 3:15 PM", "January 15, 2024 at 09:00 UTC".
+    let time = r"(?P<time>(?:,?[ \t]+(?i:at[ \t]+)?)(?P<th>\d{1,2}):(?P<tm>\d{2})(?::(?P<ts>\d{2})(?:[.,]\d{1,9})?)?(?:[ \t]?(?P<ampm>[AaPp]\.?[Mm]\.?))?(?:[ \t]?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?)?";
+    compile(&format!(r"(?:{iso}|{numeric}|{month_year}|{day_month}|{month_day}){time}"))
 });
 
 /// A cue for a date of birth, ending where the date begins.
@@ -30,12 +34,13 @@ static DOB_CUE: LazyLock<Regex> = LazyLock::new(|| {
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
     for c in DATE.captures_iter(text) {
         let m = c.get(0).expect("the whole match");
-        let (s, e) = (m.start(), m.end());
-        if !free(text, s, e) || overlaps(excluded, s, e) || !valid(&c) {
+        // A time that does not exist is left out, the date kept.
+        let (s, e) = (m.start(), if time_valid(&c) { m.end() } else { c.name("time").map_or(m.end(), |t| t.start()) });
+        if !free(text, s, e) || overlaps(excluded, s, e) || !date_valid(&c) {
             continue;
         }
         let kind = if DOB_CUE.is_match(before(text, s, 28)) { K::Dob } else { K::Date };
-        out.push(Span { kind, start: s, end: e });
+        out.push(Span { kind, start: s, end: e, counted: true });
     }
 }
 
@@ -43,7 +48,15 @@ fn num(c: &Captures, name: &str) -> Option<u32> {
     c.name(name).and_then(|m| m.as_str().parse().ok())
 }
 
-fn valid(c: &Captures) -> bool {
+/// A time of day that exists: hours below 24 (1 to 12 before AM or PM), minutes and
+/// seconds below 60 (a leap second's 60 allowed).
+fn time_valid(c: &Captures) -> bool {
+    let Some(h) = num(c, "th") else { return true };
+    let hours = if c.name("ampm").is_some() { (1..=12).contains(&h) } else { h < 24 };
+    hours && num(c, "tm").is_some_and(|m| m < 60) && num(c, "ts").is_none_or(|s| s <= 60)
+}
+
+fn date_valid(c: &Captures) -> bool {
     if let Some(y) = num(c, "iy") {
         let time_ok = num(c, "hh").is_none_or(|h| h < 24) && num(c, "mi").is_none_or(|m| m < 60);
         return exists(y, num(c, "im").unwrap_or(0), num(c, "id").unwrap_or(0)) && time_ok;
@@ -130,6 +143,10 @@ mod tests {
             "January 15, 2024",
             "15 January 2024",
             "2024-03-15T14:30:00Z",
+            "2000-04-16 11:34:35",
+            "5/20/2021, 3:15 PM",
+            "January 15, 2024 at 09:00 UTC",
+            "15 January 2024 14:30",
         ] {
             assert_eq!(found(d), [(K::Date, d)], "{d}");
         }
@@ -137,6 +154,7 @@ mod tests {
 
     #[test]
     fn dates_that_do_not() {
+        assert_eq!(found("2000-04-16 25:34"), [(K::Date, "2000-04-16")], "no hour 25");
         for d in ["2023-02-29", "13/45/2020", "2024-13-01", "00/00/0000", "5/20-2021", "1.2.21", "31.04.2021", "you may 2021", "2024-03-15T25:00"] {
             assert!(found(d).iter().all(|(k, _)| *k != K::Date), "{d}: {:?}", found(d));
         }

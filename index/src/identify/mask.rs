@@ -18,9 +18,10 @@ pub struct Masked {
 pub struct Counts([u32; 13]);
 
 impl Counts {
+    /// The spans' counts, those not [`Span::counted`] left out.
     pub fn of(spans: &[Span]) -> Counts {
         let mut c = Counts::default();
-        for s in spans {
+        for s in spans.iter().filter(|s| s.counted) {
             c.0[s.kind as usize] += 1;
         }
         c

@@ -5,8 +5,8 @@
 //!
 //! [`scan`] finds [`Span`]s; [`mask`] replaces them with the spec's placeholders
 //! (`[SSN-1]`, `[NAME-2]`, …, the same value of a kind keeping one placeholder within a
-//! text). One file per group of kinds: `numbers.rs` (ssn, phone, credit_card, npi,
-//! passport, mrn), `dates.rs` (dob, date), `net.rs` (email, ip, url), `names.rs`
+//! text). One file per group of kinds: `numbers.rs` (ssn, credit_card, npi,
+//! passport, mrn), `phones.rs` (libphonenumber's plans), `dates.rs` (dob, date), `net.rs` (email, ip, url), `names.rs`
 //! (person, from the Census name lists in `data/`), `address.rs`; `exclude.rs` finds
 //! what only looks like an identifier (GUIDs, versions, prices, citations, ISBNs) and
 //! `context.rs` holds the boundary and cue checks they all use. Patterns are compiled
@@ -20,8 +20,11 @@ mod mask;
 mod names;
 mod net;
 mod numbers;
+mod phones;
 
 use std::collections::BTreeMap;
+
+use crate::text::unicode::is_word_char;
 
 pub use mask::{mask, mask_spans, Counts, Masked};
 
@@ -154,6 +157,10 @@ pub struct Span {
     pub kind: IdentifierKind,
     pub start: usize,
     pub end: usize,
+    /// False for a value of its kind's shape that is known to be no one's (the SSNs
+    /// the SSA lists as advertised and example numbers): masked like any other, so that
+    /// no reader has to know the list, but left out of the counts.
+    pub counted: bool,
 }
 
 impl Span {
@@ -192,7 +199,20 @@ fn candidates(text: &str) -> Vec<Span> {
     net::find(text, &excluded, &mut out);
     address::find(text, &mut out);
     names::find(text, cues, &mut out);
+    for s in &mut out {
+        whole_words(text, s);
+    }
     out
+}
+
+/// `span` widened to the whole words it starts and ends in, so that a mask never
+/// leaves part of a value beside its placeholder: a pattern that stops at a letter it
+/// does not know ("Pavlovi" + "ć", "Mc" + "Cray") still masks the whole name. A word
+/// is a run of the analyser's word characters (letters, digits and combining marks of
+/// any script: `text::unicode::is_word_char`).
+fn whole_words(text: &str, span: &mut Span) {
+    span.start = text[..span.start].char_indices().rev().take_while(|&(_, c)| is_word_char(c)).last().map_or(span.start, |(i, _)| i);
+    span.end += text[span.end..].find(|c: char| !is_word_char(c)).unwrap_or(text.len() - span.end);
 }
 
 /// The longest spans first (a kind's rank breaks ties), each kept unless it overlaps one

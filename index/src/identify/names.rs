@@ -1,57 +1,749 @@
-//! Persons, from two signals. A cue: an honorific or title ("Dr. Okafor", "Mrs. Ada
-//! Lovelace") or a label ("Patient: Maria Garcia", "Attending: …") takes the
-//! capitalised words after it. The lexicon: a given name followed by a surname (a
-//! middle initial between them allowed), both in the 1990 US Census lists vendored in
-//! `data/` (public domain, by way of the MIT-licensed PyPI package `names`; see
-//! NOTICE), or "Surname, Given". A lexicon match followed by an institution's word
-//! ("George Washington University", "Grant Street") is not a person.
+//! Persons, in any script, from four signals over the text's words (runs of the
+//! analyser's word characters, so a name is never cut at a letter a pattern did not
+//! know: "Pavlović", "Anđa", "McCray" are one word each):
 //!
-//! Words are looked up in hash sets: a lexicon of whole capitalised words is a set
-//! membership question, so an automaton over the text would do more work than the one
-//! token pattern that finds the capitalised words anyway.
+//! - a cue before them: an honorific or title ("Dr. Okafor", "mrs ada lovelace", "Herr
+//!   Müller"), a label ("Patient: Maria Garcia") or a kinship word ("his wife Anna");
+//! - the lexicon: a given name followed by a surname ("Anđa Tomić", "John Q. Smith"), or
+//!   "Surname, Given"; the given names and surnames are the
+//!   1990 US Census lists and the names ranked in the first thousand of any of 105
+//!   countries (`data/`; see NOTICE);
+//! - a list of given names ("…, Anna and Andrew");
+//! - the parties of a case ("Smith v. Jones").
+//!
+//! Case rules keep organisations and honorifics apart: a run of capitalised words
+//! followed by an institution's or a company's word ("George Washington University",
+//! "Müller GmbH"), after "The" ("The Princess Royal"), or a list of surnames ("Skadden,
+//! Arps, Slate and Meagher") is not a person; titles (Princess, Duke) are not given names;
+//! a cued name stops at an address's word ("Mrs. Barbara Yudina Apt. 675").
+//!
+//! Words are looked up in hash sets: a lexicon of whole words is a set membership
+//! question, asked only of the capitalised words (and of the words after a cue).
 
-use std::collections::HashSet;
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::context::{compile, overlaps, Present};
+use super::context::Present;
 use super::{IdentifierKind as K, Span};
+use crate::text::unicode::is_word_char;
 
-static GIVEN: LazyLock<HashSet<&'static str>> = LazyLock::new(|| include_str!("data/first_names.txt").lines().collect());
-static SURNAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| include_str!("data/surnames.txt").lines().collect());
+static GIVEN: LazyLock<FxHashSet<&'static str>> =
+    LazyLock::new(|| include_str!("data/first_names.txt").lines().chain(include_str!("data/given_intl.txt").lines()).collect());
+static SURNAMES: LazyLock<FxHashSet<&'static str>> =
+    LazyLock::new(|| include_str!("data/surnames.txt").lines().chain(include_str!("data/surnames_intl.txt").lines()).collect());
 
-/// A capitalised word: `Smith`, `O'Brien`, `McDonald`, `Smith-Jones`.
-const WORD: &str = r"[A-Z][a-z]+(?:['’-][A-Z]?[a-z]+)?|[A-Z][a-z]?[A-Z][a-z]+";
+/// What a word is, found once per word ([`Word::flags`]).
+const GIVEN_NAME: u16 = 1;
+const SURNAME: u16 = 1 << 1;
+const STOP_WORD: u16 = 1 << 2;
+const NOT_A_GIVEN: u16 = 1 << 3;
+const HONORIFIC: u16 = 1 << 4;
+const KINSHIP: u16 = 1 << 5;
+const INSTITUTIONAL: u16 = 1 << 6;
+const PARTICLE: u16 = 1 << 7;
+const THE: u16 = 1 << 8;
+const CONJUNCTION: u16 = 1 << 9;
+const TITLE: u16 = 1 << 10;
 
-static CUED: LazyLock<Regex> = LazyLock::new(|| {
-    let honorific = r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|Rev|Hon|Sen|Rep|Gov|Capt|Sgt|Lt|Col|Gen|Atty|Fr|Sr|Sra)\.?|Miss|Mister|Madam|Doctor|Professor|Judge|Justice|Nurse|Officer|Detective|Sister|Brother";
-    let label = r"(?:Patient|Pt|Name|Full name|Patient name|Client|Resident|Member|Insured|Guarantor|Subscriber|Attending|Physician|Provider|Surgeon|Referring|Signed|Signed by|Electronically signed by|Witness|Plaintiff|Defendant|Petitioner|Respondent|Appellant|Appellee|Employee|Contact|Next of kin|Emergency contact|Spouse|Mother|Father|Guardian)\s*:";
-    compile(&format!(r"\b(?:{honorific}|{label})[ \t]+(?P<name>(?:{WORD})(?:[ \t]+[A-Z]\.)?(?:[ \t]+(?:{WORD})){{0,2}})"))
+/// The small word lists, each word with the flags of every list it is in.
+static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
+    let mut m: FxHashMap<&'static str, u16> = FxHashMap::default();
+    let lists: [(&[&'static str], u16); 9] = [
+        (STOP_WORDS, STOP_WORD),
+        (NOT_GIVEN, NOT_A_GIVEN),
+        (HONORIFICS, HONORIFIC),
+        (KIN, KINSHIP),
+        (INSTITUTION, INSTITUTIONAL),
+        (PARTICLES, PARTICLE),
+        (&["the"], THE),
+        (&["and", "or", "und", "et", "y", "e", "i", "og", "och", "en"], CONJUNCTION),
+        (TITLES, TITLE),
+    ];
+    for (list, flag) in lists {
+        for w in list {
+            *m.entry(*w).or_default() |= flag;
+        }
+    }
+    m
 });
 
-/// The parties of a case name: "Smith v. Jones".
-static VERSUS: LazyLock<Regex> = LazyLock::new(|| compile(&format!(r"\b(?P<a>{WORD}) v\. (?P<b>{WORD})\b")));
-
-static WORDS: LazyLock<Regex> =
-    LazyLock::new(|| compile(&format!(r"\b(?:{WORD})(?:[ \t]+(?:[A-Z]\.[ \t]+)?(?:{WORD}))+|\b(?:{WORD}),[ \t]+(?:{WORD})\b")));
-
-/// Words after a name that make it an institution's or a place's.
-static INSTITUTION: LazyLock<Regex> = LazyLock::new(|| {
-    compile(
-        r"^[ \t]+(?:University|College|School|Hospital|Clinic|Center|Centre|Institute|Foundation|Memorial|Medical|Health|Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Lane|Park|Bridge|County|City|Inc|Corp|LLC|Ltd|Company|Co|Group|Hall|Library|Museum|Airport|Station|Building|Tower|Act|Law|Award|Prize|Fund|Trust|Bank)\b",
-    )
-});
-
-/// Surnames in the Census list that, after a given name, name a place or a body
-/// ("Virginia Beach", "Carter Center").
-const PLACE_WORDS: &[&str] = &[
-    "Center", "Centre", "Beach", "Harbor", "Harbour", "Valley", "River", "Mountain", "Hills", "Street", "County", "City", "Island", "Bay", "Falls",
-    "Springs", "Creek", "Forest", "Point", "Heights", "Square", "Bridge", "Station", "Port", "Grove", "Lakes", "Town", "Gardens", "Court",
+/// Honorifics, in any case ("Dr.", "dr", "DR").
+const HONORIFICS: &[&str] = &[
+    "mr", "mrs", "ms", "mx", "dr", "prof", "rev", "hon", "sen", "rep", "gov", "capt", "sgt", "lt", "col", "gen", "atty", "fr", "sr", "sra", "srta",
+    "mme", "mlle", "herr", "frau", "sig", "dott", "dipl", "ing", "miss", "mister", "madam", "madame", "monsieur", "señor", "señora", "signor",
+    "signora", "dona", "doña", "dom",
 ];
 
-/// Capitalised words that are in the name lists but, at the head of a pair, are far more
-/// often something else.
+/// Titles that are cues only when capitalised ("Judge Alvarez", not "the judge said").
+const TITLES: &[&str] = &[
+    "doctor",
+    "professor",
+    "judge",
+    "justice",
+    "nurse",
+    "officer",
+    "detective",
+    "sister",
+    "brother",
+    "father",
+    "inspector",
+    "sergeant",
+    "captain",
+    "councillor",
+    "senator",
+    "minister",
+];
+
+/// Kinship and relation words, in any case, before a given name ("wife Anna").
+const KIN: &[&str] = &[
+    "wife",
+    "husband",
+    "son",
+    "daughter",
+    "mother",
+    "father",
+    "mom",
+    "dad",
+    "brother",
+    "sister",
+    "spouse",
+    "partner",
+    "friend",
+    "niece",
+    "nephew",
+    "grandson",
+    "granddaughter",
+    "grandmother",
+    "grandfather",
+    "aunt",
+    "uncle",
+    "cousin",
+    "fiancé",
+    "fiance",
+    "fiancée",
+    "boyfriend",
+    "girlfriend",
+    "neighbor",
+    "neighbour",
+    "son-in-law",
+    "daughter-in-law",
+    "sibling",
+    "child",
+    "caregiver",
+    "proxy",
+];
+
+/// Labels ending with a colon ("Patient: …").
+const LABELS: &[&str] = &[
+    "patient",
+    "pt",
+    "name",
+    "full name",
+    "patient name",
+    "client",
+    "resident",
+    "member",
+    "insured",
+    "guarantor",
+    "subscriber",
+    "attending",
+    "physician",
+    "provider",
+    "surgeon",
+    "referring",
+    "signed",
+    "signed by",
+    "electronically signed by",
+    "witness",
+    "plaintiff",
+    "defendant",
+    "petitioner",
+    "respondent",
+    "appellant",
+    "appellee",
+    "employee",
+    "contact",
+    "next of kin",
+    "emergency contact",
+    "spouse",
+    "mother",
+    "father",
+    "guardian",
+    "from",
+    "to",
+    "cc",
+    "author",
+    "applicant",
+    "customer",
+    "recipient",
+    "sender",
+    "attn",
+    "dear",
+];
+
+/// Words between a given name and a surname: "Ludwig van Beethoven", "Ana de la Cruz".
+const PARTICLES: &[&str] = &[
+    "van", "von", "de", "da", "di", "del", "della", "der", "den", "des", "du", "la", "le", "bin", "ibn", "bint", "al", "el", "dos", "das", "do",
+    "ter", "ten", "zu", "y", "e", "st",
+];
+
+/// Words after a run of capitalised words that make it an institution's, a company's
+/// or a place's, in several languages.
+const INSTITUTION: &[&str] = &[
+    "university",
+    "universität",
+    "université",
+    "universidad",
+    "università",
+    "college",
+    "school",
+    "hospital",
+    "clinic",
+    "klinik",
+    "center",
+    "centre",
+    "institute",
+    "institut",
+    "foundation",
+    "stiftung",
+    "memorial",
+    "medical",
+    "health",
+    "inc",
+    "corp",
+    "corporation",
+    "llc",
+    "llp",
+    "lp",
+    "ltd",
+    "limited",
+    "plc",
+    "gmbh",
+    "ag",
+    "kg",
+    "sa",
+    "sas",
+    "sarl",
+    "spa",
+    "srl",
+    "bv",
+    "nv",
+    "oy",
+    "ab",
+    "as",
+    "aps",
+    "kft",
+    "zrt",
+    "ltda",
+    "pty",
+    "pvt",
+    "company",
+    "co",
+    "group",
+    "partners",
+    "associates",
+    "holdings",
+    "bank",
+    "trust",
+    "fund",
+    "hall",
+    "library",
+    "museum",
+    "airport",
+    "station",
+    "building",
+    "tower",
+    "act",
+    "law",
+    "award",
+    "prize",
+    "church",
+    "cathedral",
+    "stadium",
+    "park",
+    "county",
+    "city",
+    "river",
+    "lake",
+    "mountain",
+    "island",
+    "bay",
+    "valley",
+    "beach",
+    "street",
+    "st",
+    "avenue",
+    "ave",
+    "road",
+    "rd",
+    "boulevard",
+    "blvd",
+    "drive",
+    "lane",
+    "bridge",
+    "square",
+    "court",
+    "ministry",
+    "agency",
+    "council",
+    "committee",
+    "commission",
+    "department",
+    "office",
+    "service",
+    "services",
+    "society",
+    "association",
+    "union",
+    "club",
+    "team",
+    "press",
+    "times",
+    "post",
+];
+
+/// Capitalised words that are never part of a person's name in a run: sentence words,
+/// months and days, address and institution words, titles, note headings.
+const STOP_WORDS: &[&str] = &[
+    // sentence words
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "but",
+    "nor",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "by",
+    "with",
+    "from",
+    "into",
+    "onto",
+    "upon",
+    "this",
+    "that",
+    "these",
+    "those",
+    "he",
+    "she",
+    "they",
+    "we",
+    "i",
+    "you",
+    "it",
+    "his",
+    "her",
+    "their",
+    "our",
+    "my",
+    "your",
+    "its",
+    "him",
+    "them",
+    "us",
+    "me",
+    "who",
+    "whom",
+    "whose",
+    "what",
+    "which",
+    "where",
+    "when",
+    "why",
+    "how",
+    "if",
+    "then",
+    "so",
+    "as",
+    "after",
+    "before",
+    "during",
+    "since",
+    "while",
+    "although",
+    "because",
+    "also",
+    "yes",
+    "no",
+    "not",
+    "all",
+    "some",
+    "any",
+    "each",
+    "every",
+    "many",
+    "more",
+    "most",
+    "other",
+    "such",
+    "there",
+    "here",
+    "was",
+    "is",
+    "are",
+    "were",
+    "be",
+    "been",
+    "has",
+    "had",
+    "have",
+    "do",
+    "did",
+    "does",
+    "will",
+    "would",
+    "shall",
+    "should",
+    "can",
+    "could",
+    "may",
+    "might",
+    "must",
+    "said",
+    "says",
+    "per",
+    "via",
+    "re",
+    "dear",
+    "hi",
+    "hello",
+    "thanks",
+    "thank",
+    "regards",
+    "sincerely",
+    "today",
+    "yesterday",
+    "tomorrow",
+    "tonight",
+    "now",
+    "am",
+    "pm",
+    "ok",
+    "okay",
+    "please",
+    "see",
+    "note",
+    "notes",
+    "noted",
+    "reviewed",
+    "presented",
+    "reports",
+    "reported",
+    // months and days
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thur",
+    "thurs",
+    "fri",
+    "sat",
+    "sun",
+    // address words
+    "apt",
+    "apartment",
+    "suite",
+    "ste",
+    "unit",
+    "floor",
+    "fl",
+    "room",
+    "rm",
+    "bldg",
+    "box",
+    "po",
+    "street",
+    "st",
+    "avenue",
+    "ave",
+    "road",
+    "rd",
+    "boulevard",
+    "blvd",
+    "lane",
+    "ln",
+    "drive",
+    "dr",
+    "court",
+    "ct",
+    "place",
+    "pl",
+    "way",
+    "terrace",
+    "circle",
+    "parkway",
+    "highway",
+    "hwy",
+    "square",
+    "trail",
+    "plaza",
+    "crescent",
+    "close",
+    "utca",
+    "út",
+    "tér",
+    "straße",
+    "strasse",
+    "str",
+    "weg",
+    "gasse",
+    "platz",
+    "vej",
+    "gade",
+    "gata",
+    "gatan",
+    "vägen",
+    "veien",
+    "gaten",
+    "laan",
+    "straat",
+    "plein",
+    "via",
+    "viale",
+    "piazza",
+    "corso",
+    "calle",
+    "avenida",
+    "rua",
+    "rue",
+    "chemin",
+    "ulica",
+    "ul",
+    // titles and honorifics
+    "mr",
+    "mrs",
+    "ms",
+    "mx",
+    "miss",
+    "prof",
+    "rev",
+    "hon",
+    "sir",
+    "dame",
+    "lord",
+    "lady",
+    "king",
+    "queen",
+    "prince",
+    "princess",
+    "duke",
+    "duchess",
+    "earl",
+    "count",
+    "countess",
+    "baron",
+    "baroness",
+    "emperor",
+    "empress",
+    "pope",
+    "saint",
+    "royal",
+    "majesty",
+    "highness",
+    "president",
+    "chairman",
+    "chair",
+    "ceo",
+    "director",
+    "manager",
+    "senator",
+    "governor",
+    "mayor",
+    "minister",
+    "secretary",
+    "general",
+    "judge",
+    "justice",
+    "doctor",
+    "nurse",
+    "officer",
+    "detective",
+    "professor",
+    "captain",
+    "sergeant",
+    "inspector",
+    "chief",
+    "attorney",
+    "counsel",
+    "agent",
+    "registrar",
+    "deputy",
+    "vice",
+    "chancellor",
+    // institution and place words
+    "university",
+    "college",
+    "school",
+    "hospital",
+    "clinic",
+    "center",
+    "centre",
+    "institute",
+    "foundation",
+    "memorial",
+    "medical",
+    "health",
+    "company",
+    "group",
+    "bank",
+    "trust",
+    "fund",
+    "church",
+    "county",
+    "city",
+    "state",
+    "river",
+    "lake",
+    "mountain",
+    "island",
+    "bay",
+    "valley",
+    "beach",
+    "harbor",
+    "harbour",
+    "falls",
+    "springs",
+    "creek",
+    "forest",
+    "point",
+    "heights",
+    "bridge",
+    "station",
+    "port",
+    "grove",
+    "lakes",
+    "town",
+    "gardens",
+    "north",
+    "south",
+    "east",
+    "west",
+    "government",
+    "republic",
+    "kingdom",
+    "united",
+    "national",
+    "international",
+    "federal",
+    "european",
+    "american",
+    "british",
+    "ministry",
+    "agency",
+    "council",
+    "committee",
+    "commission",
+    "department",
+    "office",
+    "service",
+    "services",
+    "society",
+    "association",
+    "union",
+    "club",
+    "court",
+    "convention",
+    "article",
+    "section",
+    "chapter",
+    "part",
+    "rule",
+    "protocol",
+    "law",
+    "act",
+    "code",
+    "province",
+    "region",
+    "district",
+    "prefecture",
+    "oblast",
+    "municipality",
+    "identifier",
+    // note and document headings
+    "patient",
+    "pt",
+    "plan",
+    "assessment",
+    "history",
+    "exam",
+    "diagnosis",
+    "impression",
+    "date",
+    "time",
+    "phone",
+    "fax",
+    "email",
+    "tel",
+    "signed",
+    "subject",
+    "name",
+    "address",
+    "dob",
+    "age",
+    "sex",
+    "male",
+    "female",
+    "procedure",
+    "facts",
+    "the",
+    "summary",
+    "report",
+    "page",
+    "total",
+    "amount",
+    "invoice",
+    "order",
+    "account",
+    "number",
+    "id",
+    "ref",
+    "case",
+    "file",
+    "table",
+    "figure",
+    "appendix",
+];
+
+/// Capitalised words in the name lists that, at the head of a name, are far more often
+/// something else.
 const NOT_GIVEN: &[&str] = &[
     "will",
     "may",
@@ -96,145 +788,535 @@ const NOT_GIVEN: &[&str] = &[
     "sunny",
     "star",
     "rock",
+    "royal",
+    "prince",
+    "princess",
+    "duke",
+    "earl",
+    "lord",
+    "lady",
+    "queen",
+    "sir",
+    "dame",
+    "baron",
+    "pope",
+    "saint",
+    "general",
+    "major",
+    "justice",
+    "sterling",
+    "monte",
 ];
 
-pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
-    let mut taken = Vec::new();
-    for c in CUED.captures_iter(text) {
-        let n = c.name("name").expect("the name group");
-        let (s, e) = trim_trailing_common(text, n.start(), n.end() - possessive(n.as_str()));
-        if e > s {
-            out.push(Span { kind: K::Person, start: s, end: e });
-            taken.push((s, e));
-        }
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Shape {
+    /// A capital and then a lower-case letter somewhere: `Smith`, `McCray`, `Ćosić`.
+    Cap,
+    /// Two or more letters, all capitals: `SMITH`.
+    Upper,
+    Lower,
+    /// Letters of a script with no case (Arabic, Han, Devanagari).
+    Caseless,
+    /// One capital letter: the `J` of `J. Smith`.
+    Initial,
+    /// Anything with a digit.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Word {
+    start: usize,
+    /// The end without a possessive "'s".
+    end: usize,
+    shape: Shape,
+    /// The lists the word is in (`GIVEN_NAME`, `STOP_WORD`, …), looked up once.
+    flags: u16,
+}
+
+impl Word {
+    fn is(&self, flag: u16) -> bool {
+        self.flags & flag != 0
     }
-    if cues.versus {
-        versus(text, &mut taken, out);
+
+    fn given(&self) -> bool {
+        self.is(GIVEN_NAME) && !self.is(NOT_A_GIVEN | STOP_WORD)
     }
-    taken.sort_unstable();
-    for m in WORDS.find_iter(text) {
-        if overlaps(&taken, m.start(), m.end()) {
-            continue;
-        }
-        let run = &m.as_str()[..m.len() - possessive(m.as_str())];
-        if let Some((s, e)) = lexicon_name(text, m.start(), run) {
-            out.push(Span { kind: K::Person, start: s, end: e });
-        }
+
+    fn surname(&self) -> bool {
+        self.is(SURNAME)
+    }
+
+    /// In a name list, and no word a name is rarely.
+    fn name(&self) -> bool {
+        self.is(GIVEN_NAME | SURNAME) && !self.is(STOP_WORD | NOT_A_GIVEN)
+    }
+
+    /// A word that may be part of a name run: capitalised, all capitals, or of a caseless
+    /// script, and no sentence, address, title or institution word.
+    fn name_shaped(&self) -> bool {
+        matches!(self.shape, Shape::Cap | Shape::Upper | Shape::Caseless) && !self.is(STOP_WORD)
     }
 }
 
-/// The parties of "Smith v. Jones" that are surnames.
-fn versus(text: &str, taken: &mut Vec<(usize, usize)>, out: &mut Vec<Span>) {
-    for c in VERSUS.captures_iter(text) {
-        for g in ["a", "b"] {
-            let w = c.name(g).expect("both parties");
-            if is_surname(w.as_str()) && !common(w.as_str()) && !taken.iter().any(|&(s, e)| s < w.end() && w.start() < e) {
-                out.push(Span { kind: K::Person, start: w.start(), end: w.end() });
-                taken.push((w.start(), w.end()));
+/// The words of `text`: runs of word characters, an inner apostrophe or hyphen kept
+/// ("O'Brien", "Smith-Jones").
+fn words(text: &str) -> Vec<Word> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 6);
+    let mut i = 0;
+    while i < b.len() {
+        let (word, _, n) = word_char_at(text, i);
+        if !word {
+            i += n;
+            continue;
+        }
+        let start = i;
+        i += n;
+        while i < b.len() {
+            let (word, c, n) = word_char_at(text, i);
+            // An inner apostrophe or hyphen continues the word ("O'Brien", "Smith-Jones").
+            let inner = || matches!(c, '\'' | '’' | '-') && i + n < b.len() && word_char_at(text, i + n).0;
+            if !word && !inner() {
+                break;
+            }
+            i += n;
+        }
+        let w = &text[start..i];
+        let end = i - ["'s", "’s", "'S", "’S"].iter().find(|p| w.len() > p.len() + 1 && w.ends_with(*p)).map_or(0, |p| p.len());
+        let shape = shape(&text[start..end]);
+        out.push(Word { start, end, shape, flags: word_flags(&text[start..end], shape) });
+    }
+    out
+}
+
+/// Whether the character at byte `i` is a word character, and its length; ASCII
+/// without decoding.
+fn word_char_at(text: &str, i: usize) -> (bool, char, usize) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        (b.is_ascii_alphanumeric(), b as char, 1)
+    } else {
+        let (c, n) = char_at(text, i);
+        (is_word_char(c), c, n)
+    }
+}
+
+/// The character at byte `i` and its length; ASCII without decoding.
+fn char_at(text: &str, i: usize) -> (char, usize) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        (b as char, 1)
+    } else {
+        let c = text[i..].chars().next().expect("a character boundary");
+        (c, c.len_utf8())
+    }
+}
+
+/// The lists a word is in: the small lists for every word, the name lists for the
+/// words that may open or carry a name (a lower-case word is looked up there only
+/// after a cue: [`Word::name`] does it then).
+fn word_flags(w: &str, shape: Shape) -> u16 {
+    if shape == Shape::Other {
+        return 0;
+    }
+    // A short ASCII word is lower-cased on the stack.
+    let mut buf = [0u8; 24];
+    let lowered;
+    let k: &str = if w.is_ascii() && w.len() <= buf.len() {
+        buf[..w.len()].copy_from_slice(w.as_bytes());
+        buf[..w.len()].make_ascii_lowercase();
+        std::str::from_utf8(&buf[..w.len()]).expect("ASCII")
+    } else {
+        lowered = key(w);
+        &lowered
+    };
+    if shape == Shape::Lower {
+        SMALL.get(k).copied().unwrap_or(0)
+    } else {
+        flags(k)
+    }
+}
+
+fn shape(w: &str) -> Shape {
+    if w.is_ascii() {
+        return ascii_shape(w.as_bytes());
+    }
+    let mut chars = w.chars().filter(|c| c.is_alphanumeric());
+    let Some(first) = chars.next() else { return Shape::Other };
+    if w.chars().any(|c| c.is_numeric()) {
+        return Shape::Other;
+    }
+    if first.is_uppercase() {
+        let mut lower = false;
+        let mut n = 1;
+        for c in chars {
+            n += 1;
+            lower |= c.is_lowercase();
+        }
+        return if n == 1 {
+            Shape::Initial
+        } else if lower {
+            Shape::Cap
+        } else {
+            Shape::Upper
+        };
+    }
+    if first.is_lowercase() {
+        Shape::Lower
+    } else if first.is_alphabetic() {
+        Shape::Caseless
+    } else {
+        Shape::Other
+    }
+}
+
+/// [`shape`] of an ASCII word, in one pass over its bytes.
+fn ascii_shape(b: &[u8]) -> Shape {
+    let (mut lower, mut letters) = (0, 0);
+    for &c in b {
+        if c.is_ascii_digit() {
+            return Shape::Other;
+        }
+        lower += usize::from(c.is_ascii_lowercase());
+        letters += usize::from(c.is_ascii_alphabetic());
+    }
+    match b.iter().find(|c| c.is_ascii_alphabetic()) {
+        None => Shape::Other,
+        Some(c) if c.is_ascii_lowercase() => Shape::Lower,
+        Some(_) if letters == 1 => Shape::Initial,
+        Some(_) if lower > 0 => Shape::Cap,
+        Some(_) => Shape::Upper,
+    }
+}
+
+/// The lower-case form the lists hold (a typographic apostrophe made straight).
+fn key(w: &str) -> Cow<'_, str> {
+    if w.is_ascii() {
+        if w.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(w.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(w)
+        }
+    } else {
+        Cow::Owned(w.to_lowercase().replace('’', "'"))
+    }
+}
+
+/// Whether a lower-case word is in the name lists (and no word a name rarely is).
+fn lower_name(w: &str) -> bool {
+    let f = flags(&key(w));
+    f & (GIVEN_NAME | SURNAME) != 0 && f & (STOP_WORD | NOT_A_GIVEN) == 0
+}
+
+/// The lists `k` (a word's [`key`]) is in.
+fn flags(k: &str) -> u16 {
+    let mut f = SMALL.get(k).copied().unwrap_or(0);
+    if f & STOP_WORD != 0 || k.len() < 2 {
+        return f;
+    }
+    if GIVEN.contains(k) {
+        f |= GIVEN_NAME;
+    }
+    let hyphenated = || k.split_once('-').is_some_and(|(a, b)| (SURNAMES.contains(a) || GIVEN.contains(a)) && SURNAMES.contains(b));
+    if SURNAMES.contains(k) || k.contains('-') && hyphenated() {
+        f |= SURNAME;
+    }
+    f
+}
+
+/// Whether an honorific word is used as one: "Dr. Okafor", "dr healey", "MR SMITH";
+/// an abbreviation that is also a word or an acronym ("gov", "Col", "SRA") only with its
+/// full stop, and no other honorific in capitals.
+fn honorific(w: &str, shape: Shape, after: &str) -> bool {
+    const COMMON: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "mister", "madam", "madame", "monsieur", "herr", "frau"];
+    let k = w.to_ascii_lowercase();
+    let common = COMMON.contains(&k.as_str());
+    let dotted = after.starts_with('.');
+    matches!(after, " " | ". " | "." | "\t" | ". \t") && (common || dotted && shape != Shape::Upper)
+}
+
+/// What lies between two words.
+fn gap<'t>(text: &'t str, a: &Word, b: &Word) -> &'t str {
+    &text[a.end..b.start]
+}
+
+/// Whether two words are in one run: one space or tab between them (a form's wider
+/// gap separates fields), or ". " after an initial.
+fn joined(text: &str, a: &Word, b: &Word) -> bool {
+    let g = gap(text, a, b);
+    let g = if a.shape == Shape::Initial { g.strip_prefix('.').unwrap_or(g) } else { g };
+    matches!(g, " " | "\t") || a.shape == Shape::Initial && g.is_empty() && text[a.end..b.start].starts_with('.')
+}
+
+struct Finder<'t> {
+    text: &'t str,
+    words: Vec<Word>,
+    /// Which words are already a person's.
+    taken: Vec<bool>,
+    out: Vec<(usize, usize)>,
+}
+
+pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
+    let words = words(text);
+    let n = words.len();
+    let mut f = Finder { text, words, taken: vec![false; n], out: Vec::new() };
+    f.cued();
+    if cues.versus {
+        f.versus();
+    }
+    f.lexicon();
+    f.listed();
+    out.extend(f.out.into_iter().map(|(start, end)| Span { kind: K::Person, start, end, counted: true }));
+}
+
+impl Finder<'_> {
+    fn take(&mut self, from: usize, to: usize) {
+        for t in &mut self.taken[from..=to] {
+            *t = true;
+        }
+        self.out.push((self.words[from].start, self.words[to].end));
+    }
+
+    /// The names after an honorific, a title, a label or a kinship word.
+    fn cued(&mut self) {
+        for i in 0..self.words.len() {
+            if self.taken[i] || i + 1 >= self.words.len() {
+                continue;
+            }
+            let (w, next) = (self.words[i], self.words[i + 1]);
+            if w.flags & (HONORIFIC | TITLE | KINSHIP) == 0 && !self.text[w.end..].starts_with(':') {
+                continue;
+            }
+            let after = &self.text[w.end..next.start];
+            let (cue, max, lower_ok) = if w.is(HONORIFIC) && honorific(&self.text[w.start..w.end], w.shape, after) {
+                (true, 4, true)
+            } else if w.is(TITLE) && w.shape == Shape::Cap && after == " " {
+                (true, 3, false)
+            } else if w.is(KINSHIP) && matches!(after, " " | ", " | ": ") {
+                (next.shape != Shape::Upper && next.given(), 2, true)
+            } else {
+                (self.label(i, after), 4, true)
+            };
+            if cue {
+                self.name_after(i + 1, max, lower_ok);
             }
         }
     }
-}
 
-/// The person in a run of capitalised words, if a given name is followed by a surname
-/// (or "Surname, Given").
-fn lexicon_name(text: &str, at: usize, run: &str) -> Option<(usize, usize)> {
-    if let Some((last, first)) = run.split_once(',') {
-        let first = first.trim();
-        return (is_surname(last) && is_given(first) && !common(last)).then(|| (at, at + run.len()));
-    }
-    let words: Vec<(usize, &str)> =
-        run.split([' ', '\t']).filter(|w| !w.is_empty()).map(|w| (w.as_ptr() as usize - run.as_ptr() as usize, w)).collect();
-    for i in 0..words.len() {
-        let (off, w) = words[i];
-        if !is_given(w) || NOT_GIVEN.contains(&lower(w).as_str()) {
-            continue;
+    /// Whether word `i` ends a label ("Patient:", "Next of kin:").
+    fn label(&self, i: usize, after: &str) -> bool {
+        if !after.starts_with(':') || !after[1..].bytes().all(|c| c == b' ' || c == b'\t') || after.len() > 4 {
+            return false;
         }
-        let mut j = i + 1;
-        if words.get(j).is_some_and(|(_, x)| x.len() == 2 && x.ends_with('.')) {
+        let end = self.words[i].end;
+        LABELS.iter().any(|l| {
+            let from = end.saturating_sub(l.len());
+            self.text.is_char_boundary(from)
+                && self.text[from..end].eq_ignore_ascii_case(l)
+                && self.text[..from].chars().next_back().is_none_or(|c| !is_word_char(c))
+        })
+    }
+
+    /// Up to `max` name words from word `i` on: capitalised words, initials and
+    /// particles, and (after a cue that allows it) lower-case words of the name lists.
+    fn name_after(&mut self, i: usize, max: usize, lower_ok: bool) {
+        let mut last = None;
+        let mut j = i;
+        while j < self.words.len() && j < i + max + 1 && !self.taken[j] {
+            if j > i && !joined(self.text, &self.words[j - 1], &self.words[j]) {
+                break;
+            }
+            let w = self.words[j];
+            // A run keeps its case: an all-capitals word after a capitalised one is a
+            // label ("Maria Garcia MRN"), not a name.
+            let upper_after_cap = w.shape == Shape::Upper && last.is_some_and(|l: usize| self.words[l].shape == Shape::Cap);
+            let ok = match w.shape {
+                Shape::Initial => true,
+                Shape::Cap | Shape::Upper | Shape::Caseless => !w.is(STOP_WORD) && !upper_after_cap,
+                Shape::Lower if w.is(PARTICLE) => last.is_some(),
+                Shape::Lower => lower_ok && lower_name(&self.text[w.start..w.end]) && (j == i || last.is_some()),
+                Shape::Other => false,
+            };
+            if !ok {
+                break;
+            }
+            if w.shape != Shape::Initial && !(w.shape == Shape::Lower && w.is(PARTICLE)) {
+                last = Some(j);
+            }
             j += 1;
         }
-        let Some(&(loff, last)) = words.get(j) else { continue };
-        if !is_surname(last) || PLACE_WORDS.contains(&last) {
-            continue;
+        if let Some(l) = last {
+            self.take(i, l);
         }
-        let (s, e) = (at + off, at + loff + last.len());
-        if INSTITUTION.is_match(&text[e..]) {
+    }
+
+    /// The parties of "Smith v. Jones" that are surnames.
+    fn versus(&mut self) {
+        for i in 0..self.words.len().saturating_sub(2) {
+            let (a, v, b) = (&self.words[i], &self.words[i + 1], &self.words[i + 2]);
+            if &self.text[v.start..v.end] != "v" || gap(self.text, a, v) != " " || gap(self.text, v, b) != ". " {
+                continue;
+            }
+            for j in [i, i + 2] {
+                let p = self.words[j];
+                if !self.taken[j] && p.shape == Shape::Cap && p.surname() && !p.is(STOP_WORD) {
+                    self.take(j, j);
+                }
+            }
+        }
+    }
+
+    /// A given name followed by a surname (or another name of the lists), and
+    /// "Surname, Given".
+    fn lexicon(&mut self) {
+        let mut i = 0;
+        while i < self.words.len() {
+            let run_start = i == 0 || !(self.words[i - 1].name_shaped() && joined(self.text, &self.words[i - 1], &self.words[i]));
+            if let Some(end) = run_start.then(|| self.institution_run(i)).flatten() {
+                i = end + 1;
+                continue;
+            }
+            i = match self.pair_at(i).or_else(|| self.inverted_at(i)) {
+                Some((from, to)) => {
+                    self.take(from, to);
+                    to + 1
+                }
+                None => i + 1,
+            };
+        }
+    }
+
+    fn pair_at(&self, i: usize) -> Option<(usize, usize)> {
+        let text = self.text;
+        let w = &self.words[i];
+        if self.taken[i] || !w.name_shaped() || !w.given() || self.after_the(i) {
             return None;
         }
-        return Some((s, e));
-    }
-    None
-}
-
-/// A cued name without the capitalised common words a sentence may go on with
-/// ("Dr. Okafor Reviewed" is cut at "Reviewed" only if it is no name in the lists).
-fn trim_trailing_common(text: &str, s: usize, mut e: usize) -> (usize, usize) {
-    while let Some(sp) = text[s..e].rfind([' ', '\t']) {
-        let last = &text[s + sp + 1..e];
-        if is_given(last) || is_surname(last) || !common(last) {
-            break;
+        // Initials and particles between the given name and the surname.
+        let mut j = i + 1;
+        while j < self.words.len()
+            && joined(text, &self.words[j - 1], &self.words[j])
+            && (self.words[j].shape == Shape::Initial || self.words[j].shape == Shape::Lower && self.words[j].is(PARTICLE))
+        {
+            j += 1;
         }
-        e = s + sp;
+        let s = self.words.get(j)?;
+        if self.taken[j] || !joined(text, &self.words[j - 1], s) || !s.name_shaped() {
+            return None;
+        }
+        if !s.name() {
+            return None;
+        }
+        // More names after it: "John Harding Price".
+        let mut last = j;
+        while last + 1 < self.words.len()
+            && !self.taken[last + 1]
+            && joined(text, &self.words[last], &self.words[last + 1])
+            && self.words[last + 1].name_shaped()
+            && self.words[last + 1].name()
+        {
+            last += 1;
+        }
+        (!self.institution_after(last) && !self.firm(i, last)).then_some((i, last))
     }
-    (s, e)
-}
 
-/// The bytes of a final "'s" (a possessive is not part of the name).
-fn possessive(w: &str) -> usize {
-    ["'s", "’s"].iter().find(|p| w.ends_with(*p)).map_or(0, |p| p.len())
-}
+    /// "Surname, Given" (not a list of surnames: "Smith, John", not "Smith, Jones and Day").
+    fn inverted_at(&self, i: usize) -> Option<(usize, usize)> {
+        let (w, g) = (self.words.get(i)?, self.words.get(i + 1)?);
+        if self.taken[i] || self.taken[i + 1] || gap(self.text, w, g) != ", " || w.shape != Shape::Cap || g.shape != Shape::Cap {
+            return None;
+        }
+        let ok = w.surname() && !w.is(STOP_WORD) && g.given();
+        (ok && !self.listed_before(i) && !self.listed_after(i + 1) && !self.institution_after(i + 1)).then_some((i, i + 1))
+    }
 
-fn lower(w: &str) -> String {
-    w.chars().filter(|c| c.is_ascii_alphabetic() || *c == '\'' || *c == '-').collect::<String>().to_ascii_lowercase()
-}
+    /// Given names in a list: "Anna and Andrew", "Maria, Ana and José" (each a person);
+    /// a list with a word that is no given name is a firm's name and none of them.
+    fn listed(&mut self) {
+        let mut i = 0;
+        while i < self.words.len() {
+            if self.words[i].shape != Shape::Cap || !self.words[i].given() || self.taken[i] {
+                i += 1;
+                continue;
+            }
+            let mut chain = vec![i];
+            while let Some(&last) = chain.last() {
+                match self.list_next(last) {
+                    Some(next) => chain.push(next),
+                    None => break,
+                }
+            }
+            let ok = chain.len() >= 2
+                && chain.iter().all(|&j| !self.taken[j] && self.words[j].shape == Shape::Cap && self.words[j].given() && !self.after_the(j))
+                && !self.institution_after(*chain.last().unwrap());
+            if ok {
+                for &j in &chain {
+                    self.take(j, j);
+                }
+            }
+            i = chain.last().map_or(i, |&l| l) + 1;
+        }
+    }
 
-fn is_given(w: &str) -> bool {
-    GIVEN.contains(lower(w).as_str())
-}
+    /// The next capitalised word in a list after word `i` (", ", " and ", " & ", " or ").
+    fn list_next(&self, i: usize) -> Option<usize> {
+        let (w, n) = (self.words.get(i)?, self.words.get(i + 1)?);
+        if !matches!(w.shape, Shape::Cap) {
+            return None;
+        }
+        let g = gap(self.text, w, n);
+        if matches!(g, ", " | " & ") && n.shape == Shape::Cap {
+            return Some(i + 1);
+        }
+        let m = self.words.get(i + 2)?;
+        let joins = n.is(CONJUNCTION) && n.shape == Shape::Lower;
+        (joins && matches!(g, " " | ", ") && gap(self.text, n, m) == " " && m.shape == Shape::Cap).then_some(i + 2)
+    }
 
-fn is_surname(w: &str) -> bool {
-    let l = lower(w);
-    SURNAMES.contains(l.as_str()) || l.split('-').count() == 2 && l.split('-').all(|p| SURNAMES.contains(p))
-}
+    /// Whether a capitalised word and ", " come just before word `i` (a list).
+    fn listed_before(&self, i: usize) -> bool {
+        i > 0 && self.words[i - 1].shape == Shape::Cap && gap(self.text, &self.words[i - 1], &self.words[i]) == ", "
+    }
 
-/// Capitalised words a sentence may carry on with after a cued name.
-fn common(w: &str) -> bool {
-    const COMMON: &[&str] = &[
-        "The",
-        "This",
-        "That",
-        "Reviewed",
-        "Presented",
-        "Reports",
-        "Reported",
-        "Notes",
-        "Noted",
-        "Was",
-        "Is",
-        "Has",
-        "Had",
-        "And",
-        "Or",
-        "On",
-        "At",
-        "In",
-        "Today",
-        "Yesterday",
-        "Patient",
-        "Plan",
-        "Assessment",
-        "Date",
-        "Phone",
-        "Signed",
-        "Mr",
-        "Mrs",
-        "Ms",
-        "Dr",
-        "Court",
-        "Street",
-    ];
-    COMMON.contains(&w)
+    /// Whether word `i` goes on to a list: ", Capitalised" or " and Capitalised".
+    fn listed_after(&self, i: usize) -> bool {
+        self.list_next(i).is_some()
+    }
+
+    /// The last word of the run of capitalised words from word `i`, if it is an
+    /// institution's or a company's name ("Maria Müller GmbH", "George Washington
+    /// University"): none of its words is then a person's.
+    fn institution_run(&self, i: usize) -> Option<usize> {
+        let text = self.text;
+        if !self.words[i].name_shaped() {
+            return None;
+        }
+        let mut j = i;
+        while j + 1 < self.words.len() && joined(text, &self.words[j], &self.words[j + 1]) && self.words[j + 1].name_shaped() {
+            j += 1;
+        }
+        let last = self.words[j];
+        (j > i && last.is(INSTITUTIONAL) && !last.name() || self.institution_after(j)).then_some(j)
+    }
+
+    /// Whether the word after word `i` makes the run an institution's or a company's.
+    fn institution_after(&self, i: usize) -> bool {
+        let Some(n) = self.words.get(i + 1) else { return false };
+        let g = gap(self.text, &self.words[i], n);
+        let close = matches!(g, " " | ", " | " & ");
+        close && matches!(n.shape, Shape::Cap | Shape::Upper | Shape::Lower) && n.is(INSTITUTIONAL)
+    }
+
+    /// Whether the run from word `from` to `to` is part of a firm's list of surnames
+    /// ("Skadden, Arps, Slate, Meagher & Flom").
+    fn firm(&self, from: usize, to: usize) -> bool {
+        self.listed_before(from) || self.text[self.words[to].end..].starts_with(" & ")
+    }
+
+    /// Whether word `i` follows "The" ("The Princess Royal", "The Maria Callas Trio").
+    fn after_the(&self, i: usize) -> bool {
+        i > 0 && self.words[i - 1].is(THE) && gap(self.text, &self.words[i - 1], &self.words[i]) == " "
+    }
 }
 
 #[cfg(test)]
@@ -261,5 +1343,32 @@ mod tests {
         assert!(found("at George Washington University").is_empty());
         assert!(found("The Supreme Court held").is_empty());
         assert!(found("Will Power prevailed").is_empty());
+    }
+
+    #[test]
+    fn names_in_other_languages_are_whole() {
+        assert_eq!(found("Mr. Pavlović called"), ["Pavlović"]);
+        assert_eq!(found("wrote to Anđa Tomić yesterday"), ["Anđa Tomić"]);
+        assert_eq!(found("Ms. McCray arrived"), ["McCray"]);
+        assert_eq!(found("Herr Müller und Frau Schäfer"), ["Müller", "Schäfer"]);
+        assert_eq!(found("seen by dr healey at noon"), ["healey"]);
+    }
+
+    #[test]
+    fn a_cued_name_stops_at_an_address() {
+        assert_eq!(found("Mrs. Barbara Yudina Apt. 675"), ["Barbara Yudina"]);
+    }
+
+    #[test]
+    fn given_names_in_a_list_are_persons() {
+        assert_eq!(found("with her children, Anna and Andrew"), ["Anna", "Andrew"]);
+        assert_eq!(found("his wife Anna came"), ["Anna"]);
+    }
+
+    #[test]
+    fn firms_and_titles_are_not_persons() {
+        assert!(found("counsel at Skadden, Arps, Slate and Meagher").is_empty(), "{:?}", found("counsel at Skadden, Arps, Slate and Meagher"));
+        assert!(found("opened by The Princess Royal").is_empty(), "{:?}", found("opened by The Princess Royal"));
+        assert!(found("shares of Maria Müller GmbH").is_empty(), "{:?}", found("shares of Maria Müller GmbH"));
     }
 }

@@ -53,7 +53,7 @@ fn emails(text: &str, out: &mut Vec<Span>) {
         let clean = !local.starts_with('.') && !local.ends_with('.') && !local.contains("..");
         let right = text.as_bytes().get(e).is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'@'));
         if clean && right {
-            out.push(Span { kind: K::Email, start: s, end: e });
+            out.push(Span { kind: K::Email, start: s, end: e, counted: true });
         }
     }
 }
@@ -65,7 +65,7 @@ fn ipv4s(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
         let left_ok = s == 0 || !(b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'.');
         let right_ok = cut || free(text, s, e) || b.get(e) == Some(&b':');
         if left_ok && right_ok && addr.parse::<Ipv4Addr>().is_ok() && !overlaps(excluded, s, e) && !VERSION_CUE.is_match(before(text, s, 12)) {
-            out.push(Span { kind: K::Ip, start: s, end: e });
+            out.push(Span { kind: K::Ip, start: s, end: e, counted: true });
         }
     }
 }
@@ -81,7 +81,7 @@ fn ipv6s(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
         let left_ok = s == 0 || !(b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b':');
         let right_ok = cut || b.get(e).is_none_or(|c| !c.is_ascii_alphanumeric());
         if addr != "::" && left_ok && right_ok && addr.parse::<Ipv6Addr>().is_ok() && !overlaps(excluded, s, e) {
-            out.push(Span { kind: K::Ip, start: s, end: e });
+            out.push(Span { kind: K::Ip, start: s, end: e, counted: true });
         }
     }
 }
@@ -115,7 +115,7 @@ fn urls(text: &str, out: &mut Vec<Span>) {
         if b.get(e).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'@') {
             continue;
         }
-        out.push(Span { kind: K::Url, start: s, end: e });
+        out.push(Span { kind: K::Url, start: s, end: e, counted: true });
     }
 }
 

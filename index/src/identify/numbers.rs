@@ -1,10 +1,10 @@
-//! The number-shaped kinds: ssn, phone, credit_card, npi, passport and mrn. Each shape is
-//! a pattern; what makes it that identifier is the check after it: SSA's rules for SSNs
-//! (no area 000, 666 or 9xx, no group 00, no serial 0000, not a known advertising
-//! number), NANP's for phones (area and exchange from 2), Luhn and the issuer prefixes
-//! for cards, Luhn over `80840` + the number for NPIs, and a cue word for the kinds
-//! with no shape of their own (passport, MRN, a bare 9-digit SSN, a bare 10-digit
-//! phone).
+//! The number-shaped kinds but phones (`phones.rs`): ssn, credit_card, npi, passport and
+//! mrn. Each shape is a pattern; what makes it that identifier is the check after it:
+//! SSA's rules for SSNs (no area 000, 666 or 9xx, no group 00, no serial 0000; a number
+//! the SSA lists as advertised is masked but not counted), Luhn for cards (12 to 19
+//! digits: an issuer's prefix, a card's grouping or a card cue besides), Luhn over
+//! `80840` + the number for NPIs, and a cue word for the kinds with no shape of their
+//! own (passport, MRN, a bare 9-digit SSN).
 
 use std::sync::LazyLock;
 
@@ -22,18 +22,15 @@ static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"\d{3}[- .]?\d{2}[- .]?\d{4}"
 static SSN_CUE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?:\bssn|\bss#|\bsocial security(?: number| no\.?| #)?|\bsoc\.? sec\.?(?: no\.?| #)?)\W{0,4}(?:is\s+|was\s+)?$"));
 
-/// NANP with its optional `+1`, then the international `+CC …` forms.
-static PHONE: LazyLock<Regex> = LazyLock::new(|| {
+/// 12 to 19 digits, bare or in 4-grouped or Amex/Diners forms.
+static CARD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}-\d{4}-\d{4}|\d{4} \d{4} \d{4}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{12,19}")
+});
+static CARD_CUE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|\d{3} \d{7}|\d{10}|\+[2-9]\d{0,2}[-. ]?(?:\(\d{1,4}\)[-. ]?)?\d{1,4}(?:[-. ]\d{2,8}){1,4}",
+        r"(?i)\b(?:card|cc|visa|mastercard|master card|amex|american express|discover|maestro|diners|jcb|unionpay|debit|credit|kreditkarte|carte|tarjeta|carta)\b[^\n]{0,20}$",
     )
 });
-static PHONE_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:phone|ph|tel|telephone|cell|mobile|mob|fax|call|text|contact|reach(?: me)?(?: at)?)\b\W{0,4}(?:is\s+|at\s+|on\s+)?$")
-});
-
-/// 13 to 19 digits, bare or in 4-grouped or Amex/Diners forms.
-static CARD: LazyLock<Regex> = LazyLock::new(|| re(r"\d{4}-\d{4}-\d{4}-\d{1,7}|\d{4} \d{4} \d{4} \d{1,7}|\d{4}[- ]\d{6}[- ]\d{4,5}|\d{13,19}"));
 
 /// Ten digits, bare or `dddd-ddd-ddd`.
 static NPI: LazyLock<Regex> = LazyLock::new(|| re(r"[12]\d{3}[- ]?\d{3}[- ]?\d{3}"));
@@ -60,7 +57,7 @@ static MRN: LazyLock<Regex> = LazyLock::new(|| {
 pub fn find(text: &str, excluded: &[(usize, usize)], cues: Present, out: &mut Vec<Span>) {
     let ok = |s: usize, e: usize| free(text, s, e) && !overlaps(excluded, s, e);
     ssns(text, &ok, out);
-    phones(text, &ok, out);
+    super::phones::find(text, &ok, out);
     cards(text, &ok, out);
     npis(text, &ok, out);
     if cues.passport {
@@ -93,52 +90,22 @@ fn ssns(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
         }
         let d: String = t.chars().filter(char::is_ascii_digit).collect();
         if valid_ssn(&d[..3], &d[3..5], &d[5..]) {
-            out.push(Span { kind: K::Ssn, start: m.start(), end: m.end() });
+            let counted = !ADVERTISED.contains(&d.as_str());
+            out.push(Span { kind: K::Ssn, start: m.start(), end: m.end(), counted });
         }
     }
 }
 
-/// SSA's rules, and the numbers printed in advertising and examples.
+/// The numbers the SSA lists as printed in advertising and examples (078-05-1120, the
+/// wallet card's) and the like: valid in shape, no one's.
+const ADVERTISED: &[&str] = &["078051120", "219099999", "123456789", "457555462"];
+
+/// SSA's rules: a number no SSN can have is not one.
 fn valid_ssn(area: &str, group: &str, serial: &str) -> bool {
     let whole = format!("{area}{group}{serial}");
     let same = whole.bytes().all(|b| b == whole.as_bytes()[0]);
     let impossible = area == "000" || area == "666" || area.starts_with('9') || group == "00" || serial == "0000";
-    let known = ["078051120", "219099999", "123456789", "457555462"].contains(&whole.as_str());
-    !impossible && !same && !known
-}
-
-fn phones(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for m in PHONE.find_iter(text) {
-        let (s, e) = (m.start(), m.end());
-        let t = m.as_str();
-        if !ok(s, e) {
-            continue;
-        }
-        let d = digits(t);
-        let valid = if t.starts_with('+') && !t.starts_with("+1") {
-            (8..=15).contains(&d.len())
-        } else {
-            let bare = t.bytes().all(|b| b.is_ascii_digit());
-            let loose = bare || !t.contains(['-', '.', '(']);
-            nanp(&d, loose) && (!bare || cue_before(text, s, 24, &PHONE_CUE))
-        };
-        if valid {
-            out.push(Span { kind: K::Phone, start: s, end: e });
-        }
-    }
-}
-
-/// A North American number: ten digits (an optional leading 1), the area from 2 and no
-/// N11 service code; in the loose forms (bare digits, spaces only) the exchange from 2
-/// as well. A written `555-123-4567` is a phone number to its reader whatever the
-/// numbering plan says, so the punctuated forms keep any exchange.
-fn nanp(d: &[u8], loose: bool) -> bool {
-    let d = match d.len() {
-        11 if d[0] == 1 => &d[1..],
-        10 => d,
-        _ => return false,
-    };
-    d[0] >= 2 && (!loose || d[3] >= 2) && !(d[1] == 1 && d[2] == 1)
+    !impossible && !same
 }
 
 fn cards(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
@@ -147,14 +114,18 @@ fn cards(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
             continue;
         }
         let d = digits(m.as_str());
-        if (13..=19).contains(&d.len()) && issuer(&d) && luhn(&d) && !d.iter().all(|&x| x == d[0]) {
-            out.push(Span { kind: K::CreditCard, start: m.start(), end: m.end() });
+        let grouped = m.as_str().contains(['-', ' ']);
+        let vouched = || issuer(&d) || grouped || cue_before(text, m.start(), 40, &CARD_CUE);
+        if (12..=19).contains(&d.len()) && luhn(&d) && !d.iter().all(|&x| x == d[0]) && vouched() {
+            out.push(Span { kind: K::CreditCard, start: m.start(), end: m.end(), counted: true });
         }
     }
 }
 
 /// Whether the first digits are a card issuer's (Visa, Mastercard, Amex, Discover,
-/// Diners, JCB, UnionPay, Maestro, UATP) at a length it issues.
+/// Diners, JCB, UnionPay, Maestro, UATP) at a length it issues. A bare run of digits
+/// needs this (or a cue); a grouped one passes on Luhn alone, since issuers outside the
+/// table print cards of 12 to 19 digits in groups too.
 fn issuer(d: &[u8]) -> bool {
     let p2 = d[0] as u32 * 10 + d[1] as u32;
     let p4 = p2 * 100 + d[2] as u32 * 10 + d[3] as u32;
@@ -186,7 +157,7 @@ fn npis(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
         if OTHER_ID_CUE.is_match(window) && !NPI_CUE.is_match(window) {
             continue;
         }
-        out.push(Span { kind: K::Npi, start: m.start(), end: m.end() });
+        out.push(Span { kind: K::Npi, start: m.start(), end: m.end(), counted: true });
     }
 }
 
@@ -196,7 +167,7 @@ fn cued(text: &str, re: &Regex, kind: K, ok: &impl Fn(usize, usize) -> bool, out
         let v = c.get(1).expect("the value group");
         let digits = v.as_str().bytes().filter(u8::is_ascii_digit).count();
         if digits >= 5 && ok(v.start(), v.end()) {
-            out.push(Span { kind, start: v.start(), end: v.end() });
+            out.push(Span { kind, start: v.start(), end: v.end(), counted: true });
         }
     }
 }
@@ -215,7 +186,7 @@ mod tests {
     #[test]
     fn ssns_follow_the_ssa_rules() {
         assert_eq!(kinds_in("SSN 078-05-1123"), [(K::Ssn, "078-05-1123")]);
-        for bad in ["078-05-1120", "000-12-3456", "666-12-3456", "912-34-5678", "123-00-4567", "123-45-0000", "693-09.4444"] {
+        for bad in ["000-12-3456", "666-12-3456", "912-34-5678", "123-00-4567", "123-45-0000", "693-09.4444"] {
             assert!(kinds_in(bad).iter().all(|(k, _)| *k != K::Ssn), "{bad}");
         }
         assert_eq!(kinds_in("SSN: 078051121"), [(K::Ssn, "078051121")]);
@@ -223,10 +194,20 @@ mod tests {
     }
 
     #[test]
+    fn an_advertised_ssn_is_masked_but_not_counted() {
+        let mut out = Vec::new();
+        let t = "SSN 078-05-1120";
+        find(t, &[], super::super::context::present(t), &mut out);
+        assert_eq!(out.iter().map(|s| (s.kind, &t[s.start..s.end], s.counted)).collect::<Vec<_>>(), [(K::Ssn, "078-05-1120", false)]);
+    }
+
+    #[test]
     fn cards_need_luhn_and_an_issuer() {
         assert_eq!(kinds_in("4012-8888-8888-1881"), [(K::CreditCard, "4012-8888-8888-1881")]);
         assert!(kinds_in("4012-8888-8888-1882").is_empty());
-        assert!(kinds_in("36168002586008").is_empty());
+        assert!(kinds_in("36168002586008").is_empty(), "bare digits outside the table need a cue");
+        assert_eq!(kinds_in("card no. 88001234567819"), [(K::CreditCard, "88001234567819")]);
+        assert_eq!(kinds_in("7000 1234 5678 9127"), [(K::CreditCard, "7000 1234 5678 9127")], "grouped, outside the table");
     }
 
     #[test]

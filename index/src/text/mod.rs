@@ -24,7 +24,7 @@ mod matching;
 pub mod query;
 mod simhash;
 mod tokenizer;
-mod unicode;
+pub(crate) mod unicode;
 mod weights;
 
 use std::cell::RefCell;

@@ -1,0 +1,201 @@
+//! Phone numbers, as people write them in any country: a run of digit groups (with
+//! `+`, `00` or `011` before an international one, and an extension after: `x4587`,
+//! `ext. 12`), then libphonenumber's metadata (the `phonenumber` crate) says whether it
+//! is a number some country issues. An international number is parsed as written; a
+//! national one as a North American number, then (when it opens with the trunk prefix
+//! `0`, or a phone cue stands before it) in the numbering plans of the countries in
+//! [`REGIONS`]. A bare run of digits needs a cue ("phone:", "call"), and a run shaped
+//! like a date is a date's.
+
+use std::sync::LazyLock;
+
+use phonenumber::country::Id;
+use regex::Regex;
+
+use super::context::{compile, cue_before};
+use super::{IdentifierKind as K, Span};
+
+/// Digit groups joined by one separator each (space, `-`, `.`, `/`, parentheses), or
+/// seven digits and more, the international prefix before them and an extension after
+/// (a lone short number is never a candidate: prose is full of them).
+static CANDIDATE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"(?:\+|\b00|\b011)?[ ]?(?:(?:\(\d{1,5}\)[ .-]?)?\d{1,15}(?:(?:[ ]?[-./][ ]?|[ ]|\)[ ]?|[ ]?\()\d{1,8}){1,6}|\(\d{1,5}\)[ .-]?\d{1,15}|\d{7,15})(?:[ ]?(?i:x|ext\.?|extn\.?|extension|ext#)[ ]?\d{1,6})?",
+    )
+});
+
+/// How North American numbers are written: 3-3-4 (an area in parentheses, a leading
+/// 1 allowed), 3 then 7, or ten digits.
+static NANP_SHAPE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(?:1[-. ]?)?(?:\(\d{3}\)[ ]?|\d{3}[-. ])\d{3}[-. ]\d{4}$|^\d{3} \d{7}$|^1?\d{10}$"));
+
+static CUE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"(?i)\b(?:phone|ph|tel|telephone|cell|cellphone|mobile|mob|fax|call|text|contact|reach(?: me)?(?: at)?|pager|beeper|tél|telefon|telefono|teléfono|handy|numéro|nummer|número)\b\.?\W{0,4}(?:is\s+|at\s+|on\s+|no\.?\s*|#\s*)?$",
+    )
+});
+
+/// A date, an SSN or an IP address written with a phone's separators.
+static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"^\d{3}[- .]\d{2}[- .]\d{4}$|^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}([-./])\d{1,2}[-./]\d{2,4})(?:[ T]\d{1,2})?$|^\d{1,3}(?:\.\d{1,3}){3}$",
+    )
+});
+
+/// The numbering plans a national number (one not in North America's) is tried in, the
+/// most populous and most written first.
+const REGIONS: &[Id] = {
+    use Id::*;
+    &[
+        GB, DE, FR, IT, ES, NL, BE, CH, AT, AU, IN, IE, NZ, ZA, SE, NO, DK, FI, PL, PT, CZ, HU, RO, GR, TR, RU, UA, RS, HR, SI, SK, BG, IL, BR, MX,
+        AR, CL, CO, PE, JP, KR, CN, PH, MY, ID, TH, VN, PK, NG, EG, KE, MA, SA, AE,
+    ]
+};
+
+pub fn find(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
+    for m in CANDIDATE.find_iter(text) {
+        let t = m.as_str().trim();
+        let at = m.start() + (m.as_str().len() - m.as_str().trim_start().len());
+        if let Some((s, e)) = longest(text, at, t, ok) {
+            out.push(Span { kind: K::Phone, start: s, end: e, counted: true });
+        }
+    }
+}
+
+/// The longest phone number at the start of the candidate `t` at `at`: a run of groups
+/// may hold a number and a count after it ("415-555-0132 12 times"). The number starts
+/// where the run does: a run that starts inside a token (an IBAN's digits after "DE89")
+/// holds none.
+fn longest(text: &str, at: usize, t: &str, ok: &impl Fn(usize, usize) -> bool) -> Option<(usize, usize)> {
+    let runs = digit_runs(t);
+    let mut digits: usize = runs.iter().map(|r| r.1 - r.0).sum();
+    for b in (0..runs.len()).rev() {
+        if digits < 7 {
+            break;
+        }
+        let to = runs[b].1 + usize::from(t[runs[b].1..].starts_with(')') && t[..runs[b].1].contains('('));
+        let c = &t[..to];
+        if digits <= 20 && !DATE_LIKE.is_match(c) && ok(at, at + to) && valid(text, at, c) {
+            return Some((at, at + to));
+        }
+        digits -= runs[b].1 - runs[b].0;
+    }
+    None
+}
+
+/// Whether a token with a digit stands just before `s`, one space apart: the candidate
+/// is then the tail of a longer code.
+fn after_code(text: &str, s: usize) -> bool {
+    let Some(head) = text[..s].strip_suffix(' ') else { return false };
+    let token = &head[head.rfind(|c: char| c.is_whitespace()).map_or(0, |i| i + 1)..];
+    token.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// The byte ranges of the digit runs of `t`.
+fn digit_runs(t: &str) -> Vec<(usize, usize)> {
+    let b = t.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push((s, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether the candidate `t` at `s` is a phone number: one a country issues, or a
+/// punctuated North American one. A bare run of digits or slashes ("425/882/9090") need
+/// a cue, and the tail of a code ("1Z 999 AA1 01 2345 6784") is none.
+fn valid(text: &str, s: usize, t: &str) -> bool {
+    let bare = t.bytes().all(|b| b.is_ascii_digit());
+    let cued = || cue_before(text, s, 24, &CUE);
+    if (bare || t.contains('/')) && !cued() || after_code(text, s) || decimal(before_extension(t)) {
+        return false;
+    }
+    if let Some(rest) = t.strip_prefix('+') {
+        return !rest.starts_with('0') && (parses(None, t) || rest.starts_with('1') && nanp(before_extension(rest), false));
+    }
+    if let Some(rest) = t.strip_prefix("011").or_else(|| t.strip_prefix("00")) {
+        return parses(None, &format!("+{}", rest.trim_start_matches([' ', '-', '.'])));
+    }
+    if nanp(before_extension(t), bare) || parses(Some(Id::US), t) {
+        return true;
+    }
+    (t.starts_with('0') || t.starts_with("(0") || cued()) && REGIONS.iter().any(|&r| parses(Some(r), t))
+}
+
+/// Whether the candidate reads as decimal numbers ("0.19-66.89", "0.53 (0.27"): it
+/// opens with "0." or mixes a dot with other separators.
+fn decimal(t: &str) -> bool {
+    t.starts_with("0.") || t.contains('.') && t.contains([' ', '-', '(', '/'])
+}
+
+/// The part of a candidate before its extension ("x4587", "ext. 12").
+fn before_extension(t: &str) -> &str {
+    t.find(|c: char| c.is_ascii_alphabetic() || c == '#').map_or(t, |i| t[..i].trim_end())
+}
+
+/// A North American number written as people write one (`555-123-4567`, `(415)
+/// 555-0132`, `+1 415 555 0132`): ten digits (an optional leading 1), the area from 2
+/// and no N11 service code; in the loose forms (bare digits, spaces only) the exchange
+/// from 2 as well. A written `555-123-4567` is a phone number to its reader whatever the
+/// numbering plan says, so the punctuated forms keep any exchange.
+fn nanp(t: &str, bare: bool) -> bool {
+    if !NANP_SHAPE.is_match(t) {
+        return false;
+    }
+    let d: Vec<u8> = t.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    let loose = bare || !t.contains(['-', '.', '(']);
+    let d = match d.len() {
+        11 if d[0] == 1 => &d[1..],
+        10 => &d[..],
+        _ => return false,
+    };
+    d[0] >= 2 && (!loose || d[3] >= 2) && !(d[1] == 1 && d[2] == 1)
+}
+
+fn parses(region: Option<Id>, t: &str) -> bool {
+    phonenumber::parse(region, t).is_ok_and(|n| phonenumber::is_valid(&n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(t: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        find(t, &|s, e| super::super::context::free(t, s, e), &mut out);
+        out.iter().map(|s| &t[s.start..s.end]).collect()
+    }
+
+    #[test]
+    fn numbers_of_every_plan() {
+        for (t, want) in [
+            ("call 0490 75 40 81 now", "0490 75 40 81"),
+            ("London: +44 20 7946 0958.", "+44 20 7946 0958"),
+            ("dial 001-518-640-0854", "001-518-640-0854"),
+            ("ext 345-899-3560x4587 then", "345-899-3560x4587"),
+            ("Ring (415) 555-0132", "(415) 555-0132"),
+            ("or +1 415 555 0132", "+1 415 555 0132"),
+            ("Tel. 030 12345678", "030 12345678"),
+            ("+33 1 42 68 53 00", "+33 1 42 68 53 00"),
+            ("(212) 555-0188 ext. 12", "(212) 555-0188 ext. 12"),
+        ] {
+            assert_eq!(found(t), [want], "{t}");
+        }
+    }
+
+    #[test]
+    fn dates_counts_and_bare_digits_are_not_phones() {
+        for t in ["on 2000-04-16 at noon", "12-14-2020", "4012 8888 8888 1881", "ref 4155550132", "10.0.0.1 is a host", "in 1999 and 2004"] {
+            assert!(found(t).is_empty(), "{t}: {:?}", found(t));
+        }
+        assert_eq!(found("call 4155550132"), ["4155550132"]);
+    }
+}
