@@ -181,6 +181,13 @@ pub struct Input {
     pub guardrail_context: Option<Value>,
     #[serde(default)]
     pub actor_id: Option<String>,
+    /// The session (and its conversation) this generation answers in, when a
+    /// session's generate or auto-generate started it: its events are the
+    /// session's too (`sessions.generation.*`), and its reply joins the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
     /// The request streams: model calls stream and each text delta is an event.
     #[serde(default)]
     pub stream: bool,

@@ -232,6 +232,8 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
                 max_call_depth: body.max_call_depth.unwrap_or(10),
                 guardrail_context: body.guardrail_context.clone(),
                 actor_id: actor,
+                session_id: None,
+                conversation_id: None,
                 stream: body.stream,
             },
             messages: Vec::new(),
