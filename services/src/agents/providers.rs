@@ -249,7 +249,14 @@ pub fn in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiProvid
     scope.get::<AiProviderRecord>(records, id)?.filter(|p| p.project_id == scope.project_id).ok_or_else(|| SoatError::not_found("AI provider", id))
 }
 
-pub fn update(records: &Records, egress: &Policy, ollama: &str, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
+pub fn update(
+    records: &Records,
+    egress: &Policy,
+    ollama: &str,
+    scope: &Scope,
+    id: &str,
+    patch: ProviderPatch,
+) -> Result<AiProviderRecord, SoatError> {
     get(records, scope, id)?;
     let now = now_rfc3339();
     let updated = records.update::<AiProviderRecord, Result<AiProviderRecord, SoatError>>(&scope.account_id, id, |r| {

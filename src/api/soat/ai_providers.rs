@@ -82,7 +82,8 @@ pub async fn get(call: Call<'_>, ai_provider_id: String) -> Result<Reply, ApiErr
 pub async fn update(mut call: Call<'_>, ai_provider_id: String) -> Result<Reply, ApiError> {
     let patch: ProviderPatch = body::read(&mut call).await?;
     let (scope, app) = (scope(&call, None).await?, call.app.clone());
-    let r = blocking(move || providers::update(&app.records, &app.egress, &app.config.agents.ollama_base_url, &scope, &ai_provider_id, patch)).await?;
+    let r =
+        blocking(move || providers::update(&app.records, &app.egress, &app.config.agents.ollama_base_url, &scope, &ai_provider_id, patch)).await?;
     Ok(response::json(StatusCode::OK, &ProviderOut::from(r)))
 }
 
