@@ -111,12 +111,14 @@ fn a_tutorial_shaped_fixture_runs_to_its_end_with_every_check_passing() {
     let (_, key) = s.signup("tutorial@example.com");
     let r = run(&py, &s, &fixture(), Some(&key), &[]);
     assert!(r.passed, "{}", r.log);
-    assert_eq!((r.report["completed"].as_bool(), r.report["steps_run"].as_u64()), (Some(true), Some(16)), "{}", r.log);
+    assert_eq!((r.report["completed"].as_bool(), r.report["steps_run"].as_u64()), (Some(true), Some(22)), "{}", r.log);
     // Every output the fixture states, by the markdown line it is stated on.
     let checks: Vec<(u64, bool)> =
         r.report["checks"].as_array().unwrap().iter().map(|c| (c["line"].as_u64().unwrap(), c["passed"] == true)).collect();
-    assert_eq!(checks, [(40, true), (43, true), (61, true), (73, true), (96, true), (117, true), (146, true)], "{}", r.log);
-    // The annotated steps ran as annotated: a 404 expected, one ignored, one retried.
+    assert_eq!(checks, [(40, true), (43, true), (61, true), (73, true), (96, true), (117, true), (146, true), (165, true), (168, true)], "{}", r.log);
+    // The annotated steps ran as annotated: a 404 expected, one ignored, one retried;
+    // `soat listen` ran in the background at SOAT_WEBHOOK_BASE_URL and printed the
+    // delivery (lines 165 and 168).
     assert!(r.log.contains("\"status\": 404") && r.log.contains("exit 0 after 2 attempts"), "{}", r.log);
     // `--provider ollama` with no base URL reached the scripted model, by the tutorial's model name.
     let bodies = up.bodies();
