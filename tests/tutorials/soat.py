@@ -18,8 +18,9 @@ webhookSignature.ts at v0.28.0; no code copied):
 - an unknown flag on a GET is refused (the server cannot see it); on a write it is
   forwarded as a body property, for the server to judge, as SOAT's CLI does;
 - `--id` or a bare argument fills a command's sole path parameter;
-- base URL from `SOAT_BASE_URL`, token from `SOAT_TOKEN`, else the profile
-  (`--profile`, `SOAT_PROFILE`, `default`) in `~/.soat/config.json`;
+- base URL from `SOAT_BASE_URL`, token from `SOAT_TOKEN`; unless both are set, the
+  profile (`--profile`, `SOAT_PROFILE`, `default`) in `~/.soat/config.json`, its
+  `baseUrl` overridden by `SOAT_BASE_URL`;
 - the JSON answer is printed (indented by 2); an HTTP error status prints
   `{"status": N, ...body}` on stderr and exits 1.
 
@@ -268,7 +269,7 @@ def query_string(query):
 def client(profile):
     """(base URL, token or None), as SOAT's CLI resolves them."""
     base, token = os.environ.get("SOAT_BASE_URL"), os.environ.get("SOAT_TOKEN")
-    if base and token and not profile:
+    if base and token:  # both set: no profile is read, `--profile` or not (SOAT's order)
         return base, token
     name = profile or os.environ.get("SOAT_PROFILE") or "default"
     try:

@@ -130,6 +130,8 @@ def test_the_token_comes_from_the_profile_when_not_in_the_environment(routes, fa
     assert seen[-1]["auth"] == "Bearer tok_p", "SOAT_BASE_URL outranks the profile's baseUrl"
     run(routes, base, "get-project", "--project-id", "proj_1", "--profile", "bob", token=None, home=str(tmp_path))
     assert seen[-1]["auth"] == "Bearer tok_b" and seen[-1]["path"] == "/api/v1/projects/proj_1"
+    run(routes, base, "get-project", "--project-id", "proj_1", "--profile", "bob", token="tok_env", home=str(tmp_path))
+    assert seen[-1]["auth"] == "Bearer tok_env", "SOAT_BASE_URL and SOAT_TOKEN both set outrank any profile"
 
 
 def free_port():
