@@ -12,6 +12,7 @@ pub struct RawAgents {
     pub approval_expiry: String,
     pub max_chain_generations: u32,
     pub max_running_per_account: u32,
+    pub ollama_base_url: String,
 }
 
 #[derive(Debug, Clone)]
@@ -25,6 +26,10 @@ pub struct AgentsConfig {
     /// How many generations one account may run at once, across the shards (a new one
     /// past it is a 429; resumes and recoveries always run).
     pub max_running_per_account: u32,
+    /// Where an `ollama` AI provider that names no `base_url` calls (SOAT's
+    /// `OLLAMA_BASE_URL`): an http(s) URL of an OpenAI-compatible API, `…/v1`.
+    /// Judged by the egress policy like any tenant's `base_url`.
+    pub ollama_base_url: String,
 }
 
 pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
@@ -38,5 +43,15 @@ pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
     if raw.max_running_per_account == 0 {
         return Err(invalid("agents.max_running_per_account", "must be at least 1"));
     }
-    Ok(AgentsConfig { approval_expiry, max_chain_generations: raw.max_chain_generations, max_running_per_account: raw.max_running_per_account })
+    let ollama = raw.ollama_base_url.trim();
+    let scheme = ollama.split_once("://").map(|(s, rest)| (s, rest.is_empty()));
+    if !matches!(scheme, Some(("http" | "https", false))) || ollama.chars().any(char::is_whitespace) {
+        return Err(invalid("agents.ollama_base_url", "must be an http:// or https:// URL"));
+    }
+    Ok(AgentsConfig {
+        approval_expiry,
+        max_chain_generations: raw.max_chain_generations,
+        max_running_per_account: raw.max_running_per_account,
+        ollama_base_url: ollama.trim_end_matches('/').to_owned(),
+    })
 }

@@ -11,7 +11,9 @@
 //! once, without a restart.
 //!
 //! Where a provider is (its `base_url`, else its kind's default, `ollama`'s being
-//! `http://localhost:11434`) is a tenant's choice, judged by the egress policy: on
+//! the server's `[agents] ollama_base_url`, `http://localhost:11434/v1` unless
+//! configured, as SOAT's `OLLAMA_BASE_URL`) is a tenant's choice, judged by the
+//! egress policy: on
 //! write when the URL says so as written (an address in any spelling, `localhost`),
 //! and at every connect, after resolution, by `llm::Direct`'s transports. `local` is
 //! the one way to the local model: its address is the server's own configuration.
@@ -87,12 +89,13 @@ impl Kind {
     }
 
     /// Where it is when the record names no `base_url` (`None`: the manifest's own,
-    /// or, for azure and custom, nowhere: the record must name one).
-    fn default_base_url(self) -> Option<&'static str> {
+    /// or, for azure and custom, nowhere: the record must name one); `ollama` is the
+    /// server's configured Ollama (`[agents] ollama_base_url`).
+    fn default_base_url(self, ollama: &str) -> Option<&str> {
         match self {
             Kind::Xai => Some("https://api.x.ai/v1"),
             Kind::Groq => Some("https://api.groq.com/openai/v1"),
-            Kind::Ollama => Some("http://localhost:11434/v1"),
+            Kind::Ollama => Some(ollama),
             Kind::Gateway => Some("https://ai-gateway.vercel.sh/v1"),
             _ => None,
         }
@@ -158,7 +161,7 @@ pub enum Target {
     Local { model: String },
 }
 
-fn check(r: &AiProviderRecord, egress: &Policy) -> Result<Kind, SoatError> {
+fn check(r: &AiProviderRecord, egress: &Policy, ollama: &str) -> Result<Kind, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     let text = |field: &str, v: &str, max: usize| {
         let n = v.trim().chars().count();
@@ -178,7 +181,7 @@ fn check(r: &AiProviderRecord, egress: &Policy) -> Result<Kind, SoatError> {
         (None, k) if k.needs_base_url() => return Err(SoatError::invalid("base_url", format!("is required for {} providers.", k.as_str()))),
         (None, _) => {}
     }
-    let url = r.base_url.as_deref().or(kind.default_base_url());
+    let url = r.base_url.as_deref().or(kind.default_base_url(ollama));
     if let Some((url, uri)) = url.and_then(|u| Some((u, u.parse::<hyper::Uri>().ok()?))) {
         egress.check_url(&uri).map_err(|_| SoatError::EgressRefused { base_url: url.to_owned() })?;
     }
@@ -204,8 +207,9 @@ fn check_url(url: &str) -> Result<(), SoatError> {
     Ok(())
 }
 
-/// Stores a new provider; `egress` refuses a `base_url` no tenant may reach.
-pub fn create(records: &Records, egress: &Policy, scope: &Scope, new: NewProvider) -> Result<AiProviderRecord, SoatError> {
+/// Stores a new provider; `egress` refuses a `base_url` no tenant may reach (an
+/// `ollama` without one is at `ollama`, the server's `[agents] ollama_base_url`).
+pub fn create(records: &Records, egress: &Policy, ollama: &str, scope: &Scope, new: NewProvider) -> Result<AiProviderRecord, SoatError> {
     let now = now_rfc3339();
     let record = AiProviderRecord {
         id: format!("aip_{}", random_base62(16)),
@@ -220,7 +224,7 @@ pub fn create(records: &Records, egress: &Policy, scope: &Scope, new: NewProvide
         created_at: now.clone(),
         updated_at: now,
     };
-    check(&record, egress)?;
+    check(&record, egress, ollama)?;
     records.insert(&record)?;
     Ok(record)
 }
@@ -245,7 +249,14 @@ pub fn in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiProvid
     scope.get::<AiProviderRecord>(records, id)?.filter(|p| p.project_id == scope.project_id).ok_or_else(|| SoatError::not_found("AI provider", id))
 }
 
-pub fn update(records: &Records, egress: &Policy, scope: &Scope, id: &str, patch: ProviderPatch) -> Result<AiProviderRecord, SoatError> {
+pub fn update(
+    records: &Records,
+    egress: &Policy,
+    ollama: &str,
+    scope: &Scope,
+    id: &str,
+    patch: ProviderPatch,
+) -> Result<AiProviderRecord, SoatError> {
     get(records, scope, id)?;
     let now = now_rfc3339();
     let updated = records.update::<AiProviderRecord, Result<AiProviderRecord, SoatError>>(&scope.account_id, id, |r| {
@@ -264,7 +275,7 @@ pub fn update(records: &Records, egress: &Policy, scope: &Scope, id: &str, patch
         if let Some(c) = patch.config {
             next.config = c;
         }
-        if let Err(e) = check(&next, egress) {
+        if let Err(e) = check(&next, egress, ollama) {
             return Change::Keep(Err(e));
         }
         next.updated_at = now;
@@ -296,6 +307,8 @@ pub struct Upstreams<'a> {
     /// The local model's config while it answers (configured, installed, started).
     pub local: Option<&'a crate::llm::LocalConfig>,
     pub catalog: &'a crate::llm::manifest::Catalog,
+    /// Where an `ollama` provider without a `base_url` is (`[agents] ollama_base_url`).
+    pub ollama_base_url: &'a str,
 }
 
 /// The credential secret `secret_id` of the scope's project holds, decrypted, for
@@ -335,7 +348,7 @@ pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result
         .get(kind.manifest())
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
-    let base_url = r.base_url.clone().or_else(|| kind.default_base_url().map(str::to_owned));
+    let base_url = r.base_url.clone().or_else(|| kind.default_base_url(up.ollama_base_url).map(str::to_owned));
     Ok(Target::AdHoc(Box::new(AdHoc::new(up.direct.config(), &r.id, manifest, base_url, token, None))))
 }
 
@@ -460,13 +473,16 @@ mod tests {
         }
     }
 
+    /// `[agents] ollama_base_url`'s default.
+    const OLLAMA: &str = "http://localhost:11434/v1";
+
     fn open() -> Policy {
         Policy::new(vec![crate::net::egress::Rule::parse("127.0.0.0/8").unwrap()])
     }
 
     #[test]
     fn records_are_checked_for_their_kind() {
-        let check = |r: &AiProviderRecord| check(r, &open());
+        let check = |r: &AiProviderRecord| check(r, &open(), OLLAMA);
         assert!(check(&record("openai", None)).is_ok());
         assert!(check(&record("custom", None)).is_err(), "custom needs a base_url");
         assert!(check(&record("custom", Some("http://127.0.0.1:9/v1"))).is_ok());
@@ -495,17 +511,17 @@ mod tests {
             "http://10.0.0.5:8000/v1",
             "http://169.254.169.254/",
         ] {
-            let e = check(&record("custom", Some(url)), &closed).unwrap_err();
+            let e = check(&record("custom", Some(url)), &closed, OLLAMA).unwrap_err();
             assert!(matches!(&e, SoatError::EgressRefused { base_url } if base_url == url), "{url}: {e:?}");
             assert_eq!(crate::error::ErrorCode::code(&e), crate::error::Code::EgressRefused);
         }
-        assert!(matches!(check(&record("ollama", None), &closed), Err(SoatError::EgressRefused { .. })), "ollama's default is localhost");
-        assert!(check(&record("custom", Some("https://vllm.example/v1")), &closed).is_ok(), "a name is judged at connect time");
-        assert!(check(&record("openai", None), &closed).is_ok() && check(&record("local", None), &closed).is_ok());
+        assert!(matches!(check(&record("ollama", None), &closed, OLLAMA), Err(SoatError::EgressRefused { .. })), "ollama's default is localhost");
+        assert!(check(&record("custom", Some("https://vllm.example/v1")), &closed, OLLAMA).is_ok(), "a name is judged at connect time");
+        assert!(check(&record("openai", None), &closed, OLLAMA).is_ok() && check(&record("local", None), &closed, OLLAMA).is_ok());
         // Loopback opened, the local model's port stays closed to a tenant's base_url.
         let open = open().with_local_model(Some(18080));
-        assert!(check(&record("custom", Some("http://127.0.0.1:9/v1")), &open).is_ok());
-        assert!(matches!(check(&record("custom", Some("http://127.0.0.1:18080/v1")), &open), Err(SoatError::EgressRefused { .. })));
-        assert!(matches!(check(&record("ollama", Some("http://localhost:18080/v1")), &open), Err(SoatError::EgressRefused { .. })));
+        assert!(check(&record("custom", Some("http://127.0.0.1:9/v1")), &open, OLLAMA).is_ok());
+        assert!(matches!(check(&record("custom", Some("http://127.0.0.1:18080/v1")), &open, OLLAMA), Err(SoatError::EgressRefused { .. })));
+        assert!(matches!(check(&record("ollama", Some("http://localhost:18080/v1")), &open, OLLAMA), Err(SoatError::EgressRefused { .. })));
     }
 }

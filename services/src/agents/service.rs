@@ -81,6 +81,7 @@ impl Service {
             // Configured and installed (`local_ready` is `None` otherwise).
             local: u.local.as_ref().filter(|_| u.local_ready.is_some()),
             catalog: &u.catalog,
+            ollama_base_url: &self.config.ollama_base_url,
         }
     }
 

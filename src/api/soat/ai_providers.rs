@@ -63,7 +63,7 @@ struct ModelOut {
 pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let new: NewProvider = body::read(&mut call).await?;
     let (scope, app) = (scope(&call, new.project_id.as_deref()).await?, call.app.clone());
-    let r = blocking(move || providers::create(&app.records, &app.egress, &scope, new)).await?;
+    let r = blocking(move || providers::create(&app.records, &app.egress, &app.config.agents.ollama_base_url, &scope, new)).await?;
     Ok(response::json(StatusCode::CREATED, &ProviderOut::from(r)))
 }
 
@@ -82,7 +82,8 @@ pub async fn get(call: Call<'_>, ai_provider_id: String) -> Result<Reply, ApiErr
 pub async fn update(mut call: Call<'_>, ai_provider_id: String) -> Result<Reply, ApiError> {
     let patch: ProviderPatch = body::read(&mut call).await?;
     let (scope, app) = (scope(&call, None).await?, call.app.clone());
-    let r = blocking(move || providers::update(&app.records, &app.egress, &scope, &ai_provider_id, patch)).await?;
+    let r =
+        blocking(move || providers::update(&app.records, &app.egress, &app.config.agents.ollama_base_url, &scope, &ai_provider_id, patch)).await?;
     Ok(response::json(StatusCode::OK, &ProviderOut::from(r)))
 }
 
