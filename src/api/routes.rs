@@ -212,7 +212,12 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::DELETE, "/api/v1/sessions/{session_id}", "soat_delete_session", call!(soat::sessions::delete, session_id)),
         row(M::POST, "/api/v1/sessions/{session_id}/messages", "soat_add_session_message", call!(soat::sessions::add_message, session_id)),
         row(M::POST, "/api/v1/sessions/{session_id}/generate", "soat_generate_session_response", call!(soat::sessions::generate, session_id)),
-        row(M::POST, "/api/v1/sessions/{session_id}/tool-outputs", "soat_submit_session_tool_outputs", call!(soat::sessions::tool_outputs, session_id)),
+        row(
+            M::POST,
+            "/api/v1/sessions/{session_id}/tool-outputs",
+            "soat_submit_session_tool_outputs",
+            call!(soat::sessions::tool_outputs, session_id),
+        ),
         row(M::POST, "/api/v1/sessions/{session_id}/fork", "soat_fork_session", call!(soat::sessions::fork, session_id)),
         row(M::GET, "/api/v1/sessions/{session_id}/forks", "soat_list_session_forks", call!(soat::sessions::forks, session_id)),
         row(M::GET, "/api/v1/sessions/{session_id}/tags", "soat_get_session_tags", call!(soat::sessions::tags, session_id)),

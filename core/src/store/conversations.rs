@@ -294,7 +294,8 @@ mod tests {
         r.add_conversation_message(msg("doc_1", "conv_1", "a"), None).unwrap();
         r.add_conversation_message(msg("doc_2", "conv_1", "c"), None).unwrap();
         r.add_conversation_message(msg("doc_3", "conv_1", "b"), Some(1)).unwrap();
-        let order = |r: &Records| r.conversation_messages("acc_a", "conv_1").unwrap().iter().map(|m| (m.position, m.content.clone())).collect::<Vec<_>>();
+        let order =
+            |r: &Records| r.conversation_messages("acc_a", "conv_1").unwrap().iter().map(|m| (m.position, m.content.clone())).collect::<Vec<_>>();
         assert_eq!(order(&r), vec![(0, "a".into()), (1, "b".into()), (2, "c".into())]);
         let txn = r.kv.write().unwrap();
         append_reply_in(&txn, msg(&reply_id("gen_1"), "conv_1", "reply")).unwrap();

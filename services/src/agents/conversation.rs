@@ -260,7 +260,13 @@ impl TagWrite {
     }
 }
 
-pub fn write_tags(records: &Records, scope: &Scope, id: &str, how: TagWrite, given: BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ApiError> {
+pub fn write_tags(
+    records: &Records,
+    scope: &Scope,
+    id: &str,
+    how: TagWrite,
+    given: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ApiError> {
     check_tags(&given)?;
     get(records, scope, id)?;
     let now = crate::clock::now_rfc3339();

@@ -286,7 +286,8 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
     let records = host.agents.records.clone();
     let s = get(&records, scope, id)?;
     let c = conversation::get(&records, scope, &s.conversation_id)?;
-    let m = ConversationMessageRecord { idempotency_key: new.idempotency_key, actor_id: s.actor_id.clone(), ..conversation::message(&c, "user", text) };
+    let m =
+        ConversationMessageRecord { idempotency_key: new.idempotency_key, actor_id: s.actor_id.clone(), ..conversation::message(&c, "user", text) };
     let m = match conversation::place(&records, m, None).await? {
         Added::Existing(m) => return Ok(Sent::Saved(m, true)),
         Added::New(m) => m,
@@ -463,7 +464,13 @@ pub fn forks(records: &Records, scope: &Scope, id: &str) -> Result<Vec<SessionRe
     Ok(all)
 }
 
-pub fn write_tags(records: &Records, scope: &Scope, id: &str, how: TagWrite, given: BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ApiError> {
+pub fn write_tags(
+    records: &Records,
+    scope: &Scope,
+    id: &str,
+    how: TagWrite,
+    given: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ApiError> {
     check_tags(&given)?;
     let s = get(records, scope, id)?;
     let now = crate::clock::now_rfc3339();
