@@ -255,7 +255,8 @@ pub fn running(records: &Records, s: &SessionRecord) -> Result<Option<Generation
     Ok(g.filter(|g| matches!(g.status(), Status::InProgress | Status::RequiresAction)))
 }
 
-/// What a user message did.
+/// What a user message did (one value per request, moved once: no box needed).
+#[allow(clippy::large_enum_variant)]
 pub enum Sent {
     /// Saved (and no generation started); `true` when an earlier message with its
     /// idempotency key is what is answered.
