@@ -103,6 +103,10 @@ pub struct SessionRecord {
     /// The last generation started in the session (whether it still runs is its record's).
     #[serde(default)]
     pub generation_id: Option<String>,
+    /// When a request claimed the start of the session's next generation (cleared once
+    /// it is started): two requests never both start one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starting_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -113,9 +117,10 @@ owned_record!(SessionRecord, "soat_sessions", "soat_sessions_by_account");
 const BY_CONVERSATION: Sets = Sets("soat_conversation_messages_by_conversation");
 
 /// The id of the message that holds generation `generation_id`'s reply: one per
-/// generation, so a second append of it finds the first.
+/// generation, so a second append of it finds the first (`doc_g…`, never the form of a
+/// message id given out at random).
 pub fn reply_id(generation_id: &str) -> String {
-    format!("doc_{}", generation_id.strip_prefix("gen_").unwrap_or(generation_id))
+    format!("doc_g{}", generation_id.strip_prefix("gen_").unwrap_or(generation_id))
 }
 
 /// What [`Records::add_conversation_message`] did.

@@ -162,6 +162,7 @@ pub async fn create(records: &std::sync::Arc<Records>, scope: &Scope, new: NewSe
         forked_from_session_id: None,
         forked_from_position: None,
         generation_id: None,
+        starting_at: None,
         created_at: now.clone(),
         updated_at: now,
     };
@@ -297,19 +298,24 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
     if !s.auto_generate || s.status != "open" || running(&records, &s)?.is_some() {
         return Ok(Sent::Saved(m, false));
     }
-    let g = start(host.clone(), scope, &s, &c, new.tool_context).await?;
+    let g = match start(host.clone(), scope, &s, &c, new.tool_context).await {
+        Err(e) if e.code == Code::GenerationAlreadyInProgress => return Ok(Sent::Saved(m, false)),
+        started => started?,
+    };
     Ok(Sent::Generated(conversation::rested(&host, &g, 0).await?))
 }
 
-/// Records activity on the session (and the generation it started, when one did).
-async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, generation_id: Option<String>) -> Result<(), ApiError> {
+/// Records activity on the session; with `started`, the generation it started (and
+/// its claim released).
+async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, started: Option<Option<String>>) -> Result<(), ApiError> {
     let (r, s) = (records.clone(), s.clone());
     let now = crate::clock::now_rfc3339();
     blocking(move || {
         r.update(&s.account_id, &s.id, |s: &mut SessionRecord| {
             s.last_activity_at = Some(now);
-            if generation_id.is_some() {
-                s.generation_id = generation_id;
+            if let Some(g) = started {
+                s.starting_at = None;
+                s.generation_id = g.or(s.generation_id.take());
             }
             Change::Write(())
         })
@@ -318,8 +324,40 @@ async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, generation_
     Ok(())
 }
 
+/// How long a claim to start a generation holds when its request never released it.
+const CLAIM_HOLDS: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn in_progress(s: &SessionRecord) -> ApiError {
+    let what = s.generation_id.as_deref().map_or("is starting".to_owned(), |g| format!("{g} has not settled yet"));
+    ApiError::new(Code::GenerationAlreadyInProgress, format!("The session's generation {what}; wait for it, or answer its tool calls."))
+}
+
+/// Claims the start of the session's next generation, in one write: refused while
+/// another request holds a claim, or when a generation was started since `seen`
+/// (whose last generation was found settled).
+async fn claim(records: &std::sync::Arc<Records>, seen: &SessionRecord) -> Result<(), ApiError> {
+    let (r, seen) = (records.clone(), seen.clone());
+    let now = std::time::SystemTime::now();
+    blocking(move || {
+        let changed = r.update(&seen.account_id, &seen.id, |s: &mut SessionRecord| {
+            let held = s
+                .starting_at
+                .as_deref()
+                .and_then(|t| humantime::parse_rfc3339(t).ok())
+                .is_some_and(|t| now.duration_since(t).unwrap_or_default() < CLAIM_HOLDS);
+            if held || s.generation_id != seen.generation_id {
+                return Change::Keep(Err(in_progress(s)));
+            }
+            s.starting_at = Some(humantime::format_rfc3339_millis(now).to_string());
+            Change::Write(Ok(()))
+        })?;
+        changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &seen.id)))?
+    })
+    .await
+}
+
 /// Starts the session's agent over its conversation, with the session's context and
-/// the request's over it.
+/// the request's over it (`s` as read when its last generation was found settled).
 async fn start(
     host: Rc<Host>,
     scope: &Scope,
@@ -327,12 +365,14 @@ async fn start(
     c: &ConversationRecord,
     context: Option<BTreeMap<String, String>>,
 ) -> Result<GenerationRecord, ApiError> {
+    let records = host.agents.records.clone();
+    claim(&records, s).await?;
     let mut tool_context = s.tool_context.clone().unwrap_or_default();
     tool_context.extend(context.unwrap_or_default());
     let turn = Turn { agent_id: s.agent_id.clone(), session_id: Some(s.id.clone()), tool_context: Some(tool_context) };
-    let g = conversation::start_turn(host.clone(), scope, c, turn).await?;
-    touch(&host.agents.records, s, Some(g.id.clone())).await?;
-    Ok(g)
+    let started = conversation::start_turn(host.clone(), scope, c, turn).await;
+    touch(&records, s, Some(started.as_ref().ok().map(|g| g.id.clone()))).await?;
+    started
 }
 
 /// A closed session is 409 `SESSION_CLOSED`; one idle past its
@@ -367,11 +407,7 @@ pub async fn generate(host: Rc<Host>, scope: &Scope, id: &str, body: GenerateIn,
     let s = get(&records, scope, id)?;
     check_open(&records, &s).await?;
     if let Some(g) = running(&records, &s)? {
-        return Err(ApiError::new(
-            Code::GenerationAlreadyInProgress,
-            format!("The session's generation {} has not settled yet (it is {}); wait for it, or answer its tool calls.", g.id, g.status().as_str()),
-        )
-        .with_meta("generation_id", g.id.clone()));
+        return Err(in_progress(&s).with_meta("generation_id", g.id.clone()));
     }
     let c = conversation::get(&records, scope, &s.conversation_id)?;
     let g = start(host.clone(), scope, &s, &c, body.tool_context).await?;
@@ -449,6 +485,7 @@ pub async fn fork(records: &std::sync::Arc<Records>, scope: &Scope, id: &str, bo
         forked_from_session_id: Some(parent.id.clone()),
         forked_from_position: body.fork_at_position,
         generation_id: None,
+        starting_at: None,
         created_at: now.clone(),
         updated_at: now,
         ..parent
