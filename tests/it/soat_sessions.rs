@@ -347,3 +347,27 @@ fn a_background_session_reply_lands_once_across_a_kill_and_restart() {
     let after = ok(call(&s, "GET", &format!("/api/v1/sessions/{sid}"), &st.key, None), 200);
     assert!(after["generating_at"].is_null(), "{after}");
 }
+
+/// Requests that ask a session for a generation at once start exactly one: the claim
+/// and the check are one write of the session's record.
+#[test]
+fn concurrent_generates_start_one_generation() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Slow(Duration::from_millis(800), Box::new(text("One."))));
+    let s = server();
+    let st = setup(&s, &up, "sessions-race@example.com");
+    let a = agent(&s, &st, json!({}));
+    let sess = session(&s, &st, &a, json!({}));
+    let (sid, conv) = (id(&sess), sess["conversation_id"].as_str().unwrap().to_owned());
+    ok(say(&s, &st.key, &sid, "Go."), 201);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let asks: Vec<_> =
+            (0..6).map(|_| scope.spawn(|| call(&s, "POST", &format!("/api/v1/sessions/{sid}/generate"), &st.key, None).status)).collect();
+        asks.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(statuses.iter().filter(|&&c| c == 202).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|&c| c == 202 || c == 409), "{statuses:?}");
+    let h = history_of(&s, &st.key, &conv, 2);
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(history(&s, &st.key, &conv).len(), h.len(), "one reply, from the one generation");
+}
