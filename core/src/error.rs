@@ -177,6 +177,10 @@ codes! {
     // or a pause that expired unanswered.
     GenerationInterrupted => ("generation_interrupted", 500),
     ApprovalExpired => ("approval_expired", 409),
+    // sessions (services/src/agents/session.rs): SOAT's codes, named by `Code::soat`.
+    GenerationAlreadyInProgress => ("generation_already_in_progress", 409),
+    SessionClosed => ("session_closed", 409),
+    SessionExpired => ("session_expired", 410),
 }
 
 /// An error as the client sees it.
@@ -303,6 +307,10 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::OutputSchemaStreamingUnsupported => "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED",
         Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
         Code::ApprovalExpired => "APPROVAL_EXPIRED",
+        // sessions
+        Code::GenerationAlreadyInProgress => "GENERATION_ALREADY_IN_PROGRESS",
+        Code::SessionClosed => "SESSION_CLOSED",
+        Code::SessionExpired => "SESSION_EXPIRED",
         _ => return None,
     })
 }

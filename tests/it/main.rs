@@ -46,6 +46,7 @@ mod soat_generations;
 mod soat_identity;
 mod soat_memory;
 mod soat_schemathesis;
+mod soat_sessions;
 mod soat_tenancy;
 mod soat_tools;
 mod soat_tutorials;

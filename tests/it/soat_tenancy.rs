@@ -34,6 +34,15 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/call") => json!({"input": {}}),
         p if p.starts_with("/api/v1/memory-entries") => json!({"content": "renamed"}),
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
+        // sessions
+        p if p.ends_with("/tags") => json!({"k": "v"}),
+        "/api/v1/sessions/{session_id}/generate" => json!({}),
+        "/api/v1/sessions/{session_id}/messages" => json!({"message": "hi"}),
+        "/api/v1/sessions/{session_id}/tool-outputs" => {
+            json!({"generation_id": "gen_x", "tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]})
+        }
+        "/api/v1/conversations/{conversation_id}/generate" => json!({"agent_id": "agent_x"}),
+        "/api/v1/conversations/{conversation_id}/messages" => json!({"message": "hi", "role": "user"}),
         p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
         _ => json!({"name": "renamed"}),
@@ -64,6 +73,15 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
     let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
+    // sessions: a session, its conversation and a message of it.
+    let session = ok(call(&s, "POST", "/api/v1/sessions", &sk1, Some(json!({"agent_id": agent}))), 201);
+    let conversation = session["conversation_id"].as_str().unwrap().to_owned();
+    let message =
+        ok(call(&s, "POST", &format!("/api/v1/conversations/{conversation}/messages"), &sk1, Some(json!({"message": "hi", "role": "user"}))), 201)
+            ["document_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -86,6 +104,10 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("entry_id", entry),
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
+        // sessions
+        ("session_id", id(&session)),
+        ("conversation_id", conversation),
+        ("document_id", message),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

@@ -56,6 +56,11 @@ pub trait GenerationRow: Owned + Clone {
     fn redact(&mut self, at: &str);
     /// Counts `steps` more model calls of this generation on its trace.
     fn count_steps_on(&self, trace: &mut Self::Trace, steps: u64, now: &str);
+    /// sessions: the message a settled generation's reply adds to the conversation it
+    /// answers in (`store::conversations`), appended by the settle's own transaction.
+    fn conversation_reply(&self) -> Option<super::ConversationMessageRecord> {
+        None
+    }
 }
 
 /// A trace record, as the store needs to see it.
@@ -170,6 +175,10 @@ impl Records {
         put_in(&txn, &next)?;
         if next.settled() {
             txn.delete_name(ACTIVE, g.id())?;
+            // sessions: the reply joins its conversation with the settle, once.
+            if let Some(reply) = next.conversation_reply() {
+                super::conversations::append_reply_in(&txn, reply)?;
+            }
         } else {
             txn.put_name(ACTIVE, g.id(), g.account_id())?;
         }

@@ -10,6 +10,8 @@
 pub mod agents;
 mod charges;
 mod collections;
+// sessions: conversations, their messages and sessions.
+pub mod conversations;
 mod error;
 pub mod generations;
 mod kv;
@@ -26,6 +28,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use charges::{Charge, Ledger};
+// sessions
+pub use conversations::{ConversationMessageRecord, ConversationRecord, SessionRecord};
 pub use error::StoreError;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};

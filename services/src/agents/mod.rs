@@ -6,6 +6,8 @@
 
 pub mod agent;
 pub mod api_keys;
+// sessions: conversations and sessions.
+pub mod conversation;
 pub mod error;
 pub mod generation;
 pub mod knowledge;
@@ -17,6 +19,8 @@ pub mod refs;
 pub mod scope;
 pub mod secrets;
 pub mod service;
+// sessions
+pub mod session;
 pub mod tools;
 
 pub use error::SoatError;

@@ -188,6 +188,10 @@ fn on_agentlex(code: Code) -> bool {
         | OutputSchemaStreamingUnsupported
         | GenerationInterrupted
         | ApprovalExpired
+        // sessions
+        | GenerationAlreadyInProgress
+        | SessionClosed
+        | SessionExpired
         | EgressRefused => false,
     }
 }

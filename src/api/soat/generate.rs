@@ -29,7 +29,7 @@ use crate::api::Call;
 use crate::error::{ApiError, Code};
 use crate::http::response::{self, Reply};
 
-fn host(call: &Call<'_>) -> Rc<Host> {
+pub(super) fn host(call: &Call<'_>) -> Rc<Host> {
     Rc::new(Host { agents: call.app.agents.clone(), embedders: call.embedders.clone() })
 }
 
@@ -62,7 +62,7 @@ const FAILURE_CODES: &[Code] = &[
 /// `AgentGenerationResponse`, or the error it failed with (502 for a provider's, a
 /// tool's or the output's; 403 for a destination the egress policy refuses), its meta
 /// naming the generation and trace.
-fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
+pub(super) fn settled(g: &GenerationRecord) -> Result<Reply, ApiError> {
     if g.status() != Status::Failed {
         return Ok(response::json(StatusCode::OK, &g.response()));
     }

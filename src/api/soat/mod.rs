@@ -25,6 +25,8 @@ pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
 pub mod bounds;
+// sessions
+pub mod conversations;
 pub mod generate;
 pub mod generations;
 pub mod knowledge;
@@ -34,6 +36,8 @@ pub mod memory_entries;
 pub mod projects;
 pub mod query;
 pub mod secrets;
+// sessions
+pub mod sessions;
 pub mod tools;
 pub mod traces;
 

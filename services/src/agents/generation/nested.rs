@@ -32,6 +32,8 @@ pub async fn ask(host: Rc<Host>, parent: &GenerationRecord, agent_id: &str, prom
         metadata: None,
         idempotency_key: None,
         knowledge_config: None,
+        session_id: None,
+        conversation_id: None,
     };
     let scope =
         Scope { account_id: parent.account_id.clone(), project_id: parent.project_id.clone(), key: KeyRef::Account { prefix: String::new() } };

@@ -477,6 +477,27 @@ impl GenerationRow for GenerationRecord {
             t.error = self.error.clone();
         }
     }
+
+    /// sessions: a completed generation of a conversation answers into it.
+    fn conversation_reply(&self) -> Option<crate::store::ConversationMessageRecord> {
+        let conversation_id = self.state.input.conversation_id.clone()?;
+        let output = self.state.output.as_ref().filter(|_| self.status == Status::Completed)?;
+        Some(crate::store::ConversationMessageRecord {
+            id: crate::store::conversations::reply_id(&self.id),
+            account_id: self.account_id.clone(),
+            project_id: self.project_id.clone(),
+            conversation_id,
+            role: "assistant".into(),
+            content: output.content.clone(),
+            position: 0,
+            actor_id: None,
+            agent_id: Some(self.agent_id.clone()),
+            metadata: None,
+            generation_id: Some(self.id.clone()),
+            idempotency_key: None,
+            created_at: self.completed_at.clone().unwrap_or_else(crate::clock::now_rfc3339),
+        })
+    }
 }
 
 impl TraceRow for TraceRecord {

@@ -39,6 +39,12 @@ pub struct GenerateBody {
     pub idempotency_key: Option<String>,
     #[serde(default)]
     pub knowledge_config: Option<KnowledgeConfig>,
+    /// sessions: the session and conversation this generation answers in (never
+    /// from a body: set by `agents::session` and `agents::conversation`).
+    #[serde(skip)]
+    pub session_id: Option<String>,
+    #[serde(skip)]
+    pub conversation_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

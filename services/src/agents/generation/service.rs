@@ -138,7 +138,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         }
     }
     let actor = body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned());
-    let session = body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned());
+    let session = body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()).or_else(|| body.session_id.clone());
     let served = rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref()));
     let config = served_config(&records, &agent, served)?;
     // What the run would read of /v1, the starting key must reach (crate::access):
@@ -232,8 +232,8 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
                 max_call_depth: body.max_call_depth.unwrap_or(10),
                 guardrail_context: body.guardrail_context.clone(),
                 actor_id: actor,
-                session_id: None,
-                conversation_id: None,
+                session_id: body.session_id.clone(),
+                conversation_id: body.conversation_id.clone(),
                 stream: body.stream,
             },
             messages: Vec::new(),

@@ -1,0 +1,548 @@
+//! SOAT sessions (sessions.yaml): one agent's chat over a conversation made with it.
+//! A user message joins the conversation; with `auto_generate` on (and no generation
+//! of the session running) it also starts one and waits for it, as
+//! `generateSessionResponse?wait=true` does. A session's generation is an ordinary
+//! one (`agents::conversation::start_turn`) whose input names the session and its
+//! conversation; its reply joins the conversation when it settles. Tool pauses resume
+//! through `submitSessionToolOutputs`; forks copy the history up to a position into a
+//! new, inert session. Another account's or project's session is 404.
+//!
+//! A session idle past `inactivity_ttl_seconds` expires when a generation is asked of
+//! it. Not yet: actors (`actor_id` is kept as given), `single_session_per_actor`, and
+//! `message_delay_seconds`' debounce (kept; generation starts at once).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::agent::record::AgentRecord;
+use super::conversation::{self, check_name, check_tags, new_id, TagWrite, Turn};
+use super::generation::run::Host;
+use super::generation::service::{self as generation, ToolOutput};
+use super::generation::{GenerationRecord, Status};
+use super::patch::Patch;
+use super::{Scope, SoatError};
+use crate::error::{ApiError, Code, ErrorCode};
+use crate::runtime::blocking;
+use crate::store::conversations::Added;
+use crate::store::owned::Change;
+use crate::store::{ConversationMessageRecord, ConversationRecord, Records, SessionRecord};
+
+pub const SESSION_PREFIX: &str = "sess_";
+const STATUSES: &[&str] = &["open", "closed", "expired"];
+
+/// `createSession`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewSession {
+    pub agent_id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub actor_id: Option<String>,
+    #[serde(default)]
+    pub auto_generate: Option<bool>,
+    #[serde(default)]
+    pub tool_context: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub inactivity_ttl_seconds: Option<u64>,
+    #[serde(default)]
+    pub message_delay_seconds: Option<u64>,
+}
+
+/// `updateSession`'s body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionPatch {
+    #[serde(default)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub auto_generate: Option<bool>,
+    #[serde(default)]
+    pub tool_context: Patch<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub inactivity_ttl_seconds: Option<u64>,
+    #[serde(default)]
+    pub message_delay_seconds: Patch<u64>,
+}
+
+/// `addSessionMessage`'s body (`document_id` is not served: a message is text).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub document_id: Option<String>,
+    #[serde(default)]
+    pub tool_context: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+/// `generateSessionResponse`'s body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateIn {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub tool_context: Option<BTreeMap<String, String>>,
+}
+
+/// `submitSessionToolOutputs`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputsIn {
+    pub generation_id: String,
+    pub tool_outputs: Vec<ToolOutput>,
+}
+
+/// `forkSession`'s body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkIn {
+    #[serde(default)]
+    pub fork_at_position: Option<u64>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub tags: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub tool_context: Patch<BTreeMap<String, String>>,
+}
+
+fn check_context(field: &str, c: &Option<BTreeMap<String, String>>) -> Result<(), ApiError> {
+    if let Some(c) = c {
+        crate::agents::tools::call::check_context(c).map_err(|e| ApiError::new(e.code(), e.message()).at(field.to_owned()))?;
+    }
+    Ok(())
+}
+
+fn check_status(status: &str) -> Result<(), SoatError> {
+    if STATUSES.contains(&status) {
+        return Ok(());
+    }
+    Err(SoatError::invalid("status", format!("must be one of {}, not {status:?}.", STATUSES.join(", "))))
+}
+
+/// The agent a session runs against: one the scope sees.
+fn agent(records: &Records, scope: &Scope, id: &str) -> Result<AgentRecord, ApiError> {
+    Ok(scope.agent::<AgentRecord>(records, id)?)
+}
+
+pub async fn create(records: &std::sync::Arc<Records>, scope: &Scope, new: NewSession) -> Result<SessionRecord, ApiError> {
+    check_name(&new.name)?;
+    check_context("tool_context", &new.tool_context)?;
+    let agent = agent(records, scope, &new.agent_id)?;
+    let scope = Scope { project_id: agent.project_id.clone(), ..scope.clone() };
+    let c = conversation::record(&scope, new.name.clone(), new.actor_id.clone());
+    let now = crate::clock::now_rfc3339();
+    let s = SessionRecord {
+        id: new_id(SESSION_PREFIX),
+        account_id: scope.account_id.clone(),
+        project_id: scope.project_id.clone(),
+        agent_id: agent.id,
+        conversation_id: c.id.clone(),
+        status: "open".into(),
+        name: new.name,
+        actor_id: new.actor_id,
+        tags: BTreeMap::new(),
+        auto_generate: new.auto_generate.unwrap_or(false),
+        tool_context: new.tool_context,
+        inactivity_ttl_seconds: new.inactivity_ttl_seconds.unwrap_or(0),
+        message_delay_seconds: new.message_delay_seconds,
+        last_activity_at: None,
+        forked_from_session_id: None,
+        forked_from_position: None,
+        generation_id: None,
+        starting_at: None,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    write_new(records, s, c, Vec::new()).await
+}
+
+async fn write_new(
+    records: &std::sync::Arc<Records>,
+    s: SessionRecord,
+    c: ConversationRecord,
+    messages: Vec<ConversationMessageRecord>,
+) -> Result<SessionRecord, ApiError> {
+    let (r, w) = (records.clone(), s.clone());
+    blocking(move || r.create_session(&w, &c, &messages)).await?;
+    Ok(s)
+}
+
+/// Filters of `listSessions`.
+#[derive(Debug, Default)]
+pub struct Filter {
+    pub agent_id: Option<String>,
+    pub actor_id: Option<String>,
+    pub status: Option<String>,
+}
+
+/// The scope's project's sessions, oldest first.
+pub fn list(records: &Records, scope: &Scope, f: &Filter) -> Result<Vec<SessionRecord>, ApiError> {
+    if let Some(s) = &f.status {
+        check_status(s)?;
+    }
+    let mut all: Vec<SessionRecord> = scope.list(records)?;
+    all.retain(|s| {
+        f.agent_id.as_ref().is_none_or(|a| &s.agent_id == a)
+            && f.actor_id.as_ref().is_none_or(|a| s.actor_id.as_ref() == Some(a))
+            && f.status.as_ref().is_none_or(|st| &s.status == st)
+    });
+    all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(all)
+}
+
+pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<SessionRecord, ApiError> {
+    Ok(scope.find(records, "session", id)?)
+}
+
+/// Changes the session in one write; `None`'s 404 when it went meanwhile.
+fn change<T>(records: &Records, s: &SessionRecord, f: impl FnOnce(&mut SessionRecord) -> Change<Result<T, ApiError>>) -> Result<T, ApiError> {
+    let changed = records.update(&s.account_id, &s.id, f)?;
+    changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &s.id)))?
+}
+
+pub fn update(records: &Records, scope: &Scope, id: &str, patch: SessionPatch) -> Result<SessionRecord, ApiError> {
+    if let Patch::Set(n) = &patch.name {
+        check_name(&Some(n.clone()))?;
+    }
+    if let Some(s) = &patch.status {
+        check_status(s)?;
+    }
+    if let Patch::Set(c) = &patch.tool_context {
+        check_context("tool_context", &Some(c.clone()))?;
+    }
+    let s = get(records, scope, id)?;
+    let now = crate::clock::now_rfc3339();
+    change(records, &s, |s| {
+        s.name = patch.name.apply(s.name.take());
+        if let Some(st) = patch.status {
+            s.status = st;
+        }
+        if let Some(a) = patch.auto_generate {
+            s.auto_generate = a;
+        }
+        s.tool_context = patch.tool_context.apply(s.tool_context.take());
+        if let Some(t) = patch.inactivity_ttl_seconds {
+            s.inactivity_ttl_seconds = t;
+        }
+        s.message_delay_seconds = patch.message_delay_seconds.apply(s.message_delay_seconds.take());
+        s.updated_at = now;
+        Change::Write(Ok(s.clone()))
+    })
+}
+
+pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError> {
+    let s = get(records, scope, id)?;
+    records.remove_session(&s.account_id, &s.id)?;
+    Ok(())
+}
+
+/// The session's generation that has not settled (running or paused), if one has not.
+pub fn running(records: &Records, s: &SessionRecord) -> Result<Option<GenerationRecord>, ApiError> {
+    let Some(id) = &s.generation_id else { return Ok(None) };
+    let g: Option<GenerationRecord> = records.get(&s.account_id, id)?;
+    Ok(g.filter(|g| matches!(g.status(), Status::InProgress | Status::RequiresAction)))
+}
+
+/// What a user message did (one value per request, moved once: no box needed).
+#[allow(clippy::large_enum_variant)]
+pub enum Sent {
+    /// Saved (and no generation started); `true` when an earlier message with its
+    /// idempotency key is what is answered.
+    Saved(ConversationMessageRecord, bool),
+    /// Saved, and the generation it started rested.
+    Generated(GenerationRecord),
+}
+
+pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessage) -> Result<Sent, ApiError> {
+    let text = match (new.message, new.document_id) {
+        (Some(_), Some(_)) => return Err(ApiError::new(Code::SoatValidation, "message and document_id are mutually exclusive.").at("document_id")),
+        (None, None) => return Err(ApiError::new(Code::SoatValidation, "Send the user message's text as message.").at("message")),
+        (None, Some(_)) => {
+            return Err(ApiError::new(Code::SoatValidation, "A session message is text here: send it as message (document_id is not served).")
+                .at("document_id"))
+        }
+        (Some(t), None) => t,
+    };
+    if text.trim().is_empty() {
+        return Err(ApiError::new(Code::SoatValidation, "message must not be empty.").at("message"));
+    }
+    if let Some(k) = &new.idempotency_key {
+        if k.is_empty() || k.chars().count() > 255 {
+            return Err(ApiError::new(Code::SoatValidation, "idempotency_key must be 1 to 255 characters.").at("idempotency_key"));
+        }
+    }
+    check_context("tool_context", &new.tool_context)?;
+    let records = host.agents.records.clone();
+    let s = get(&records, scope, id)?;
+    let c = conversation::get(&records, scope, &s.conversation_id)?;
+    let m =
+        ConversationMessageRecord { idempotency_key: new.idempotency_key, actor_id: s.actor_id.clone(), ..conversation::message(&c, "user", text) };
+    let m = match conversation::place(&records, m, None).await? {
+        Added::Existing(m) => return Ok(Sent::Saved(m, true)),
+        Added::New(m) => m,
+    };
+    touch(&records, &s, None).await?;
+    if !s.auto_generate || s.status != "open" || running(&records, &s)?.is_some() {
+        return Ok(Sent::Saved(m, false));
+    }
+    let g = match start(host.clone(), scope, &s, &c, new.tool_context).await {
+        Err(e) if e.code == Code::GenerationAlreadyInProgress => return Ok(Sent::Saved(m, false)),
+        started => started?,
+    };
+    Ok(Sent::Generated(conversation::rested(&host, &g, 0).await?))
+}
+
+/// Records activity on the session; with `started`, the generation it started (and
+/// its claim released).
+async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, started: Option<Option<String>>) -> Result<(), ApiError> {
+    let (r, s) = (records.clone(), s.clone());
+    let now = crate::clock::now_rfc3339();
+    blocking(move || {
+        r.update(&s.account_id, &s.id, |s: &mut SessionRecord| {
+            s.last_activity_at = Some(now);
+            if let Some(g) = started {
+                s.starting_at = None;
+                s.generation_id = g.or(s.generation_id.take());
+            }
+            Change::Write(())
+        })
+    })
+    .await?;
+    Ok(())
+}
+
+/// How long a claim to start a generation holds when its request never released it.
+const CLAIM_HOLDS: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn in_progress(s: &SessionRecord) -> ApiError {
+    let what = s.generation_id.as_deref().map_or("is starting".to_owned(), |g| format!("{g} has not settled yet"));
+    ApiError::new(Code::GenerationAlreadyInProgress, format!("The session's generation {what}; wait for it, or answer its tool calls."))
+}
+
+/// Claims the start of the session's next generation, in one write: refused while
+/// another request holds a claim, or when a generation was started since `seen`
+/// (whose last generation was found settled).
+async fn claim(records: &std::sync::Arc<Records>, seen: &SessionRecord) -> Result<(), ApiError> {
+    let (r, seen) = (records.clone(), seen.clone());
+    let now = std::time::SystemTime::now();
+    blocking(move || {
+        let changed = r.update(&seen.account_id, &seen.id, |s: &mut SessionRecord| {
+            let held = s
+                .starting_at
+                .as_deref()
+                .and_then(|t| humantime::parse_rfc3339(t).ok())
+                .is_some_and(|t| now.duration_since(t).unwrap_or_default() < CLAIM_HOLDS);
+            if held || s.generation_id != seen.generation_id {
+                return Change::Keep(Err(in_progress(s)));
+            }
+            s.starting_at = Some(humantime::format_rfc3339_millis(now).to_string());
+            Change::Write(Ok(()))
+        })?;
+        changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &seen.id)))?
+    })
+    .await
+}
+
+/// Starts the session's agent over its conversation, with the session's context and
+/// the request's over it (`s` as read when its last generation was found settled).
+async fn start(
+    host: Rc<Host>,
+    scope: &Scope,
+    s: &SessionRecord,
+    c: &ConversationRecord,
+    context: Option<BTreeMap<String, String>>,
+) -> Result<GenerationRecord, ApiError> {
+    let records = host.agents.records.clone();
+    claim(&records, s).await?;
+    let mut tool_context = s.tool_context.clone().unwrap_or_default();
+    tool_context.extend(context.unwrap_or_default());
+    let turn = Turn { agent_id: s.agent_id.clone(), session_id: Some(s.id.clone()), tool_context: Some(tool_context) };
+    let started = conversation::start_turn(host.clone(), scope, c, turn).await;
+    touch(&records, s, Some(started.as_ref().ok().map(|g| g.id.clone()))).await?;
+    started
+}
+
+/// A closed session is 409 `SESSION_CLOSED`; one idle past its
+/// `inactivity_ttl_seconds` becomes `expired` (written) and is 410 `SESSION_EXPIRED`.
+async fn check_open(records: &std::sync::Arc<Records>, s: &SessionRecord) -> Result<(), ApiError> {
+    if s.status == "closed" {
+        return Err(ApiError::new(Code::SessionClosed, format!("The session {} is closed; open a new session to continue.", s.id)));
+    }
+    let idle = humantime::parse_rfc3339(s.last_activity_at.as_deref().unwrap_or(&s.created_at))
+        .ok()
+        .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+        .unwrap_or_default();
+    let expired = s.status == "expired" || (s.inactivity_ttl_seconds > 0 && idle.as_secs() > s.inactivity_ttl_seconds);
+    if !expired {
+        return Ok(());
+    }
+    let (r, w) = (records.clone(), s.clone());
+    blocking(move || {
+        r.update(&w.account_id, &w.id, |s: &mut SessionRecord| {
+            s.status = "expired".into();
+            Change::Write(())
+        })
+    })
+    .await?;
+    Err(ApiError::new(Code::SessionExpired, format!("The session {} has expired after {} seconds without activity.", s.id, s.inactivity_ttl_seconds)))
+}
+
+/// `generateSessionResponse`: the started generation (rested when `wait`).
+pub async fn generate(host: Rc<Host>, scope: &Scope, id: &str, body: GenerateIn, wait: bool) -> Result<GenerationRecord, ApiError> {
+    check_context("tool_context", &body.tool_context)?;
+    let records = host.agents.records.clone();
+    let s = get(&records, scope, id)?;
+    check_open(&records, &s).await?;
+    if let Some(g) = running(&records, &s)? {
+        return Err(in_progress(&s).with_meta("generation_id", g.id.clone()));
+    }
+    let c = conversation::get(&records, scope, &s.conversation_id)?;
+    let g = start(host.clone(), scope, &s, &c, body.tool_context).await?;
+    if !wait {
+        return Ok(g);
+    }
+    conversation::rested(&host, &g, 0).await
+}
+
+/// `submitSessionToolOutputs`: fills the session's paused generation and waits for it.
+pub async fn tool_outputs(host: Rc<Host>, scope: &Scope, id: &str, body: OutputsIn) -> Result<GenerationRecord, ApiError> {
+    if body.tool_outputs.is_empty() {
+        return Err(ApiError::new(Code::SoatValidation, "tool_outputs must hold at least one output.").at("tool_outputs"));
+    }
+    let records = host.agents.records.clone();
+    let s = get(&records, scope, id)?;
+    let g: Option<GenerationRecord> = records.get(&s.account_id, &body.generation_id)?;
+    let g = g
+        .filter(|g| g.state.input.session_id.as_deref() == Some(s.id.as_str()))
+        .ok_or_else(|| ApiError::from(SoatError::not_found("generation", format!("{} in session {}", body.generation_id, s.id))))?;
+    let scope = Scope { project_id: g.project_id.clone(), ..scope.clone() };
+    let (g, _log, after) = generation::submit(host.clone(), &scope, &g.agent_id, &g.id, body.tool_outputs).await?;
+    conversation::rested(&host, &g, after).await
+}
+
+/// `forkSession`: a new, inert session over a copy of the history up to
+/// `fork_at_position` (all of it when absent).
+pub async fn fork(records: &std::sync::Arc<Records>, scope: &Scope, id: &str, body: ForkIn) -> Result<SessionRecord, ApiError> {
+    check_name(&body.name)?;
+    if let Some(t) = &body.tags {
+        check_tags(t)?;
+    }
+    if let Patch::Set(c) = &body.tool_context {
+        check_context("tool_context", &Some(c.clone()))?;
+    }
+    let parent = get(records, scope, id)?;
+    let agent_id = match &body.agent_id {
+        Some(a) => {
+            let found = scope.agent::<AgentRecord>(records, a).ok().filter(|x| x.project_id == parent.project_id);
+            found.ok_or_else(|| ApiError::new(Code::SoatValidation, format!("agent_id: no agent {a} in the session's project.")).at("agent_id"))?.id
+        }
+        None => parent.agent_id.clone(),
+    };
+    let history = records.conversation_messages(&parent.account_id, &parent.conversation_id)?;
+    if let Some(p) = body.fork_at_position {
+        if !history.iter().any(|m| m.position == p) {
+            return Err(ApiError::new(Code::SoatValidation, format!("fork_at_position {p} does not exist in the parent conversation."))
+                .at("fork_at_position"));
+        }
+    }
+    let scope = Scope { project_id: parent.project_id.clone(), ..scope.clone() };
+    let c = conversation::record(&scope, body.name.clone(), None);
+    let copies = history
+        .into_iter()
+        .filter(|m| body.fork_at_position.is_none_or(|p| m.position <= p))
+        .map(|m| ConversationMessageRecord { id: new_id(conversation::MESSAGE_PREFIX), conversation_id: c.id.clone(), idempotency_key: None, ..m })
+        .collect();
+    let now = crate::clock::now_rfc3339();
+    let tool_context = match body.tool_context {
+        Patch::Absent => parent.tool_context.clone(),
+        Patch::Null => None,
+        Patch::Set(c) => Some(c),
+    };
+    let s = SessionRecord {
+        id: new_id(SESSION_PREFIX),
+        conversation_id: c.id.clone(),
+        agent_id,
+        status: "open".into(),
+        name: body.name,
+        actor_id: None,
+        tags: body.tags.unwrap_or_default(),
+        auto_generate: false,
+        tool_context,
+        last_activity_at: None,
+        forked_from_session_id: Some(parent.id.clone()),
+        forked_from_position: body.fork_at_position,
+        generation_id: None,
+        starting_at: None,
+        created_at: now.clone(),
+        updated_at: now,
+        ..parent
+    };
+    write_new(records, s, c, copies).await
+}
+
+/// `listSessionForks`: the sessions forked from this one, oldest first.
+pub fn forks(records: &Records, scope: &Scope, id: &str) -> Result<Vec<SessionRecord>, ApiError> {
+    let parent = get(records, scope, id)?;
+    let mut all: Vec<SessionRecord> = records.list(&parent.account_id)?;
+    all.retain(|s| s.forked_from_session_id.as_deref() == Some(parent.id.as_str()) && scope.sees(&s.project_id));
+    all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(all)
+}
+
+pub fn write_tags(
+    records: &Records,
+    scope: &Scope,
+    id: &str,
+    how: TagWrite,
+    given: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ApiError> {
+    check_tags(&given)?;
+    let s = get(records, scope, id)?;
+    let now = crate::clock::now_rfc3339();
+    change(records, &s, |s| {
+        how.apply(&mut s.tags, given);
+        if let Err(e) = check_tags(&s.tags) {
+            return Change::Keep(Err(e.into()));
+        }
+        s.updated_at = now;
+        Change::Write(Ok(s.tags.clone()))
+    })
+}
+
+/// SOAT's `SessionRecord`; `generating_at` from its running generation.
+pub fn view(records: &Records, s: &SessionRecord) -> Value {
+    let generating_at = running(records, s).ok().flatten().map(|g| g.started_at);
+    json!({
+        "id": s.id, "agent_id": s.agent_id, "conversation_id": s.conversation_id, "status": s.status,
+        "name": s.name, "actor_id": s.actor_id, "tags": s.tags, "auto_generate": s.auto_generate,
+        "generating_at": generating_at, "created_at": s.created_at, "updated_at": s.updated_at,
+        "tool_context": s.tool_context, "inactivity_ttl_seconds": s.inactivity_ttl_seconds,
+        "message_delay_seconds": s.message_delay_seconds, "last_activity_at": s.last_activity_at,
+        "forked_from_session_id": s.forked_from_session_id, "forked_from_position": s.forked_from_position,
+    })
+}
+
+/// `GenerateSessionResponse` of a rested generation that did not fail.
+pub fn response(g: &GenerationRecord) -> Value {
+    let mut v = json!({"status": g.status().as_str(), "generation_id": g.id, "trace_id": g.trace_id});
+    if let Some(o) = &g.state.output {
+        v["message"] = json!({"role": "assistant", "content": o.content, "model": o.model});
+    }
+    if let Some(r) = g.required_action() {
+        v["required_action"] = r;
+    }
+    v
+}
