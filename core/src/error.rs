@@ -177,6 +177,11 @@ codes! {
     // or a pause that expired unanswered.
     GenerationInterrupted => ("generation_interrupted", 500),
     ApprovalExpired => ("approval_expired", 409),
+    // SOAT users (/api/v1/users): the one-time bootstrap already ran; a username taken
+    // on this appliance; a login's wrong username or password (one answer for both).
+    BootstrapAlreadyCompleted => ("bootstrap_already_completed", 409),
+    UsernameTaken => ("username_taken", 409),
+    InvalidCredentials => ("invalid_credentials", 401),
 }
 
 /// An error as the client sees it.
@@ -247,6 +252,12 @@ impl Code {
         }
         if let Some(name) = soat_tools_code(self) {
             return name;
+        }
+        // SOAT users.
+        match self {
+            Code::BootstrapAlreadyCompleted => return "BOOTSTRAP_ALREADY_COMPLETED",
+            Code::UsernameTaken => return "NAME_CONFLICT",
+            _ => {}
         }
         match self.status().as_u16() {
             400 | 413 | 422 => "VALIDATION_FAILED",

@@ -204,6 +204,15 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PUT, "/api/v1/memory-entries/{entry_id}", "soat_update_memory_entry", call!(soat::memory_entries::update, entry_id)),
         row(M::DELETE, "/api/v1/memory-entries/{entry_id}", "soat_delete_memory_entry", call!(soat::memory_entries::delete, entry_id)),
         row(M::POST, "/api/v1/knowledge/search", "soat_search_knowledge", call!(soat::knowledge::search)),
+        // SOAT (/api/v1): users and login (issue 36, users).
+        public(row(M::POST, "/api/v1/users/bootstrap", "soat_bootstrap_user", call!(soat::users::bootstrap))),
+        public(row(M::POST, "/api/v1/users/login", "soat_login_user", call!(soat::users::login))),
+        row(M::GET, "/api/v1/users/me", "soat_get_current_user", call!(soat::users::me)),
+        row(M::GET, "/api/v1/users", "soat_list_users", call!(soat::users::list)),
+        row(M::POST, "/api/v1/users", "soat_create_user", call!(soat::users::create)),
+        row(M::GET, "/api/v1/users/{user_id}", "soat_get_user", call!(soat::users::get, user_id)),
+        row(M::DELETE, "/api/v1/users/{user_id}", "soat_delete_user", call!(soat::users::delete, user_id)),
+        row(M::PUT, "/api/v1/users/{user_id}/policies", "soat_attach_user_policies", call!(soat::users::attach_policies, user_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

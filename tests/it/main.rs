@@ -48,6 +48,7 @@ mod soat_memory;
 mod soat_schemathesis;
 mod soat_tenancy;
 mod soat_tools;
+mod soat_users;
 mod spec;
 mod vendored;
 mod web;

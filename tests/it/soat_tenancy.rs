@@ -36,6 +36,8 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
         p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
+        // users (issue 36)
+        p if p.ends_with("/policies") => json!({"policy_ids": []}),
         _ => json!({"name": "renamed"}),
     })
 }
@@ -71,6 +73,9 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         super::soat_generations::generation(&o, "gen_tenancy", "trace_tenancy", "2026-01-01T00:00:00Z"),
     );
     super::soat_generations::seed(&mut s, vec![trace], vec![generation]);
+    // users (issue 36): a user of account A, made by its account key (users are the
+    // account's, not a project's: a project-bound key manages none, 403).
+    let user = id(&ok(call(&s, "POST", "/api/v1/users", &owner, Some(json!({"username": "tenancy-user", "password": "Tenancy-1"}))), 201));
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -86,6 +91,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("entry_id", entry),
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
+        ("user_id", user),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
@@ -105,6 +111,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         let want = match (row.path, method) {
             ("/api/v1/projects/{project_id}", "DELETE") => (403, "FORBIDDEN"),
             ("/api/v1/projects/{project_id}", _) => (403, "API_KEY_PROJECT_SCOPE"),
+            (p, _) if p.starts_with("/api/v1/users/") => (403, "FORBIDDEN"),
             _ => (404, "RESOURCE_NOT_FOUND"),
         };
         let r = call(&s, method, &path, &sk2, body);
@@ -115,7 +122,9 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     // The control: every read is there for P1's own key, so no 404 above came from a
     // wrong id, and no DELETE above took effect.
     for (method, path) in walked.iter().filter(|(m, _)| m == "GET") {
-        let r = call(&s, method, path, &sk1, None);
+        // A user is the account's: its own key reads it (users, issue 36).
+        let control = if path.starts_with("/api/v1/users/") { &owner } else { &sk1 };
+        let r = call(&s, method, path, control, None);
         // /models reaches for the provider (loopback port 9, closed): found, then 502.
         let found = r.status == 200 || (path.ends_with("/models") && r.status == 502 && r.code() == "MODEL_LISTING_FAILED");
         assert!(found, "P1's key, {method} {path}: {} {}", r.status, r.text());

@@ -18,6 +18,8 @@ pub mod scope;
 pub mod secrets;
 pub mod service;
 pub mod tools;
+// SOAT users and login (issue 36, users).
+pub mod users;
 
 pub use error::SoatError;
 

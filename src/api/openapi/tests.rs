@@ -188,6 +188,9 @@ fn on_agentlex(code: Code) -> bool {
         | OutputSchemaStreamingUnsupported
         | GenerationInterrupted
         | ApprovalExpired
+        | BootstrapAlreadyCompleted
+        | UsernameTaken
+        | InvalidCredentials
         | EgressRefused => false,
     }
 }

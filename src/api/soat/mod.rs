@@ -36,6 +36,8 @@ pub mod query;
 pub mod secrets;
 pub mod tools;
 pub mod traces;
+// SOAT users and login (issue 36, users).
+pub mod users;
 
 pub use list::Page;
 
