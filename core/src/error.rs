@@ -182,6 +182,8 @@ codes! {
     BootstrapAlreadyCompleted => ("bootstrap_already_completed", 409),
     UsernameTaken => ("username_taken", 409),
     InvalidCredentials => ("invalid_credentials", 401),
+    // SOAT files: a file's bytes on disk no longer match their checksum (never served).
+    FileCorrupt => ("file_corrupt", 500),
 }
 
 /// An error as the client sees it.

@@ -41,6 +41,7 @@ mod search;
 mod search_keyword;
 mod soat;
 mod soat_agents;
+mod soat_files;
 mod soat_generate;
 mod soat_generations;
 mod soat_identity;

@@ -38,6 +38,9 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
         // users (issue 36)
         p if p.ends_with("/policies") => json!({"policy_ids": []}),
+        // files (issue 36)
+        p if p.ends_with("/metadata") => json!({"metadata": "{}"}),
+        p if p.starts_with("/api/v1/files/") && p.ends_with("/tags") => json!({"k": "v"}),
         _ => json!({"name": "renamed"}),
     })
 }
@@ -65,6 +68,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let eval = make("/api/v1/evals", json!({"name": "quality", "agent_id": agent}));
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
+    let file = make("/api/v1/files/upload/base64", json!({"content": "aGVsbG8=", "filename": "a.txt"})); // files (issue 36)
     let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
@@ -92,6 +96,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
         ("user_id", user),
+        ("file_id", file),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

@@ -20,6 +20,8 @@ mod soat;
 mod tools;
 // SOAT users and their login tokens (issue 36, users).
 mod users;
+// SOAT files' records (issue 36, files).
+mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,7 @@ use serde::Serialize;
 
 pub use charges::{Charge, Ledger};
 pub use error::StoreError;
+pub use files::FileRecord;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
@@ -105,6 +108,7 @@ impl Records {
         self.ensure_soat()?;
         self.ensure_generations()?;
         self.ensure_users()?;
+        self.ensure_files()?;
         self.count_records_once()
     }
 

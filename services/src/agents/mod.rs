@@ -20,6 +20,9 @@ pub mod service;
 pub mod tools;
 // SOAT users and login (issue 36, users).
 pub mod users;
+// SOAT files (issue 36, files).
+pub mod files;
+pub mod trace_files;
 
 pub use error::SoatError;
 

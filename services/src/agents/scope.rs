@@ -143,6 +143,8 @@ macro_rules! in_project {
 pub(crate) use in_project;
 
 in_project!(crate::store::AiProviderRecord);
+// SOAT files (issue 36).
+in_project!(crate::store::FileRecord);
 
 /// Scopes for the services' unit tests: a project key's, and the two that must not see
 /// what it writes (another project of its account, the same project id in another account).

@@ -191,6 +191,7 @@ fn on_agentlex(code: Code) -> bool {
         | BootstrapAlreadyCompleted
         | UsernameTaken
         | InvalidCredentials
+        | FileCorrupt
         | EgressRefused => false,
     }
 }

@@ -38,6 +38,8 @@ pub mod tools;
 pub mod traces;
 // SOAT users and login (issue 36, users).
 pub mod users;
+// SOAT files (issue 36, files).
+pub mod files;
 
 pub use list::Page;
 
