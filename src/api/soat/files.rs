@@ -57,7 +57,8 @@ impl From<FileRecord> for FileOut {
 struct Base64Out {
     content: String,
     filename: String,
-    content_type: Option<String>,
+    /// The spec's string: `application/octet-stream` for a file stored without one.
+    content_type: String,
     size: Option<u64>,
 }
 
@@ -128,7 +129,8 @@ pub async fn download(call: Call<'_>, file_id: String) -> Result<Reply, ApiError
 
 pub async fn download_base64(call: Call<'_>, file_id: String) -> Result<Reply, ApiError> {
     let (f, bytes) = content(&call, file_id).await?;
-    let out = Base64Out { content: files::encode_base64(&bytes), filename: f.filename, content_type: f.content_type, size: f.size };
+    let content_type = f.content_type.unwrap_or_else(|| "application/octet-stream".into());
+    let out = Base64Out { content: files::encode_base64(&bytes), filename: f.filename, content_type, size: f.size };
     Ok(response::json(StatusCode::OK, &out))
 }
 
