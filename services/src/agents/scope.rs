@@ -94,9 +94,13 @@ impl Scope {
         matches!(self.key, KeyRef::Project { .. })
     }
 
-    /// SOAT's `created_by_principal_type`: always `api_key` (Quarry has no users).
+    /// SOAT's `created_by_principal_type`: `user` for a user's login token (whose
+    /// principal id is the `user_…` id), else `api_key`.
     pub fn principal_type(&self) -> &'static str {
-        "api_key"
+        match &self.key {
+            KeyRef::Account { prefix } if prefix.starts_with(crate::agents::users::USER_ID_PREFIX) => "user",
+            _ => "api_key",
+        }
     }
 
     /// SOAT's `created_by_principal_id`: the `key_…` id, or the `al_…` key's prefix.
