@@ -181,6 +181,13 @@ codes! {
     GenerationAlreadyInProgress => ("generation_already_in_progress", 409),
     SessionClosed => ("session_closed", 409),
     SessionExpired => ("session_expired", 410),
+    // SOAT users (/api/v1/users): the one-time bootstrap already ran; a username taken
+    // on this appliance; a login's wrong username or password (one answer for both).
+    BootstrapAlreadyCompleted => ("bootstrap_already_completed", 409),
+    UsernameTaken => ("username_taken", 409),
+    InvalidCredentials => ("invalid_credentials", 401),
+    // SOAT files: a file's bytes on disk no longer match their checksum (never served).
+    FileCorrupt => ("file_corrupt", 500),
 }
 
 /// An error as the client sees it.
@@ -251,6 +258,12 @@ impl Code {
         }
         if let Some(name) = soat_tools_code(self) {
             return name;
+        }
+        // SOAT users.
+        match self {
+            Code::BootstrapAlreadyCompleted => return "BOOTSTRAP_ALREADY_COMPLETED",
+            Code::UsernameTaken => return "NAME_CONFLICT",
+            _ => {}
         }
         match self.status().as_u16() {
             400 | 413 | 422 => "VALIDATION_FAILED",

@@ -41,6 +41,9 @@ pub struct App {
     pub keyring: Arc<crate::auth::Keyring>,
     /// Signups per client address (`auth.signup_per_ip`).
     pub signups: PerAddress,
+    /// Failed SOAT logins per client address (`agents::users`): 10 at once, then one a
+    /// minute, against password guessing.
+    pub logins: PerAddress,
     /// Open connections per client address across the shards (`http.max_connections_per_client`).
     pub connections: Arc<PerClient>,
     /// The embedding models (`embedders`, the default among them), loaded once, in the
@@ -176,6 +179,7 @@ impl App {
             records,
             keyring,
             signups: PerAddress::new(config.auth.signup_per_ip),
+            logins: PerAddress::new(Some(crate::limits::Pace::per_hour(10, 60))),
             connections: PerClient::new(config.http.max_connections_per_client),
             embedders,
             metrics: (0..shards).map(|_| ShardMetrics::new(route_names.len())).collect(),

@@ -265,6 +265,27 @@ pub fn table(config: &Config) -> Vec<Route> {
             "soat_merge_conversation_tags",
             call!(soat::conversations::merge_tags, conversation_id),
         ),
+        // SOAT (/api/v1): users and login (issue 36, users).
+        public(row(M::POST, "/api/v1/users/bootstrap", "soat_bootstrap_user", call!(soat::users::bootstrap))),
+        public(row(M::POST, "/api/v1/users/login", "soat_login_user", call!(soat::users::login))),
+        row(M::GET, "/api/v1/users/me", "soat_get_current_user", call!(soat::users::me)),
+        row(M::GET, "/api/v1/users", "soat_list_users", call!(soat::users::list)),
+        row(M::POST, "/api/v1/users", "soat_create_user", call!(soat::users::create)),
+        row(M::GET, "/api/v1/users/{user_id}", "soat_get_user", call!(soat::users::get, user_id)),
+        row(M::DELETE, "/api/v1/users/{user_id}", "soat_delete_user", call!(soat::users::delete, user_id)),
+        row(M::PUT, "/api/v1/users/{user_id}/policies", "soat_attach_user_policies", call!(soat::users::attach_policies, user_id)),
+        // SOAT (/api/v1): files (issue 36, files).
+        row(M::GET, "/api/v1/files", "soat_list_files", call!(soat::files::list)),
+        row(M::POST, "/api/v1/files", "soat_create_file", call!(soat::files::create)),
+        row(M::POST, "/api/v1/files/upload/base64", "soat_upload_file_base64", call!(soat::files::upload_base64)),
+        row(M::GET, "/api/v1/files/{file_id}", "soat_get_file", call!(soat::files::get, file_id)),
+        row(M::DELETE, "/api/v1/files/{file_id}", "soat_delete_file", call!(soat::files::delete, file_id)),
+        row(M::GET, "/api/v1/files/{file_id}/download", "soat_download_file", call!(soat::files::download, file_id)),
+        row(M::GET, "/api/v1/files/{file_id}/download/base64", "soat_download_file_base64", call!(soat::files::download_base64, file_id)),
+        row(M::PATCH, "/api/v1/files/{file_id}/metadata", "soat_update_file_metadata", call!(soat::files::metadata, file_id)),
+        row(M::GET, "/api/v1/files/{file_id}/tags", "soat_get_file_tags", call!(soat::files::tags, file_id)),
+        row(M::PUT, "/api/v1/files/{file_id}/tags", "soat_replace_file_tags", call!(soat::files::replace_tags, file_id)),
+        row(M::PATCH, "/api/v1/files/{file_id}/tags", "soat_merge_file_tags", call!(soat::files::merge_tags, file_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -149,8 +149,10 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
     };
     // An /api/v1 key acts on /api/v1 alone: no /v1 data (crate::access), no gateway.
     if principal.reach() != crate::access::Reach::Account && surface != Surface::Soat {
-        return surface
-            .error(&ApiError::new(Code::ApiKeyProjectScope, "An /api/v1 key (sk_...) acts only on /api/v1; use an account key (al_...) here."));
+        return surface.error(&ApiError::new(
+            Code::ApiKeyProjectScope,
+            "An /api/v1 key (sk_...) or login token acts only on /api/v1; use an account key (al_...) here.",
+        ));
     }
     let decision = principal.bucket.spend(route.cost);
     let mut reply = if decision.allowed {

@@ -100,3 +100,23 @@ fn the_sessions_and_conversations_specs_hold_under_schemathesis() {
         assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
     }
 }
+
+/// `tests/schemathesis/soat_users_files.sh`: SOAT v0.28's users and files specs (issue
+/// 36), each its own run with seeded users and files.
+#[test]
+fn the_users_and_files_specs_hold_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_users_files.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
+    assert_eq!(runs.len(), 2, "{stdout}");
+    for (module, run) in ["users", "files"].iter().zip(&runs) {
+        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
+        let (generated, all_passed) =
+            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
+        assert!(generated > 30 && all_passed, "{module}: {generated} cases:\n{run}");
+    }
+}

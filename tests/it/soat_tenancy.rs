@@ -45,6 +45,11 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         "/api/v1/conversations/{conversation_id}/messages" => json!({"message": "hi", "role": "user"}),
         p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
+        // users (issue 36)
+        p if p.ends_with("/policies") => json!({"policy_ids": []}),
+        // files (issue 36)
+        p if p.ends_with("/metadata") => json!({"metadata": "{}"}),
+        p if p.starts_with("/api/v1/files/") && p.ends_with("/tags") => json!({"k": "v"}),
         _ => json!({"name": "renamed"}),
     })
 }
@@ -72,6 +77,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let eval = make("/api/v1/evals", json!({"name": "quality", "agent_id": agent}));
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
+    let file = make("/api/v1/files/upload/base64", json!({"content": "aGVsbG8=", "filename": "a.txt"})); // files (issue 36)
     let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
     // sessions: a session, its conversation and a message of it.
     let session = ok(call(&s, "POST", "/api/v1/sessions", &sk1, Some(json!({"agent_id": agent}))), 201);
@@ -89,6 +95,9 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         super::soat_generations::generation(&o, "gen_tenancy", "trace_tenancy", "2026-01-01T00:00:00Z"),
     );
     super::soat_generations::seed(&mut s, vec![trace], vec![generation]);
+    // users (issue 36): a user of account A, made by its account key (users are the
+    // account's, not a project's: a project-bound key manages none, 403).
+    let user = id(&ok(call(&s, "POST", "/api/v1/users", &owner, Some(json!({"username": "tenancy-user", "password": "Tenancy-1"}))), 201));
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -108,6 +117,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("session_id", id(&session)),
         ("conversation_id", conversation),
         ("document_id", message),
+        ("user_id", user),
+        ("file_id", file),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
@@ -127,6 +138,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         let want = match (row.path, method) {
             ("/api/v1/projects/{project_id}", "DELETE") => (403, "FORBIDDEN"),
             ("/api/v1/projects/{project_id}", _) => (403, "API_KEY_PROJECT_SCOPE"),
+            (p, _) if p.starts_with("/api/v1/users/") => (403, "FORBIDDEN"),
             _ => (404, "RESOURCE_NOT_FOUND"),
         };
         let r = call(&s, method, &path, &sk2, body);
@@ -137,7 +149,9 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     // The control: every read is there for P1's own key, so no 404 above came from a
     // wrong id, and no DELETE above took effect.
     for (method, path) in walked.iter().filter(|(m, _)| m == "GET") {
-        let r = call(&s, method, path, &sk1, None);
+        // A user is the account's: its own key reads it (users, issue 36).
+        let control = if path.starts_with("/api/v1/users/") { &owner } else { &sk1 };
+        let r = call(&s, method, path, control, None);
         // /models reaches for the provider (loopback port 9, closed): found, then 502.
         let found = r.status == 200 || (path.ends_with("/models") && r.status == 502 && r.code() == "MODEL_LISTING_FAILED");
         assert!(found, "P1's key, {method} {path}: {} {}", r.status, r.text());

@@ -99,6 +99,16 @@ impl Bucket {
         }
     }
 
+    /// Whether `cost` tokens could be spent at `now`, spending nothing: the decision a
+    /// spend would get.
+    pub fn peek_at(&self, cost: u64, now: u64) -> Decision {
+        let t = self.interval();
+        let capacity = self.pace.burst * t;
+        let backlog = self.tat.load(Ordering::Acquire).saturating_sub(now);
+        let needed = backlog + cost * t;
+        self.decision(needed <= capacity, backlog, needed.saturating_sub(capacity))
+    }
+
     pub fn spend(&self, cost: u64) -> Decision {
         self.spend_at(cost, now_nanos())
     }

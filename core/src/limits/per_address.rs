@@ -45,6 +45,15 @@ impl PerAddress {
         Some(bucket.spend_at(1, now))
     }
 
+    /// What a spend of one token of `ip`'s bucket would be told, spending nothing (a
+    /// login checks it before the password; only failures spend); `None`: no limit.
+    pub fn peek(&self, ip: IpAddr) -> Option<Decision> {
+        let pace = self.pace?;
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let now = now_nanos();
+        Some(state.buckets.get(&client_of(ip)).map_or_else(|| Bucket::paced(pace).peek_at(1, now), |b| b.peek_at(1, now)))
+    }
+
     #[cfg(test)]
     fn tracked(&self) -> usize {
         self.state.lock().unwrap().buckets.len()

@@ -20,6 +20,10 @@ pub mod owned;
 mod records;
 mod soat;
 mod tools;
+// SOAT users and their login tokens (issue 36, users).
+mod users;
+// SOAT files' records (issue 36, files).
+mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,11 +35,13 @@ pub use charges::{Charge, Ledger};
 // sessions
 pub use conversations::{ConversationMessageRecord, ConversationRecord, SessionRecord};
 pub use error::StoreError;
+pub use files::FileRecord;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{SecretRecord, ToolRecord};
+pub use users::{UserRecord, UserTokenRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -105,6 +111,8 @@ impl Records {
         self.ensure::<CollectionRecord>()?;
         self.ensure_soat()?;
         self.ensure_generations()?;
+        self.ensure_users()?;
+        self.ensure_files()?;
         self.count_records_once()
     }
 

@@ -22,6 +22,11 @@ pub mod service;
 // sessions
 pub mod session;
 pub mod tools;
+// SOAT users and login (issue 36, users).
+pub mod users;
+// SOAT files (issue 36, files).
+pub mod files;
+pub mod trace_files;
 
 pub use error::SoatError;
 

@@ -94,9 +94,13 @@ impl Scope {
         matches!(self.key, KeyRef::Project { .. })
     }
 
-    /// SOAT's `created_by_principal_type`: always `api_key` (Quarry has no users).
+    /// SOAT's `created_by_principal_type`: `user` for a user's login token (whose
+    /// principal id is the `user_…` id), else `api_key`.
     pub fn principal_type(&self) -> &'static str {
-        "api_key"
+        match &self.key {
+            KeyRef::Account { prefix } if prefix.starts_with(crate::agents::users::USER_ID_PREFIX) => "user",
+            _ => "api_key",
+        }
     }
 
     /// SOAT's `created_by_principal_id`: the `key_…` id, or the `al_…` key's prefix.
@@ -143,6 +147,8 @@ macro_rules! in_project {
 pub(crate) use in_project;
 
 in_project!(crate::store::AiProviderRecord);
+// SOAT files (issue 36).
+in_project!(crate::store::FileRecord);
 
 /// Scopes for the services' unit tests: a project key's, and the two that must not see
 /// what it writes (another project of its account, the same project id in another account).

@@ -10,6 +10,9 @@ use subtle::ConstantTimeEq;
 pub const KEY_PREFIX: &str = "al_";
 /// Project-scoped keys (SOAT's `sk_…`, `/api/v1`): the same shape after their own prefix.
 pub const PROJECT_KEY_PREFIX: &str = "sk_";
+/// SOAT users' login tokens (`POST /api/v1/users/login`): the same shape after their own
+/// prefix, accepted on `/api/v1` only.
+pub const USER_TOKEN_PREFIX: &str = "ut_";
 /// Characters after `al_`: 43 × log2(62) ≈ 256 bits.
 const RANDOM_CHARS: usize = 43;
 /// The public part that names a key: its first 10 characters.
@@ -33,6 +36,11 @@ pub fn issue_project() -> IssuedKey {
     issue_with(PROJECT_KEY_PREFIX)
 }
 
+/// A user's login token (`ut_…`).
+pub fn issue_user_token() -> IssuedKey {
+    issue_with(USER_TOKEN_PREFIX)
+}
+
 fn issue_with(kind: &str) -> IssuedKey {
     let secret = format!("{kind}{}", random_base62(RANDOM_CHARS));
     let prefix = secret[..PREFIX_LEN].to_owned();
@@ -54,6 +62,11 @@ pub fn prefix_of(secret: &str) -> Option<&str> {
 /// The prefix of a presented project key (`sk_…`) when it has the shape of one.
 pub fn project_prefix_of(secret: &str) -> Option<&str> {
     prefix_with(secret, PROJECT_KEY_PREFIX)
+}
+
+/// The prefix of a presented login token (`ut_…`) when it has the shape of one.
+pub fn user_token_prefix_of(secret: &str) -> Option<&str> {
+    prefix_with(secret, USER_TOKEN_PREFIX)
 }
 
 fn prefix_with<'a>(secret: &'a str, kind: &str) -> Option<&'a str> {

@@ -31,11 +31,31 @@ pub struct Principal {
     /// cached principal (dropped with the cache when the key epoch moves, which every
     /// project deletion bumps).
     pub default_project: std::cell::OnceCell<String>,
+    /// Set for a user's login token (`ut_…`, `/api/v1` only): who logged in. Such a
+    /// principal acts for the user's account like its account key, and its `prefix` is
+    /// the user's id (what records name as their creator).
+    pub user: Option<UserRef>,
+    /// When the credential stops working (unix seconds): a login token's expiry.
+    pub expires_at: Option<u64>,
+}
+
+/// The user behind a login token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRef {
+    /// `user_…`.
+    pub id: String,
+    pub username: String,
+    /// `admin` or `user`.
+    pub role: String,
 }
 
 impl Principal {
     /// What this key may read of the account's `/v1` data ([`crate::access`]).
     pub fn reach(&self) -> crate::access::Reach {
+        if self.user.is_some() {
+            // A login token is SOAT's: `/api/v1` alone.
+            return crate::access::Reach::Agents;
+        }
         match self.project_key {
             None => crate::access::Reach::Account,
             Some(_) => crate::access::Reach::Agents,
@@ -113,7 +133,10 @@ impl ShardAuth {
     /// Checks the `Authorization` header's value.
     pub fn authenticate(&self, authorization: Option<&[u8]>) -> Result<Rc<Principal>, AuthError> {
         let secret = bearer(authorization).ok_or(AuthError::Missing)?;
-        let prefix = keys::prefix_of(secret).or_else(|| keys::project_prefix_of(secret)).ok_or(AuthError::Invalid)?;
+        let prefix = keys::prefix_of(secret)
+            .or_else(|| keys::project_prefix_of(secret))
+            .or_else(|| keys::user_token_prefix_of(secret))
+            .ok_or(AuthError::Invalid)?;
         let presented = keys::digest(secret);
         let epoch = self.keyring.epoch();
         if epoch != self.epoch.get() {
@@ -121,7 +144,8 @@ impl ShardAuth {
             self.epoch.set(epoch);
         }
         if let Some(p) = self.cache.borrow().get(prefix) {
-            return if keys::verify(&p.hash, &presented) { Ok(p.clone()) } else { Err(AuthError::Invalid) };
+            let live = p.expires_at.is_none_or(|at| unix_now() < at);
+            return if live && keys::verify(&p.hash, &presented) { Ok(p.clone()) } else { Err(AuthError::Invalid) };
         }
         let principal = Rc::new(self.load(prefix, &presented)?);
         // Cache only what was read under the epoch still current: a revoke that
@@ -140,6 +164,9 @@ impl ShardAuth {
         if prefix.starts_with(keys::PROJECT_KEY_PREFIX) {
             return self.load_project_key(prefix, presented);
         }
+        if prefix.starts_with(keys::USER_TOKEN_PREFIX) {
+            return self.load_user_token(prefix, presented);
+        }
         let key = self.keyring.records.key(prefix)?.ok_or(AuthError::Invalid)?;
         if key.revoked_at.is_some() {
             return Err(AuthError::Invalid);
@@ -156,6 +183,19 @@ impl ShardAuth {
         self.principal(&key.account_id, key.prefix, stored, Some(project_key))
     }
 
+    /// A user's login token: found by its prefix, gone with its user, refused once expired.
+    fn load_user_token(&self, prefix: &str, presented: &[u8; 32]) -> Result<Principal, AuthError> {
+        let (token, user) = self.keyring.records.user_token(prefix)?.ok_or(AuthError::Invalid)?;
+        if token.expires_at <= unix_now() {
+            return Err(AuthError::Invalid);
+        }
+        let stored = verified(&token.hash, presented)?;
+        let mut p = self.principal(&token.account_id, user.id.clone(), stored, None)?;
+        p.user = Some(UserRef { id: user.id, username: user.username, role: user.role });
+        p.expires_at = Some(token.expires_at);
+        Ok(p)
+    }
+
     /// The principal of a verified key (either kind): its account, plan and bucket.
     fn principal(&self, account_id: &str, key_prefix: String, hash: [u8; 32], project_key: Option<ProjectKey>) -> Result<Principal, AuthError> {
         let account = self.keyring.records.account(account_id)?.ok_or(AuthError::Invalid)?;
@@ -170,8 +210,15 @@ impl ShardAuth {
             hash,
             project_key,
             default_project: Default::default(),
+            user: None,
+            expires_at: None,
         })
     }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// The stored hash (hex) of a key, if `presented` is that key.
@@ -204,7 +251,9 @@ impl crate::error::ErrorCode for AuthError {
 
     fn message(&self) -> String {
         match self {
-            AuthError::Missing => "No API key: send Authorization: Bearer al_... (or a project key, sk_..., on /api/v1).".into(),
+            AuthError::Missing => {
+                "No API key: send Authorization: Bearer al_... (or a project key, sk_..., or a user's login token on /api/v1).".into()
+            }
             AuthError::Invalid => "That API key is not valid.".into(),
             AuthError::Store(e) => e.to_string(),
         }

@@ -192,6 +192,10 @@ fn on_agentlex(code: Code) -> bool {
         | GenerationAlreadyInProgress
         | SessionClosed
         | SessionExpired
+        | BootstrapAlreadyCompleted
+        | UsernameTaken
+        | InvalidCredentials
+        | FileCorrupt
         | EgressRefused => false,
     }
 }

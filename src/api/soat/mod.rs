@@ -40,6 +40,10 @@ pub mod secrets;
 pub mod sessions;
 pub mod tools;
 pub mod traces;
+// SOAT users and login (issue 36, users).
+pub mod users;
+// SOAT files (issue 36, files).
+pub mod files;
 
 pub use list::Page;
 

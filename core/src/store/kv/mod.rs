@@ -213,6 +213,12 @@ impl WriteTx {
         self.written.get()
     }
 
+    /// Counts `delta` characters more as written, for what a record stands for outside
+    /// the store (a file's bytes on disk, `store::files`), so the account is charged them.
+    pub fn wrote_outside(&self, delta: i64) {
+        self.wrote(delta);
+    }
+
     fn wrote(&self, delta: i64) {
         self.written.set(self.written.get() + delta);
     }

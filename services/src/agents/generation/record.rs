@@ -407,7 +407,8 @@ impl TraceRecord {
             "id": self.id,
             "project_id": self.project_id,
             "agent_id": self.agent_id,
-            "file_id": Value::Null,
+            // The trace's steps as a file (agents::trace_files; files, issue 36).
+            "file_id": (self.step_count > 0).then(|| crate::agents::trace_files::file_id_of(&self.id)),
             "step_count": self.step_count,
             "parent_trace_id": self.parent_trace_id,
             "root_trace_id": self.root_trace_id,

@@ -1,0 +1,132 @@
+//! SOAT files (`/api/v1/files`): bytes round trip, base64, checksum, tags, corruption on disk refused, trace files.
+//!
+//! A file uploaded as base64 comes back byte for byte (download and download as
+//! base64), with its SHA-256, tags replaced and merged, metadata changed; another
+//! account's file is absent; a byte changed on disk is refused on read, never served;
+//! the bytes count against the plan's stored characters and are given back on delete.
+//! A trace's `file_id` names a file holding its steps as a JSON array once its
+//! generation settled (the tutorial `debug-session-generation-trace-history`).
+
+use serde_json::{json, Value};
+
+use super::soat::{call, ok, refused};
+use super::soat_generate::{agent, server, setup};
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn unb64(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn a_file_round_trips_with_its_checksum_tags_and_metadata() {
+    let s = super::server::TestServer::with_config(super::plans::ROOMY);
+    let (_, key) = s.signup("files@example.org");
+    let bytes: Vec<u8> = (0..=255u8).chain(b"hello\n".iter().copied()).collect();
+    let body = json!({"content": b64(&bytes), "prefix": "/docs", "filename": "blob.bin", "content_type": "application/octet-stream", "metadata": "{\"author\":\"Ann\"}"});
+    let f = ok(call(&s, "POST", "/api/v1/files/upload/base64", &key, Some(body)), 201);
+    let id = f["id"].as_str().unwrap().to_owned();
+    assert_eq!((f["path"].as_str(), f["size"].as_u64()), (Some("/docs/blob.bin"), Some(bytes.len() as u64)), "{f}");
+    assert_eq!(f["sha256"].as_str(), Some(sha256_hex(&bytes).as_str()));
+    let r = s.request("GET", &format!("/api/v1/files/{id}/download"), Some(&key), None);
+    assert_eq!((r.status, &r.body[..]), (200, &bytes[..]));
+    let b = ok(call(&s, "GET", &format!("/api/v1/files/{id}/download/base64"), &key, None), 200);
+    assert_eq!((unb64(b["content"].as_str().unwrap()), b["filename"].as_str()), (bytes.clone(), Some("blob.bin")));
+    // Tags: replaced, then merged.
+    assert_eq!(ok(call(&s, "PUT", &format!("/api/v1/files/{id}/tags"), &key, Some(json!({"a": "1", "b": "2"}))), 200), json!({"a": "1", "b": "2"}));
+    assert_eq!(
+        ok(call(&s, "PATCH", &format!("/api/v1/files/{id}/tags"), &key, Some(json!({"b": "3", "c": "4"}))), 200),
+        json!({"a": "1", "b": "3", "c": "4"})
+    );
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/files/{id}/tags"), &key, None), 200)["c"], "4");
+    let m = ok(
+        call(&s, "PATCH", &format!("/api/v1/files/{id}/metadata"), &key, Some(json!({"metadata": "{\"author\":\"Bo\"}", "filename": "b.bin"}))),
+        200,
+    );
+    assert_eq!((m["metadata"].as_str(), m["path"].as_str()), (Some("{\"author\":\"Bo\"}"), Some("/docs/b.bin")));
+    let bad = refused(call(&s, "PATCH", &format!("/api/v1/files/{id}/metadata"), &key, Some(json!({"metadata": "{not json"}))), 400);
+    assert_eq!(bad["meta"]["field"], "metadata");
+    assert_eq!(refused(call(&s, "POST", "/api/v1/files/upload/base64", &key, Some(json!({"content": "***"}))), 400)["meta"]["field"], "content");
+    let listed = ok(call(&s, "GET", "/api/v1/files", &key, None), 200);
+    assert_eq!((listed["total"].as_u64(), listed["data"][0]["id"].as_str()), (Some(1), Some(id.as_str())));
+    // Another account sees none of it.
+    let (_, other) = s.signup("files-other@example.org");
+    for path in [format!("/api/v1/files/{id}"), format!("/api/v1/files/{id}/download/base64"), format!("/api/v1/files/{id}/tags")] {
+        assert_eq!(refused(call(&s, "GET", &path, &other, None), 404)["code"], "RESOURCE_NOT_FOUND", "{path}");
+    }
+    assert_eq!(ok(call(&s, "GET", "/api/v1/files", &other, None), 200)["total"], 0);
+    // The bytes count as stored characters, and are given back on delete.
+    let stored = |s: &super::server::TestServer| ok(call(s, "GET", "/v1/account", &key, None), 200)["usage"]["stored_chars"].as_u64().unwrap_or(0);
+    let with = stored(&s);
+    ok(call(&s, "DELETE", &format!("/api/v1/files/{id}"), &key, None), 204);
+    let without = stored(&s);
+    assert!(with >= without + bytes.len() as u64, "stored {with} with the file, {without} after");
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/files/{id}/download"), &key, None), 404)["code"], "RESOURCE_NOT_FOUND");
+}
+
+#[test]
+fn a_file_changed_on_disk_is_refused_not_served() {
+    let s = super::server::TestServer::with_config(super::plans::ROOMY);
+    let (_, key) = s.signup("files-corrupt@example.org");
+    let f = ok(call(&s, "POST", "/api/v1/files/upload/base64", &key, Some(json!({"content": b64(b"the ledger balances")}))), 201);
+    let id = f["id"].as_str().unwrap();
+    let on_disk = s.data().join("files").join(id);
+    assert_eq!(std::fs::read(&on_disk).unwrap(), b"the ledger balances", "the bytes are where the module says");
+    std::fs::write(&on_disk, b"the ledger balanced").unwrap();
+    for path in [format!("/api/v1/files/{id}/download"), format!("/api/v1/files/{id}/download/base64")] {
+        let r = call(&s, "GET", &path, &key, None);
+        assert_eq!(r.status, 500, "{path}: {}", r.text());
+        assert!(!r.text().contains("balanced"), "the changed bytes are not served: {}", r.text());
+        assert_eq!(r.json()["error"]["meta"]["file_id"], id, "{}", r.text());
+        assert!(r.text().contains("checksum"), "{}", r.text());
+    }
+    // The record is still there to delete.
+    ok(call(&s, "DELETE", &format!("/api/v1/files/{id}"), &key, None), 204);
+}
+
+#[test]
+fn a_traces_file_holds_its_steps_as_a_json_array() {
+    use super::scripted_llm::{text, Scripted};
+    let up = Scripted::start();
+    up.otherwise(text("The answer is 42."));
+    let s = server();
+    let st = setup(&s, &up, "trace-file@example.org");
+    let a = agent(&s, &st, json!({}));
+    let g = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate?wait=true"),
+            &st.key,
+            Some(json!({"messages": [{"role": "user", "content": "What is it?"}]})),
+        ),
+        200,
+    );
+    let trace_id = g["trace_id"].as_str().unwrap();
+    let t = ok(call(&s, "GET", &format!("/api/v1/traces/{trace_id}"), &st.key, None), 200);
+    let file_id = t["file_id"].as_str().unwrap_or_else(|| panic!("no file_id: {t}"));
+    assert_eq!((t["agent_id"].as_str(), t["step_count"].as_u64()), (Some(a.as_str()), Some(1)), "{t}");
+    let b = ok(call(&s, "GET", &format!("/api/v1/files/{file_id}/download/base64"), &st.key, None), 200);
+    let steps: Value = serde_json::from_slice(&unb64(b["content"].as_str().unwrap())).unwrap();
+    let steps = steps.as_array().unwrap_or_else(|| panic!("not an array: {steps}"));
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert!(steps[0].to_string().contains("The answer is 42."), "{}", steps[0]);
+    let f = ok(call(&s, "GET", &format!("/api/v1/files/{file_id}"), &st.key, None), 200);
+    assert_eq!(
+        (f["content_type"].as_str(), f["path"].as_str()),
+        (Some("application/json"), Some(format!("/traces/{trace_id}.json").as_str())),
+        "{f}"
+    );
+    // Another account sees neither.
+    let other = setup(&s, &up, "trace-file-other@example.org");
+    assert_eq!(refused(call(&s, "GET", &format!("/api/v1/files/{file_id}/download/base64"), &other.key, None), 404)["code"], "RESOURCE_NOT_FOUND");
+}
