@@ -18,6 +18,8 @@ pub mod owned;
 mod records;
 mod soat;
 mod tools;
+// webhooks (issue 36)
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,7 @@ pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_P
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{SecretRecord, ToolRecord};
+pub use webhooks::{DeliveryRecord, WebhookRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -101,6 +104,7 @@ impl Records {
         self.ensure::<CollectionRecord>()?;
         self.ensure_soat()?;
         self.ensure_generations()?;
+        self.ensure_webhooks()?;
         self.count_records_once()
     }
 

@@ -18,6 +18,8 @@ pub mod scope;
 pub mod secrets;
 pub mod service;
 pub mod tools;
+// webhooks (issue 36)
+pub mod webhooks;
 
 pub use error::SoatError;
 

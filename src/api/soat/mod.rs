@@ -36,6 +36,8 @@ pub mod query;
 pub mod secrets;
 pub mod tools;
 pub mod traces;
+// webhooks (issue 36)
+pub mod webhooks;
 
 pub use list::Page;
 
