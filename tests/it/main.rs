@@ -48,6 +48,8 @@ mod soat_memory;
 mod soat_schemathesis;
 mod soat_tenancy;
 mod soat_tools;
+// webhooks (issue 36)
+mod soat_webhooks;
 mod spec;
 mod vendored;
 mod web;

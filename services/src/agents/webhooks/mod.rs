@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::tools::Tools;
 use super::{Patch, Project, Scope, SoatError};
+use crate::error::{Code, ErrorCode};
 use crate::llm::secret::Secret;
 use crate::store::owned::Change;
 use crate::store::webhooks::{DELIVERY_PREFIX, WEBHOOK_PREFIX};
@@ -32,6 +33,38 @@ pub const MAX_PATTERN: usize = 256;
 pub const MAX_DESCRIPTION: usize = 4096;
 
 crate::agents::scope::in_project!(WebhookRecord, DeliveryRecord);
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The URL is where the egress policy does not let a tenant go, as written (403
+    /// `EGRESS_REFUSED`, `meta.field` `url`). Nothing was stored.
+    #[error("{}", crate::net::egress::REFUSED)]
+    Refused { url: String },
+    #[error(transparent)]
+    Soat(#[from] SoatError),
+}
+
+impl From<crate::store::StoreError> for WebhookError {
+    fn from(e: crate::store::StoreError) -> WebhookError {
+        WebhookError::Soat(e.into())
+    }
+}
+
+impl ErrorCode for WebhookError {
+    fn code(&self) -> Code {
+        match self {
+            WebhookError::Refused { .. } => Code::EgressRefused,
+            WebhookError::Soat(e) => e.code(),
+        }
+    }
+
+    fn meta(&self) -> Option<serde_json::Map<String, Value>> {
+        match self {
+            WebhookError::Refused { url } => Some(serde_json::Map::from_iter([("field".to_owned(), Value::from("url")), ("url".to_owned(), Value::from(url.as_str()))])),
+            WebhookError::Soat(e) => e.meta(),
+        }
+    }
+}
 
 /// A webhook as a client reads it; `secret` only in create's and rotate's answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -139,7 +172,7 @@ impl Webhooks {
 
     /// Stores a new webhook in the scope's project with a new secret, answered once
     /// here (blocking: a write).
-    pub fn create(&self, scope: &Scope, new: NewWebhook) -> Result<WebhookView, SoatError> {
+    pub fn create(&self, scope: &Scope, new: NewWebhook) -> Result<WebhookView, WebhookError> {
         let p = scope.project();
         check_name(&new.name)?;
         check_description(new.description.as_deref())?;
@@ -168,22 +201,22 @@ impl Webhooks {
     }
 
     /// The scope's project's webhooks, oldest first.
-    pub fn list(&self, scope: &Scope) -> Result<Vec<WebhookView>, SoatError> {
+    pub fn list(&self, scope: &Scope) -> Result<Vec<WebhookView>, WebhookError> {
         let mut all: Vec<WebhookRecord> = scope.list(&self.records)?;
         all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(all.iter().map(WebhookView::from).collect())
     }
 
-    pub fn get(&self, scope: &Scope, id: &str) -> Result<WebhookView, SoatError> {
+    pub fn get(&self, scope: &Scope, id: &str) -> Result<WebhookView, WebhookError> {
         Ok(WebhookView::from(&self.seen(scope, id)?))
     }
 
-    fn seen(&self, scope: &Scope, id: &str) -> Result<WebhookRecord, SoatError> {
-        scope.find::<WebhookRecord>(&self.records, "webhook", id)
+    fn seen(&self, scope: &Scope, id: &str) -> Result<WebhookRecord, WebhookError> {
+        Ok(scope.find::<WebhookRecord>(&self.records, "webhook", id)?)
     }
 
     /// Changes what the patch names (blocking: a write).
-    pub fn update(&self, scope: &Scope, id: &str, patch: WebhookPatch) -> Result<WebhookView, SoatError> {
+    pub fn update(&self, scope: &Scope, id: &str, patch: WebhookPatch) -> Result<WebhookView, WebhookError> {
         if let Some(n) = &patch.name {
             check_name(n)?;
         }
@@ -226,34 +259,34 @@ impl Webhooks {
             r.updated_at = crate::clock::now_rfc3339();
             Change::Write(Some(WebhookView::from(&*r)))
         })?;
-        changed.flatten().ok_or_else(|| SoatError::not_found("webhook", id))
+        Ok(changed.flatten().ok_or_else(|| SoatError::not_found("webhook", id))?)
     }
 
     /// Removes it with its deliveries: nothing more is sent (blocking: a write).
-    pub fn delete(&self, scope: &Scope, id: &str) -> Result<(), SoatError> {
+    pub fn delete(&self, scope: &Scope, id: &str) -> Result<(), WebhookError> {
         self.seen(scope, id)?;
         if !self.records.remove_webhook(&scope.account_id, id)? {
-            return Err(SoatError::not_found("webhook", id));
+            return Err(SoatError::not_found("webhook", id).into());
         }
         Ok(())
     }
 
     /// The signing secret, opened.
-    pub fn secret(&self, scope: &Scope, id: &str) -> Result<Secret, SoatError> {
+    pub fn secret(&self, scope: &Scope, id: &str) -> Result<Secret, WebhookError> {
         let r = self.seen(scope, id)?;
         self.open(&r)
     }
 
-    fn open(&self, r: &WebhookRecord) -> Result<Secret, SoatError> {
+    fn open(&self, r: &WebhookRecord) -> Result<Secret, WebhookError> {
         let p = Project { account_id: &r.account_id, project_id: &r.project_id };
         self.tools.secrets().open_for(p, &r.id, &r.sealed_secret).map_err(|e| {
             tracing::error!(webhook = %r.id, "a webhook's secret does not open with this server's secrets key");
-            SoatError::Misconfigured(e.to_string())
+            WebhookError::Soat(SoatError::Misconfigured(e.to_string()))
         })
     }
 
     /// A new secret replaces the old at once (blocking: a write); answered here.
-    pub fn rotate(&self, scope: &Scope, id: &str) -> Result<WebhookView, SoatError> {
+    pub fn rotate(&self, scope: &Scope, id: &str) -> Result<WebhookView, WebhookError> {
         let current = self.seen(scope, id)?;
         let p = Project { account_id: &scope.account_id, project_id: &current.project_id };
         let secret = new_secret();
@@ -271,18 +304,18 @@ impl Webhooks {
     }
 
     /// The webhook's deliveries, newest first.
-    pub fn deliveries(&self, scope: &Scope, webhook_id: &str) -> Result<Vec<DeliveryView>, SoatError> {
+    pub fn deliveries(&self, scope: &Scope, webhook_id: &str) -> Result<Vec<DeliveryView>, WebhookError> {
         let w = self.seen(scope, webhook_id)?;
         Ok(self.records.deliveries_of(&scope.account_id, &w.id)?.iter().map(DeliveryView::from).collect())
     }
 
-    pub fn delivery(&self, scope: &Scope, id: &str) -> Result<DeliveryView, SoatError> {
+    pub fn delivery(&self, scope: &Scope, id: &str) -> Result<DeliveryView, WebhookError> {
         Ok(DeliveryView::from(&scope.find::<DeliveryRecord>(&self.records, "webhook delivery", id)?))
     }
 
     /// A new delivery of the same event (its id and payload kept), owed now; the
     /// original stays as the record of what happened (blocking: a write).
-    pub fn redeliver(&self, scope: &Scope, id: &str) -> Result<DeliveryView, SoatError> {
+    pub fn redeliver(&self, scope: &Scope, id: &str) -> Result<DeliveryView, WebhookError> {
         let original = scope.find::<DeliveryRecord>(&self.records, "webhook delivery", id)?;
         let now = crate::clock::now_rfc3339();
         let d = DeliveryRecord {
@@ -301,15 +334,15 @@ impl Webhooks {
         Ok(DeliveryView::from(&d))
     }
 
-    fn check_url(&self, url: &str) -> Result<(), SoatError> {
+    fn check_url(&self, url: &str) -> Result<(), WebhookError> {
         if url.len() > MAX_URL {
-            return Err(SoatError::invalid("url", format!("must be at most {MAX_URL} bytes.")));
+            return Err(SoatError::invalid("url", format!("must be at most {MAX_URL} bytes.")).into());
         }
         let uri: hyper::Uri = url.parse().map_err(|_| SoatError::invalid("url", format!("{url:?} is not a URL.")))?;
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none_or(str::is_empty) {
-            return Err(SoatError::invalid("url", "must be an http:// or https:// URL with a host."));
+            return Err(SoatError::invalid("url", "must be an http:// or https:// URL with a host.").into());
         }
-        self.tools.check_url(&uri).map_err(|_| SoatError::EgressRefused { base_url: url.to_owned() })
+        self.tools.check_url(&uri).map_err(|_| WebhookError::Refused { url: url.to_owned() })
     }
 }
 
