@@ -64,6 +64,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
     let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
+    // webhooks: one taking every event, so the seeded generation below leaves a delivery.
+    let webhook = make("/api/v1/webhooks", json!({"name": "all", "url": "http://127.0.0.1:9/hook", "events": ["*"]}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -71,6 +73,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         super::soat_generations::generation(&o, "gen_tenancy", "trace_tenancy", "2026-01-01T00:00:00Z"),
     );
     super::soat_generations::seed(&mut s, vec![trace], vec![generation]);
+    let deliveries = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={webhook}"), &sk1, None), 200);
+    let delivery = id(&deliveries["data"][0]);
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -86,6 +90,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("entry_id", entry),
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
+        ("webhook_id", webhook),
+        ("delivery_id", delivery),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
