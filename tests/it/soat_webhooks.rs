@@ -127,7 +127,7 @@ enum Check {
     Forged,
 }
 
-/// The receiver's check docs/webhooks.md describes: `t` and `v1` from the V2 header,
+/// The receiver's check docs/agents.md (Webhooks) describes: `t` and `v1` from the V2 header,
 /// `t` within 5 minutes of `now`, `v1` = hex HMAC-SHA256(secret, "<t>.<raw body>").
 fn receiver_check(secret: &str, body: &[u8], header: &str, now: u64) -> Check {
     let part = |name: &str| header.split(',').find_map(|p| p.trim().strip_prefix(name).and_then(|v| v.strip_prefix('=')));
@@ -208,7 +208,8 @@ fn webhooks_are_made_read_changed_rotated_and_deleted_by_their_account_only() {
         assert_eq!(e["code"], "VALIDATION_FAILED", "{body}: {e}");
         assert_eq!(e["meta"]["field"], field, "{body}: {e}");
     }
-    let e = refused(call(&s, "POST", "/api/v1/webhooks", &key, Some(json!({"name": "x", "url": "http://169.254.169.254/latest", "events": ["*"]}))), 403);
+    let e =
+        refused(call(&s, "POST", "/api/v1/webhooks", &key, Some(json!({"name": "x", "url": "http://169.254.169.254/latest", "events": ["*"]}))), 403);
     assert_eq!((e["code"].as_str(), e["meta"]["field"].as_str()), (Some("EGRESS_REFUSED"), Some("url")), "{e}");
     assert_eq!(ok(call(&s, "GET", "/api/v1/webhooks", &key, None), 200)["total"], 1, "nothing was stored");
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/webhooks/{id}"), &key, None), 200)["name"], "all");
@@ -234,7 +235,11 @@ fn webhooks_are_made_read_changed_rotated_and_deleted_by_their_account_only() {
         assert_eq!(e["code"], "RESOURCE_NOT_FOUND", "{method} {path}: {e}");
     }
     assert_eq!(ok(call(&s, "GET", "/api/v1/webhooks", &other, None), 200)["total"], 0);
-    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/webhooks/{id}/secret"), &key, None), 200)["secret"], new_secret, "the other account's rotate did nothing");
+    assert_eq!(
+        ok(call(&s, "GET", &format!("/api/v1/webhooks/{id}/secret"), &key, None), 200)["secret"],
+        new_secret,
+        "the other account's rotate did nothing"
+    );
 
     let e = refused(call(&s, "GET", "/api/v1/webhook-deliveries", &key, None), 400);
     assert_eq!(e["meta"]["field"], "webhook_id", "{e}");
@@ -280,7 +285,10 @@ fn a_background_generation_is_delivered_signed_and_a_forged_or_stale_signature_i
         assert_eq!(d["payload"]["resource_id"], gid.as_str());
         assert_eq!(ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries/{}", d["id"].as_str().unwrap()), &st.key, None), 200), *d);
     }
-    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={}", quiet["id"].as_str().unwrap()), &st.key, None), 200)["total"], 0);
+    assert_eq!(
+        ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={}", quiet["id"].as_str().unwrap()), &st.key, None), 200)["total"],
+        0
+    );
 
     let got = receiver.got();
     assert_eq!(got.len(), 2, "one POST per event, none for the quiet webhook");
@@ -320,7 +328,16 @@ fn a_background_generation_is_delivered_signed_and_a_forged_or_stale_signature_i
 
     // After a rotation, the next event is signed with the new secret only.
     let rotated = ok(call(&s, "POST", &format!("/api/v1/webhooks/{wid}/rotate-secret"), &st.key, None), 200)["secret"].as_str().unwrap().to_owned();
-    let g2 = ok(call(&s, "POST", &format!("/api/v1/agents/{a}/generate?wait=true"), &st.key, Some(json!({"messages": [{"role": "user", "content": "Again?"}]}))), 200);
+    let g2 = ok(
+        call(
+            &s,
+            "POST",
+            &format!("/api/v1/agents/{a}/generate?wait=true"),
+            &st.key,
+            Some(json!({"messages": [{"role": "user", "content": "Again?"}]})),
+        ),
+        200,
+    );
     deliveries_until(&s, &st.key, &wid, "four succeeded", |d| d.len() == 4 && d.iter().all(|x| x["status"] == "success"));
     let later: Vec<Got> = receiver.got().into_iter().filter(|g| g.json()["resource_id"] == g2["id"]).collect();
     assert_eq!(later.len(), 2);
@@ -340,7 +357,10 @@ fn a_receiver_answering_500_gets_the_delivery_retried_to_success_and_a_redeliver
     let hook = webhook(&s, &st.key, &receiver.url(), json!(["agents.generation.completed"]));
     let wid = hook["id"].as_str().unwrap().to_owned();
     let a = agent(&s, &st, json!({}));
-    ok(call(&s, "POST", &format!("/api/v1/agents/{a}/generate?wait=true"), &st.key, Some(json!({"messages": [{"role": "user", "content": "Hi"}]}))), 200);
+    ok(
+        call(&s, "POST", &format!("/api/v1/agents/{a}/generate?wait=true"), &st.key, Some(json!({"messages": [{"role": "user", "content": "Hi"}]}))),
+        200,
+    );
 
     let first = deliveries_until(&s, &st.key, &wid, "succeeded", |d| d.len() == 1 && d[0]["status"] == "success");
     let d = &first[0];

@@ -96,7 +96,9 @@ pub struct Raised {
 /// name, or `prefix.*` for every name under `prefix.`).
 pub fn matches(patterns: &[String], event_type: &str) -> bool {
     patterns.iter().any(|p| {
-        p == "*" || p == event_type || p.strip_suffix(".*").is_some_and(|prefix| event_type.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.')))
+        p == "*"
+            || p == event_type
+            || p.strip_suffix(".*").is_some_and(|prefix| event_type.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.')))
     })
 }
 

@@ -85,7 +85,7 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     remove_all::<SecretRecord>(records, account_id, project_id)?;
     remove_all::<ToolRecord>(records, account_id, project_id)?;
     crate::agents::memory::remove_records(records, account_id, |m| m.project_id == project_id)?; // collections: memory::sweep
-    // webhooks: each with its deliveries.
+                                                                                                 // webhooks: each with its deliveries.
     for w in records.list::<crate::store::WebhookRecord>(account_id)?.into_iter().filter(|w| w.project_id == project_id) {
         records.remove_webhook(account_id, &w.id)?;
     }

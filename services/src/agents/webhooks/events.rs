@@ -30,12 +30,8 @@ pub const NAMES: &[&str] = &[
 /// The events `g` raises over `before` (`None`: it is new).
 pub fn raised(g: &GenerationRecord, before: Option<&GenerationRecord>) -> Vec<Raised> {
     let Some(what) = change(g.status(), before.map(GenerationRecord::status)) else { return Vec::new() };
-    let mut out = vec![Raised {
-        event_type: format!("agents.generation.{what}"),
-        resource_type: "generation",
-        resource_id: g.id.clone(),
-        data: data(g),
-    }];
+    let mut out =
+        vec![Raised { event_type: format!("agents.generation.{what}"), resource_type: "generation", resource_id: g.id.clone(), data: data(g) }];
     if let Some(session) = &g.state.input.session_id {
         let mut d = json!({"session_id": session, "generation_id": g.id, "trace_id": g.trace_id, "status": g.status().as_str()});
         if let Some(c) = &g.state.input.conversation_id {

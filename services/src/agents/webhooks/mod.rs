@@ -60,7 +60,9 @@ impl ErrorCode for WebhookError {
 
     fn meta(&self) -> Option<serde_json::Map<String, Value>> {
         match self {
-            WebhookError::Refused { url } => Some(serde_json::Map::from_iter([("field".to_owned(), Value::from("url")), ("url".to_owned(), Value::from(url.as_str()))])),
+            WebhookError::Refused { url } => {
+                Some(serde_json::Map::from_iter([("field".to_owned(), Value::from("url")), ("url".to_owned(), Value::from(url.as_str()))]))
+            }
             WebhookError::Soat(e) => e.meta(),
         }
     }
@@ -376,7 +378,9 @@ fn check_events(events: &[String]) -> Result<(), SoatError> {
 /// Policies (`policy_id`) are not served by this server: a webhook takes none.
 fn check_policy(p: Option<&str>) -> Result<(), SoatError> {
     match p {
-        Some(id) => Err(SoatError::invalid("policy_id", format!("no policy {id} in this project (this server filters webhooks by their events only)."))),
+        Some(id) => {
+            Err(SoatError::invalid("policy_id", format!("no policy {id} in this project (this server filters webhooks by their events only).")))
+        }
         None => Ok(()),
     }
 }

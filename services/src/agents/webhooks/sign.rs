@@ -6,7 +6,7 @@
 //! - `X-Soat-Signature: sha256=<hex HMAC-SHA256(secret, body)>`: SOAT's older scheme,
 //!   with no replay bound (sent for receivers that only know it).
 //!
-//! How a receiver verifies (docs/webhooks.md says the same): read the raw body bytes
+//! How a receiver verifies (docs/agents.md, Webhooks, says the same): read the raw body bytes
 //! before parsing them; split the V2 header on `,` into `t` and `v1`; refuse when
 //! either is missing, or when `t` is further than its tolerance (5 minutes) from its
 //! own clock (stale: a replay); compute HMAC-SHA256 with the webhook's secret over
