@@ -246,6 +246,15 @@ fn webhooks_are_made_read_changed_rotated_and_deleted_by_their_account_only() {
     assert_eq!(call(&s, "DELETE", &format!("/api/v1/webhooks/{id}"), &key, None).status, 204);
     refused(call(&s, "GET", &format!("/api/v1/webhooks/{id}"), &key, None), 404);
     refused(call(&s, "GET", &format!("/api/v1/webhooks/{id}/secret"), &key, None), 404);
+
+    // A project holding a webhook refuses to go without force, then takes it along.
+    let p = ok(call(&s, "POST", "/api/v1/projects", &key, Some(json!({"name": "hooks"}))), 201)["id"].as_str().unwrap().to_owned();
+    let body = json!({"project_id": p, "name": "h", "url": "http://127.0.0.1:9/hook", "events": ["*"]});
+    let in_p = ok(call(&s, "POST", "/api/v1/webhooks", &key, Some(body)), 201)["id"].as_str().unwrap().to_owned();
+    let e = refused(call(&s, "DELETE", &format!("/api/v1/projects/{p}"), &key, None), 409);
+    assert_eq!((e["code"].as_str(), e["meta"]["webhook_count"].as_u64()), (Some("PROJECT_HAS_DEPENDENTS"), Some(1)), "{e}");
+    ok(call(&s, "DELETE", &format!("/api/v1/projects/{p}?force=true"), &key, None), 204);
+    refused(call(&s, "GET", &format!("/api/v1/webhooks/{in_p}"), &key, None), 404);
 }
 
 #[test]
