@@ -81,6 +81,49 @@ fn data(g: &GenerationRecord) -> Value {
 mod tests {
     use super::*;
 
+    /// A generation as the store reads one back, with `status` and `input`.
+    fn record(status: &str, input: Value, content: bool) -> GenerationRecord {
+        let state = json!({"config": {}, "input": input, "steps": 1, "seq": 1, "reserved": 1, "messages": [],
+            "output": {"model": "m", "content": "the answer", "finish_reason": "stop"}});
+        serde_json::from_value(json!({
+            "id": "gen_1", "account_id": "acct_1", "project_id": "proj_1", "agent_id": "agt_1", "trace_id": "trace_1",
+            "initiator_generation_id": null, "parent_trace_id": null, "root_trace_id": null,
+            "started_by_principal_type": "api_key", "started_by_principal_id": "key_1",
+            "status": status, "stop_reason": null, "error": null, "agent_version": 1, "ai_provider_id": "aip_1",
+            "action_id": null, "metadata": null, "idempotency_key": null, "store_content": content,
+            "content_redacted_at": null, "started_at": "2026-01-01T00:00:00Z", "completed_at": null, "last_activity_at": null,
+            "state": state,
+        }))
+        .expect("a generation record")
+    }
+
+    #[test]
+    fn a_sessions_generation_raises_its_session_event_beside_its_own_and_no_secret() {
+        let input = json!({"session_id": "sess_1", "conversation_id": "conv_1", "tool_context": {"token": "private-value"}});
+        let before = record("in_progress", input.clone(), true);
+        let after = record("completed", input, true);
+        let got = raised(&after, Some(&before));
+        let names: Vec<&str> = got.iter().map(|r| r.event_type.as_str()).collect();
+        assert_eq!(names, ["agents.generation.completed", "sessions.generation.completed"]);
+        assert_eq!((got[1].resource_type, got[1].resource_id.as_str()), ("session", "sess_1"));
+        assert_eq!(got[1].data["generation_id"], "gen_1");
+        assert_eq!(got[1].data["conversation_id"], "conv_1");
+        assert_eq!(got[0].data["output"]["content"], "the answer");
+        for r in &got {
+            assert!(!r.data.to_string().contains("private-value"), "{}", r.data);
+        }
+        let started = raised_names(&record("in_progress", json!({"session_id": "sess_1"}), true), None);
+        assert_eq!(started, ["agents.generation.started", "sessions.generation.started"]);
+        assert_eq!(raised_names(&record("in_progress", json!({}), true), None), ["agents.generation.started"]);
+        // No content kept (trace_content_mode none): no output in the event.
+        let quiet = raised(&record("completed", json!({}), false), Some(&record("in_progress", json!({}), false)));
+        assert!(quiet[0].data.get("output").is_none(), "{}", quiet[0].data);
+    }
+
+    fn raised_names(g: &GenerationRecord, before: Option<&GenerationRecord>) -> Vec<String> {
+        raised(g, before).into_iter().map(|r| r.event_type).collect()
+    }
+
     #[test]
     fn only_a_change_of_status_raises_an_event() {
         assert_eq!(change(Status::InProgress, None), Some("started"));
