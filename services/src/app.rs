@@ -75,6 +75,8 @@ pub struct App {
     /// SOAT secrets (sealed values) and tools (definitions, calls).
     pub secrets: Arc<crate::agents::secrets::Secrets>,
     pub tools: Arc<crate::agents::tools::Tools>,
+    /// SOAT webhooks: subscriptions, deliveries, and what shard 0's worker sends.
+    pub webhooks: Arc<crate::agents::webhooks::Webhooks>,
     /// Where tenants' tools and AI providers may connect (`[egress]`, the local model's
     /// port and, once bound, the server's own kept closed): the tools and the direct
     /// provider client judge every connection by it, the providers' writes too.
@@ -170,7 +172,9 @@ impl App {
             plans: config.plans.clone(),
             default_plan: config.auth.default_plan.clone(),
         }));
+        let webhooks = Arc::new(crate::agents::webhooks::Webhooks::new(records.clone(), tools.clone()));
         Ok(App {
+            webhooks,
             health_json: [health(false), health(true)],
             local_ready,
             local: std::sync::Mutex::new(local),

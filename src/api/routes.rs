@@ -286,6 +286,22 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/files/{file_id}/tags", "soat_get_file_tags", call!(soat::files::tags, file_id)),
         row(M::PUT, "/api/v1/files/{file_id}/tags", "soat_replace_file_tags", call!(soat::files::replace_tags, file_id)),
         row(M::PATCH, "/api/v1/files/{file_id}/tags", "soat_merge_file_tags", call!(soat::files::merge_tags, file_id)),
+        // SOAT: webhooks and their deliveries (issue 36).
+        row(M::GET, "/api/v1/webhooks", "soat_list_webhooks", call!(soat::webhooks::list)),
+        row(M::POST, "/api/v1/webhooks", "soat_create_webhook", call!(soat::webhooks::create)),
+        row(M::GET, "/api/v1/webhooks/{webhook_id}", "soat_get_webhook", call!(soat::webhooks::get, webhook_id)),
+        row(M::PUT, "/api/v1/webhooks/{webhook_id}", "soat_update_webhook", call!(soat::webhooks::update, webhook_id)),
+        row(M::DELETE, "/api/v1/webhooks/{webhook_id}", "soat_delete_webhook", call!(soat::webhooks::delete, webhook_id)),
+        row(M::GET, "/api/v1/webhooks/{webhook_id}/secret", "soat_get_webhook_secret", call!(soat::webhooks::secret, webhook_id)),
+        row(M::POST, "/api/v1/webhooks/{webhook_id}/rotate-secret", "soat_rotate_webhook_secret", call!(soat::webhooks::rotate_secret, webhook_id)),
+        row(M::GET, "/api/v1/webhook-deliveries", "soat_list_webhook_deliveries", call!(soat::webhooks::list_deliveries)),
+        row(M::GET, "/api/v1/webhook-deliveries/{delivery_id}", "soat_get_webhook_delivery", call!(soat::webhooks::get_delivery, delivery_id)),
+        row(
+            M::POST,
+            "/api/v1/webhook-deliveries/{delivery_id}/redeliver",
+            "soat_redeliver_webhook_delivery",
+            call!(soat::webhooks::redeliver, delivery_id),
+        ),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -227,6 +227,10 @@ fn spawn_shard(
             // Generations the last boot left running: this shard's share resumes.
             let host = Rc::new(crate::agents::generation::run::Host { agents: shard.app.agents.clone(), embedders: shard.embedders.clone() });
             glommio::spawn_local(crate::agents::generation::recover::take_over(host, id, shards)).detach();
+            // webhooks: shard 0 sends what the outbox owes (the deliveries a restart finds too).
+            if id == 0 {
+                glommio::spawn_local(crate::agents::webhooks::deliver::run(shard.app.webhooks.clone())).detach();
+            }
             serve_shard(Rc::new(shard), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })

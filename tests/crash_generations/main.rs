@@ -31,6 +31,9 @@ use quarry_test_support::scripted_llm::{from, text, tools, Reply, Scripted};
 use quarry_test_support::server::{Options, TestServer};
 use serde_json::{json, Value};
 
+// webhooks (issue 36): deliveries owed across kill -9.
+mod webhooks;
+
 const ROUNDS: usize = 20;
 /// How long, after a restart, every generation has to settle or pause.
 const SETTLE: Duration = Duration::from_secs(60);

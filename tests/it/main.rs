@@ -52,6 +52,8 @@ mod soat_tenancy;
 mod soat_tools;
 mod soat_tutorials;
 mod soat_users;
+// webhooks (issue 36)
+mod soat_webhooks;
 mod spec;
 mod vendored;
 mod web;

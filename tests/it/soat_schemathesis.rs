@@ -120,3 +120,19 @@ fn the_users_and_files_specs_hold_under_schemathesis() {
         assert!(generated > 30 && all_passed, "{module}: {generated} cases:\n{run}");
     }
 }
+
+/// webhooks (issue 36): `tests/schemathesis/soat_webhooks.sh`, SOAT v0.28.0's webhooks
+/// spec over a seeded webhook and a delivery a generation left, the same checks as the
+/// sibling modules'.
+#[test]
+fn the_webhooks_spec_holds_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_webhooks.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let run = stdout.split("[schemathesis] spec soat-webhooks").nth(1).unwrap_or_else(|| panic!("no webhooks run in:\n{stdout}"));
+    let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
+    assert!(generated > 50 && all_passed, "{generated} cases:\n{run}");
+}

@@ -88,6 +88,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
             .as_str()
             .unwrap()
             .to_owned();
+    // webhooks: one taking every event, so the seeded generation below leaves a delivery.
+    let webhook = make("/api/v1/webhooks", json!({"name": "all", "url": "http://127.0.0.1:9/hook", "events": ["*"]}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -98,6 +100,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     // users (issue 36): a user of account A, made by its account key (users are the
     // account's, not a project's: a project-bound key manages none, 403).
     let user = id(&ok(call(&s, "POST", "/api/v1/users", &owner, Some(json!({"username": "tenancy-user", "password": "Tenancy-1"}))), 201));
+    let deliveries = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={webhook}"), &sk1, None), 200);
+    let delivery = id(&deliveries["data"][0]);
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -119,6 +123,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("document_id", message),
         ("user_id", user),
         ("file_id", file),
+        ("webhook_id", webhook),
+        ("delivery_id", delivery),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

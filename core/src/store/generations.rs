@@ -61,6 +61,14 @@ pub trait GenerationRow: Owned + Clone {
     fn conversation_reply(&self) -> Option<super::ConversationMessageRecord> {
         None
     }
+
+    /// The events this state raises over `before` (`None`: a new generation), which
+    /// the write that commits it addresses to the project's webhooks in the same
+    /// transaction (`store::webhooks`' outbox). None by default.
+    fn raised(&self, before: Option<&Self>) -> Vec<super::webhooks::Raised> {
+        let _ = before;
+        Vec::new()
+    }
 }
 
 /// A trace record, as the store needs to see it.
@@ -139,8 +147,35 @@ impl Records {
             insert_in(&txn, t)?;
             txn.add_member(AGENT_DEPENDENTS, t.agent_id(), &format!("trace:{}", t.id()))?;
         }
+        // webhooks: the start's events, in the start's transaction.
+        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &g.raised(None))?;
         self.commit_charged(txn, Charge::Capped(g.account_id()))?;
         Ok(Created::New)
+    }
+
+    /// [`Records::update`] for a generation, with the events the change raises
+    /// addressed to the project's webhooks in the same transaction (an expiry).
+    pub fn update_generation<G: GenerationRow, T>(
+        &self,
+        account_id: &str,
+        id: &str,
+        f: impl FnOnce(&mut G) -> super::owned::Change<T>,
+    ) -> Result<Option<T>, StoreError> {
+        let txn = self.kv.write()?;
+        let Some(before) = get_in::<G>(&txn, account_id, id)? else { return Ok(None) };
+        let mut g = before.clone();
+        let out = match f(&mut g) {
+            super::owned::Change::Keep(t) => return Ok(Some(t)),
+            super::owned::Change::Write(t) => t,
+        };
+        assert!(g.id() == id && g.account_id() == account_id, "an update changed a generation's id or owner");
+        put_in(&txn, &g)?;
+        if g.settled() {
+            txn.delete_name(ACTIVE, g.id())?;
+        }
+        super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &g.raised(Some(&before)))?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
+        Ok(Some(out))
     }
 
     /// The claim `key` holds in the project, if any.
@@ -164,6 +199,8 @@ impl Records {
         if !check(&stored) {
             return Ok(Some(false));
         }
+        // webhooks: the events of this step's transition, in its transaction.
+        let raised = g.raised(Some(&stored));
         let mut next = g.clone();
         next.keep_from_stored(stored);
         // Purged while it ran: the run goes on from what it holds, writing no
@@ -184,6 +221,7 @@ impl Records {
         }
         let kept = events.iter().filter(|e| purged.is_none() || e.ends_stream);
         txn.append(EVENTS, g.id(), kept.map(|e| (e.seq, e.data.as_str())))?;
+        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
         if steps > 0 {
             if let Some(mut t) = get_in::<G::Trace>(&txn, g.account_id(), g.trace_id())? {
                 g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());

@@ -24,6 +24,8 @@ mod tools;
 mod users;
 // SOAT files' records (issue 36, files).
 mod files;
+// webhooks (issue 36)
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,7 @@ pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{SecretRecord, ToolRecord};
 pub use users::{UserRecord, UserTokenRecord};
+pub use webhooks::{DeliveryRecord, WebhookRecord};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -113,6 +116,7 @@ impl Records {
         self.ensure_generations()?;
         self.ensure_users()?;
         self.ensure_files()?;
+        self.ensure_webhooks()?;
         self.count_records_once()
     }
 

@@ -27,6 +27,8 @@ pub mod users;
 // SOAT files (issue 36, files).
 pub mod files;
 pub mod trace_files;
+// webhooks (issue 36)
+pub mod webhooks;
 
 pub use error::SoatError;
 

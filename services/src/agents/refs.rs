@@ -54,6 +54,8 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("tool", count_in::<ToolRecord>(records, account_id, project_id)?),
         ("memory", count_in::<MemoryRecord>(records, account_id, project_id)?),
         ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
+        // webhooks
+        ("webhook", count_in::<crate::store::WebhookRecord>(records, account_id, project_id)?),
     ])
 }
 
@@ -83,6 +85,10 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     remove_all::<SecretRecord>(records, account_id, project_id)?;
     remove_all::<ToolRecord>(records, account_id, project_id)?;
     crate::agents::memory::remove_records(records, account_id, |m| m.project_id == project_id)?; // collections: memory::sweep
+                                                                                                 // webhooks: each with its deliveries.
+    for w in records.list::<crate::store::WebhookRecord>(account_id)?.into_iter().filter(|w| w.project_id == project_id) {
+        records.remove_webhook(account_id, &w.id)?;
+    }
     remove_all::<MemoryEntryRecord>(records, account_id, project_id)
 }
 

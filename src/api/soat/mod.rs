@@ -44,6 +44,8 @@ pub mod traces;
 pub mod users;
 // SOAT files (issue 36, files).
 pub mod files;
+// webhooks (issue 36)
+pub mod webhooks;
 
 pub use list::Page;
 

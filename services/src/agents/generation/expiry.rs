@@ -27,7 +27,7 @@ pub fn schedule(host: Rc<Host>, account_id: String, id: String, after: Duration)
 async fn expire(host: &Rc<Host>, account_id: &str, id: &str) {
     let (r, a, i) = (host.agents.records.clone(), account_id.to_owned(), id.to_owned());
     let ended = blocking(move || {
-        r.update::<GenerationRecord, Option<GenerationRecord>>(&a, &i, |g| {
+        r.update_generation::<GenerationRecord, Option<GenerationRecord>>(&a, &i, |g| {
             let due = g.state.expires_at.as_deref().is_some_and(crate::clock::is_past);
             if g.status() != Status::RequiresAction || !due {
                 return Change::Keep(None);

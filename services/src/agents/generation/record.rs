@@ -471,6 +471,11 @@ impl GenerationRow for GenerationRecord {
         }
     }
 
+    /// webhooks: the generation's lifecycle events (`agents::webhooks::events`).
+    fn raised(&self, before: Option<&GenerationRecord>) -> Vec<crate::store::webhooks::Raised> {
+        crate::agents::webhooks::events::raised(self, before)
+    }
+
     fn count_steps_on(&self, t: &mut TraceRecord, steps: u64, now: &str) {
         t.step_count += steps;
         t.updated_at = now.to_owned();

@@ -219,6 +219,17 @@ impl Secrets {
         Ok(Secret::new(out))
     }
 
+    /// Seals a value another module keeps on its own record `id` of project `p` (a
+    /// webhook's signing secret), bound to that record as this module's are.
+    pub fn seal_for(&self, p: Project<'_>, id: &str, value: &Secret) -> String {
+        self.sealer.seal(&owner(p, id), value)
+    }
+
+    /// Opens what [`Secrets::seal_for`] sealed for record `id` of project `p`.
+    pub fn open_for(&self, p: Project<'_>, id: &str, sealed: &str) -> Result<Secret, SecretError> {
+        self.sealer.open(&owner(p, id), sealed).map_err(|_| SecretError::Undecryptable(id.to_owned()))
+    }
+
     fn record(&self, p: Project<'_>, id: &str) -> Result<Option<SecretRecord>, SecretError> {
         let r: Option<SecretRecord> = self.records.get(p.account_id, id)?;
         Ok(r.filter(|r| r.project_id == p.project_id))

@@ -162,6 +162,19 @@ impl Tools {
         &self.secrets
     }
 
+    /// webhooks: whether the egress policy lets a tenant's request go to `uri` as
+    /// written (judged again at connect, after resolution).
+    pub fn check_url(&self, uri: &hyper::Uri) -> Result<(), crate::net::egress::Refused> {
+        self.trust.check_url(uri)
+    }
+
+    /// webhooks: sends `req` through the tools' outbound path (the shard's pool for
+    /// `http://`, the outbound runtime for `https://`), judged by the egress policy at
+    /// connect. Must run on a shard.
+    pub async fn send(&self, req: outbound::Outbound, t: outbound::Timeouts) -> Result<outbound::Answer, outbound::OutboundError> {
+        outbound::send(req, t, &self.remote, &self.trust).await
+    }
+
     /// Checks a definition against the project: what [`def::check`] checks, then its
     /// secret references and its pipeline's tools. For an agent's inline binding too.
     pub fn check_inline(&self, p: Project<'_>, body: Value) -> Result<ToolDef, ToolError> {
