@@ -10,6 +10,8 @@
 pub mod agents;
 mod charges;
 mod collections;
+// SOAT documents (issue 36, knowledge).
+mod documents;
 mod error;
 pub mod generations;
 mod kv;
@@ -26,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use charges::{Charge, Ledger};
+pub use documents::{is_documents_collection, is_hidden_collection, DocumentRecord, DOCUMENTS_COLLECTION_PREFIX};
 pub use error::StoreError;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};

@@ -6,6 +6,8 @@
 
 pub mod agent;
 pub mod api_keys;
+// SOAT documents (issue 36, knowledge).
+pub mod documents;
 pub mod error;
 pub mod generation;
 pub mod knowledge;

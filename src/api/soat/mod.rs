@@ -25,6 +25,8 @@ pub mod ai_providers;
 pub mod api_keys;
 pub mod body;
 pub mod bounds;
+// SOAT documents (issue 36, knowledge).
+pub mod documents;
 pub mod generate;
 pub mod generations;
 pub mod knowledge;
