@@ -45,6 +45,8 @@ mod soat_generate;
 mod soat_generations;
 mod soat_identity;
 mod soat_memory;
+// SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
+mod soat_documents;
 mod soat_schemathesis;
 mod soat_tenancy;
 mod soat_tools;

@@ -36,6 +36,10 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
         p if p.ends_with("/generate") => json!({"messages": [{"role": "user", "content": "hi"}]}),
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
+        // SOAT documents (issue 36, knowledge).
+        p if p.ends_with("/tags") => json!({"k": "v"}),
+        p if p.ends_with("/ingest") || p.ends_with("/ingestion-callback") => json!({}),
+        p if p.starts_with("/api/v1/documents") => json!({"title": "renamed"}),
         _ => json!({"name": "renamed"}),
     })
 }
@@ -64,6 +68,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
     let entry = make("/api/v1/memory-entries", json!({"memory_id": memory, "content": "The user likes tea."}));
+    // SOAT documents (issue 36, knowledge).
+    let document = make("/api/v1/documents", json!({"path": "/tenancy/a.txt", "content": "Refunds take five days."}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -84,6 +90,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("route_id", route),
         ("memory_id", memory),
         ("entry_id", entry),
+        ("document_id", document),
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
     ];
