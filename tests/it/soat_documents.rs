@@ -160,3 +160,70 @@ fn an_agent_in_soat_names_is_grounded_in_a_document_by_path_and_in_memory() {
     let results = ok(call(&s, "POST", "/api/v1/knowledge/search", &sk, Some(q)), 200)["results"].as_array().unwrap().clone();
     assert_eq!(results[0]["content"], "Alice is on the Premium plan.");
 }
+
+const FACTS: &str = r#"["Alice signed a 2-year contract renewal.", "Alice is on the Premium plan."]"#;
+
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "waited a minute for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// `extraction: true` (v0.28): after the answer, the agent's own provider extracts the
+/// turn's facts into the write store with provenance; a near-duplicate of an entry is
+/// skipped; the generation's `extraction` summary counts them; an extraction cut off
+/// by `kill -9` was recorded with the answer and is resumed after the restart.
+#[test]
+fn extraction_writes_facts_with_provenance_and_resumes_after_kill_9() {
+    use super::scripted_llm::Reply;
+    let up = Scripted::start();
+    up.otherwise(text("Congratulations on the renewal, Alice."));
+    // The extraction's call hangs until the server is killed.
+    up.on("Extract discrete, atomic facts", Reply::Slow(std::time::Duration::from_secs(300), Box::new(text(FACTS))));
+    let mut s = TestServer::with(Options { config: LAB.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
+    let (_, key) = s.signup("documents-extraction@example.org");
+    let provider = json!({"name": "fake", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"});
+    let provider = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(provider)), 201));
+    let memory = id(&ok(call(&s, "POST", "/api/v1/memories", &key, Some(json!({"name": "alice"}))), 201));
+    let manual =
+        ok(call(&s, "POST", "/api/v1/memory-entries", &key, Some(json!({"memory_id": memory, "content": "Alice is on the Premium plan."}))), 201);
+    assert_eq!((manual["source_type"].as_str(), manual["source_generation_id"].as_str()), (Some("manual"), None));
+    let knowledge = json!({"memory_ids": [memory], "write_memory_id": memory, "extraction": true});
+    let body = json!({"ai_provider_id": provider, "name": "support", "instructions": "You help.", "knowledge_config": knowledge});
+    let agent = ok(call(&s, "POST", "/api/v1/agents", &key, Some(body)), 201);
+    assert_eq!(agent["knowledge_config"]["extraction"], true);
+    let aid = id(&agent);
+    let turn = json!({"messages": [{"role": "user", "content": "I just signed a 2-year renewal of my contract."}]});
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{aid}/generate?wait=true"), &key, Some(turn)), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let gid = id(&g);
+    // The answer did not wait for the extraction, which is under way.
+    assert!(ok(call(&s, "GET", &format!("/api/v1/generations/{gid}"), &key, None), 200)["extraction"].is_null());
+    wait_for("the extraction's model call", || up.bodies().iter().any(|b| b.to_string().contains("Extract discrete, atomic facts")).then_some(()));
+    let asked = up.bodies().into_iter().find(|b| b.to_string().contains("Extract discrete")).unwrap().to_string();
+    assert!(asked.contains("2-year renewal") && asked.contains("Congratulations"), "the transcript is extracted from: {asked}");
+    s.kill9();
+    up.on("Extract discrete, atomic facts", text(FACTS));
+    s.restart();
+    let entries = |s: &TestServer| {
+        ok(call(s, "GET", &format!("/api/v1/memory-entries?memory_id={memory}"), &key, None), 200)["data"].as_array().unwrap().clone()
+    };
+    let extracted = wait_for("the extracted entry", || entries(&s).into_iter().find(|e| e["source_type"] == "extraction"));
+    assert_eq!(extracted["content"], "Alice signed a 2-year contract renewal.");
+    assert_eq!(extracted["source_generation_id"], gid.as_str());
+    assert!(extracted["source_conversation_id"].is_null(), "no conversation behind a plain generation: {extracted}");
+    let summary = wait_for("the extraction summary", || {
+        let g = ok(call(&s, "GET", &format!("/api/v1/generations/{gid}"), &key, None), 200);
+        (!g["extraction"].is_null()).then(|| g["extraction"].clone())
+    });
+    assert_eq!(summary, json!({"candidates": 2, "created": 1, "updated": 0, "skipped": 1}));
+    // One extracted entry beside the manual one: the near-duplicate was skipped.
+    let all = entries(&s);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all.iter().any(|e| e["source_type"] == "manual" && e["source_generation_id"].is_null()));
+}

@@ -398,9 +398,16 @@ pub fn context(matches: &[Match]) -> String {
 }
 
 /// The `write_memory` tool: one entry (`source_type: agent`) into the project's store
-/// `store_id`, indexed before it returns; the `MemoryEntryWriteResult` (a
-/// near-duplicate is `skipped`).
-pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content: &str, metadata: Option<Value>) -> Result<Value, KnowledgeError> {
+/// `store_id`, indexed before it returns, with the generation (and its conversation)
+/// that wrote it; the `MemoryEntryWriteResult` (a near-duplicate is `skipped`).
+pub async fn write_memory(
+    env: &Env<'_>,
+    p: Project<'_>,
+    store_id: &str,
+    content: &str,
+    metadata: Option<Value>,
+    source: Provenance,
+) -> Result<Value, KnowledgeError> {
     let metadata = match metadata {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => Some(m),
@@ -415,10 +422,18 @@ pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content
         tags: None,
         metadata,
         duplicate_threshold: None,
-        source_generation_id: None,
+        source_generation_id: source.generation_id,
+        source_conversation_id: source.conversation_id,
     };
     let (entry, action) = entries::create(env, &scope, new).await?;
     Ok(entries::write_view(&entry, action))
+}
+
+/// Which turn wrote a memory entry.
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    pub generation_id: Option<String>,
+    pub conversation_id: Option<String>,
 }
 
 #[cfg(test)]
