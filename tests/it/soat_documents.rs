@@ -227,3 +227,22 @@ fn extraction_writes_facts_with_provenance_and_resumes_after_kill_9() {
     assert_eq!(all.len(), 2, "{all:?}");
     assert!(all.iter().any(|e| e["source_type"] == "manual" && e["source_generation_id"].is_null()));
 }
+
+/// SOAT v0.28's forcing `tool_choice` without a stop condition (tutorial
+/// `client-tools.md`) is accepted and answered as the seed's explicit equivalent:
+/// `auto`, with step 1 forced by a step rule.
+#[test]
+fn a_forced_tool_choice_without_a_stop_condition_forces_the_first_step_only() {
+    let s = TestServer::with_config(ROOMY);
+    let (_, key) = s.signup("documents-forced@example.org");
+    let provider = json!({"name": "p", "provider": "custom", "base_url": "http://127.0.0.1:9/v1", "default_model": "m"});
+    let provider = id(&ok(call(&s, "POST", "/api/v1/ai-providers", &key, Some(provider)), 201));
+    let forced = json!({"type": "tool", "tool_name": "get_order_status"});
+    let body = json!({"ai_provider_id": provider, "name": "orders", "tool_choice": forced, "max_steps": 3});
+    let agent = ok(call(&s, "POST", "/api/v1/agents", &key, Some(body)), 201);
+    assert_eq!((&agent["tool_choice"], &agent["step_rules"]), (&json!("auto"), &json!([{"step": 1, "tool_choice": forced}])), "{agent}");
+    let with_stop =
+        json!({"ai_provider_id": provider, "tool_choice": forced, "stop_conditions": [{"type": "has_tool_call", "tool_name": "get_order_status"}]});
+    let agent = ok(call(&s, "POST", "/api/v1/agents", &key, Some(with_stop)), 201);
+    assert_eq!(agent["tool_choice"], forced, "the seed's reading: every step forces: {agent}");
+}

@@ -34,12 +34,14 @@ use crate::store::{CollectionRecord, CollectionSettings, DocumentRecord, DOCUMEN
 
 crate::agents::scope::in_project!(DocumentRecord);
 
-/// A SOAT document's id prefix.
+/// A SOAT document's id prefix (a `/v1` document's ids share it: which one an id names
+/// is told by the records, [`in_project`]).
 pub const DOCUMENT_PREFIX: &str = "doc_";
 
-/// Whether `id` names a project's SOAT document (not a `/v1` document).
-pub fn is_soat_document(id: &str) -> bool {
-    id.starts_with(DOCUMENT_PREFIX)
+/// Whether `id` names a SOAT document of project `project_id` (else it is read as a
+/// `/v1` document's).
+pub fn in_project(records: &crate::store::Records, account_id: &str, project_id: &str, id: &str) -> bool {
+    records.get::<DocumentRecord>(account_id, id).ok().flatten().is_some_and(|d| d.project_id == project_id)
 }
 
 /// `chunk_strategy`'s values.

@@ -118,7 +118,7 @@ fn age_days(created_at: &str, now: i64) -> f64 {
 pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, query: &str) -> Result<Vec<Match>, KnowledgeError> {
     let limit = cfg.limit.map_or(DEFAULT_LIMIT, |l| l.clamp(1, 100) as usize);
     let rrf_k = cfg.rrf_k.filter(|&k| k > 0).map_or(env.search.index_config().rrf_k, |k| k as f64);
-    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, cfg)?);
+    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, p, cfg)?);
     let project_docs = project_documents(env, p, cfg)?;
     if query.trim().is_empty() || (stores.is_empty() && docs.is_empty() && project_docs.is_none()) {
         return Ok(Vec::new());
@@ -309,7 +309,7 @@ fn project_documents(
     p: Project<'_>,
     cfg: &KnowledgeConfig,
 ) -> Result<Option<(crate::search::Owned, BTreeMap<String, DocumentRecord>)>, KnowledgeError> {
-    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).filter(|id| documents::is_soat_document(id)).collect();
+    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && paths.is_empty() {
         return Ok(None);
@@ -330,8 +330,9 @@ fn project_documents(
 /// The account's collections holding a named `/v1` document, each with the ids it
 /// holds; 403 for a caller whose key reads no `/v1` data and names a `/v1` document
 /// by id (paths alone then reach the project's documents only).
-fn document_sources(env: &Env<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
-    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).filter(|id| !documents::is_soat_document(id)).collect();
+fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+    let own = |id: &str| documents::in_project(env.records, p.account_id, p.project_id, id);
+    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).filter(|id| !own(id)).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && (paths.is_empty() || !env.caller.reach.reads_collections()) {
         return Ok(Vec::new());
@@ -363,13 +364,8 @@ pub fn check_documents(search: &crate::search::Service, scope: &Scope, ids: &[St
 /// One document id a request names at `field`, under [`check_documents`]' rule.
 pub fn check_document(search: &crate::search::Service, scope: &Scope, id: &str, field: &str) -> Result<(), crate::error::ApiError> {
     use crate::error::{ApiError, Code};
-    if documents::is_soat_document(id) {
-        // A project's document: any key of its project reads it.
-        let found = scope.get::<DocumentRecord>(search.records(), id)?.is_some_and(|d| d.project_id == scope.project_id);
-        if found {
-            return Ok(());
-        }
-        return Err(ApiError::new(Code::SoatNotFound, format!("No document {id} in this project.")).at(field.to_owned()));
+    if documents::in_project(search.records(), &scope.account_id, &scope.project_id, id) {
+        return Ok(()); // the project's own SOAT document: any key of its project reads it
     }
     scope.may_read_collections(field)?;
     if search.holds_document(&scope.account_id, scope.reach(), id)? {

@@ -97,6 +97,33 @@ impl AgentConfig {
         self.snapshot() == other.snapshot()
     }
 
+    /// SOAT v0.28 reads a forcing `tool_choice` with no `has_tool_call` stop condition
+    /// as forcing the first model call only (tutorial `client-tools.md`: it "forces the
+    /// first model call to invoke the function; after you submit the output, the run
+    /// continues with `auto`"); the seed forces every step and so refuses it
+    /// (`FORCED_TOOL_CHOICE_CANNOT_STOP`). Both are read, and v0.28's is written in the
+    /// seed's spelling, explicitly: `tool_choice: "auto"` and a step rule forcing step 1
+    /// (docs/agents.md). A forcing choice with a `has_tool_call` condition keeps the
+    /// seed's meaning (every step, until that tool is called), and so does one beside a
+    /// step rule that already sets step 1's choice (which validation then refuses).
+    pub fn force_first_step_only(&mut self) {
+        let Some(choice) = self.tool_choice.clone().filter(ToolChoice::forces_a_tool) else { return };
+        if self.stop_conditions.iter().flatten().any(|s| s.r#type == StopKind::HasToolCall) {
+            return;
+        }
+        let rules = self.step_rules.clone().unwrap_or_default();
+        if rules.iter().any(|r| r.step == 1 && !r.tool_choice.is_absent()) {
+            return;
+        }
+        let mut rules: Vec<StepRule> = rules;
+        match rules.iter_mut().find(|r| r.step == 1) {
+            Some(r) => r.tool_choice = Patch::Set(choice),
+            None => rules.insert(0, StepRule { step: 1, tool_choice: Patch::Set(choice), active_tool_ids: Patch::Absent }),
+        }
+        self.step_rules = Some(rules);
+        self.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::Auto));
+    }
+
     /// The tools the bindings name by id, in order.
     pub fn bound_tool_ids(&self) -> impl Iterator<Item = &str> {
         self.tool_bindings.iter().flatten().filter_map(|b| b.tool_id.as_deref())
@@ -332,10 +359,11 @@ impl KnowledgeConfig {
     }
 
     /// Whether it names a `/v1` document by id (which only an account key may name):
-    /// a `doc_…` id is a project's SOAT document, and paths reach the project's
-    /// documents with any key (`/v1` collections' only with a key that reads them).
-    pub fn names_documents(&self) -> bool {
-        self.documents().0.iter().any(|id| !crate::agents::documents::is_soat_document(id))
+    /// an id `project_document` says is the project's own SOAT document is not one, and
+    /// paths reach the project's documents with any key (`/v1` collections' only with a
+    /// key that reads them, at read time).
+    pub fn names_documents(&self, project_document: impl Fn(&str) -> bool) -> bool {
+        self.documents().0.iter().any(|id| !project_document(id))
     }
 
     /// Whether turns of an agent with this config extract facts into its write store.
@@ -467,6 +495,8 @@ impl Create {
             prompt_caching: c.prompt_caching,
             trace_content_mode: c.trace_content_mode,
         };
+        let mut config = config;
+        config.force_first_step_only();
         (config, null_tool_choice)
     }
 }
@@ -562,6 +592,7 @@ impl Update {
         }
         u.trace_content_mode.apply_to(&mut c.trace_content_mode);
         u.on_approval_expiry.apply_to(&mut c.on_approval_expiry);
+        c.force_first_step_only();
         (c, null_tool_choice)
     }
 }
