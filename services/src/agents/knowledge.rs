@@ -272,6 +272,8 @@ fn vector_for(
 }
 
 type StoreSource = (crate::search::Owned, BTreeMap<String, MemoryEntryRecord>);
+/// The project's documents' collection, with the named records by engine document id.
+type DocSource = (crate::search::Owned, BTreeMap<String, DocumentRecord>);
 
 /// The named stores of the project, each with its entries that hold the tags.
 fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<StoreSource>, KnowledgeError> {
@@ -304,11 +306,7 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
 /// The project's SOAT documents the config names (`doc_…` ids, paths under a
 /// `document_paths` prefix) that hold its `tags`: their collection, and the records by
 /// their engine documents' ids. Any key of the project reads them.
-fn project_documents(
-    env: &Env<'_>,
-    p: Project<'_>,
-    cfg: &KnowledgeConfig,
-) -> Result<Option<(crate::search::Owned, BTreeMap<String, DocumentRecord>)>, KnowledgeError> {
+fn project_documents(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Option<DocSource>, KnowledgeError> {
     let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && paths.is_empty() {
