@@ -302,6 +302,24 @@ pub fn table(config: &Config) -> Vec<Route> {
             "soat_redeliver_webhook_delivery",
             call!(soat::webhooks::redeliver, delivery_id),
         ),
+        // SOAT (/api/v1): documents (issue 36, knowledge).
+        row(M::GET, "/api/v1/documents", "soat_list_documents", call!(soat::documents::list)),
+        row(M::POST, "/api/v1/documents", "soat_create_document", call!(soat::documents::create)),
+        row(M::POST, "/api/v1/documents/ingest", "soat_ingest_document", call!(soat::documents::ingest)),
+        row(M::GET, "/api/v1/documents/{document_id}", "soat_get_document", call!(soat::documents::get, document_id)),
+        row(M::PATCH, "/api/v1/documents/{document_id}", "soat_update_document", call!(soat::documents::update, document_id)),
+        row(M::DELETE, "/api/v1/documents/{document_id}", "soat_delete_document", call!(soat::documents::delete, document_id)),
+        row(M::GET, "/api/v1/documents/{document_id}/status", "soat_document_status", call!(soat::documents::status, document_id)),
+        row(M::POST, "/api/v1/documents/{document_id}/ingest", "soat_reingest_document", call!(soat::documents::reingest, document_id)),
+        row(
+            M::POST,
+            "/api/v1/documents/{document_id}/ingestion-callback",
+            "soat_document_ingestion_callback",
+            call!(soat::documents::ingestion_callback, document_id),
+        ),
+        row(M::GET, "/api/v1/documents/{document_id}/tags", "soat_get_document_tags", call!(soat::documents::get_tags, document_id)),
+        row(M::PUT, "/api/v1/documents/{document_id}/tags", "soat_replace_document_tags", call!(soat::documents::replace_tags, document_id)),
+        row(M::PATCH, "/api/v1/documents/{document_id}/tags", "soat_merge_document_tags", call!(soat::documents::merge_tags, document_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

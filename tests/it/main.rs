@@ -46,6 +46,8 @@ mod soat_generate;
 mod soat_generations;
 mod soat_identity;
 mod soat_memory;
+// SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
+mod soat_documents;
 mod soat_schemathesis;
 mod soat_sessions;
 mod soat_tenancy;

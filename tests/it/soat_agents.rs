@@ -104,7 +104,8 @@ fn every_rule_of_the_digest_is_a_400_with_its_code() {
     let cases: Vec<(Value, u16, &str)> = vec![
         // Strict bodies.
         (json!({"ai_provider_id": p, "nmae": "x"}), 400, "VALIDATION_FAILED"),
-        (json!({"ai_provider_id": p, "knowledge_config": {"extraction": true}}), 400, "VALIDATION_FAILED"),
+        (json!({"ai_provider_id": p, "knowledge_config": {"extraction": 1}}), 400, "VALIDATION_FAILED"),
+        (json!({"ai_provider_id": p, "knowledge_config": {"memory_ids": ["mem_a"], "memory_store_ids": ["mem_b"]}}), 400, "VALIDATION_FAILED"),
         (json!({"ai_provider_id": p, "reasoning": {"effort": "max"}}), 400, "VALIDATION_FAILED"),
         // Provider xor route; model not with a route.
         (json!({}), 400, "VALIDATION_FAILED"),
@@ -112,9 +113,13 @@ fn every_rule_of_the_digest_is_a_400_with_its_code() {
         (json!({"model_route_id": "route_x", "model": "gpt-4o"}), 400, "VALIDATION_FAILED"),
         (json!({"ai_provider_id": "aip_missing"}), 404, "AI_PROVIDER_NOT_FOUND"),
         (json!({"model_route_id": "route_missing"}), 400, "MODEL_ROUTE_NOT_FOUND"),
-        // A forcing tool_choice needs a has_tool_call stop condition.
-        (json!({"ai_provider_id": p, "tool_choice": "required"}), 400, "FORCED_TOOL_CHOICE_CANNOT_STOP"),
-        (json!({"ai_provider_id": p, "tool_choice": {"type": "tool", "tool_name": "search"}}), 400, "FORCED_TOOL_CHOICE_CANNOT_STOP"),
+        // A forcing tool_choice without a has_tool_call stop condition forces step 1 only
+        // (v0.28), unless a step rule already sets step 1's choice (the seed's refusal).
+        (
+            json!({"ai_provider_id": p, "tool_choice": "required", "step_rules": [{"step": 1, "tool_choice": "auto"}]}),
+            400,
+            "FORCED_TOOL_CHOICE_CANNOT_STOP",
+        ),
         (json!({"ai_provider_id": p, "tool_choice": null}), 400, "VALIDATION_FAILED"),
         (json!({"ai_provider_id": p, "tool_choice": "sometimes"}), 400, "VALIDATION_FAILED"),
         // Stop conditions.

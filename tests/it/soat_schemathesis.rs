@@ -136,3 +136,19 @@ fn the_webhooks_spec_holds_under_schemathesis() {
     let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
     assert!(generated > 50 && all_passed, "{generated} cases:\n{run}");
 }
+
+/// `tests/schemathesis/soat_documents.sh`: SOAT v0.28's documents spec (issue 36,
+/// knowledge) over seeded documents, the same checks as the memory specs'.
+#[test]
+fn the_documents_spec_holds_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_documents.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let run = stdout.split("[schemathesis] spec soat-").nth(1).unwrap_or_else(|| panic!("no documents run in:\n{stdout}"));
+    assert!(run.starts_with("documents"), "expected soat-documents' run:\n{run}");
+    let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
+    assert!(generated > 50 && all_passed, "documents: {generated} cases:\n{run}");
+}

@@ -50,6 +50,10 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         // files (issue 36)
         p if p.ends_with("/metadata") => json!({"metadata": "{}"}),
         p if p.starts_with("/api/v1/files/") && p.ends_with("/tags") => json!({"k": "v"}),
+        // SOAT documents (issue 36, knowledge).
+        p if p.ends_with("/tags") => json!({"k": "v"}),
+        p if p.ends_with("/ingest") || p.ends_with("/ingestion-callback") => json!({}),
+        p if p.starts_with("/api/v1/documents") => json!({"title": "renamed"}),
         _ => json!({"name": "renamed"}),
     })
 }
@@ -90,6 +94,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
             .to_owned();
     // webhooks: one taking every event, so the seeded generation below leaves a delivery.
     let webhook = make("/api/v1/webhooks", json!({"name": "all", "url": "http://127.0.0.1:9/hook", "events": ["*"]}));
+    // SOAT documents (issue 36, knowledge).
+    let document = make("/api/v1/documents", json!({"path": "/tenancy/a.txt", "content": "Refunds take five days."}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -115,12 +121,12 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("route_id", route),
         ("memory_id", memory),
         ("entry_id", entry),
+        ("document_id", document),
         ("generation_id", "gen_tenancy".into()),
         ("trace_id", "trace_tenancy".into()),
         // sessions
         ("session_id", id(&session)),
         ("conversation_id", conversation),
-        ("document_id", message),
         ("user_id", user),
         ("file_id", file),
         ("webhook_id", webhook),
@@ -132,6 +138,10 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
             continue;
         }
         let mut path = row.path.to_owned();
+        // A conversation's messages are named `document_id` too (sessions, issue 36).
+        if path.starts_with("/api/v1/conversations/") {
+            path = path.replace("{document_id}", &message);
+        }
         for (param, value) in &fixtures {
             path = path.replace(&format!("{{{param}}}"), value);
         }

@@ -20,7 +20,7 @@ impl Records {
     /// The account's collections, oldest first.
     pub fn collections_of(&self, account_id: &str) -> Result<Vec<CollectionRecord>, StoreError> {
         let mut out: Vec<CollectionRecord> = self.list(account_id)?;
-        out.retain(|c| !super::is_memory_collection(&c.id)); // memory stores' are hidden
+        out.retain(|c| !super::is_hidden_collection(&c.id)); // memory stores' and SOAT documents' are hidden
         out.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
     }

@@ -34,6 +34,10 @@ pub(super) const IDEMPOTENCY: Rows = Rows("soat_idempotency");
 /// The durable queue: every generation not yet settled (id → account), so a restart
 /// finds the runs to take over without reading every generation ever made.
 const ACTIVE: Names = Names("soat_generations_active");
+/// The durable queue of memory extractions recorded and not yet done (id → account):
+/// written with the step that settles a generation whose turn extracts, so a restart
+/// resumes them (issue 36, knowledge).
+const EXTRACTIONS: Names = Names("soat_generations_extracting");
 
 /// A generation record, as the store needs to see it (the typed record is
 /// `agents::generation::GenerationRecord`; the store keeps its JSON).
@@ -68,6 +72,11 @@ pub trait GenerationRow: Owned + Clone {
     fn raised(&self, before: Option<&Self>) -> Vec<super::webhooks::Raised> {
         let _ = before;
         Vec::new()
+    }
+
+    /// Whether a memory extraction of its turn is recorded and not yet done.
+    fn extraction_pending(&self) -> bool {
+        false
     }
 }
 
@@ -120,6 +129,7 @@ impl Records {
             Table::Logs(EVENTS),
             Table::Rows(IDEMPOTENCY),
             Table::Names(ACTIVE),
+            Table::Names(EXTRACTIONS),
         ] {
             txn.create(t)?;
         }
@@ -219,6 +229,9 @@ impl Records {
         } else {
             txn.put_name(ACTIVE, g.id(), g.account_id())?;
         }
+        if next.extraction_pending() {
+            txn.put_name(EXTRACTIONS, g.id(), g.account_id())?;
+        }
         let kept = events.iter().filter(|e| purged.is_none() || e.ends_stream);
         txn.append(EVENTS, g.id(), kept.map(|e| (e.seq, e.data.as_str())))?;
         super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
@@ -247,6 +260,38 @@ impl Records {
         }
         txn.commit()?;
         Ok(out)
+    }
+
+    /// The generations whose memory extraction is recorded and not yet done; entries
+    /// that no longer need it (done, or the generation gone) dropped from the queue.
+    pub fn pending_extractions<G: GenerationRow>(&self) -> Result<Vec<G>, StoreError> {
+        let txn = self.kv.write()?;
+        let mut out = Vec::new();
+        for (id, account) in txn.names(EXTRACTIONS)? {
+            match get_in::<G>(&txn, &account, &id)? {
+                Some(g) if g.extraction_pending() => out.push(g),
+                _ => txn.delete_name(EXTRACTIONS, &id)?,
+            }
+        }
+        txn.commit()?;
+        Ok(out)
+    }
+
+    /// Ends a generation's extraction: `finish` changes the stored record (its summary)
+    /// and it leaves the queue, in one transaction. `false` when the generation is gone.
+    pub fn finish_extraction<G: GenerationRow>(&self, account_id: &str, id: &str, finish: impl FnOnce(&mut G)) -> Result<bool, StoreError> {
+        let txn = self.kv.write()?;
+        let found = match get_in::<G>(&txn, account_id, id)? {
+            Some(mut g) => {
+                finish(&mut g);
+                put_in(&txn, &g)?;
+                true
+            }
+            None => false,
+        };
+        txn.delete_name(EXTRACTIONS, id)?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
+        Ok(found)
     }
 
     /// The generation's committed events after `after`, in order.

@@ -42,6 +42,9 @@ pub struct MemoryEntryRecord {
     pub metadata: Option<serde_json::Value>,
     #[serde(default)]
     pub source_generation_id: Option<String>,
+    /// The conversation the writing generation answered in (issue 36, knowledge).
+    #[serde(default)]
+    pub source_conversation_id: Option<String>,
     pub created_at: String,
     #[serde(default)]
     pub updated_at: String,

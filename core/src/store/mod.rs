@@ -12,6 +12,8 @@ mod charges;
 mod collections;
 // sessions: conversations, their messages and sessions.
 pub mod conversations;
+// SOAT documents (issue 36, knowledge).
+mod documents;
 mod error;
 pub mod generations;
 mod kv;
@@ -36,6 +38,7 @@ use serde::Serialize;
 pub use charges::{Charge, Ledger};
 // sessions
 pub use conversations::{ConversationMessageRecord, ConversationRecord, SessionRecord};
+pub use documents::{is_documents_collection, is_hidden_collection, DocumentRecord, DOCUMENTS_COLLECTION_PREFIX};
 pub use error::StoreError;
 pub use files::FileRecord;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};

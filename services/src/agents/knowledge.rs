@@ -19,11 +19,12 @@ use quarry_index::segment::FieldValue;
 use serde_json::Value;
 
 use crate::agents::agent::config::KnowledgeConfig;
+use crate::agents::documents;
 use crate::agents::memory::entries::{self, NewEntry};
 use crate::agents::memory::index::{self, Ask};
 use crate::agents::tools::call::Env;
 use crate::agents::{KeyRef, Project, Scope};
-use crate::store::{MemoryEntryRecord, MemoryRecord};
+use crate::store::{DocumentRecord, MemoryEntryRecord, MemoryRecord};
 
 pub use crate::agents::memory::MemoryError as KnowledgeError;
 
@@ -81,6 +82,7 @@ pub fn merge(stored: Option<&KnowledgeConfig>, over: Option<&KnowledgeConfig>) -
     };
     Some(KnowledgeConfig {
         memory_store_ids: union(s.memory_store_ids, &o.memory_store_ids),
+        memory_tags: union(s.memory_tags, &o.memory_tags),
         document_ids: union(s.document_ids, &o.document_ids),
         document_paths: union(s.document_paths, &o.document_paths),
         tags,
@@ -89,6 +91,7 @@ pub fn merge(stored: Option<&KnowledgeConfig>, over: Option<&KnowledgeConfig>) -
         recency_half_life_days: o.recency_half_life_days.or(s.recency_half_life_days),
         limit: o.limit.or(s.limit),
         write_memory_store_id: s.write_memory_store_id,
+        extraction: s.extraction,
     })
 }
 
@@ -115,8 +118,9 @@ fn age_days(created_at: &str, now: i64) -> f64 {
 pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, query: &str) -> Result<Vec<Match>, KnowledgeError> {
     let limit = cfg.limit.map_or(DEFAULT_LIMIT, |l| l.clamp(1, 100) as usize);
     let rrf_k = cfg.rrf_k.filter(|&k| k > 0).map_or(env.search.index_config().rrf_k, |k| k as f64);
-    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, cfg)?);
-    if query.trim().is_empty() || (stores.is_empty() && docs.is_empty()) {
+    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, p, cfg)?);
+    let project_docs = project_documents(env, p, cfg)?;
+    if query.trim().is_empty() || (stores.is_empty() && docs.is_empty() && project_docs.is_none()) {
         return Ok(Vec::new());
     }
     env.search.spend_search(env.caller, 1).await?;
@@ -163,6 +167,29 @@ pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, quer
                 similarity: h.cosine,
                 updated_at: created_at.clone(),
                 created_at,
+            });
+        }
+    }
+    if let Some((owned, by_doc)) = project_docs {
+        let vector = vector_for(env, &mut vectors, &owned.record, query)?;
+        let ids = by_doc.keys().cloned().collect();
+        let ask = Ask { query, k, rrf_k, documents: Some(ids), metadata: Vec::new() };
+        for h in index::search(env, &owned, vector, ask) {
+            let Some(d) = by_doc.get(&h.doc_id) else { continue };
+            let text = match &h.title {
+                Some(t) if !t.is_empty() => format!("{t}: {}", h.text),
+                _ => h.text.clone(),
+            };
+            out.push(Match {
+                source: "document",
+                id: d.id.clone(),
+                store_id: None,
+                citation: h.citation,
+                text,
+                score: h.score,
+                similarity: h.cosine,
+                created_at: Some(d.created_at.clone()),
+                updated_at: Some(d.updated_at.clone()),
             });
         }
     }
@@ -245,12 +272,21 @@ fn vector_for(
 }
 
 type StoreSource = (crate::search::Owned, BTreeMap<String, MemoryEntryRecord>);
+/// The project's documents' collection, with the named records by engine document id.
+type DocSource = (crate::search::Owned, BTreeMap<String, DocumentRecord>);
 
 /// The named stores of the project, each with its entries that hold the tags.
 fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<StoreSource>, KnowledgeError> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for id in cfg.memory_store_ids.iter().flatten().filter(|id| seen.insert(id.as_str())) {
+    let mut named: Vec<String> = cfg.memory_store_ids.clone().unwrap_or_default();
+    if let Some(globs) = cfg.memory_tags.as_ref().filter(|g| !g.is_empty()) {
+        let scope =
+            Scope { account_id: p.account_id.to_owned(), project_id: p.project_id.to_owned(), key: KeyRef::Project { id: "knowledge".into() } };
+        let tagged = crate::agents::memory::list(env.records, &scope, globs)?;
+        named.extend(tagged.into_iter().map(|s| s.id));
+    }
+    for id in named.iter().filter(|id| seen.insert(id.as_str())) {
         let Some(store) = env.records.get::<MemoryRecord>(p.account_id, id)?.filter(|s| s.project_id == p.project_id) else { continue };
         let Ok(owned) = index::collection(env, p.account_id, &store.id) else { continue };
         let all = entries::of_store(env.records, p.account_id, &store.id)?;
@@ -267,12 +303,36 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
     Ok(out)
 }
 
-/// The account's collections holding a named document, each with the ids it holds;
-/// 403 for a caller whose key reads no `/v1` data.
-fn document_sources(env: &Env<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+/// The project's SOAT documents the config names (`doc_…` ids, paths under a
+/// `document_paths` prefix) that hold its `tags`: their collection, and the records by
+/// their engine documents' ids. Any key of the project reads them.
+fn project_documents(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Option<DocSource>, KnowledgeError> {
     let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && paths.is_empty() {
+        return Ok(None);
+    }
+    let Some(owned) = documents::project_collection(env, p)? else { return Ok(None) };
+    let want = cfg.tags.clone().unwrap_or_default();
+    let all: Vec<DocumentRecord> = env.records.list::<DocumentRecord>(p.account_id)?;
+    let named: BTreeMap<String, DocumentRecord> = all
+        .into_iter()
+        .filter(|d| d.project_id == p.project_id)
+        .filter(|d| ids.contains(d.id.as_str()) || d.path.as_deref().is_some_and(|x| paths.iter().any(|prefix| documents::under(x, prefix))))
+        .filter(|d| want.iter().all(|(k, v)| d.tags.get(k) == Some(v)))
+        .map(|d| (d.doc_id.clone(), d))
+        .collect();
+    Ok((!named.is_empty()).then_some((owned, named)))
+}
+
+/// The account's collections holding a named `/v1` document, each with the ids it
+/// holds; 403 for a caller whose key reads no `/v1` data and names a `/v1` document
+/// by id (paths alone then reach the project's documents only).
+fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+    let own = |id: &str| documents::in_project(env.records, p.account_id, p.project_id, id);
+    let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).filter(|id| !own(id)).collect();
+    let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
+    if ids.is_empty() && (paths.is_empty() || !env.caller.reach.reads_collections()) {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
@@ -302,6 +362,9 @@ pub fn check_documents(search: &crate::search::Service, scope: &Scope, ids: &[St
 /// One document id a request names at `field`, under [`check_documents`]' rule.
 pub fn check_document(search: &crate::search::Service, scope: &Scope, id: &str, field: &str) -> Result<(), crate::error::ApiError> {
     use crate::error::{ApiError, Code};
+    if documents::in_project(search.records(), &scope.account_id, &scope.project_id, id) {
+        return Ok(()); // the project's own SOAT document: any key of its project reads it
+    }
     scope.may_read_collections(field)?;
     if search.holds_document(&scope.account_id, scope.reach(), id)? {
         return Ok(());
@@ -329,9 +392,16 @@ pub fn context(matches: &[Match]) -> String {
 }
 
 /// The `write_memory` tool: one entry (`source_type: agent`) into the project's store
-/// `store_id`, indexed before it returns; the `MemoryEntryWriteResult` (a
-/// near-duplicate is `skipped`).
-pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content: &str, metadata: Option<Value>) -> Result<Value, KnowledgeError> {
+/// `store_id`, indexed before it returns, with the generation (and its conversation)
+/// that wrote it; the `MemoryEntryWriteResult` (a near-duplicate is `skipped`).
+pub async fn write_memory(
+    env: &Env<'_>,
+    p: Project<'_>,
+    store_id: &str,
+    content: &str,
+    metadata: Option<Value>,
+    source: Provenance,
+) -> Result<Value, KnowledgeError> {
     let metadata = match metadata {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => Some(m),
@@ -346,10 +416,18 @@ pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, content
         tags: None,
         metadata,
         duplicate_threshold: None,
-        source_generation_id: None,
+        source_generation_id: source.generation_id,
+        source_conversation_id: source.conversation_id,
     };
     let (entry, action) = entries::create(env, &scope, new).await?;
     Ok(entries::write_view(&entry, action))
+}
+
+/// Which turn wrote a memory entry.
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    pub generation_id: Option<String>,
+    pub conversation_id: Option<String>,
 }
 
 #[cfg(test)]

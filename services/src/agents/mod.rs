@@ -8,6 +8,8 @@ pub mod agent;
 pub mod api_keys;
 // sessions: conversations and sessions.
 pub mod conversation;
+// SOAT documents (issue 36, knowledge).
+pub mod documents;
 pub mod error;
 pub mod generation;
 pub mod knowledge;

@@ -101,6 +101,11 @@ impl Service {
         &self.embedders
     }
 
+    /// The records store (the `/api/v1` modules' documents' records beside the engine's).
+    pub fn records(&self) -> &Arc<Records> {
+        &self.records
+    }
+
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
@@ -113,9 +118,9 @@ impl Service {
     /// account's collection: it does not exist for this caller).
     pub fn owned(&self, account_id: &str, id: &str) -> Result<Owned, SearchError> {
         let not_found = || SearchError::CollectionNotFound(id.to_owned());
-        if crate::store::is_memory_collection(id) {
+        if crate::store::is_hidden_collection(id) {
             return Err(not_found());
-        } // agents::memory's own
+        } // agents::memory's and agents::documents' own
         let record = self.records.collection(account_id, id)?.ok_or_else(not_found)?;
         let coll = self.engine.get(id).ok_or_else(not_found)?;
         Ok(Owned { record, coll })

@@ -5,7 +5,7 @@
 //! beyond knowledge.yaml, as `knowledge_config` has them: `tags` (a TagBag),
 //! `min_similarity` (the floor on the raw cosine that `knowledge_config.min_score` is),
 //! `rrf_k`, `recency_half_life_days`. `min_score` is knowledge.yaml's: a floor on the
-//! returned `score`.
+//! returned `score`. `memory_store_ids` (the seed's spelling) is read as `memory_ids`.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::memories::env;
 use super::{body, scope};
-use crate::agents::agent::config::KnowledgeConfig;
+use crate::agents::agent::config::{either, KnowledgeConfig};
 use crate::agents::knowledge::{self, Asked, Found};
 use crate::agents::SoatError;
 use crate::api::Call;
@@ -37,6 +37,9 @@ struct SearchIn {
     limit: Option<i64>,
     #[serde(default)]
     memory_ids: Option<Vec<String>>,
+    /// The seed's spelling of `memory_ids` (both at once must agree).
+    #[serde(default)]
+    memory_store_ids: Option<Vec<String>>,
     #[serde(default)]
     memory_tags: Option<Vec<String>>,
     #[serde(default)]
@@ -78,8 +81,11 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
     check(&req)?;
     let scope = scope(&call, req.project_id.as_deref()).await?;
     knowledge::check_documents(&call.app.search, &scope, req.document_ids.as_deref().unwrap_or_default(), "document_ids")?;
+    let memory_ids = either(req.memory_ids, req.memory_store_ids, ("memory_store_ids", "memory_ids"))
+        .map_err(|problem| SoatError::invalid("memory_ids", format!("{problem}.")))?;
     let config = KnowledgeConfig {
         memory_store_ids: None,
+        memory_tags: None,
         document_ids: req.document_ids,
         document_paths: req.document_paths,
         tags: req.tags,
@@ -88,8 +94,9 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
         recency_half_life_days: req.recency_half_life_days,
         limit: req.limit,
         write_memory_store_id: None,
+        extraction: None,
     };
-    let asked = Asked { memory_ids: req.memory_ids, memory_tags: req.memory_tags, config, min_score: req.min_score };
+    let asked = Asked { memory_ids, memory_tags: req.memory_tags, config, min_score: req.min_score };
     let found = knowledge::search(&env(&call), &scope, asked, &req.query.unwrap_or_default()).await?;
     let results: Vec<Value> = found.iter().map(result).collect();
     Ok(response::json(StatusCode::OK, &json!({ "results": results })))

@@ -27,6 +27,8 @@ pub mod body;
 pub mod bounds;
 // sessions
 pub mod conversations;
+// SOAT documents (issue 36, knowledge).
+pub mod documents;
 pub mod generate;
 pub mod generations;
 pub mod knowledge;

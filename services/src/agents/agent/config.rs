@@ -97,6 +97,33 @@ impl AgentConfig {
         self.snapshot() == other.snapshot()
     }
 
+    /// SOAT v0.28 reads a forcing `tool_choice` with no `has_tool_call` stop condition
+    /// as forcing the first model call only (tutorial `client-tools.md`: it "forces the
+    /// first model call to invoke the function; after you submit the output, the run
+    /// continues with `auto`"); the seed forces every step and so refuses it
+    /// (`FORCED_TOOL_CHOICE_CANNOT_STOP`). Both are read, and v0.28's is written in the
+    /// seed's spelling, explicitly: `tool_choice: "auto"` and a step rule forcing step 1
+    /// (docs/agents.md). A forcing choice with a `has_tool_call` condition keeps the
+    /// seed's meaning (every step, until that tool is called), and so does one beside a
+    /// step rule that already sets step 1's choice (which validation then refuses).
+    pub fn force_first_step_only(&mut self) {
+        let Some(choice) = self.tool_choice.clone().filter(ToolChoice::forces_a_tool) else { return };
+        if self.stop_conditions.iter().flatten().any(|s| s.r#type == StopKind::HasToolCall) {
+            return;
+        }
+        let rules = self.step_rules.clone().unwrap_or_default();
+        if rules.iter().any(|r| r.step == 1 && !r.tool_choice.is_absent()) {
+            return;
+        }
+        let mut rules: Vec<StepRule> = rules;
+        match rules.iter_mut().find(|r| r.step == 1) {
+            Some(r) => r.tool_choice = Patch::Set(choice),
+            None => rules.insert(0, StepRule { step: 1, tool_choice: Patch::Set(choice), active_tool_ids: Patch::Absent }),
+        }
+        self.step_rules = Some(rules);
+        self.tool_choice = Some(ToolChoice::Mode(ToolChoiceMode::Auto));
+    }
+
     /// The tools the bindings name by id, in order.
     pub fn bound_tool_ids(&self) -> impl Iterator<Item = &str> {
         self.tool_bindings.iter().flatten().filter_map(|b| b.tool_id.as_deref())
@@ -201,12 +228,18 @@ pub enum Effect {
     Deny,
 }
 
-/// `knowledge_config` (strict). `tags` is a TagBag: a flat object of strings.
+/// `knowledge_config` (strict). `tags` is a TagBag: a flat object of strings. Read in
+/// the seed's spelling and in SOAT v0.28's (`memory_ids` ≡ `memory_store_ids`,
+/// `write_memory_id` ≡ `write_memory_store_id`; both at once must agree), answered
+/// in the seed's; `memory_tags` and `extraction` are v0.28's own fields.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "KnowledgeWire")]
 pub struct KnowledgeConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_store_ids: Option<Vec<String>>,
+    /// v0.28: globs over the project's memory stores' tags, each match a source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_tags: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document_ids: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,6 +256,100 @@ pub struct KnowledgeConfig {
     pub limit: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_memory_store_id: Option<String>,
+    /// v0.28: facts extracted from each settled turn into the write store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<Extraction>,
+}
+
+/// v0.28's `extraction`: `true`/`false`, or the object form (enabled unless it says
+/// `enabled: false`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Extraction {
+    On(bool),
+    Custom(ExtractionSettings),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractionSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ai_provider_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+}
+
+impl Extraction {
+    pub fn enabled(&self) -> bool {
+        match self {
+            Extraction::On(on) => *on,
+            Extraction::Custom(s) => s.enabled.unwrap_or(true),
+        }
+    }
+}
+
+/// What a body may send as `knowledge_config`: both spellings of the renamed fields.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnowledgeWire {
+    #[serde(default)]
+    memory_store_ids: Option<Vec<String>>,
+    #[serde(default)]
+    memory_ids: Option<Vec<String>>,
+    #[serde(default)]
+    memory_tags: Option<Vec<String>>,
+    #[serde(default)]
+    document_ids: Option<Vec<String>>,
+    #[serde(default)]
+    document_paths: Option<Vec<String>>,
+    #[serde(default)]
+    tags: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    min_score: Option<f64>,
+    #[serde(default)]
+    rrf_k: Option<i64>,
+    #[serde(default)]
+    recency_half_life_days: Option<f64>,
+    #[serde(default)]
+    limit: Option<i64>,
+    #[serde(default)]
+    write_memory_store_id: Option<String>,
+    #[serde(default)]
+    write_memory_id: Option<String>,
+    #[serde(default)]
+    extraction: Option<Extraction>,
+}
+
+/// One field sent in two spellings: either, or both when they are equal.
+pub fn either<T: PartialEq>(seed: Option<T>, soat: Option<T>, names: (&str, &str)) -> Result<Option<T>, String> {
+    match (seed, soat) {
+        (Some(a), Some(b)) if a != b => Err(format!("`{}` and `{}` name the same field and differ; send one", names.0, names.1)),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+impl TryFrom<KnowledgeWire> for KnowledgeConfig {
+    type Error = String;
+
+    fn try_from(w: KnowledgeWire) -> Result<Self, String> {
+        Ok(KnowledgeConfig {
+            memory_store_ids: either(w.memory_store_ids, w.memory_ids, ("memory_store_ids", "memory_ids"))?,
+            memory_tags: w.memory_tags,
+            document_ids: w.document_ids,
+            document_paths: w.document_paths,
+            tags: w.tags,
+            min_score: w.min_score,
+            rrf_k: w.rrf_k,
+            recency_half_life_days: w.recency_half_life_days,
+            limit: w.limit,
+            write_memory_store_id: either(w.write_memory_store_id, w.write_memory_id, ("write_memory_store_id", "write_memory_id"))?,
+            extraction: w.extraction,
+        })
+    }
 }
 
 impl KnowledgeConfig {
@@ -231,10 +358,17 @@ impl KnowledgeConfig {
         (self.document_ids.as_deref().unwrap_or_default(), self.document_paths.as_deref().unwrap_or_default())
     }
 
-    /// Whether it reads any `/v1` document (which only an account key may name).
-    pub fn names_documents(&self) -> bool {
-        let (ids, paths) = self.documents();
-        !ids.is_empty() || !paths.is_empty()
+    /// Whether it names a `/v1` document by id (which only an account key may name):
+    /// an id `project_document` says is the project's own SOAT document is not one, and
+    /// paths reach the project's documents with any key (`/v1` collections' only with a
+    /// key that reads them, at read time).
+    pub fn names_documents(&self, project_document: impl Fn(&str) -> bool) -> bool {
+        self.documents().0.iter().any(|id| !project_document(id))
+    }
+
+    /// Whether turns of an agent with this config extract facts into its write store.
+    pub fn extracts(&self) -> bool {
+        self.write_memory_store_id.is_some() && self.extraction.as_ref().is_some_and(Extraction::enabled)
     }
 }
 
@@ -361,6 +495,8 @@ impl Create {
             prompt_caching: c.prompt_caching,
             trace_content_mode: c.trace_content_mode,
         };
+        let mut config = config;
+        config.force_first_step_only();
         (config, null_tool_choice)
     }
 }
@@ -456,6 +592,7 @@ impl Update {
         }
         u.trace_content_mode.apply_to(&mut c.trace_content_mode);
         u.on_approval_expiry.apply_to(&mut c.on_approval_expiry);
+        c.force_first_step_only();
         (c, null_tool_choice)
     }
 }
@@ -499,10 +636,30 @@ mod tests {
         assert!(serde_json::from_value::<Create>(json!({"nme": "x"})).unwrap_err().to_string().contains("unknown field `nme`"));
         assert!(serde_json::from_value::<Update>(json!({"project_id": "proj_x"})).is_err(), "project_id is create-only");
         assert!(serde_json::from_value::<Create>(json!({"stop_conditions": [{"type": "has_tool_call", "x": 1}]})).is_err());
-        assert!(serde_json::from_value::<Create>(json!({"knowledge_config": {"extraction": true}})).is_err());
+        assert!(serde_json::from_value::<Create>(json!({"knowledge_config": {"extraction": 1}})).is_err());
+        assert!(serde_json::from_value::<Create>(json!({"knowledge_config": {"memory_idz": []}})).is_err());
         assert!(serde_json::from_value::<Create>(json!({"reasoning": {"effort": "max"}})).is_err());
         assert!(serde_json::from_value::<Create>(json!({"knowledge_config": {"tags": {"a": 1}}})).is_err(), "a TagBag holds strings");
         assert!(serde_json::from_value::<Restore>(json!({"label": "x", "version": 1})).is_err());
+    }
+
+    #[test]
+    fn knowledge_config_reads_both_spellings_and_answers_the_seeds() {
+        let read = |v: Value| serde_json::from_value::<KnowledgeConfig>(v);
+        let soat = read(json!({"memory_ids": ["mem_a"], "write_memory_id": "mem_a", "extraction": true, "memory_tags": ["x*"]})).unwrap();
+        let seed = read(json!({"memory_store_ids": ["mem_a"], "write_memory_store_id": "mem_a", "extraction": true, "memory_tags": ["x*"]})).unwrap();
+        assert_eq!(soat, seed);
+        assert!(soat.extracts());
+        let out = serde_json::to_value(&soat).unwrap();
+        assert_eq!(out["memory_store_ids"], json!(["mem_a"]));
+        assert_eq!(out["write_memory_store_id"], json!("mem_a"));
+        assert!(out.get("memory_ids").is_none() && out.get("write_memory_id").is_none());
+        assert!(read(json!({"memory_ids": ["mem_a"], "memory_store_ids": ["mem_a"]})).is_ok(), "both, equal");
+        let err = read(json!({"memory_ids": ["mem_a"], "memory_store_ids": ["mem_b"]})).unwrap_err().to_string();
+        assert!(err.contains("memory_ids"), "{err}");
+        assert!(read(json!({"write_memory_id": "mem_a", "write_memory_store_id": "mem_b"})).is_err());
+        assert!(!read(json!({"extraction": {"enabled": false}, "write_memory_id": "m"})).unwrap().extracts());
+        assert!(read(json!({"extraction": {"enabled": true, "x": 1}})).is_err());
     }
 
     #[test]

@@ -156,8 +156,9 @@ impl Agents {
 
     /// A key that reads no `/v1` data may keep the documents an agent's knowledge
     /// already names (an account key set them), never name new ones.
-    fn check_reach(p: &Scope, before: Option<&AgentConfig>, config: &AgentConfig) -> Result<(), AgentError> {
-        let Some(now) = config.knowledge_config.as_ref().filter(|k| k.names_documents()) else { return Ok(()) };
+    fn check_reach(&self, p: &Scope, project_id: &str, before: Option<&AgentConfig>, config: &AgentConfig) -> Result<(), AgentError> {
+        let own = |id: &str| crate::agents::documents::in_project(&self.records, &p.account_id, project_id, id);
+        let Some(now) = config.knowledge_config.as_ref().filter(|k| k.names_documents(own)) else { return Ok(()) };
         let kept = before.and_then(|c| c.knowledge_config.as_ref()).is_some_and(|k| k.documents() == now.documents());
         if p.reach().reads_collections() || kept {
             return Ok(());
@@ -169,7 +170,7 @@ impl Agents {
         let author = author_of(p);
         let author = Some(&author);
         let (config, null_tool_choice) = body.config();
-        Self::check_reach(p, None, &config)?;
+        self.check_reach(p, &p.project_id, None, &config)?;
         self.validate(p, &p.project_id, &config, null_tool_choice, false)?;
         let at = now();
         let agent = AgentRecord {
@@ -206,7 +207,7 @@ impl Agents {
         let read = self.get(p, id)?;
         check_version(&read, expected, read.version)?;
         let (next, null_tool_choice) = body.apply(&read.config);
-        Self::check_reach(p, Some(&read.config), &next)?;
+        self.check_reach(p, &read.project_id, Some(&read.config), &next)?;
         self.validate(p, &read.project_id, &next, null_tool_choice, false)?;
         let label = body.version_label.clone().value();
         self.write(p, id, |current| {

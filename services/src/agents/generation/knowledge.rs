@@ -7,10 +7,16 @@ use crate::agents::tools::call::Env;
 use crate::agents::Project;
 use crate::error::ErrorCode;
 
-pub async fn write_memory(env: &Env<'_>, p: Project<'_>, store_id: &str, args: &Value) -> Result<Value, String> {
+pub async fn write_memory(
+    env: &Env<'_>,
+    p: Project<'_>,
+    store_id: &str,
+    args: &Value,
+    source: crate::agents::knowledge::Provenance,
+) -> Result<Value, String> {
     let content = args.get("content").and_then(Value::as_str).unwrap_or_default();
     if content.trim().is_empty() {
         return Err("content must not be empty".into());
     }
-    crate::agents::knowledge::write_memory(env, p, store_id, content, None).await.map_err(|e| e.message())
+    crate::agents::knowledge::write_memory(env, p, store_id, content, None, source).await.map_err(|e| e.message())
 }

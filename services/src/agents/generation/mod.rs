@@ -8,6 +8,8 @@ pub mod content;
 pub mod event;
 pub mod events;
 pub mod expiry;
+// Memory extraction after a turn (issue 36, knowledge).
+pub mod extract;
 pub mod knowledge;
 pub mod live;
 pub mod nested;

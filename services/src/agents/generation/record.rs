@@ -260,6 +260,31 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+/// v0.28's `Generation.extraction`: what the turn's memory extraction considered and
+/// wrote. `pending` (Quarry's, not answered) while it is recorded and not yet done;
+/// `error` when the extraction's model call or writes failed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExtractionSummary {
+    pub candidates: u64,
+    pub created: u64,
+    pub updated: u64,
+    pub skipped: u64,
+    #[serde(default)]
+    pub pending: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ExtractionSummary {
+    /// The spec's summary; `null` while the extraction is pending.
+    pub fn view(summary: Option<&ExtractionSummary>) -> Value {
+        match summary.filter(|e| !e.pending) {
+            Some(e) => json!({"candidates": e.candidates, "created": e.created, "updated": e.updated, "skipped": e.skipped}),
+            None => Value::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GenerationRecord {
     pub id: String,
@@ -282,6 +307,9 @@ pub struct GenerationRecord {
     /// What the model route did (agents with a `model_route_id`).
     #[serde(default)]
     pub routing: Option<Value>,
+    /// The turn's memory extraction (`knowledge_config.extraction`; issue 36).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<ExtractionSummary>,
     pub metadata: Option<Value>,
     pub idempotency_key: Option<String>,
     /// Whether content (messages, output, event payloads) is written at all
@@ -353,6 +381,7 @@ impl GenerationRecord {
             "agent_version": self.agent_version,
             "ai_provider_id": self.ai_provider_id,
             "routing": self.routing,
+            "extraction": ExtractionSummary::view(self.extraction.as_ref()),
             "metadata": self.metadata,
             "content_redacted_at": self.content_redacted_at,
             "content_redacted": self.content_redacted_at.is_some(),
@@ -444,6 +473,9 @@ impl GenerationRow for GenerationRecord {
     fn content_redacted_at(&self) -> Option<&str> {
         self.content_redacted_at.as_deref()
     }
+    fn extraction_pending(&self) -> bool {
+        self.extraction.as_ref().is_some_and(|e| e.pending)
+    }
     fn keep_from_stored(&mut self, stored: GenerationRecord) {
         self.metadata = stored.metadata;
         self.content_redacted_at = stored.content_redacted_at;
@@ -466,6 +498,9 @@ impl GenerationRow for GenerationRecord {
         self.state.output = None;
         self.state.input.tool_context.clear();
         self.state.input.guardrail_context = None;
+        if !self.extraction_pending() {
+            self.extraction = None;
+        }
         if self.content_redacted_at.is_none() {
             self.content_redacted_at = Some(at.to_owned());
         }

@@ -84,11 +84,12 @@ pub fn fingerprint(agent_id: &str, body: &Value) -> String {
 
 /// The first request field through which a run would read `/v1` documents: a
 /// `document` message, or documents named by the agent's knowledge or the request's.
-fn documents_read(messages: &[InMessage], config: &AgentConfig, body: &GenerateBody) -> Option<String> {
+/// An id `own` says is a SOAT document of the project is not a `/v1` one.
+fn documents_read(messages: &[InMessage], config: &AgentConfig, body: &GenerateBody, own: impl Fn(&str) -> bool + Copy) -> Option<String> {
     if let Some(i) = messages.iter().position(|m| matches!(m.content, InContent::Part(Part::Document { .. }))) {
         return Some(format!("messages[{i}].content"));
     }
-    let names = |k: Option<&crate::agents::agent::config::KnowledgeConfig>| k.is_some_and(|k| k.names_documents());
+    let names = |k: Option<&crate::agents::agent::config::KnowledgeConfig>| k.is_some_and(|k| k.names_documents(own));
     if names(body.knowledge_config.as_ref()) {
         return Some("knowledge_config.document_ids".into());
     }
@@ -143,7 +144,8 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let config = served_config(&records, &agent, served)?;
     // What the run would read of /v1, the starting key must reach (crate::access):
     // refused here, before anything is recorded; the run asks again at each read.
-    if let Some(field) = documents_read(&messages, &config, &body) {
+    let own = |id: &str| crate::agents::documents::in_project(&records, &scope.account_id, &scope.project_id, id);
+    if let Some(field) = documents_read(&messages, &config, &body, own) {
         scope.may_read_collections(&field)?;
     }
     // Each document the request names is one the key reads (another account's is absent).

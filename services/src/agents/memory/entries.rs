@@ -35,6 +35,9 @@ pub struct NewEntry {
     /// Not in the body: the generation a `write_memory` call ran in.
     #[serde(skip)]
     pub source_generation_id: Option<String>,
+    /// Not in the body: the conversation that generation answered in.
+    #[serde(skip)]
+    pub source_conversation_id: Option<String>,
 }
 
 /// `updateMemoryEntry`'s body.
@@ -115,6 +118,7 @@ pub async fn create(env: &Env<'_>, scope: &Scope, new: NewEntry) -> Result<(Memo
         tags: new.tags,
         metadata: new.metadata.map(Value::Object),
         source_generation_id: new.source_generation_id,
+        source_conversation_id: new.source_conversation_id,
         created_at: now.clone(),
         updated_at: now,
         doc_id: None,
@@ -205,7 +209,7 @@ pub fn view(e: &MemoryEntryRecord) -> Value {
     json!({
         "id": e.id, "memory_id": e.memory_id, "content": e.content, "source_type": e.source_type,
         "tags": e.tags, "metadata": e.metadata, "source_generation_id": e.source_generation_id,
-        "source_conversation_id": null, "invalidated_at": null, "superseded_by_entry_id": null,
+        "source_conversation_id": e.source_conversation_id, "invalidated_at": null, "superseded_by_entry_id": null,
         "created_at": e.created_at, "updated_at": e.updated_at,
     })
 }

@@ -83,7 +83,7 @@ pub async fn write_memory(env: &Env<'_>, p: Project<'_>, v: &Value) -> Result<Va
     if i.content.trim().is_empty() || i.memory_id.trim().is_empty() {
         return Err(ToolError::Invalid("memory_id and content must not be empty".into()));
     }
-    let written = crate::agents::knowledge::write_memory(env, p, &i.memory_id, &i.content, i.metadata).await;
+    let written = crate::agents::knowledge::write_memory(env, p, &i.memory_id, &i.content, i.metadata, Default::default()).await;
     written.map_err(|e| match e {
         crate::agents::memory::MemoryError::Search(e) => ToolError::Search(e),
         crate::agents::memory::MemoryError::Store(e) => ToolError::Store(e),

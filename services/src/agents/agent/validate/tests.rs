@@ -40,16 +40,28 @@ fn switching_to_a_route_needs_the_provider_cleared_in_the_same_request() {
 }
 
 #[test]
-fn a_forcing_tool_choice_needs_a_has_tool_call_condition() {
+fn a_forcing_tool_choice_without_a_stop_condition_forces_the_first_step_only() {
     let p = json!("aip_1");
     for choice in [json!("required"), json!({"type": "tool", "tool_name": "search"})] {
-        assert_eq!(code(create(json!({"ai_provider_id": p, "tool_choice": choice}))), Code::ForcedToolChoiceCannotStop);
+        // v0.28's reading, written as the seed's equivalent: auto, and step 1 forced.
+        let body: Create = serde_json::from_value(json!({"ai_provider_id": p, "tool_choice": choice, "max_steps": 3})).unwrap();
+        let (config, _) = body.config();
+        assert_eq!(serde_json::to_value(&config.tool_choice).unwrap(), json!("auto"));
+        assert_eq!(serde_json::to_value(&config.step_rules).unwrap(), json!([{"step": 1, "tool_choice": choice}]));
+        shape(&config, false, None).unwrap();
         let chain_only = json!([{"type": "max_chain_generations", "max_generations": 3}]);
-        assert_eq!(
-            code(create(json!({"ai_provider_id": p, "tool_choice": choice, "stop_conditions": chain_only}))),
-            Code::ForcedToolChoiceCannotStop
-        );
-        create(json!({"ai_provider_id": p, "tool_choice": choice, "stop_conditions": [{"type": "has_tool_call", "tool_name": "done"}]})).unwrap();
+        create(json!({"ai_provider_id": p, "tool_choice": choice, "stop_conditions": chain_only})).unwrap();
+        // The seed's: with a has_tool_call condition, every step forces.
+        let body: Create = serde_json::from_value(
+            json!({"ai_provider_id": p, "tool_choice": choice, "stop_conditions": [{"type": "has_tool_call", "tool_name": "done"}]}),
+        )
+        .unwrap();
+        let (config, _) = body.config();
+        assert_eq!(serde_json::to_value(&config.tool_choice).unwrap(), choice);
+        assert!(config.step_rules.is_none());
+        // A step rule that sets step 1's choice already: the seed's rule refuses it.
+        let own_step_1 = json!([{"step": 1, "tool_choice": "auto"}]);
+        assert_eq!(code(create(json!({"ai_provider_id": p, "tool_choice": choice, "step_rules": own_step_1}))), Code::ForcedToolChoiceCannotStop);
     }
     create(json!({"ai_provider_id": p, "tool_choice": "auto"})).unwrap();
     assert_eq!(code(create(json!({"ai_provider_id": p, "tool_choice": null}))), Code::SoatValidation, "tool_choice is not nullable");

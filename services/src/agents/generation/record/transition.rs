@@ -104,6 +104,7 @@ impl GenerationRecord {
             ai_provider_id: n.ai_provider_id,
             action_id: n.action_id,
             routing: None,
+            extraction: None,
             metadata: n.metadata,
             idempotency_key: n.idempotency_key,
             store_content: n.store_content,

@@ -60,7 +60,11 @@ impl Run {
                 self.host.agents.tools.run(&env, self.project(), def, input, 0).await.map_err(tool_failure)
             }
             Does::WriteMemory { store_id } => {
-                crate::agents::generation::knowledge::write_memory(&env, self.project(), store_id, &call.args).await.map_err(Call::Soft)
+                let source = crate::agents::knowledge::Provenance {
+                    generation_id: Some(self.g.id.clone()),
+                    conversation_id: self.g.state.input.conversation_id.clone(),
+                };
+                crate::agents::generation::knowledge::write_memory(&env, self.project(), store_id, &call.args, source).await.map_err(Call::Soft)
             }
             Does::Agent { agent_id } => {
                 let agent_id = agent_id.clone().or_else(|| args.get("agent_id").and_then(Value::as_str).map(str::to_owned));

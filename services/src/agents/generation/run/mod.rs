@@ -188,8 +188,16 @@ impl Run {
     async fn complete(&mut self, stop_reason: &str, finish_reason: &str, content: String, object: Option<Value>) -> Result<Rest, Failure> {
         let output = Output { model: self.model_name(), content, finish_reason: finish_reason.to_owned(), object };
         self.g.apply(Transition::Complete { stop_reason: stop_reason.to_owned(), output });
+        // Extraction is recorded with the settling step, then runs (issue 36, knowledge).
+        let extracts = super::extract::wanted(&self.g);
+        if extracts {
+            self.g.extraction = Some(super::record::ExtractionSummary { pending: true, ..Default::default() });
+        }
         self.emit(Event::Done);
         self.save().await?;
+        if extracts {
+            super::extract::spawn(self.host.clone(), self.g.clone());
+        }
         Ok(Rest::Settled)
     }
 
