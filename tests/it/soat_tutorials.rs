@@ -9,9 +9,9 @@
 //! it at the scripted OpenAI-compatible upstream, which answers what each tutorial
 //! shows. Only the base URL, the token and captured ids differ from a reader's run.
 //!
-//! The three tutorials need issue 36's users, sessions, conversations, webhooks, files,
-//! documents and knowledge, merging from other branches: until then they are ignored,
-//! and the harness is proven by a tutorial-shaped fixture of operations Quarry has
+//! Each of the three runs to its end with every check passing (two known-bad examples
+//! waived, each with its reason; a waiver whose check starts passing fails the run).
+//! The harness itself is proven by a tutorial-shaped fixture
 //! (`tests/tutorials/fixtures/agent-today.md`), run whole, and run again with a wrong
 //! expected output and with a failing command in a pipeline, each of which must fail.
 //! Needs the test venv (python with pyyaml and pytest, `ops/setup-llm-tests`) and jq.
@@ -202,37 +202,7 @@ fn tutorial(name: &str, embedder: Option<&str>, waivers: &[(u32, &str)]) {
     assert!(r.report["checks"].as_array().unwrap().iter().all(|c| c["passed"] == true), "{}", r.log);
 }
 
-/// The memories tutorial as far as today's Quarry goes, its admin login (users are
-/// merging) replaced by a comment line each, so every line keeps its number, and an
-/// account's key given instead: its memory writes (created, skipped, created, created)
-/// and the listing of the three kept entries must check out as stated, wherever the run
-/// stops after them (at documents, until they merge). Every check it reached passed.
 #[test]
-fn the_memories_tutorial_runs_its_memory_steps_today() {
-    let Some(py) = python() else { return };
-    let up = tutorial_model();
-    let s = server(&up, Some("multilingual-e5-small"));
-    let (_, key) = s.signup("memories@example.com");
-    let original = std::fs::read_to_string(root().join("tests/data/soat-tutorials/memories-agent.md")).unwrap();
-    let login = ["ADMIN_TOKEN=$(soat login-user --username admin --password Admin1234! | jq -r '.token')", "export SOAT_TOKEN=$ADMIN_TOKEN"];
-    let mut cut = original.clone();
-    for line in login {
-        assert_eq!(original.matches(&format!("\n{line}\n")).count(), 1, "{line}");
-        cut = cut.replacen(&format!("\n{line}\n"), "\n# (the runner's --token)\n", 1);
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memories-agent.md");
-    std::fs::write(&path, cut).unwrap();
-    let r = run(&py, &s, &path, Some(&key), &[]);
-    let checks: Vec<(u64, bool)> =
-        r.report["checks"].as_array().unwrap().iter().map(|c| (c["line"].as_u64().unwrap(), c["passed"] == true)).collect();
-    assert!(checks.len() >= 5, "{}", r.log);
-    assert_eq!(checks[..5], [(279, true), (322, true), (366, true), (409, true), (452, true)], "{}", r.log);
-    assert!(checks.iter().all(|c| c.1), "{}", r.log);
-}
-
-#[test]
-#[ignore = "needs issue 36's sessions/users/conversations/webhooks (merging)"]
 fn the_chat_with_llm_tutorial_runs_to_its_end() {
     // Step 7's example lists a question the tutorial never sends ("What is the
     // population of that city?") and its answer, generated only in step 10: no
@@ -241,13 +211,19 @@ fn the_chat_with_llm_tutorial_runs_to_its_end() {
 }
 
 #[test]
-#[ignore = "needs issue 36's sessions/users/conversations/files (merging)"]
 fn the_debug_session_generation_trace_history_tutorial_runs_to_its_end() {
     tutorial("debug-session-generation-trace-history", None, &[]);
 }
 
 #[test]
-#[ignore = "needs issue 36's users/documents/knowledge and memory extraction (merging)"]
 fn the_memories_agent_tutorial_runs_to_its_end() {
-    tutorial("memories-agent", Some("multilingual-e5-small"), &[]);
+    // The knowledge search's example lists one embedder's top three (a document, then
+    // two of the four memories) in that embedder's order; the tutorial itself says the
+    // score is implementation-defined and "the ordering is the contract, the number is
+    // not". Here the document ranks first as shown, the memories by this embedder.
+    tutorial(
+        "memories-agent",
+        Some("multilingual-e5-small"),
+        &[(882, "the example's result list is one embedder's top three; which memories follow the document is the embedder's")],
+    );
 }
