@@ -50,6 +50,7 @@ class Fake:
         self.most = 0
         self.spent = 0.0
         self.calls = 0
+        self.hooks = 0
         self.lock = threading.Lock()
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
@@ -94,6 +95,9 @@ class Fake:
                         out = {"object": "list", "data": [{"id": "m", "object": "model"}]}
                     elif path.startswith("/tool"):
                         out = {"ok": True, "n": body.get("n")}
+                    elif path.startswith("/hook"):
+                        self.hooks += 1
+                        out = {}
                     else:
                         if self.delay:
                             await asyncio.sleep(self.delay)
@@ -108,7 +112,7 @@ class Fake:
                 finally:
                     with self.lock:
                         self.in_flight -= 1
-                        if not self.delay:
+                        if not self.delay and not path.startswith("/hook"):
                             self.spent += time.perf_counter() - t0
                             self.calls += 1
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -325,6 +329,35 @@ def per_step(c, agent, runs, steps, fake):
     return rows
 
 
+def session_ab(plain, agent, sess, sagent, runs, steps, fake):
+    """(c) issue 36's cost: the same k-step turn run as a plain `?wait=true` generation
+    (an account with no webhook) and as a session's generation (a fresh session with its
+    user message, its reply appended to the conversation; the account subscribed to
+    every event, so each turn raises and delivers its webhook events), interleaved
+    run by run so drift falls on both. Own time per step as in (b)."""
+    fake.delay, fake.steps = 0.0, steps
+    a, b = [], []
+    for i in range(runs + 10):
+        for which in ("plain", "session"):
+            if which == "session":
+                status, sn = sess.call("POST", "/api/v1/sessions", {"agent_id": sagent})
+                assert status == 201, sn
+                status, m = sess.call("POST", f"/api/v1/sessions/{sn['id']}/messages", {"message": f"Go {i}."})
+                assert status == 201, m
+            fake.take()
+            t = time.perf_counter()
+            if which == "plain":
+                status, v = plain.call("POST", f"/api/v1/agents/{agent}/generate?wait=true", {"messages": [{"role": "user", "content": f"Go {i}."}]})
+            else:
+                status, v = sess.call("POST", f"/api/v1/sessions/{sn['id']}/generate?wait=true", {})
+            took = time.perf_counter() - t
+            upstream = fake.take()
+            assert status == 200 and v["status"] == "completed", (which, status, v)
+            if i >= 10:
+                (a if which == "plain" else b).append((took - upstream) * 1000 / steps)
+    return a, b
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=str(REPO / "target/release/quarry"))
@@ -350,6 +383,13 @@ def main():
         # (b) the server's own time per step, instant upstream.
         c2, agent2 = setup(addr, fake.port, with_tool=True)
         rows = per_step(c2, agent2, a.runs, a.steps, fake)
+        # (c) sessions and webhooks on the step, beside a plain generation.
+        c3, agent3 = setup(addr, fake.port, with_tool=True)
+        status, w = c3.call("POST", "/api/v1/webhooks", {"name": "all", "url": f"http://127.0.0.1:{fake.port}/hook", "events": ["*"]})
+        assert status == 201, w
+        plain_rows, session_rows = session_ab(c2, agent2, c3, agent3, a.runs, a.steps, fake)
+        time.sleep(2.0)  # the last deliveries
+        hooks = fake.hooks
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -400,6 +440,21 @@ written, so the HTTP parse on both sides counts as the server's: this overstates
 Aim: <= 1 ms per step. p50 is {pct(own, 50):.3f} ms, {pct(own, 50) / max(floor50, 1e-9):.1f}x one fsync (a step
 with an http call commits two fsync'd transactions: the model's answer with its calls marked
 started, then their result; so the floor per tool step is about {2 * floor50:.3f} ms here).
+
+## (c) Sessions and webhooks on the step (issue 36), same run
+
+{a.runs} turns of {a.steps} steps each way, interleaved: a plain `?wait=true` generation (an
+account with no webhook) and a session's `generate?wait=true` (a fresh session and its user
+message made before the clock starts; the reply appended to the conversation in the settling
+commit; the account subscribed to every event: {hooks} deliveries received by the end).
+
+| own ms per step | p50 | p99 | mean |
+|---|---|---|---|
+| plain generation | {pct(plain_rows, 50):.3f} | {pct(plain_rows, 99):.3f} | {statistics.mean(plain_rows):.3f} |
+| session generation + webhooks | {pct(session_rows, 50):.3f} | {pct(session_rows, 99):.3f} | {statistics.mean(session_rows):.3f} |
+| ratio session / plain | {pct(session_rows, 50) / pct(plain_rows, 50):.3f} | {pct(session_rows, 99) / pct(plain_rows, 99):.3f} | {statistics.mean(session_rows) / statistics.mean(plain_rows):.3f} |
+
+Aim: sessions and webhooks cost no more than 10% of the step's own time (ratio <= 1.10).
 """
     out = REPO / "bench/results" / f"generations-{date}.md"
     out.write_text(report)
