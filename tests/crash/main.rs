@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use quarry_test_support::server::{Options, TestServer};
 use serde_json::{json, Value};
@@ -54,7 +54,19 @@ struct Acked {
     token: String,
 }
 
-/// Adds documents from `threads` clients until `stop`; returns those acknowledged.
+/// Waits until `acks` reaches `at_least` (or 30 s pass): a round kills the server only
+/// after it acknowledged something, however slowly the ingest threads (SCHED_IDLE, so
+/// starved by any other load on the machine) get the CPU.
+fn wait_for_acks(acks: &AtomicUsize, at_least: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while acks.load(Ordering::Acquire) < at_least && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Adds documents from `threads` clients until `stop`, counting each acknowledgement in
+/// `acks`; returns those acknowledged.
+#[allow(clippy::too_many_arguments)]
 fn add_until(
     addr: SocketAddr,
     key: &str,
@@ -62,11 +74,12 @@ fn add_until(
     round: usize,
     threads: usize,
     stop: Arc<AtomicBool>,
+    acks: Arc<AtomicUsize>,
     body: fn(&str) -> String,
 ) -> Vec<std::thread::JoinHandle<Vec<Acked>>> {
     (0..threads)
         .map(|t| {
-            let (key, path, stop) = (key.to_owned(), format!("/v1/collections/{col}/documents"), stop.clone());
+            let (key, path, stop, acks) = (key.to_owned(), format!("/v1/collections/{col}/documents"), stop.clone(), acks.clone());
             std::thread::spawn(move || {
                 let mut acked = Vec::new();
                 for i in 0.. {
@@ -75,7 +88,10 @@ fn add_until(
                     }
                     let token = format!("tok{round}x{t}x{i}");
                     match try_post(addr, &path, &key, &body(&token)) {
-                        Ok((201, v)) => acked.push(Acked { id: v["id"].as_str().unwrap().to_owned(), token }),
+                        Ok((201, v)) => {
+                            acked.push(Acked { id: v["id"].as_str().unwrap().to_owned(), token });
+                            acks.fetch_add(1, Ordering::AcqRel);
+                        }
                         Ok((status, v)) => panic!("an add answered {status}: {v}"),
                         Err(_) => break,
                     }
@@ -143,10 +159,14 @@ fn kill_9_during_concurrent_adds_loses_no_acknowledged_document() {
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for round in 0..20 {
         let stop = Arc::new(AtomicBool::new(false));
-        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), body);
+        let acks = Arc::new(AtomicUsize::new(0));
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), acks.clone(), body);
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
+        // Two acknowledged first (so every round means something on a loaded machine),
+        // then a random moment while the adds go on.
+        wait_for_acks(&acks, 2);
         std::thread::sleep(Duration::from_millis(80 + seed % 500));
         s.kill9();
         stop.store(true, Ordering::Release);
@@ -182,8 +202,11 @@ fn kill_9_during_adds_of_long_pages_keeps_every_window() {
     let mut acked: Vec<Acked> = Vec::new();
     for round in 0..4 {
         let stop = Arc::new(AtomicBool::new(false));
-        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), long_body);
-        // A long page is a few embeddings: long enough for several acknowledgements per round.
+        let acks = Arc::new(AtomicUsize::new(0));
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), acks.clone(), long_body);
+        // A long page is a few embeddings: one acknowledged first, then long enough for
+        // several more per round.
+        wait_for_acks(&acks, 1);
         std::thread::sleep(Duration::from_millis(2500 + 500 * round as u64));
         s.kill9();
         stop.store(true, Ordering::Release);
@@ -224,7 +247,9 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
     let mut acked = 0;
     for round in 0..6 {
         let stop = Arc::new(AtomicBool::new(false));
-        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), body);
+        let acks = Arc::new(AtomicUsize::new(0));
+        let clients = add_until(s.addr, &key, &col, round, 4, stop.clone(), acks.clone(), body);
+        wait_for_acks(&acks, 2);
         // Past the meters' one-second flush, so a flush lands while adds are in flight.
         std::thread::sleep(Duration::from_millis(1300 + 170 * round as u64));
         s.kill9();
@@ -244,7 +269,7 @@ fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
     });
     let (key, col) = setup(&s);
     let stop = Arc::new(AtomicBool::new(false));
-    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone(), body)
+    let acked: Vec<Acked> = add_until(s.addr, &key, &col, 0, 1, stop.clone(), Arc::new(AtomicUsize::new(0)), body)
         .into_iter()
         .flat_map(|c| {
             std::thread::sleep(Duration::from_millis(300));
