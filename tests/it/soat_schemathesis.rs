@@ -14,26 +14,35 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// Runs `script` against the real binary and checks one summary per spec of
+/// `modules`, in its order, each with more than `min_cases` cases and all passed.
+fn specs_hold(script: &str, time_limit: &str, modules: &[&str], min_cases: u64) {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script);
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("ST_BIN", super::server::bin())
+        .env("ST_TIME_LIMIT", time_limit)
+        .output()
+        .expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
+    assert_eq!(runs.len(), modules.len(), "{stdout}");
+    for (module, run) in modules.iter().zip(&runs) {
+        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
+        let (generated, all_passed) =
+            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
+        assert!(generated > min_cases && all_passed, "{module}: {generated} cases:\n{run}");
+    }
+}
+
 /// The specs the script runs, in its order: each must print its own summary.
 const MODULES: [&str; 5] = ["projects", "api-keys", "ai-providers", "secrets", "tools"];
 
 #[test]
 fn the_sibling_module_specs_hold_under_schemathesis() {
-    let Some(st) = super::schema::schemathesis() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_modules.sh");
-    let out =
-        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
-    // One summary per spec, in order, each with cases run and all passed.
-    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
-    assert_eq!(runs.len(), MODULES.len(), "{stdout}");
-    for (module, run) in MODULES.iter().zip(&runs) {
-        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
-        let (generated, all_passed) =
-            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
-        assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
-    }
+    specs_hold("tests/schemathesis/soat_modules.sh", "30", &MODULES, 50);
 }
 
 /// The generations and traces module specs, in the script's order.
@@ -44,40 +53,14 @@ const GENERATION_MODULES: [&str; 2] = ["generations", "traces"];
 /// checks as the sibling modules'.
 #[test]
 fn the_generations_and_traces_specs_hold_under_schemathesis() {
-    let Some(st) = super::schema::schemathesis() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_generations.sh");
-    let out =
-        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
-    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
-    assert_eq!(runs.len(), GENERATION_MODULES.len(), "{stdout}");
-    for (module, run) in GENERATION_MODULES.iter().zip(&runs) {
-        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
-        let (generated, all_passed) =
-            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
-        assert!(generated > 30 && all_passed, "{module}: {generated} cases:\n{run}");
-    }
+    specs_hold("tests/schemathesis/soat_generations.sh", "30", &GENERATION_MODULES, 30);
 }
 
 /// `tests/schemathesis/soat_memory.sh`: the memory stores' and entries' specs
 /// (memories.yaml, memoryEntries.yaml), each its own run with seeded records.
 #[test]
 fn the_memory_specs_hold_under_schemathesis() {
-    let Some(st) = super::schema::schemathesis() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_memory.sh");
-    let out =
-        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
-    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
-    assert_eq!(runs.len(), 2, "{stdout}");
-    for (module, run) in ["memories", "memoryEntries"].iter().zip(&runs) {
-        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
-        let (generated, all_passed) =
-            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
-        assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
-    }
+    specs_hold("tests/schemathesis/soat_memory.sh", "30", &["memories", "memoryEntries"], 50);
 }
 
 /// sessions: `tests/schemathesis/soat_sessions.sh`: SOAT v0.28.0's sessions and
@@ -85,40 +68,14 @@ fn the_memory_specs_hold_under_schemathesis() {
 /// conversations and messages, the same checks as the sibling modules'.
 #[test]
 fn the_sessions_and_conversations_specs_hold_under_schemathesis() {
-    let Some(st) = super::schema::schemathesis() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_sessions.sh");
-    let out =
-        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "60").output().expect("bash runs the script");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
-    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
-    assert_eq!(runs.len(), 2, "{stdout}");
-    for (module, run) in ["sessions", "conversations"].iter().zip(&runs) {
-        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
-        let (generated, all_passed) =
-            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
-        assert!(generated > 50 && all_passed, "{module}: {generated} cases:\n{run}");
-    }
+    specs_hold("tests/schemathesis/soat_sessions.sh", "60", &["sessions", "conversations"], 50);
 }
 
 /// `tests/schemathesis/soat_users_files.sh`: SOAT v0.28's users and files specs (issue
 /// 36), each its own run with seeded users and files.
 #[test]
 fn the_users_and_files_specs_hold_under_schemathesis() {
-    let Some(st) = super::schema::schemathesis() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_users_files.sh");
-    let out =
-        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
-    let runs: Vec<&str> = stdout.split("[schemathesis] spec soat-").skip(1).collect();
-    assert_eq!(runs.len(), 2, "{stdout}");
-    for (module, run) in ["users", "files"].iter().zip(&runs) {
-        assert!(run.starts_with(module), "expected soat-{module}'s run:\n{run}");
-        let (generated, all_passed) =
-            super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count for {module} in:\n{run}"));
-        assert!(generated > 30 && all_passed, "{module}: {generated} cases:\n{run}");
-    }
+    specs_hold("tests/schemathesis/soat_users_files.sh", "30", &["users", "files"], 30);
 }
 
 /// webhooks (issue 36): `tests/schemathesis/soat_webhooks.sh`, SOAT v0.28.0's webhooks
