@@ -106,6 +106,12 @@ impl App {
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open(&config.data)?);
         let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
+        // Before anything can upload: bytes no file record names (a crash between them).
+        match crate::agents::files::sweep(&records, &config.data) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "removed file bytes no record names"),
+            Err(e) => tracing::warn!(error = %e, "could not sweep unrecorded file bytes"),
+        }
         let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
         let egress = Arc::new(crate::net::egress::Policy::new(config.egress.allow.clone()).with_local_model(local.as_ref().map(|l| l.port())));
         let tools = Arc::new(crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone(), egress.clone()));

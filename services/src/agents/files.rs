@@ -261,6 +261,31 @@ fn change(records: &Records, scope: &Scope, id: &str, f: impl FnOnce(&mut FileRe
     Ok(out.ok_or_else(|| SoatError::not_found("file", id))??)
 }
 
+/// Removes the bytes under `DATA/files` that no file record names: an upload cut
+/// between its bytes and its record, a `.tmp` a crash left, a file whose record went
+/// with its project. Run at start, before any upload can be in flight (an upload's
+/// bytes are on disk before its record commits).
+pub fn sweep(records: &Records, data: &Path) -> Result<usize, FileError> {
+    let dir = dir(data);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(source) => return Err(FileError::Io { op: "listing", path: dir, source }),
+    };
+    let mut named = std::collections::HashSet::new();
+    for account in records.accounts()? {
+        named.extend(records.list::<FileRecord>(&account.id)?.into_iter().map(|f| f.id));
+    }
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !named.contains(&name) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// `PUT /files/{id}/tags` (`merge`: `PATCH`, the given keys over the old).
 pub fn set_tags(records: &Records, scope: &Scope, id: &str, tags: BTreeMap<String, String>, merge: bool) -> Result<FileRecord, FileError> {
     change(records, scope, id, |r| {

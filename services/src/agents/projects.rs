@@ -3,6 +3,8 @@
 //! request; deleting it is allowed, and the next request makes another. A project
 //! key sees only its own project and may not create or delete any.
 
+use std::path::Path;
+
 use super::patch::Patch;
 use super::refs;
 use super::scope::Scope;
@@ -10,7 +12,7 @@ use super::SoatError;
 use crate::clock::now_rfc3339;
 use crate::ids::random_base62;
 use crate::store::owned::Change;
-use crate::store::{ProjectRecord, Records};
+use crate::store::{FileRecord, ProjectRecord, Records};
 
 pub const DEFAULT_NAME: &str = "Default";
 
@@ -221,15 +223,21 @@ fn apply(p: &mut ProjectRecord, patch: ProjectPatch, checked: Checked) {
 
 /// `DELETE /api/v1/projects/{id}`: 409 while it holds records unless `force`, which
 /// deletes them with it. Its keys are deleted with it (no longer valid on any shard
-/// once this returns: the caller bumps the key epoch).
-pub fn delete(records: &Records, scope: &Scope, id: &str, force: bool) -> Result<(), SoatError> {
+/// once this returns: the caller bumps the key epoch). Its files' bytes under `data`
+/// go after their records (a crash between leaves bytes that `files::sweep` removes at
+/// the next start); its hidden collections are the caller's (`memory::sweep`).
+pub fn delete(records: &Records, data: &Path, scope: &Scope, id: &str, force: bool) -> Result<(), SoatError> {
     account_wide(scope, "delete")?;
     get(records, scope, id)?;
     let counts: Vec<(&'static str, usize)> = refs::project_dependents(records, &scope.account_id, id)?.into_iter().filter(|(_, n)| *n > 0).collect();
     if !counts.is_empty() && !force {
         return Err(SoatError::ProjectHasDependents { id: id.to_owned(), counts });
     }
+    let files: Vec<FileRecord> = records.list::<FileRecord>(&scope.account_id)?.into_iter().filter(|f| f.project_id == id).collect();
     refs::remove_project_records(records, &scope.account_id, id)?;
+    for f in files {
+        let _ = std::fs::remove_file(super::files::dir(data).join(&f.id));
+    }
     if !records.remove_project(&scope.account_id, id)? {
         return Err(SoatError::not_found("project", id));
     }

@@ -7,7 +7,10 @@
 
 use crate::agents::agent::record::{AgentRecord, EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
 use crate::agents::agent::{AgentError, Agents};
-use crate::store::{AiProviderRecord, MemoryEntryRecord, MemoryRecord, Records, SecretRecord, StoreError, ToolRecord};
+use crate::store::{
+    AiProviderRecord, ConversationRecord, DocumentRecord, FileRecord, MemoryEntryRecord, MemoryRecord, Records, SecretRecord, SessionRecord,
+    StoreError, ToolRecord,
+};
 
 /// The ids of the agents of `account_id` whose `ai_provider_id` is `provider_id`
 /// (or whose model route targets it): deleting the provider is 409
@@ -56,6 +59,11 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
         // webhooks
         ("webhook", count_in::<crate::store::WebhookRecord>(records, account_id, project_id)?),
+        // sessions, conversations, documents, files (issue 36)
+        ("session", count_in::<SessionRecord>(records, account_id, project_id)?),
+        ("conversation", count_in::<ConversationRecord>(records, account_id, project_id)?),
+        ("document", count_in::<DocumentRecord>(records, account_id, project_id)?),
+        ("file", count_in::<FileRecord>(records, account_id, project_id)?),
     ])
 }
 
@@ -73,7 +81,10 @@ pub fn providers_using_secret(records: &Records, account_id: &str, secret_id: &s
 
 /// Removes every record `project_id` holds of the other modules' kinds, before the
 /// project itself goes (`?force=true`); its keys and providers go with the project
-/// (`Records::remove_project`). Each module adds a line for its kind.
+/// (`Records::remove_project`). Each module adds a line for its kind. Files' bytes and
+/// the documents' collection are not records: the caller removes them after
+/// (`files::remove_unrecorded`, `documents::sweep`), and a crash in between leaves only
+/// what those sweeps remove on the next start.
 pub fn remove_project_records(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {
     for agent in records.agents::<AgentRecord>(account_id, project_id)? {
         records.delete_agent::<AgentRecord>(account_id, &agent.id, true)?;
@@ -84,12 +95,25 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     remove_all::<ModelRouteRecord>(records, account_id, project_id)?;
     remove_all::<SecretRecord>(records, account_id, project_id)?;
     remove_all::<ToolRecord>(records, account_id, project_id)?;
-    crate::agents::memory::remove_records(records, account_id, |m| m.project_id == project_id)?; // collections: memory::sweep
-                                                                                                 // webhooks: each with its deliveries.
+    // Memory stores' collections: memory::sweep.
+    crate::agents::memory::remove_records(records, account_id, |m| m.project_id == project_id)?;
+    // Webhooks, each with its deliveries.
     for w in records.list::<crate::store::WebhookRecord>(account_id)?.into_iter().filter(|w| w.project_id == project_id) {
         records.remove_webhook(account_id, &w.id)?;
     }
-    remove_all::<MemoryEntryRecord>(records, account_id, project_id)
+    remove_all::<MemoryEntryRecord>(records, account_id, project_id)?;
+    // Sessions with their conversations, then the conversations no session holds.
+    for s in records.list::<SessionRecord>(account_id)?.into_iter().filter(|s| s.project_id == project_id) {
+        records.remove_session(account_id, &s.id)?;
+    }
+    for c in records.list::<ConversationRecord>(account_id)?.into_iter().filter(|c| c.project_id == project_id) {
+        records.remove_conversation(account_id, &c.id)?;
+    }
+    remove_all::<DocumentRecord>(records, account_id, project_id)?;
+    for f in records.list::<FileRecord>(account_id)?.into_iter().filter(|f| f.project_id == project_id) {
+        records.remove_file(account_id, &f.id)?;
+    }
+    Ok(())
 }
 
 fn remove_all<R: super::InProject>(records: &Records, account_id: &str, project_id: &str) -> Result<(), StoreError> {

@@ -77,12 +77,12 @@ pub async fn delete(call: Call<'_>, project_id: String) -> Result<Reply, ApiErro
     let (scope, app) = (scope(&call, None).await?, call.app.clone());
     let account = scope.account_id.clone();
     blocking(move || {
-        let done = projects::delete(&app.records, &scope, &project_id, force);
+        let done = projects::delete(&app.records, &app.config.data, &scope, &project_id, force);
         // Its keys and the default project every shard remembers are gone.
         app.bump_key_epoch();
         done
     })
     .await?;
-    crate::agents::memory::sweep(&super::memories::env(&call), &account).await?; // its stores' collections
+    crate::agents::memory::sweep(&super::memories::env(&call), &account).await?; // its stores' and documents' collections
     Ok(super::no_content())
 }

@@ -18,7 +18,10 @@ use super::tools::Env;
 use super::{Scope, SoatError};
 use crate::error::{Code, ErrorCode};
 use crate::search::{Owned, SearchError};
-use crate::store::{is_memory_collection, CollectionRecord, MemoryEntryRecord, MemoryRecord, Records, StoreError, MEMORY_PREFIX};
+use crate::store::{
+    is_memory_collection, CollectionRecord, MemoryEntryRecord, MemoryRecord, ProjectRecord, Records, StoreError, DOCUMENTS_COLLECTION_PREFIX,
+    MEMORY_PREFIX,
+};
 
 crate::agents::scope::in_project!(MemoryRecord, MemoryEntryRecord);
 
@@ -155,14 +158,20 @@ pub fn remove_records(records: &Records, account_id: &str, which: impl Fn(&Memor
     Ok(())
 }
 
-/// Removes the account's memory collections that no store names any more (after a
-/// store or project delete, or a crash in between).
+/// Removes the account's hidden collections that no record names any more (after a
+/// store or project delete, or a crash in between): a memory store's, once the store
+/// is gone; a project's documents' (`soatdocs_<project>`), once the project is.
 pub async fn sweep(env: &Env<'_>, account_id: &str) -> Result<(), MemoryError> {
     let (records, account) = (env.records.clone(), account_id.to_owned());
     let orphans = crate::runtime::blocking(move || -> Result<Vec<CollectionRecord>, StoreError> {
         let stores: Vec<MemoryRecord> = records.list(&account)?;
+        let projects: Vec<ProjectRecord> = records.list(&account)?;
         let colls: Vec<CollectionRecord> = records.list(&account)?;
-        Ok(colls.into_iter().filter(|c| is_memory_collection(&c.id) && !stores.iter().any(|s| s.id == c.id)).collect())
+        let named = |c: &CollectionRecord| match c.id.strip_prefix(DOCUMENTS_COLLECTION_PREFIX) {
+            Some(project) => projects.iter().any(|p| p.id == project),
+            None => !is_memory_collection(&c.id) || stores.iter().any(|s| s.id == c.id),
+        };
+        Ok(colls.into_iter().filter(|c| !named(c)).collect())
     })
     .await?;
     for record in orphans {
