@@ -248,9 +248,16 @@ function statusText(d) {
 
 // The deliveries, newest first; read again every POLL_MS while one is pending and the
 // page is still shown.
+// A table that has not changed is left as it is (focus and all); one timer a page.
 async function drawDeliveries(w, box, main) {
   const list = await all(`/api/v1/webhook-deliveries?webhook_id=${enc(w.id)}`);
   if (!main.isConnected) return;
+  clearTimeout(box.pollTimer);
+  const pending = list.some((d) => d.status === 'pending');
+  if (pending) box.pollTimer = setTimeout(() => { if (main.isConnected) drawDeliveries(w, box, main).catch(() => {}); }, POLL_MS);
+  const seen = JSON.stringify(list.map((d) => [d.id, d.status, d.attempts, d.status_code, d.last_attempt_at, d.next_attempt_at]));
+  if (box.seen === seen) return;
+  box.seen = seen;
   const msg = h('div', { class: 'msg' });
   const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
   refresh.addEventListener('click', () => busy(refresh, () => drawDeliveries(w, box, main), msg));
@@ -260,9 +267,6 @@ async function drawDeliveries(w, box, main) {
       h('thead', {}, h('tr', {}, ...['Event', 'Status', 'Attempts', 'Response', 'Created', 'Last attempt', ''].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ...list.map((d) => deliveryRow(w, d, box, main, msg))))
       : h('p', { class: 'muted' }, 'No deliveries yet: they appear when one of its events happens.'));
-  if (list.some((d) => d.status === 'pending')) {
-    setTimeout(() => { if (main.isConnected) drawDeliveries(w, box, main).catch(() => {}); }, POLL_MS);
-  }
 }
 
 function deliveryRow(w, d, box, main, msg) {
