@@ -43,6 +43,12 @@ async function all(path) {
   }
 }
 
+// The projects the key sees (none when it may not list them: a project key's own
+// project is then the only one, and no choice is offered).
+async function projectsOf() {
+  try { return await all('/api/v1/projects'); } catch { return []; }
+}
+
 function when(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
@@ -62,15 +68,21 @@ function agentName(agents, id) {
 
 async function listPage(params, main, query) {
   showFlash();
+  const projectId = query.get('project_id') || '';
   const agentId = query.get('agent_id') || '';
   const status = query.get('status') || '';
+  const newQs = new URLSearchParams();
+  if (projectId) newQs.set('project_id', projectId);
+  if (agentId) newQs.set('agent_id', agentId);
   main.append(title('Sessions'),
     h('p', { class: 'lead' }, 'A session is a chat with one agent: its messages are kept, and each reply is a generation run over them.'),
-    h('p', {}, h('a', { class: 'button', href: href(`/sessions/new${agentId ? `?agent_id=${enc(agentId)}` : ''}`) }, 'New session')));
+    h('p', {}, h('a', { class: 'button', href: href(`/sessions/new${newQs.toString() ? `?${newQs}` : ''}`) }, 'New session')));
   const box = h('section', { class: 'card', 'aria-labelledby': 'se-list-h' }, h('h2', { id: 'se-list-h' }, 'Sessions'), h('p', { class: 'muted' }, 'Loading…'));
   main.append(box);
-  const agents = await all('/api/v1/agents');
+  const inProject = projectId ? `?project_id=${enc(projectId)}` : '';
+  const [projects, agents] = await Promise.all([projectsOf(), all(`/api/v1/agents${inProject}`)]);
   const qs = new URLSearchParams();
+  if (projectId) qs.set('project_id', projectId);
   if (agentId) qs.set('agent_id', agentId);
   if (status) qs.set('status', status);
   const sessions = await all(`/api/v1/sessions${qs.toString() ? `?${qs}` : ''}`);
@@ -79,12 +91,17 @@ async function listPage(params, main, query) {
     ...agents.map((a) => h('option', { value: a.id, selected: a.id === agentId }, a.name || a.id)));
   const statusSel = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'),
     ...STATUSES.map((s) => h('option', { value: s, selected: s === status }, s)));
+  const projectSel = h('select', { name: 'project_id' }, h('option', { value: '' }, 'The default project'),
+    ...projects.map((p) => h('option', { value: p.id, selected: p.id === projectId }, p.name ? `${p.name} (${p.id})` : p.id)));
+  // Another project's agents are not this one's: choosing a project clears the agent.
+  projectSel.addEventListener('change', () => { agentSel.value = ''; });
   const filter = h('form', { class: 'se-filter', 'aria-label': 'Filter the sessions' },
-    h('div', { class: 'grid3' }, field('Agent', agentSel), field('Status', statusSel)),
+    h('div', { class: 'grid3' }, projects.length > 1 ? field('Project', projectSel) : null, field('Agent', agentSel), field('Status', statusSel)),
     h('div', { class: 'row' }, h('button', { type: 'submit', class: 'secondary' }, 'Filter')));
   filter.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const q = new URLSearchParams();
+    if (projectSel.value) q.set('project_id', projectSel.value);
     if (agentSel.value) q.set('agent_id', agentSel.value);
     if (statusSel.value) q.set('status', statusSel.value);
     go(`/sessions${q.toString() ? `?${q}` : ''}`);
@@ -109,8 +126,9 @@ async function listPage(params, main, query) {
 
 async function newPage(params, main, query) {
   const want = query.get('agent_id') || '';
+  const projectId = query.get('project_id') || '';
   main.append(h('p', { class: 'crumbs' }, h('a', { href: href('/sessions') }, '← All sessions')), title('New session'));
-  const agents = await all('/api/v1/agents');
+  const agents = await all(`/api/v1/agents${projectId ? `?project_id=${enc(projectId)}` : ''}`);
   if (!agents.length) {
     main.append(h('p', {}, 'A session talks to an agent, and there is none yet. ', h('a', { href: href('/agents/new') }, 'Create an agent'), ' first.'));
     return;
@@ -148,7 +166,9 @@ async function sessionPage(id, main) {
   showFlash();
   const heading = title('Session');
   main.append(h('p', { class: 'crumbs' }, h('a', { href: href('/sessions') }, '← All sessions')), heading);
-  const [session, agents] = await Promise.all([api('GET', `/api/v1/sessions/${enc(id)}`), all('/api/v1/agents')]);
+  const session = await api('GET', `/api/v1/sessions/${enc(id)}`);
+  // Its agent, for its name (gone when deleted since: the id is shown instead).
+  const agents = await api('GET', `/api/v1/agents/${enc(session.agent_id)}`).then((a) => [a], () => []);
   const ctx = {
     session, agents, main,
     log: h('ol', { class: 'pg-log', 'aria-label': 'Transcript' }),
