@@ -92,6 +92,12 @@ def steps(b):
     b.wait(".pg-assistant", "has shipped")
     assert len(b.all(".pg-msg")) == 2, b.text(".pg-log")
     b.shot("session-forked")
+    # The parent lists its fork; back to the fork from there.
+    b.press(session["id"])
+    b.wait("h1", "Session: Ana's order")
+    fork = b.wait(".ag-records li", "from message 1")
+    b.press(fork.find_element("css selector", "a").text)
+    b.wait(".se-facts", "Forked from")
 
     # Closed: the message box says so and takes nothing; reopened later if wanted.
     b.press("Close the session")

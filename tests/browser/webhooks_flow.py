@@ -2,7 +2,7 @@
 the test runs (QUARRY_HOOK, from tests/it/browser.rs), its secret shown once with a
 copy button and never again; a generation run (through the API) is delivered and
 listed as delivered with the receiver's answer; redelivered; the secret rotated (the
-new one shown once); the settings saved; the webhook deleted."""
+new one shown once); the settings saved; the webhook deleted; one made in a second project."""
 
 import os
 import time
@@ -117,6 +117,25 @@ def steps(b):
     accept_confirm(b)
     b.wait("#notice", "Webhook orders v2 deleted")
     b.wait("#wh-list-h + p", "No webhooks yet")
+
+    # With a second project, the page lists and makes one project's webhooks.
+    project = made(b, key, "/api/v1/projects", {"name": "staging"})
+    b.go("/")
+    b.go("/webhooks")
+    b.wait("form.wh-project")
+    b.select("Project", f"staging ({project['id']})")
+    b.press("Show")
+    b.wait("#wh-list-h", "Your webhooks (0)")
+    b.fill("Name", "staging hook")
+    b.fill("URL", HOOK)
+    b.press("Create webhook")
+    b.wait("#wh-made-h", "Webhook staging hook created")
+    b.wait(".wh-table tbody tr", "staging hook")
+    b.shot("webhooks-project")
+    status, w = b.api("GET", f"/api/v1/webhooks?project_id={project['id']}", None, key)
+    assert [x["name"] for x in w["data"]] == ["staging hook"], w
+    status, w = b.api("GET", "/api/v1/webhooks", None, key)
+    assert w["data"] == [], w
 
 
 run("webhooks", steps)

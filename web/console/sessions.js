@@ -203,11 +203,24 @@ async function sessionPage(id, main) {
 
   drawFacts(ctx);
   drawControls(ctx);
+  const forks = h('div');
   main.append(ctx.facts,
     h('section', { class: 'card pg-chat', 'aria-labelledby': 'se-tr-h' }, h('h2', { id: 'se-tr-h' }, 'Transcript'), ctx.log, ctx.live),
-    ctx.pending, form, ctx.controls);
+    ctx.pending, form, forks, ctx.controls);
   await loadTranscript(ctx);
   showOpen(ctx);
+  drawForks(forks, await all(`/api/v1/sessions/${enc(session.id)}/forks`));
+}
+
+// The sessions forked from this one, if any.
+function drawForks(box, list) {
+  if (!list.length) return;
+  box.replaceChildren(h('section', { class: 'card', 'aria-labelledby': 'se-forks-h' },
+    h('h2', { id: 'se-forks-h' }, `Forks (${list.length})`),
+    h('ul', { class: 'ag-records' }, ...list.map((f) => h('li', {},
+      h('a', { href: href(`/sessions/${f.id}`) }, f.name || f.id),
+      f.forked_from_position != null ? ` from message ${f.forked_from_position}` : '', ' · ', statusBadge(f.status),
+      h('span', { class: 'muted' }, ` · ${when(f.created_at)}`))))));
 }
 
 function drawFacts(ctx) {

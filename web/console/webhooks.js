@@ -99,15 +99,36 @@ function eventPicker(chosen) {
 
 // ---- The list and a new webhook ----
 
-async function listPage(params, main) {
+async function listPage(params, main, query) {
   showFlash();
+  const projectId = query.get('project_id') || '';
   main.append(title('Webhooks'),
     h('p', { class: 'lead' }, 'A webhook posts your project\'s events to a URL as they happen, signed with its secret; each post is a delivery, retried until your receiver answers 2xx.'));
   const listBox = h('section', { class: 'card', 'aria-labelledby': 'wh-list-h' }, h('h2', { id: 'wh-list-h' }, 'Your webhooks'), h('p', { class: 'muted' }, 'Loading…'));
   const made = h('div');
-  const draw = async () => drawList(listBox, await all('/api/v1/webhooks'));
-  main.append(made, listBox, createForm(made, draw));
+  const projects = await projectsOf();
+  const picker = projects.length > 1 ? projectPicker(projects, projectId) : null;
+  const draw = async () => drawList(listBox, await all(`/api/v1/webhooks${projectId ? `?project_id=${enc(projectId)}` : ''}`));
+  main.append(...(picker ? [picker] : []), made, listBox, createForm(made, draw, projectId));
   await draw();
+}
+
+// The projects the key sees (none when it may not list them).
+async function projectsOf() {
+  try { return await all('/api/v1/projects'); } catch { return []; }
+}
+
+// Webhooks belong to a project: which one's the page lists and makes.
+function projectPicker(projects, projectId) {
+  const sel = h('select', { name: 'project_id' }, h('option', { value: '' }, 'The default project'),
+    ...projects.map((p) => h('option', { value: p.id, selected: p.id === projectId }, p.name ? `${p.name} (${p.id})` : p.id)));
+  const f = h('form', { class: 'row wh-project', 'aria-label': 'Choose the project' }, field('Project', sel),
+    h('button', { type: 'submit', class: 'secondary' }, 'Show'));
+  f.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    go(`/webhooks${sel.value ? `?project_id=${enc(sel.value)}` : ''}`);
+  });
+  return f;
 }
 
 function drawList(listBox, hooks) {
@@ -123,7 +144,7 @@ function drawList(listBox, hooks) {
     : h('p', { class: 'muted' }, 'No webhooks yet: create one below.'));
 }
 
-function createForm(made, created) {
+function createForm(made, created, projectId) {
   const name = h('input', { name: 'webhook_name', autocomplete: 'off', required: true });
   const url = h('input', { name: 'webhook_url', type: 'url', autocomplete: 'off', required: true, placeholder: 'https://example.org/hooks/quarry' });
   const desc = h('input', { name: 'webhook_description', autocomplete: 'off' });
@@ -142,6 +163,7 @@ function createForm(made, created) {
       if (!body.name || !body.url) throw invalid('A webhook needs a name and a URL.');
       if (!body.events.length) throw invalid('Choose at least one event to send.');
       if (desc.value.trim()) body.description = desc.value.trim();
+      if (projectId) body.project_id = projectId;
       const w = await api('POST', '/api/v1/webhooks', body);
       const open = h('a', { class: 'button', href: href(`/webhooks/${w.id}`) }, `I have stored it: open ${w.name}`);
       made.replaceChildren(h('section', { class: 'card', 'aria-labelledby': 'wh-made-h' },
