@@ -182,3 +182,65 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     assert_eq!(roles, ["system", "user", "assistant", "user"], "{turn:?}");
     assert!(turn[2].1.contains("24 degrees") && turn[3].1.contains("And tomorrow?"), "{turn:?}");
 }
+
+/// A session from its pages (tests/browser/sessions_flow.py): "New session" from the
+/// agent's page; a message whose generation streams from its events, the client
+/// tool's call shown as it comes and answered from the page, the reply in the
+/// transcript; a second, plain reply; a fork, a close, the list by status, a delete.
+/// The page's output reached the model as the tool's result.
+#[test]
+fn browser_session_streams_replies_into_its_transcript() {
+    use super::scripted_llm::{from, text, tools, Scripted};
+    let Some(python) = browser() else { return };
+    let up = Scripted::start();
+    up.otherwise(from(|prompt| {
+        if prompt.contains("Thanks a lot") {
+            text("You are welcome.")
+        } else if prompt.contains("shipped") {
+            text("Your order 42 has shipped and arrives Friday.")
+        } else {
+            tools(&[("lookup_order", serde_json::json!({"order": 42}))])
+        }
+    }));
+    let s = TestServer::with_config(super::plans::LAB);
+    run_flow(&python, "sessions_flow", &s, &[("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr))], Duration::from_secs(120));
+    let bodies = up.bodies();
+    assert_eq!(bodies.len(), 3, "the call that asked for the tool, the one after the page answered it, the second message");
+    let answered = bodies[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the tool's result is sent");
+    assert!(answered["content"].to_string().contains("shipped"), "the page's output is the tool's result: {answered}");
+}
+
+/// Webhooks from their pages (tests/browser/webhooks_flow.py) against a loopback
+/// receiver: the secret shown once, a generation's event delivered and listed as
+/// delivered, redelivered, the secret rotated, the settings saved, the hook deleted.
+/// The receiver got the event twice (the same event id), signed.
+#[test]
+fn browser_webhook_lists_its_deliveries_and_redelivers() {
+    use std::sync::{Arc, Mutex};
+
+    use super::scripted_llm::{text, Scripted};
+    let Some(python) = browser() else { return };
+    let up = Scripted::start();
+    up.otherwise(text("Hello!"));
+    let got: Arc<Mutex<Vec<super::loopback::Request>>> = Arc::default();
+    let g = got.clone();
+    let hook = super::loopback::listen(move |stream| {
+        let mut w = stream.try_clone().unwrap();
+        let mut r = std::io::BufReader::new(stream);
+        while let Some(req) = super::loopback::read_request(&mut r) {
+            g.lock().unwrap().push(req);
+            if !super::loopback::respond(&mut w, 200, &serde_json::json!({"ok": true})) {
+                return;
+            }
+        }
+    });
+    let s = TestServer::with_config(super::plans::LAB);
+    let env = [("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr)), ("QUARRY_HOOK", format!("http://{hook}/hook"))];
+    run_flow(&python, "webhooks_flow", &s, &env, Duration::from_secs(120));
+    let got = got.lock().unwrap();
+    let events: Vec<(&str, &str)> = got.iter().map(|r| (r.body["event"].as_str().unwrap_or(""), r.body["id"].as_str().unwrap_or(""))).collect();
+    assert_eq!(events.len(), 2, "the event and its redelivery: {events:?}");
+    assert!(events.iter().all(|(t, _)| *t == "agents.generation.completed"), "{events:?}");
+    assert_eq!(events[0].1, events[1].1, "a redelivery sends the same event");
+    assert!(got.iter().all(|r| r.path == "/hook" && r.headers.iter().any(|(k, _)| k == "x-soat-signature-v2")), "each post is signed");
+}

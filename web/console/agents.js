@@ -218,6 +218,7 @@ async function editPage(id, main) {
   if (agent) {
     parts.unshift(h('p', { class: 'row' },
       h('a', { class: 'button', href: href(`/agents/${agent.id}/playground`) }, 'Open the playground'),
+      h('a', { class: 'button', href: href(`/sessions/new?agent_id=${enc(agent.id)}&project_id=${enc(agent.project_id || '')}`) }, 'New session'), // sessions.js
       h('span', { class: 'muted' }, `Version ${agent.version} · ${releaseText(agent.active_release)} · updated ${when(agent.updated_at)}`)));
     const versions = (await all(`/api/v1/agents/${enc(agent.id)}/versions`)).sort((x, y) => x.version - y.version);
     parts.push(releaseSection(agent, versions, reload), versionsSection(agent, versions, reload), deleteSection(agent));

@@ -7,5 +7,7 @@ import './search.js';
 import './scan.js';
 import './research.js';
 import './agents.js';
+import './sessions.js';
+import './webhooks.js';
 
 start();
