@@ -213,13 +213,16 @@ def fsync_floor(directory, n=200):
 def start(binary, data, fake_port):
     config = pathlib.Path(data) / "quarry.toml"
     # The fake upstream (the AI provider and the http tool) listens on loopback, which the
-    # egress policy closes to tenants by default: the operator opens it.
+    # egress policy closes to tenants by default: the operator opens it. (a) holds 1,000
+    # generations of one account at once: the operator raises the per-account cap too.
     config.write_text("""[llm]
 max_retries = 0
 [llm.local]
 enabled = false
 [egress]
 allow = ["127.0.0.1"]
+[agents]
+max_running_per_account = 2000
 [auth]
 default_plan = "lab"
 [plans.lab]

@@ -103,8 +103,8 @@ pub struct SessionRecord {
     /// The last generation started in the session (whether it still runs is its record's).
     #[serde(default)]
     pub generation_id: Option<String>,
-    /// When a request claimed the start of the session's next generation (cleared once
-    /// it is started): two requests never both start one.
+    /// A claim on the session's next start, as servers before the creating
+    /// transaction took the claim wrote it; read by none now, kept so their records parse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starting_at: Option<String>,
     pub created_at: String,

@@ -65,6 +65,11 @@ pub trait GenerationRow: Owned + Clone {
     fn conversation_reply(&self) -> Option<super::ConversationMessageRecord> {
         None
     }
+    /// sessions: the session this generation runs in, whose start the creating
+    /// transaction claims (`Records::create_generation`).
+    fn session_id(&self) -> Option<&str> {
+        None
+    }
 
     /// The events this state raises over `before` (`None`: a new generation), which
     /// the write that commits it addresses to the project's webhooks in the same
@@ -112,6 +117,8 @@ pub enum Created {
     New,
     /// The key was claimed already: nothing was written.
     Claimed(Claim),
+    /// The session runs this generation, which has not settled: nothing was written.
+    SessionBusy(String),
 }
 
 fn idempotency_key(account_id: &str, project_id: &str, key: &str) -> String {
@@ -147,6 +154,21 @@ impl Records {
             }
             let claim = Claim { generation_id: g.id().to_owned(), agent_id: g.agent_id().to_owned(), fingerprint: fingerprint.to_owned() };
             txn.put_row(IDEMPOTENCY, &k, &to_json(&claim))?;
+        }
+        // sessions: one generation at a time, claimed in the session's record by this
+        // same transaction (the store runs writes one at a time, so two starts cannot
+        // both see the session free), which also marks its activity.
+        if let Some(sid) = g.session_id() {
+            if let Some(mut s) = get_in::<super::SessionRecord>(&txn, g.account_id(), sid)? {
+                if let Some(prev) = s.generation_id.as_deref() {
+                    if get_in::<G>(&txn, g.account_id(), prev)?.is_some_and(|p| !p.settled()) {
+                        return Ok(Created::SessionBusy(prev.to_owned()));
+                    }
+                }
+                s.generation_id = Some(g.id().to_owned());
+                s.last_activity_at = Some(crate::clock::now_rfc3339());
+                put_in(&txn, &s)?;
+            }
         }
         insert_in(&txn, g)?;
         if !g.settled() {

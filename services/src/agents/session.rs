@@ -294,7 +294,7 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
         Added::Existing(m) => return Ok(Sent::Saved(m, true)),
         Added::New(m) => m,
     };
-    touch(&records, &s, None).await?;
+    touch(&records, &s).await?;
     if !s.auto_generate || s.status != "open" || running(&records, &s)?.is_some() {
         return Ok(Sent::Saved(m, false));
     }
@@ -305,18 +305,13 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
     Ok(Sent::Generated(conversation::rested(&host, &g, 0).await?))
 }
 
-/// Records activity on the session; with `started`, the generation it started (and
-/// its claim released).
-async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, started: Option<Option<String>>) -> Result<(), ApiError> {
+/// Records activity on the session (a message added).
+async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord) -> Result<(), ApiError> {
     let (r, s) = (records.clone(), s.clone());
     let now = crate::clock::now_rfc3339();
     blocking(move || {
         r.update(&s.account_id, &s.id, |s: &mut SessionRecord| {
             s.last_activity_at = Some(now);
-            if let Some(g) = started {
-                s.starting_at = None;
-                s.generation_id = g.or(s.generation_id.take());
-            }
             Change::Write(())
         })
     })
@@ -324,40 +319,15 @@ async fn touch(records: &std::sync::Arc<Records>, s: &SessionRecord, started: Op
     Ok(())
 }
 
-/// How long a claim to start a generation holds when its request never released it.
-const CLAIM_HOLDS: std::time::Duration = std::time::Duration::from_secs(60);
-
 fn in_progress(s: &SessionRecord) -> ApiError {
     let what = s.generation_id.as_deref().map_or("is starting".to_owned(), |g| format!("{g} has not settled yet"));
     ApiError::new(Code::GenerationAlreadyInProgress, format!("The session's generation {what}; wait for it, or answer its tool calls."))
 }
 
-/// Claims the start of the session's next generation, in one write: refused while
-/// another request holds a claim, or when a generation was started since `seen`
-/// (whose last generation was found settled).
-async fn claim(records: &std::sync::Arc<Records>, seen: &SessionRecord) -> Result<(), ApiError> {
-    let (r, seen) = (records.clone(), seen.clone());
-    let now = std::time::SystemTime::now();
-    blocking(move || {
-        let changed = r.update(&seen.account_id, &seen.id, |s: &mut SessionRecord| {
-            let held = s
-                .starting_at
-                .as_deref()
-                .and_then(|t| humantime::parse_rfc3339(t).ok())
-                .is_some_and(|t| now.duration_since(t).unwrap_or_default() < CLAIM_HOLDS);
-            if held || s.generation_id != seen.generation_id {
-                return Change::Keep(Err(in_progress(s)));
-            }
-            s.starting_at = Some(humantime::format_rfc3339_millis(now).to_string());
-            Change::Write(Ok(()))
-        })?;
-        changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &seen.id)))?
-    })
-    .await
-}
-
 /// Starts the session's agent over its conversation, with the session's context and
-/// the request's over it (`s` as read when its last generation was found settled).
+/// the request's over it. The start is claimed by the transaction that creates the
+/// generation (`Records::create_generation`): of two racing starts one is created, the
+/// other is 409 `GENERATION_ALREADY_IN_PROGRESS` and writes nothing.
 async fn start(
     host: Rc<Host>,
     scope: &Scope,
@@ -365,14 +335,10 @@ async fn start(
     c: &ConversationRecord,
     context: Option<BTreeMap<String, String>>,
 ) -> Result<GenerationRecord, ApiError> {
-    let records = host.agents.records.clone();
-    claim(&records, s).await?;
     let mut tool_context = s.tool_context.clone().unwrap_or_default();
     tool_context.extend(context.unwrap_or_default());
     let turn = Turn { agent_id: s.agent_id.clone(), session_id: Some(s.id.clone()), tool_context: Some(tool_context) };
-    let started = conversation::start_turn(host.clone(), scope, c, turn).await;
-    touch(&records, s, Some(started.as_ref().ok().map(|g| g.id.clone()))).await?;
-    started
+    conversation::start_turn(host.clone(), scope, c, turn).await
 }
 
 /// A closed session is 409 `SESSION_CLOSED`; one idle past its

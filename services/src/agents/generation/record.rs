@@ -519,6 +519,10 @@ impl GenerationRow for GenerationRecord {
         }
     }
 
+    fn session_id(&self) -> Option<&str> {
+        self.state.input.session_id.as_deref()
+    }
+
     /// sessions: a completed generation of a conversation answers into it.
     fn conversation_reply(&self) -> Option<crate::store::ConversationMessageRecord> {
         let conversation_id = self.state.input.conversation_id.clone()?;

@@ -276,6 +276,15 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             let log = run::spawn(host, g.clone(), Some(slot));
             Ok(Started::New { record: g, log })
         }
+        // The session started another generation between our look and our write.
+        Created::SessionBusy(running) => {
+            host.agents.content.forget(&g.id);
+            Err(ApiError::new(
+                Code::GenerationAlreadyInProgress,
+                format!("The session's generation {running} has not settled yet; wait for it, or answer its tool calls."),
+            )
+            .with_meta("generation_id", running))
+        }
         // Another request claimed the key between our look and our write.
         Created::Claimed(claim) => {
             host.agents.content.forget(&g.id);
