@@ -56,6 +56,8 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("memory_entry", count_in::<MemoryEntryRecord>(records, account_id, project_id)?),
         // webhooks
         ("webhook", count_in::<crate::store::WebhookRecord>(records, account_id, project_id)?),
+        // actors
+        ("actor", count_in::<crate::store::ActorRecord>(records, account_id, project_id)?),
     ])
 }
 
@@ -89,6 +91,8 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     for w in records.list::<crate::store::WebhookRecord>(account_id)?.into_iter().filter(|w| w.project_id == project_id) {
         records.remove_webhook(account_id, &w.id)?;
     }
+    // actors
+    remove_all::<crate::store::ActorRecord>(records, account_id, project_id)?;
     remove_all::<MemoryEntryRecord>(records, account_id, project_id)
 }
 
