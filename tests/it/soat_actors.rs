@@ -64,7 +64,10 @@ fn actors_are_made_once_per_external_id_listed_changed_tagged_and_deleted_by_the
     let e = refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": "C", "agent_id": a, "chat_id": "chat_x"}))), 400);
     assert_eq!(e["code"], "VALIDATION_FAILED");
     assert_eq!(refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": "C", "chat_id": "chat_x"}))), 400)["code"], "CHAT_NOT_FOUND");
-    assert_eq!(refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": "C", "agent_id": "agent_nope"}))), 400)["code"], "AGENT_NOT_FOUND");
+    assert_eq!(
+        refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": "C", "agent_id": "agent_nope"}))), 400)["code"],
+        "AGENT_NOT_FOUND"
+    );
     assert_eq!(refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": "C", "color": "red"}))), 400)["code"], "VALIDATION_FAILED");
     assert_eq!(refused(call(&s, "POST", "/api/v1/actors", &key, Some(json!({"name": " "}))), 400)["code"], "VALIDATION_FAILED");
     assert_eq!(ok(call(&s, "GET", "/api/v1/actors", &key, None), 200)["total"], 2, "no actor made by a refused create");
@@ -78,8 +81,14 @@ fn actors_are_made_once_per_external_id_listed_changed_tagged_and_deleted_by_the
     ok(call(&s, "PATCH", &path, &key, Some(json!({"external_id": "bob@example.com"}))), 200);
     // Tags: replace, merge, read.
     let tags = format!("{path}/tags");
-    assert_eq!(ok(call(&s, "PUT", &tags, &key, Some(json!({"type": "customer", "status": "active"}))), 200), json!({"type": "customer", "status": "active"}));
-    assert_eq!(ok(call(&s, "PATCH", &tags, &key, Some(json!({"status": "vip", "tier": "2"}))), 200), json!({"type": "customer", "status": "vip", "tier": "2"}));
+    assert_eq!(
+        ok(call(&s, "PUT", &tags, &key, Some(json!({"type": "customer", "status": "active"}))), 200),
+        json!({"type": "customer", "status": "active"})
+    );
+    assert_eq!(
+        ok(call(&s, "PATCH", &tags, &key, Some(json!({"status": "vip", "tier": "2"}))), 200),
+        json!({"type": "customer", "status": "vip", "tier": "2"})
+    );
     assert_eq!(ok(call(&s, "PUT", &tags, &key, Some(json!({"only": "this"}))), 200), json!({"only": "this"}));
     assert_eq!(ok(call(&s, "GET", &tags, &key, None), 200), json!({"only": "this"}));
     assert_eq!(ok(call(&s, "GET", &path, &key, None), 200)["tags"], json!({"only": "this"}));
@@ -103,7 +112,10 @@ fn actors_are_made_once_per_external_id_listed_changed_tagged_and_deleted_by_the
     assert_eq!(refused(call(&s, "GET", &path, &key, None), 404)["code"], "RESOURCE_NOT_FOUND");
     assert_eq!(refused(call(&s, "DELETE", &path, &key, None), 404)["code"], "RESOURCE_NOT_FOUND");
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/sessions/{}", id(&his)), &key, None), 200)["actor_id"], Value::Null);
-    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/conversations/{}", his["conversation_id"].as_str().unwrap()), &key, None), 200)["actor_id"], Value::Null);
+    assert_eq!(
+        ok(call(&s, "GET", &format!("/api/v1/conversations/{}", his["conversation_id"].as_str().unwrap()), &key, None), 200)["actor_id"],
+        Value::Null
+    );
 }
 
 #[test]
@@ -122,7 +134,8 @@ fn another_accounts_or_projects_actor_is_out_of_reach() {
     assert_eq!(refused(session(&s, &other, &theirs, json!({"actor_id": alice})), 400)["code"], "ACTOR_NOT_FOUND");
     // Another project of the same account: its key sees none, and its sessions cannot name her.
     let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &st.key, Some(json!({"name": "P2"}))), 201));
-    let sk2 = ok(call(&s, "POST", "/api/v1/api-keys", &st.key, Some(json!({"name": "p2", "project_id": p2}))), 201)["key"].as_str().unwrap().to_owned();
+    let sk2 =
+        ok(call(&s, "POST", "/api/v1/api-keys", &st.key, Some(json!({"name": "p2", "project_id": p2}))), 201)["key"].as_str().unwrap().to_owned();
     assert_eq!(refused(call(&s, "GET", &format!("/api/v1/actors/{alice}"), &sk2, None), 404)["code"], "RESOURCE_NOT_FOUND");
     assert_eq!(ok(call(&s, "GET", "/api/v1/actors", &sk2, None), 200)["total"], 0);
     let e = refused(call(&s, "POST", "/api/v1/actors", &sk2, Some(json!({"name": "X", "project_id": "proj_elsewhere"}))), 403);

@@ -47,7 +47,7 @@ owned_record!(ActorRecord, "soat_actors", "soat_actors_by_account");
 pub enum ActorCreated {
     New,
     /// An actor of the project already holds the external id: it, unchanged.
-    Existing(ActorRecord),
+    Existing(Box<ActorRecord>),
 }
 
 /// What [`Records::update_actor`] did.
@@ -75,8 +75,8 @@ pub enum ActorSession {
     Created,
     /// The session's actor is not in its project (or is gone).
     NoActor,
-    /// The actor's open session with the agent, which is still live.
-    Conflict(SessionRecord),
+    /// The id of the actor's open session with the agent, which is still live.
+    Conflict(String),
 }
 
 fn holder_of(txn: &impl super::kv::Read, a: &ActorRecord) -> Result<Option<ActorRecord>, StoreError> {
@@ -94,7 +94,7 @@ impl Records {
     pub fn create_actor(&self, a: &ActorRecord) -> Result<ActorCreated, StoreError> {
         let txn = self.kv.write()?;
         if let Some(existing) = holder_of(&txn, a)? {
-            return Ok(ActorCreated::Existing(existing));
+            return Ok(ActorCreated::Existing(Box::new(existing)));
         }
         insert_in(&txn, a)?;
         self.commit_charged(txn, Charge::Capped(&a.account_id))?;
@@ -174,7 +174,7 @@ impl Records {
             let open = sessions.into_iter().filter(|o| o.agent_id == s.agent_id && o.actor_id == s.actor_id && o.status == "open");
             for mut other in open {
                 if live(&other) {
-                    return Ok(ActorSession::Conflict(other));
+                    return Ok(ActorSession::Conflict(other.id));
                 }
                 other.status = "expired".into();
                 put_in(&txn, &other)?;
@@ -216,10 +216,12 @@ mod tests {
         assert!(matches!(again, ActorCreated::Existing(a) if a.id == "actor_1"));
         assert_eq!(r.create_actor(&actor("actor_3", "proj_b", Some("+1"))).unwrap(), ActorCreated::New, "another project's is apart");
         assert_eq!(r.create_actor(&actor("actor_4", "proj_a", None)).unwrap(), ActorCreated::New);
-        let taken = r.update_actor("acc_a", "actor_4", |a| {
-            a.external_id = Some("+1".into());
-            Ok::<(), ()>(())
-        }).unwrap();
+        let taken = r
+            .update_actor("acc_a", "actor_4", |a| {
+                a.external_id = Some("+1".into());
+                Ok::<(), ()>(())
+            })
+            .unwrap();
         assert_eq!(taken, ActorUpdated::ExternalIdTaken("actor_1".into()));
         assert_eq!(r.get::<ActorRecord>("acc_a", "actor_4").unwrap().unwrap().external_id, None, "nothing written");
         assert_eq!(r.remove_actor("acc_a", "actor_1").unwrap(), ActorRemoved::Removed);

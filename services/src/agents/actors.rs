@@ -134,7 +134,7 @@ pub fn create(records: &Records, scope: &Scope, new: NewActor) -> Result<Created
     };
     Ok(match records.create_actor(&a)? {
         ActorCreated::New => Created::New(a),
-        ActorCreated::Existing(existing) => Created::Existing(existing),
+        ActorCreated::Existing(existing) => Created::Existing(*existing),
     })
 }
 
@@ -251,7 +251,13 @@ pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError
     }
 }
 
-pub fn write_tags(records: &Records, scope: &Scope, id: &str, how: TagWrite, given: BTreeMap<String, String>) -> Result<BTreeMap<String, String>, ApiError> {
+pub fn write_tags(
+    records: &Records,
+    scope: &Scope,
+    id: &str,
+    how: TagWrite,
+    given: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ApiError> {
     check_tags(&given)?;
     let a = get(records, scope, id)?;
     let a = change(records, &a, |a| {

@@ -179,7 +179,12 @@ pub async fn create(records: &std::sync::Arc<Records>, scope: &Scope, new: NewSe
 }
 
 /// Writes a session that names an actor (see `store::actors`' `create_actor_session`).
-async fn write_for_actor(records: &std::sync::Arc<Records>, s: SessionRecord, c: ConversationRecord, single: bool) -> Result<SessionRecord, ApiError> {
+async fn write_for_actor(
+    records: &std::sync::Arc<Records>,
+    s: SessionRecord,
+    c: ConversationRecord,
+    single: bool,
+) -> Result<SessionRecord, ApiError> {
     use crate::store::actors::ActorSession;
     let (r, w) = (records.clone(), s.clone());
     let now = std::time::SystemTime::now();
@@ -190,9 +195,9 @@ async fn write_for_actor(records: &std::sync::Arc<Records>, s: SessionRecord, c:
         ActorSession::NoActor => Err(ApiError::new(Code::ActorNotFound, format!("actor_id: no actor {actor} in this project.")).at("actor_id")),
         ActorSession::Conflict(open) => Err(ApiError::new(
             Code::SingleSessionConflict,
-            format!("The actor {actor} already has the open session {} with this agent; use it, or close it first.", open.id),
+            format!("The actor {actor} already has the open session {open} with this agent; use it, or close it first."),
         )
-        .with_meta("session_id", open.id)),
+        .with_meta("session_id", open)),
     }
 }
 

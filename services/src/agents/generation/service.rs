@@ -122,7 +122,7 @@ fn replay_or_conflict(claim: Claim, agent_id: &str, fingerprint: &str, g: Option
 /// record (of the scope's project), for the canary split.
 fn session_caller(records: &Records, scope: &Scope, session_id: Option<&str>) -> Option<(Option<String>, Option<String>)> {
     let s: crate::store::SessionRecord = records.get(&scope.account_id, session_id?).ok().flatten()?;
-    (s.project_id == scope.project_id).then(|| (s.actor_id, Some(s.id)))
+    (s.project_id == scope.project_id).then_some((s.actor_id, Some(s.id)))
 }
 
 /// Starts a generation of `args.agent_id` in the scope's project: the record (and a
@@ -149,10 +149,9 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     // session (never by what its tool_context says, which a request may override).
     let (actor, session) = match session_caller(&records, &scope, body.session_id.as_deref()) {
         Some(caller) => caller,
-        None => (
-            body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned()),
-            body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()),
-        ),
+        None => {
+            (body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned()), body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()))
+        }
     };
     let served = rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref()));
     let config = served_config(&records, &agent, served)?;
