@@ -7,5 +7,7 @@ import './search.js';
 import './scan.js';
 import './research.js';
 import './agents.js';
+// actors (issue 36)
+import './actors.js';
 
 start();
