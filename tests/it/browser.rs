@@ -182,3 +182,13 @@ fn browser_agent_pauses_on_a_client_tool_and_resumes_from_the_playground() {
     assert_eq!(roles, ["system", "user", "assistant", "user"], "{turn:?}");
     assert!(turn[2].1.contains("24 degrees") && turn[3].1.contains("And tomorrow?"), "{turn:?}");
 }
+
+/// actors (issue 36): the actors page (tests/browser/actors_flow.py): made from the form,
+/// the same external id answering the same actor, its sessions counted, a delete
+/// refused in words once it spoke, another deleted.
+#[test]
+fn browser_actors_page_creates_counts_and_deletes() {
+    let Some(python) = browser() else { return };
+    let s = TestServer::with_config(super::plans::LAB);
+    run_flow(&python, "actors_flow", &s, &[], Duration::from_secs(120));
+}
