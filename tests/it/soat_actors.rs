@@ -160,9 +160,15 @@ fn single_session_per_actor_allows_one_open_session_even_under_racing_creates() 
     ok(session(&s, &st, &single, json!({})), 201);
     ok(session(&s, &st, &plain, json!({"actor_id": alice})), 201);
     ok(session(&s, &st, &plain, json!({"actor_id": alice})), 201);
-    // Closed, the slot is free again.
-    ok(call(&s, "PATCH", &format!("/api/v1/sessions/{}", id(&first)), &st.key, Some(json!({"status": "closed"}))), 200);
-    ok(session(&s, &st, &single, json!({"actor_id": alice})), 201);
+    // Closed, the slot is free again; reopening the closed one while another is open is refused.
+    let first_path = format!("/api/v1/sessions/{}", id(&first));
+    ok(call(&s, "PATCH", &first_path, &st.key, Some(json!({"status": "closed"}))), 200);
+    let second = ok(session(&s, &st, &single, json!({"actor_id": alice})), 201);
+    let e = refused(call(&s, "PATCH", &first_path, &st.key, Some(json!({"status": "open", "name": "again"}))), 409);
+    assert_eq!((e["code"].as_str(), e["meta"]["session_id"].as_str()), (Some("SINGLE_SESSION_CONFLICT"), second["id"].as_str()), "{e}");
+    let unchanged = ok(call(&s, "GET", &first_path, &st.key, None), 200);
+    assert_eq!((&unchanged["status"], &unchanged["name"]), (&json!("closed"), &Value::Null), "nothing written");
+    ok(call(&s, "PATCH", &first_path, &st.key, Some(json!({"name": "renamed while closed"}))), 200);
     // An open session idle past its TTL no longer holds it (it is marked expired).
     let idle = ok(session(&s, &st, &single, json!({"actor_id": dave, "inactivity_ttl_seconds": 1})), 201);
     std::thread::sleep(std::time::Duration::from_millis(2100));

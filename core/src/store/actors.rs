@@ -187,6 +187,44 @@ impl Records {
     }
 }
 
+/// The id of a live open session, other than `s`, of `s`'s agent and actor.
+fn other_open(txn: &super::kv::WriteTx, s: &SessionRecord, live: &impl Fn(&SessionRecord) -> bool) -> Result<Option<String>, StoreError> {
+    let sessions: Vec<SessionRecord> = list_in(txn, &s.account_id)?;
+    let mut open = sessions.into_iter().filter(|o| o.id != s.id && o.agent_id == s.agent_id && o.actor_id == s.actor_id && o.status == "open");
+    Ok(open.find(|o| live(o)).map(|o| o.id))
+}
+
+impl Records {
+    /// Lets `f` change the account's session, as [`Records::update`] does; with
+    /// `single`, a change that leaves a session of an actor open is written only while
+    /// no other live open session of its agent and actor exists (`Err` its id).
+    pub fn update_actor_session<T>(
+        &self,
+        account_id: &str,
+        id: &str,
+        single: bool,
+        live: impl Fn(&SessionRecord) -> bool,
+        f: impl FnOnce(&mut SessionRecord) -> super::owned::Change<T>,
+    ) -> Result<Option<Result<T, String>>, StoreError> {
+        use super::owned::Change;
+        let txn = self.kv.write()?;
+        let Some(mut s) = get_in::<SessionRecord>(&txn, account_id, id)? else { return Ok(None) };
+        let out = match f(&mut s) {
+            Change::Keep(t) => return Ok(Some(Ok(t))),
+            Change::Write(t) => t,
+        };
+        assert!(s.id == id && s.account_id == account_id, "an update changed a session's id or owner");
+        if single && s.status == "open" && s.actor_id.is_some() {
+            if let Some(other) = other_open(&txn, &s, &live)? {
+                return Ok(Some(Err(other)));
+            }
+        }
+        put_in(&txn, &s)?;
+        self.commit_charged(txn, Charge::Capped(account_id))?;
+        Ok(Some(Ok(out)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

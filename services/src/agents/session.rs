@@ -193,11 +193,7 @@ async fn write_for_actor(
     match written {
         ActorSession::Created => Ok(s),
         ActorSession::NoActor => Err(ApiError::new(Code::ActorNotFound, format!("actor_id: no actor {actor} in this project.")).at("actor_id")),
-        ActorSession::Conflict(open) => Err(ApiError::new(
-            Code::SingleSessionConflict,
-            format!("The actor {actor} already has the open session {open} with this agent; use it, or close it first."),
-        )
-        .with_meta("session_id", open)),
+        ActorSession::Conflict(open) => Err(conflict(actor, &open)),
     }
 }
 
@@ -266,7 +262,9 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: SessionPatch) -
     }
     let s = get(records, scope, id)?;
     let now = crate::clock::now_rfc3339();
-    change(records, &s, |s| {
+    // actors: reopening an actor's session holds the agent's single_session_per_actor.
+    let single = s.actor_id.is_some() && patch.status.as_deref() == Some("open") && single_session_per_actor(records, &s)?;
+    let apply = |s: &mut SessionRecord| {
         s.name = patch.name.apply(s.name.take());
         if let Some(st) = patch.status {
             s.status = st;
@@ -281,7 +279,31 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: SessionPatch) -
         s.message_delay_seconds = patch.message_delay_seconds.apply(s.message_delay_seconds.take());
         s.updated_at = now;
         Change::Write(Ok(s.clone()))
-    })
+    };
+    if !single {
+        return change(records, &s, apply);
+    }
+    let at = std::time::SystemTime::now();
+    let changed = records.update_actor_session(&s.account_id, &s.id, true, |o| !idle_past_ttl(o, at), apply)?;
+    match changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &s.id)))? {
+        Ok(written) => written,
+        Err(open) => Err(conflict(s.actor_id.as_deref().unwrap_or_default(), &open)),
+    }
+}
+
+/// Whether the session's agent allows its actor one open session.
+fn single_session_per_actor(records: &Records, s: &SessionRecord) -> Result<bool, ApiError> {
+    let agent: Option<AgentRecord> = records.agent(&s.account_id, &s.agent_id)?;
+    Ok(agent.is_some_and(|a| a.config.single_session_per_actor))
+}
+
+/// 409 `SINGLE_SESSION_CONFLICT`: the actor's open session `open` holds the agent.
+fn conflict(actor: &str, open: &str) -> ApiError {
+    ApiError::new(
+        Code::SingleSessionConflict,
+        format!("The actor {actor} already has the open session {open} with this agent; use it, or close it first."),
+    )
+    .with_meta("session_id", open)
 }
 
 pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError> {
