@@ -188,6 +188,18 @@ codes! {
     InvalidCredentials => ("invalid_credentials", 401),
     // SOAT files: a file's bytes on disk no longer match their checksum (never served).
     FileCorrupt => ("file_corrupt", 500),
+    // actors (issue 36, services/src/agents/actors.rs): SOAT's codes, named by `Code::soat`.
+    // A session names an actor not in its project.
+    ActorNotFound => ("actor_not_found", 400),
+    // An actor links an agent (or a chat) not in its project; Quarry serves no chats.
+    AgentNotFound => ("agent_not_found", 400),
+    ChatNotFound => ("chat_not_found", 400),
+    // The actor wrote messages of a conversation; it cannot be deleted.
+    ActorHasMessages => ("actor_has_messages", 409),
+    // ours: another actor of the project holds this external_id.
+    ExternalIdTaken => ("external_id_taken", 409),
+    // single_session_per_actor: the actor has an open session with the agent (meta: session_id).
+    SingleSessionConflict => ("single_session_conflict", 409),
 }
 
 /// An error as the client sees it.
@@ -324,6 +336,12 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::GenerationAlreadyInProgress => "GENERATION_ALREADY_IN_PROGRESS",
         Code::SessionClosed => "SESSION_CLOSED",
         Code::SessionExpired => "SESSION_EXPIRED",
+        // actors
+        Code::ActorNotFound => "ACTOR_NOT_FOUND",
+        Code::AgentNotFound => "AGENT_NOT_FOUND",
+        Code::ChatNotFound => "CHAT_NOT_FOUND",
+        Code::ActorHasMessages => "ACTOR_HAS_MESSAGES",
+        Code::SingleSessionConflict => "SINGLE_SESSION_CONFLICT",
         _ => return None,
     })
 }

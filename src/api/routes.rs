@@ -320,6 +320,15 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/documents/{document_id}/tags", "soat_get_document_tags", call!(soat::documents::get_tags, document_id)),
         row(M::PUT, "/api/v1/documents/{document_id}/tags", "soat_replace_document_tags", call!(soat::documents::replace_tags, document_id)),
         row(M::PATCH, "/api/v1/documents/{document_id}/tags", "soat_merge_document_tags", call!(soat::documents::merge_tags, document_id)),
+        // SOAT (/api/v1): actors (issue 36, actors).
+        row(M::GET, "/api/v1/actors", "soat_list_actors", call!(soat::actors::list)),
+        row(M::POST, "/api/v1/actors", "soat_create_actor", call!(soat::actors::create)),
+        row(M::GET, "/api/v1/actors/{actor_id}", "soat_get_actor", call!(soat::actors::get, actor_id)),
+        row(M::PATCH, "/api/v1/actors/{actor_id}", "soat_update_actor", call!(soat::actors::update, actor_id)),
+        row(M::DELETE, "/api/v1/actors/{actor_id}", "soat_delete_actor", call!(soat::actors::delete, actor_id)),
+        row(M::GET, "/api/v1/actors/{actor_id}/tags", "soat_get_actor_tags", call!(soat::actors::tags, actor_id)),
+        row(M::PUT, "/api/v1/actors/{actor_id}/tags", "soat_replace_actor_tags", call!(soat::actors::replace_tags, actor_id)),
+        row(M::PATCH, "/api/v1/actors/{actor_id}/tags", "soat_merge_actor_tags", call!(soat::actors::merge_tags, actor_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

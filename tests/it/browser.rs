@@ -244,3 +244,13 @@ fn browser_webhook_lists_its_deliveries_and_redelivers() {
     assert_eq!(events[0].1, events[1].1, "a redelivery sends the same event");
     assert!(got.iter().all(|r| r.path == "/hook" && r.headers.iter().any(|(k, _)| k == "x-soat-signature-v2")), "each post is signed");
 }
+
+/// actors (issue 36): the actors page (tests/browser/actors_flow.py): made from the form,
+/// the same external id answering the same actor, its sessions counted, a delete
+/// refused in words once it spoke, another deleted.
+#[test]
+fn browser_actors_page_creates_counts_and_deletes() {
+    let Some(python) = browser() else { return };
+    let s = TestServer::with_config(super::plans::LAB);
+    run_flow(&python, "actors_flow", &s, &[], Duration::from_secs(120));
+}

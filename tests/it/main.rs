@@ -40,6 +40,8 @@ mod schema;
 mod search;
 mod search_keyword;
 mod soat;
+// SOAT actors (issue 36, actors).
+mod soat_actors;
 mod soat_agents;
 mod soat_files;
 mod soat_generate;

@@ -109,3 +109,18 @@ fn the_documents_spec_holds_under_schemathesis() {
     let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
     assert!(generated > 50 && all_passed, "documents: {generated} cases:\n{run}");
 }
+
+/// actors (issue 36): `tests/schemathesis/soat_actors.sh`, SOAT v0.28's actors spec over
+/// seeded actors, the same checks as the documents spec's.
+#[test]
+fn the_actors_spec_holds_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_actors.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let run = stdout.split("[schemathesis] spec soat-actors").nth(1).unwrap_or_else(|| panic!("no actors run in:\n{stdout}"));
+    let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
+    assert!(generated > 50 && all_passed, "actors: {generated} cases:\n{run}");
+}

@@ -9,5 +9,7 @@ import './research.js';
 import './agents.js';
 import './sessions.js';
 import './webhooks.js';
+// actors (issue 36)
+import './actors.js';
 
 start();

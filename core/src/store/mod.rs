@@ -7,6 +7,8 @@
 //! Writes commit durably (fsync) before they return. Reads see one consistent state and
 //! never wait for the writer. Calls block, so the server runs writes on a blocking pool.
 
+// SOAT actors (issue 36, actors).
+pub mod actors;
 pub mod agents;
 mod charges;
 mod collections;
@@ -35,6 +37,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+// actors
+pub use actors::ActorRecord;
 pub use charges::{Charge, Ledger};
 // sessions
 pub use conversations::{ConversationMessageRecord, ConversationRecord, SessionRecord};
@@ -120,6 +124,8 @@ impl Records {
         self.ensure_users()?;
         self.ensure_files()?;
         self.ensure_webhooks()?;
+        // actors
+        self.ensure_actors()?;
         self.count_records_once()
     }
 

@@ -133,6 +133,10 @@ pub async fn create(records: &std::sync::Arc<Records>, scope: &Scope, new: NewCo
     check_name(&new.name)?;
     let status = new.status.unwrap_or_else(|| "open".into());
     check_status(&status, &["open", "closed"])?;
+    // actors: an actor of the project, or 400 (SOAT's "Invalid actor ID").
+    if let Some(a) = &new.actor_id {
+        super::actors::check_named(records, scope, &scope.project_id, a, Code::SoatValidation, "actor_id")?;
+    }
     let c = ConversationRecord { status, ..record(scope, new.name, new.actor_id) };
     let (r, w) = (records.clone(), c.clone());
     blocking(move || r.insert(&w)).await.map_err(store_err)?;
@@ -228,6 +232,10 @@ pub(crate) async fn place(records: &std::sync::Arc<Records>, m: ConversationMess
 pub async fn add_message(records: &std::sync::Arc<Records>, scope: &Scope, id: &str, new: NewMessage) -> Result<ConversationMessageRecord, ApiError> {
     check_role(&new.role)?;
     let c = get(records, scope, id)?;
+    // actors: a message's actor is one of the conversation's project.
+    if let Some(a) = &new.actor_id {
+        super::actors::check_named(records, scope, &c.project_id, a, Code::SoatValidation, "actor_id")?;
+    }
     let m = ConversationMessageRecord { actor_id: new.actor_id, metadata: new.metadata.map(Value::Object), ..message(&c, &new.role, new.message) };
     match place(records, m, new.position).await? {
         Added::New(m) | Added::Existing(m) => Ok(m),

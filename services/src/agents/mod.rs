@@ -4,6 +4,8 @@
 //! answer typed records or their own errors (each with its code); they import neither
 //! `api` nor `http`.
 
+// SOAT actors (issue 36, actors).
+pub mod actors;
 pub mod agent;
 pub mod api_keys;
 // sessions: conversations and sessions.

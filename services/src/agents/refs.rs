@@ -64,6 +64,8 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("conversation", count_in::<ConversationRecord>(records, account_id, project_id)?),
         ("document", count_in::<DocumentRecord>(records, account_id, project_id)?),
         ("file", count_in::<FileRecord>(records, account_id, project_id)?),
+        // actors
+        ("actor", count_in::<crate::store::ActorRecord>(records, account_id, project_id)?),
     ])
 }
 
@@ -109,6 +111,8 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     for c in records.list::<ConversationRecord>(account_id)?.into_iter().filter(|c| c.project_id == project_id) {
         records.remove_conversation(account_id, &c.id)?;
     }
+    // actors (after the sessions and messages that name them)
+    remove_all::<crate::store::ActorRecord>(records, account_id, project_id)?;
     remove_all::<DocumentRecord>(records, account_id, project_id)?;
     for f in records.list::<FileRecord>(account_id)?.into_iter().filter(|f| f.project_id == project_id) {
         records.remove_file(account_id, &f.id)?;

@@ -8,8 +8,12 @@
 //! new, inert session. Another account's or project's session is 404.
 //!
 //! A session idle past `inactivity_ttl_seconds` expires when a generation is asked of
-//! it. Not yet: actors (`actor_id` is kept as given), `single_session_per_actor`, and
-//! `message_delay_seconds`' debounce (kept; generation starts at once).
+//! it. A session's `actor_id` names an actor of its project (400 `ACTOR_NOT_FOUND`
+//! otherwise); with the agent's `single_session_per_actor`, a second open session for
+//! the same actor is 409 `SINGLE_SESSION_CONFLICT` (`meta.session_id` the open one),
+//! checked inside the store's write that makes the session (`store::actors`), so of
+//! two racing creates one wins. Not yet: `message_delay_seconds`' debounce (kept;
+//! generation starts at once).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -166,7 +170,40 @@ pub async fn create(records: &std::sync::Arc<Records>, scope: &Scope, new: NewSe
         created_at: now.clone(),
         updated_at: now,
     };
+    // actors: the actor is checked, and the agent's single open session held, in the
+    // write that makes the session.
+    if s.actor_id.is_some() {
+        return write_for_actor(records, s, c, agent.config.single_session_per_actor).await;
+    }
     write_new(records, s, c, Vec::new()).await
+}
+
+/// Writes a session that names an actor (see `store::actors`' `create_actor_session`).
+async fn write_for_actor(
+    records: &std::sync::Arc<Records>,
+    s: SessionRecord,
+    c: ConversationRecord,
+    single: bool,
+) -> Result<SessionRecord, ApiError> {
+    use crate::store::actors::ActorSession;
+    let (r, w) = (records.clone(), s.clone());
+    let now = std::time::SystemTime::now();
+    let written = blocking(move || r.create_actor_session(&w, &c, single, |o| !idle_past_ttl(o, now))).await?;
+    let actor = s.actor_id.as_deref().unwrap_or_default();
+    match written {
+        ActorSession::Created => Ok(s),
+        ActorSession::NoActor => Err(ApiError::new(Code::ActorNotFound, format!("actor_id: no actor {actor} in this project.")).at("actor_id")),
+        ActorSession::Conflict(open) => Err(conflict(actor, &open)),
+    }
+}
+
+/// Whether an open session has been idle past its `inactivity_ttl_seconds` at `now`.
+fn idle_past_ttl(s: &SessionRecord, now: std::time::SystemTime) -> bool {
+    let idle = humantime::parse_rfc3339(s.last_activity_at.as_deref().unwrap_or(&s.created_at))
+        .ok()
+        .and_then(|t| now.duration_since(t).ok())
+        .unwrap_or_default();
+    s.inactivity_ttl_seconds > 0 && idle.as_secs() > s.inactivity_ttl_seconds
 }
 
 async fn write_new(
@@ -225,7 +262,9 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: SessionPatch) -
     }
     let s = get(records, scope, id)?;
     let now = crate::clock::now_rfc3339();
-    change(records, &s, |s| {
+    // actors: reopening an actor's session holds the agent's single_session_per_actor.
+    let single = s.actor_id.is_some() && patch.status.as_deref() == Some("open") && single_session_per_actor(records, &s)?;
+    let apply = |s: &mut SessionRecord| {
         s.name = patch.name.apply(s.name.take());
         if let Some(st) = patch.status {
             s.status = st;
@@ -240,7 +279,31 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: SessionPatch) -
         s.message_delay_seconds = patch.message_delay_seconds.apply(s.message_delay_seconds.take());
         s.updated_at = now;
         Change::Write(Ok(s.clone()))
-    })
+    };
+    if !single {
+        return change(records, &s, apply);
+    }
+    let at = std::time::SystemTime::now();
+    let changed = records.update_actor_session(&s.account_id, &s.id, true, |o| !idle_past_ttl(o, at), apply)?;
+    match changed.ok_or_else(|| ApiError::from(SoatError::not_found("session", &s.id)))? {
+        Ok(written) => written,
+        Err(open) => Err(conflict(s.actor_id.as_deref().unwrap_or_default(), &open)),
+    }
+}
+
+/// Whether the session's agent allows its actor one open session.
+fn single_session_per_actor(records: &Records, s: &SessionRecord) -> Result<bool, ApiError> {
+    let agent: Option<AgentRecord> = records.agent(&s.account_id, &s.agent_id)?;
+    Ok(agent.is_some_and(|a| a.config.single_session_per_actor))
+}
+
+/// 409 `SINGLE_SESSION_CONFLICT`: the actor's open session `open` holds the agent.
+fn conflict(actor: &str, open: &str) -> ApiError {
+    ApiError::new(
+        Code::SingleSessionConflict,
+        format!("The actor {actor} already has the open session {open} with this agent; use it, or close it first."),
+    )
+    .with_meta("session_id", open)
 }
 
 pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError> {
@@ -347,11 +410,7 @@ async fn check_open(records: &std::sync::Arc<Records>, s: &SessionRecord) -> Res
     if s.status == "closed" {
         return Err(ApiError::new(Code::SessionClosed, format!("The session {} is closed; open a new session to continue.", s.id)));
     }
-    let idle = humantime::parse_rfc3339(s.last_activity_at.as_deref().unwrap_or(&s.created_at))
-        .ok()
-        .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
-        .unwrap_or_default();
-    let expired = s.status == "expired" || (s.inactivity_ttl_seconds > 0 && idle.as_secs() > s.inactivity_ttl_seconds);
+    let expired = s.status == "expired" || idle_past_ttl(s, std::time::SystemTime::now());
     if !expired {
         return Ok(());
     }

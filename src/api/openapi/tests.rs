@@ -196,6 +196,13 @@ fn on_agentlex(code: Code) -> bool {
         | UsernameTaken
         | InvalidCredentials
         | FileCorrupt
+        // actors
+        | ActorNotFound
+        | AgentNotFound
+        | ChatNotFound
+        | ActorHasMessages
+        | ExternalIdTaken
+        | SingleSessionConflict
         | EgressRefused => false,
     }
 }

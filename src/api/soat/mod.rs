@@ -19,6 +19,8 @@
 // on a record write: a cold path, where a larger `Result` costs nothing worth a box.
 #![allow(clippy::result_large_err)]
 
+// SOAT actors (issue 36, actors).
+pub mod actors;
 pub mod agent_records;
 pub mod agents;
 pub mod ai_providers;

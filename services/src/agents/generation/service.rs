@@ -118,6 +118,13 @@ fn replay_or_conflict(claim: Claim, agent_id: &str, fingerprint: &str, g: Option
     g.map(Started::Replay).ok_or_else(|| ApiError::new(Code::SoatNotFound, format!("No generation {}.", claim.generation_id)))
 }
 
+/// The actor and session a session's generation comes from, read from the session's
+/// record (of the scope's project), for the canary split.
+fn session_caller(records: &Records, scope: &Scope, session_id: Option<&str>) -> Option<(Option<String>, Option<String>)> {
+    let s: crate::store::SessionRecord = records.get(&scope.account_id, session_id?).ok().flatten()?;
+    (s.project_id == scope.project_id).then_some((s.actor_id, Some(s.id)))
+}
+
 /// Starts a generation of `args.agent_id` in the scope's project: the record (and a
 /// new trace, and the key's claim) committed, then the run spawned on this shard.
 pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError> {
@@ -138,8 +145,14 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             return replay_or_conflict(claim, &agent_id, fp, g);
         }
     }
-    let actor = body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned());
-    let session = body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()).or_else(|| body.session_id.clone());
+    // actors: a session's generation is split by the session's own actor, else the
+    // session (never by what its tool_context says, which a request may override).
+    let (actor, session) = match session_caller(&records, &scope, body.session_id.as_deref()) {
+        Some(caller) => caller,
+        None => {
+            (body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned()), body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()))
+        }
+    };
     let served = rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref()));
     let config = served_config(&records, &agent, served)?;
     // What the run would read of /v1, the starting key must reach (crate::access):
