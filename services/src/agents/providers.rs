@@ -5,8 +5,9 @@
 //! `openai`, `anthropic`, `google` (gemini) their own; `xai`, `groq`, `ollama`,
 //! `azure`, `gateway` and `custom` the generic OpenAI-compatible one at the kind's
 //! address (azure and custom: `base_url` required); `local` is the model this server
-//! supervises (`[llm.local]`). `bedrock` and `vertex` need request signing Quarry does
-//! not do, and are refused. A call builds its provider from the record as it stands
+//! supervises (`[llm.local]`); `bedrock` (Bedrock Runtime's Converse, SigV4-signed)
+//! and `vertex` (Gemini on Vertex AI, a service-account key's access token) are read
+//! in [`clouds`]. A call builds its provider from the record as it stands
 //! ([`target`] → `llm::AdHoc`), so a record made or changed at run time is used at
 //! once, without a restart.
 //!
@@ -19,6 +20,8 @@
 //! the one way to the local model: its address is the server's own configuration.
 
 use serde_json::{Map, Value};
+
+mod clouds;
 
 use super::patch::Patch;
 use super::refs;
@@ -45,22 +48,33 @@ pub enum Kind {
     Gateway,
     Custom,
     Local,
+    // clouds: the two kinds whose calls are signed ([`clouds`]).
+    Bedrock,
+    Vertex,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] =
-        [Kind::OpenAi, Kind::Anthropic, Kind::Google, Kind::Xai, Kind::Groq, Kind::Ollama, Kind::Azure, Kind::Gateway, Kind::Custom, Kind::Local];
+    pub const ALL: [Kind; 12] = [
+        Kind::OpenAi,
+        Kind::Anthropic,
+        Kind::Google,
+        Kind::Xai,
+        Kind::Groq,
+        Kind::Ollama,
+        Kind::Azure,
+        Kind::Gateway,
+        Kind::Custom,
+        Kind::Local,
+        Kind::Bedrock,
+        Kind::Vertex,
+    ];
 
     pub fn parse(s: &str) -> Result<Kind, SoatError> {
         if let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == s) {
             return Ok(k);
         }
         let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-        let why = match s {
-            "bedrock" | "vertex" => format!("{s} needs request signing (AWS SigV4, Google service accounts) this server does not do; supported: "),
-            _ => format!("\"{s}\" is no provider kind; one of "),
-        };
-        Err(SoatError::invalid("provider", format!("{why}{}.", names.join(", "))))
+        Err(SoatError::invalid("provider", format!("\"{s}\" is no provider kind; one of {}.", names.join(", "))))
     }
 
     pub fn as_str(self) -> &'static str {
@@ -75,6 +89,8 @@ impl Kind {
             Kind::Gateway => "gateway",
             Kind::Custom => "custom",
             Kind::Local => "local",
+            Kind::Bedrock => "bedrock",
+            Kind::Vertex => "vertex",
         }
     }
 
@@ -83,7 +99,8 @@ impl Kind {
         match self {
             Kind::OpenAi => "openai",
             Kind::Anthropic => "anthropic",
-            Kind::Google => "gemini",
+            Kind::Google | Kind::Vertex => "gemini",
+            Kind::Bedrock => "bedrock",
             _ => "openai-compatible",
         }
     }
@@ -112,9 +129,10 @@ impl Kind {
     }
 
     /// Whether it can say which models it serves (azure names deployments, ollama
-    /// whatever was pulled: SOAT lists neither).
+    /// whatever was pulled: SOAT lists neither; bedrock's and vertex's catalogues are
+    /// other APIs than the ones this server calls: not listed yet).
     fn lists_models(self) -> bool {
-        !matches!(self, Kind::Azure | Kind::Ollama)
+        !matches!(self, Kind::Azure | Kind::Ollama | Kind::Bedrock | Kind::Vertex)
     }
 }
 
@@ -159,6 +177,9 @@ pub enum Target {
     AdHoc(Box<AdHoc>),
     /// The supervised local model, `local/<name>` on `up.llm`.
     Local { model: String },
+    /// A `vertex` provider with a service-account key: `provider` once its access
+    /// token is had ([`ready`]).
+    Google { provider: Box<AdHoc>, key: Box<crate::llm::cloud::google::ServiceAccount> },
 }
 
 fn check(r: &AiProviderRecord, egress: &Policy, ollama: &str) -> Result<Kind, SoatError> {
@@ -175,6 +196,7 @@ fn check(r: &AiProviderRecord, egress: &Policy, ollama: &str) -> Result<Kind, So
     if let Some(id) = &r.secret_id {
         check_secret_id(id)?;
     }
+    clouds::check_config(kind, &r.config)?;
     match (&r.base_url, kind) {
         (Some(_), Kind::Local) => return Err(SoatError::invalid("base_url", "local is the model this server runs; it has no base_url.")),
         (Some(url), _) => check_url(url)?,
@@ -348,8 +370,20 @@ pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result
         .get(kind.manifest())
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
+    match kind {
+        Kind::Bedrock => return clouds::bedrock(up.direct.config(), manifest, r, token),
+        Kind::Vertex => return clouds::vertex(up.direct.config(), &manifest, r, token),
+        _ => {}
+    }
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url(up.ollama_base_url).map(str::to_owned));
     Ok(Target::AdHoc(Box::new(AdHoc::new(up.direct.config(), &r.id, manifest, base_url, token, None))))
+}
+
+/// A `Target::Google` provider with its access token (cached, else exchanged at the
+/// key's token URI).
+async fn authorised(up: &Upstreams<'_>, provider: Box<AdHoc>, key: &crate::llm::cloud::google::ServiceAccount) -> Result<AdHoc, LlmError> {
+    let token = up.direct.google_token(&provider, key).await?;
+    Ok(provider.with_token(token))
 }
 
 /// One generation through provider `r` (its `default_model` when `req.model` is
@@ -360,6 +394,7 @@ pub async fn complete(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, m
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.complete(&p, &scope.account_id, req).await?),
+        Target::Google { provider, key } => Ok(up.direct.complete(&authorised(up, provider, &key).await?, &scope.account_id, req).await?),
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
@@ -375,6 +410,7 @@ pub async fn stream(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.stream(&p, &scope.account_id, req).await?),
+        Target::Google { provider, key } => Ok(up.direct.stream(&authorised(up, provider, &key).await?, &scope.account_id, req).await?),
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
@@ -439,6 +475,7 @@ pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> 
             LlmError::Refused { .. } => SoatError::EgressRefused { base_url: p.base_url().to_owned() },
             e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
         }),
+        Target::Google { .. } => Err(SoatError::ListingUnsupported("vertex providers cannot list their models here; name the model yourself.".into())),
     }
 }
 
@@ -467,7 +504,9 @@ mod tests {
         assert_eq!(Kind::parse("google").unwrap().manifest(), "gemini");
         assert_eq!(Kind::parse("groq").unwrap().manifest(), "openai-compatible");
         assert_eq!(Kind::parse("custom").unwrap().manifest(), "openai-compatible");
-        assert!(Kind::parse("bedrock").is_err() && Kind::parse("nope").is_err());
+        assert_eq!(Kind::parse("bedrock").unwrap().manifest(), "bedrock");
+        assert_eq!(Kind::parse("vertex").unwrap().manifest(), "gemini");
+        assert!(Kind::parse("nope").is_err());
         for k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()).unwrap(), k);
         }

@@ -71,6 +71,15 @@ impl AdHoc {
         &self.0.base_url
     }
 
+    /// Its calls carrying `token` as its manifest's credential (an access token had
+    /// after it was made: [`Direct::google_token`]).
+    pub fn with_token(mut self, token: Secret) -> AdHoc {
+        self.0.token = Some(token);
+        self.0.headers = super::headers(&self.0);
+        self.0.uris = super::fixed_uris(&self.0);
+        self
+    }
+
     /// Every call signed with AWS SigV4 by `key`, for `scope` (a Bedrock provider).
     pub fn signed(mut self, key: AwsKey, scope: AwsScope) -> AdHoc {
         self.0.sigv4 = Some(Box::new((key, scope)));
