@@ -304,7 +304,16 @@ fn a_bedrock_provider_without_a_usable_secret_is_misconfigured_not_called() {
     let a = agent(&s, &key, &p, json!({}));
     let e = refused(generate(&s, &key, &a, "Say hello."), 400);
     assert_eq!(e["code"], "AI_PROVIDER_MISCONFIGURED", "{e}");
-    let bad = refused(call(&s, "POST", "/api/v1/ai-providers", &key, Some(json!({"name": "a", "provider": "bedrock", "default_model": "m", "config": {"region": "us-west-2/../x"}}))), 400);
+    let bad = refused(
+        call(
+            &s,
+            "POST",
+            "/api/v1/ai-providers",
+            &key,
+            Some(json!({"name": "a", "provider": "bedrock", "default_model": "m", "config": {"region": "us-west-2/../x"}})),
+        ),
+        400,
+    );
     assert_eq!(bad["code"], "VALIDATION_FAILED");
     assert!(bedrock.lock().unwrap().bodies.is_empty());
 }
@@ -496,7 +505,11 @@ fn a_vertex_provider_needs_a_project_and_a_usable_key() {
     let mut no_project: Value = serde_json::from_str(&service_account(addr, "TEST-ONLY-service-account-key.pem")).unwrap();
     no_project.as_object_mut().unwrap().remove("project_id");
     let sec = secret(&s, &key, &no_project.to_string());
-    let p = provider(&s, &key, json!({"name": "g", "provider": "vertex", "default_model": VERTEX_MODEL, "secret_id": sec, "base_url": format!("http://{addr}")}));
+    let p = provider(
+        &s,
+        &key,
+        json!({"name": "g", "provider": "vertex", "default_model": VERTEX_MODEL, "secret_id": sec, "base_url": format!("http://{addr}")}),
+    );
     let a = agent(&s, &key, &p, json!({}));
     let e = refused(generate(&s, &key, &a, "Say hello."), 400);
     assert_eq!(e["code"], "AI_PROVIDER_MISCONFIGURED", "{e}");
@@ -504,7 +517,11 @@ fn a_vertex_provider_needs_a_project_and_a_usable_key() {
     no_project["private_key"] = json!("-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----\n");
     no_project["project_id"] = json!(PROJECT);
     let sec = secret(&s, &key, &no_project.to_string());
-    let p = provider(&s, &key, json!({"name": "g2", "provider": "vertex", "default_model": VERTEX_MODEL, "secret_id": sec, "base_url": format!("http://{addr}")}));
+    let p = provider(
+        &s,
+        &key,
+        json!({"name": "g2", "provider": "vertex", "default_model": VERTEX_MODEL, "secret_id": sec, "base_url": format!("http://{addr}")}),
+    );
     let a = agent(&s, &key, &p, json!({}));
     let e = refused(generate(&s, &key, &a, "Say hello."), 400);
     assert_eq!(e["code"], "AI_PROVIDER_MISCONFIGURED", "{e}");

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{HeaderMap, Method};
 
+use super::cloud::sigv4::{AwsKey, AwsScope};
 use super::config::LlmConfig;
 use super::error::{LlmError, ProviderError};
 use super::manifest::{Auth, Manifest};
@@ -19,7 +20,6 @@ use super::stream::Decoder;
 use super::termination::{Reason, Termination};
 use super::transport::{Body, Call, Failure, SendError, Transport, TransportError, Upstream};
 use super::usage::TokenMeters;
-use super::cloud::sigv4::{AwsKey, AwsScope};
 use super::wire;
 
 mod direct;

@@ -475,7 +475,9 @@ pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> 
             LlmError::Refused { .. } => SoatError::EgressRefused { base_url: p.base_url().to_owned() },
             e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
         }),
-        Target::Google { .. } => Err(SoatError::ListingUnsupported("vertex providers cannot list their models here; name the model yourself.".into())),
+        Target::Google { .. } => {
+            Err(SoatError::ListingUnsupported("vertex providers cannot list their models here; name the model yourself.".into()))
+        }
     }
 }
 

@@ -168,8 +168,9 @@ mod tests {
 
     #[test]
     fn a_key_that_is_no_rsa_key_is_refused_without_echoing_it() {
-        let key = ServiceAccount::parse(r#"{"client_email":"a@b","private_key":"-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"}"#)
-            .expect("a key file's shape");
+        let key =
+            ServiceAccount::parse(r#"{"client_email":"a@b","private_key":"-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"}"#)
+                .expect("a key file's shape");
         assert_eq!(key.check(), Err(KeyError::PrivateKey));
         assert!(!format!("{key:?}").contains("bm90"));
         assert!(ServiceAccount::parse(r#"{"apiKey":"x"}"#).is_none());

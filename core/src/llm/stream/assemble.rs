@@ -269,7 +269,7 @@ impl Assembler {
             deltas.extend(self.apply(StreamEvent::ToolCallEnded { index }));
         }
         deltas.extend(self.finish());
-        self.out.usage = out.usage.clone();
+        self.out.usage = out.usage;
         self.out.raw_reason = out.raw_reason.clone();
         deltas
     }

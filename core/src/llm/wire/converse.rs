@@ -119,7 +119,7 @@ struct Usage {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-enum Content {
+enum Part {
     Text(String),
     ToolUse {
         #[serde(rename = "toolUseId")]
@@ -144,11 +144,11 @@ pub fn decode(body: &[u8]) -> Result<Output, String> {
     let a: Answer = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let mut out = Output { raw_reason: a.stop_reason, ..Output::default() };
     // Blocks of kinds this server does not read (images, citations, guard content) are skipped.
-    for c in a.output.message.content.iter().filter_map(|c| Content::deserialize(c).ok()) {
+    for c in a.output.message.content.iter().filter_map(|c| Part::deserialize(c).ok()) {
         match c {
-            Content::Text(t) => out.text.push_str(&t),
-            Content::ReasoningContent { text } => out.reasoning.push_str(&text.map(|t| t.text).unwrap_or_default()),
-            Content::ToolUse { id, name, input } => {
+            Part::Text(t) => out.text.push_str(&t),
+            Part::ReasoningContent { text } => out.reasoning.push_str(&text.map(|t| t.text).unwrap_or_default()),
+            Part::ToolUse { id, name, input } => {
                 let arguments = if input.is_null() { "{}".to_owned() } else { input.to_string() };
                 out.tool_calls.push(ToolCall { id, name, arguments });
             }

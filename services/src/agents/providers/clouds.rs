@@ -44,11 +44,11 @@ pub(super) fn check_config(kind: Kind, config: &Map<String, Value>) -> Result<()
     };
     for key in keys {
         let Some(v) = config.get(*key) else { continue };
-        let ok = v.as_str().is_some_and(|s| {
-            (1..=100).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
-        });
+        let ok = v
+            .as_str()
+            .is_some_and(|s| (1..=100).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':')));
         if !ok {
-            return Err(SoatError::invalid(&format!("config.{key}"), "must be a name of letters, digits, '-', '_', '.' or ':' (1 to 100)."));
+            return Err(SoatError::invalid(format!("config.{key}"), "must be a name of letters, digits, '-', '_', '.' or ':' (1 to 100)."));
         }
     }
     Ok(())
@@ -95,7 +95,9 @@ pub(super) fn bedrock(c: &crate::llm::LlmConfig, manifest: Arc<Manifest>, r: &Ai
         })
     });
     let p = match iam {
-        Some(key) => AdHoc::new(c, &r.id, manifest, Some(base_url), None, None).signed(key, AwsScope { region: region.to_owned(), service: "bedrock".into() }),
+        Some(key) => {
+            AdHoc::new(c, &r.id, manifest, Some(base_url), None, None).signed(key, AwsScope { region: region.to_owned(), service: "bedrock".into() })
+        }
         None => {
             let key = api_key(&secret).ok_or_else(|| {
                 SoatError::Misconfigured(format!(
