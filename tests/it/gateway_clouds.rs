@@ -339,8 +339,9 @@ fn public_half(pem: &str) -> Vec<u8> {
 
 #[derive(Default)]
 struct Google {
-    /// Tokens issued, and assertions refused.
+    /// Tokens issued and still valid, how many were ever issued, and assertions refused.
     issued: Vec<String>,
+    exchanges: usize,
     refused: Vec<String>,
     /// Generate calls served, by the token they carried.
     served: usize,
@@ -397,7 +398,8 @@ fn fake_google() -> (SocketAddr, Arc<Mutex<Google>>) {
                 match assertion_problem(&field("assertion"), &public, &token_uri) {
                     None if grant_ok => {
                         let mut s = st.lock().unwrap();
-                        let token = format!("ya29.test-only-token-{}", s.issued.len() + 1);
+                        s.exchanges += 1;
+                        let token = format!("ya29.test-only-token-{}", s.exchanges);
                         s.issued.push(token.clone());
                         (200, json!({"access_token": token, "expires_in": 3599, "token_type": "Bearer"}))
                     }
@@ -473,9 +475,21 @@ fn a_vertex_provider_exchanges_its_service_account_key_once_for_many_calls() {
     assert_eq!(streamed_text(&s, &key, &a, "Say hello."), "Hello from Vertex.");
     {
         let g = google.lock().unwrap();
-        assert_eq!(g.issued.len(), 1, "one token for every call: {:?}", g.refused);
+        assert_eq!(g.exchanges, 1, "one token for every call: {:?}", g.refused);
         assert_eq!((g.served, g.unauthorised), (4, 0));
     }
+    // The token revoked before it expired: the call it fails is refused, and the next
+    // one exchanges the key again rather than failing until the hour is up.
+    google.lock().unwrap().issued.clear();
+    let e = refused(generate(&s, &key, &a, "Say hello."), 502);
+    assert!(e["message"].as_str().unwrap().starts_with("Provider returned 401"), "{e}");
+    let g = ok(generate(&s, &key, &a, "Say hello."), 200);
+    assert_eq!(g["output"]["content"], "Hello from Vertex.");
+    let (exchanges, served) = {
+        let g = google.lock().unwrap();
+        (g.exchanges, g.served)
+    };
+    assert_eq!((exchanges, served), (2, 5));
 
     // A key the token endpoint does not know: its assertion is refused, and so the call.
     let other = secret(&s, &key, &service_account(addr, "TEST-ONLY-other-key.pem"));
@@ -490,7 +504,7 @@ fn a_vertex_provider_exchanges_its_service_account_key_once_for_many_calls() {
     assert_eq!(e["code"], "AI_PROVIDER_ERROR");
     assert!(e["message"].as_str().unwrap().starts_with("Provider returned 400"), "{e}");
     assert_eq!(google.lock().unwrap().refused, ["Invalid JWT Signature."]);
-    assert_eq!(google.lock().unwrap().served, 4);
+    assert_eq!(google.lock().unwrap().served, 5);
 
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(!logged.contains("ya29.test-only-token"), "the log shows an access token");
@@ -527,5 +541,5 @@ fn a_vertex_provider_needs_a_project_and_a_usable_key() {
     assert_eq!(e["code"], "AI_PROVIDER_MISCONFIGURED", "{e}");
     assert!(!e.to_string().contains("not-a-key"), "{e}");
     let g = google.lock().unwrap();
-    assert!(g.issued.is_empty() && g.refused.is_empty() && g.served == 0);
+    assert!(g.exchanges == 0 && g.refused.is_empty() && g.served == 0);
 }

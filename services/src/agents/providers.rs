@@ -386,6 +386,17 @@ async fn authorised(up: &Upstreams<'_>, provider: Box<AdHoc>, key: &crate::llm::
     Ok(provider.with_token(token))
 }
 
+/// When Vertex refused the access token a call carried (revoked, or the key
+/// disabled before it expired), forgets it, so the next call exchanges the key again
+/// instead of failing until the token's hour is up.
+fn forget_if_refused<T>(up: &Upstreams<'_>, key: &crate::llm::cloud::google::ServiceAccount, r: &Result<T, LlmError>) {
+    if let Err(LlmError::Provider { error, .. }) = r {
+        if error.class == crate::llm::ErrorClass::Authentication {
+            up.direct.forget_google_token(key);
+        }
+    }
+}
+
 /// One generation through provider `r` (its `default_model` when `req.model` is
 /// empty); `scope.account_id` is charged the tokens. Must run on a shard.
 pub async fn complete(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut req: ChatRequest) -> Result<Completion, CallError> {
@@ -394,7 +405,11 @@ pub async fn complete(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, m
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.complete(&p, &scope.account_id, req).await?),
-        Target::Google { provider, key } => Ok(up.direct.complete(&authorised(up, provider, &key).await?, &scope.account_id, req).await?),
+        Target::Google { provider, key } => {
+            let answer = up.direct.complete(&authorised(up, provider, &key).await?, &scope.account_id, req).await;
+            forget_if_refused(up, &key, &answer);
+            Ok(answer?)
+        }
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
@@ -410,7 +425,11 @@ pub async fn stream(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.stream(&p, &scope.account_id, req).await?),
-        Target::Google { provider, key } => Ok(up.direct.stream(&authorised(up, provider, &key).await?, &scope.account_id, req).await?),
+        Target::Google { provider, key } => {
+            let answer = up.direct.stream(&authorised(up, provider, &key).await?, &scope.account_id, req).await;
+            forget_if_refused(up, &key, &answer);
+            Ok(answer?)
+        }
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;

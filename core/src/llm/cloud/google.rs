@@ -148,6 +148,10 @@ impl TokenCache {
         tokens.get(&key.cache_key()).filter(|(_, until)| Instant::now() < *until).map(|(t, _)| t.clone())
     }
 
+    pub fn forget(&self, key: &ServiceAccount) {
+        self.tokens.lock().unwrap_or_else(|e| e.into_inner()).remove(&key.cache_key());
+    }
+
     pub fn put(&self, key: &ServiceAccount, token: Secret, lasts: Duration) {
         let until = Instant::now() + lasts.saturating_sub(EARLY);
         let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
@@ -186,6 +190,9 @@ mod tests {
         assert_eq!(cache.get(&key).unwrap().expose(), "t");
         cache.put(&key, Secret::new("t"), Duration::from_secs(30));
         assert!(cache.get(&key).is_none(), "within a minute of expiry: fetched again");
+        cache.put(&key, Secret::new("t"), Duration::from_secs(3600));
+        cache.forget(&key);
+        assert!(cache.get(&key).is_none());
         assert_eq!(read_token(br#"{"access_token":"ya29","expires_in":3599,"token_type":"Bearer"}"#).unwrap().1, Duration::from_secs(3599));
         assert!(read_token(b"{}").is_none());
     }

@@ -118,6 +118,11 @@ impl Direct {
         remote.as_ref().map_err(|message| LlmError::Unreachable { provider: id.to_owned(), message: message.clone(), attempts: 0 })
     }
 
+    /// Drops `key`'s cached access token (the provider refused it).
+    pub fn forget_google_token(&self, key: &ServiceAccount) {
+        self.google_tokens.forget(key);
+    }
+
     /// An access token for `key` (Vertex AI's bearer credential): the cached one while
     /// it lasts, else one exchanged at the key's `token_uri` (the JWT-bearer grant),
     /// through the same egress policy as every provider call. `p` is the provider it
