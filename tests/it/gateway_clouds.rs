@@ -158,6 +158,9 @@ fn fake_bedrock() -> (SocketAddr, Arc<Mutex<Bedrock>>) {
                     st.lock().unwrap().refused += 1;
                     (403, json!({"message": format!("The request signature we calculated does not match the signature you provided ({why}).")}))
                 }
+                None if req.method == "GET" && req.path == "/foundation-models" => {
+                    (200, json!({"modelSummaries": [{"modelId": MODEL, "modelName": "Claude 3 Haiku", "inferenceTypesSupported": ["ON_DEMAND"]}]}))
+                }
                 None if req.path != expected_path || req.method != "POST" => (404, json!({"message": format!("no route {}", req.path)})),
                 None => {
                     let body: Value = serde_json::from_slice(&req.body).unwrap();
@@ -269,6 +272,10 @@ fn a_bedrock_provider_signs_its_converse_calls_and_gets_text_and_tool_calls() {
     let turns = sent["messages"].as_array().unwrap();
     assert_eq!(turns[1]["content"][1]["toolUse"]["toolUseId"], "tooluse_abc", "{sent}");
     assert_eq!(turns[2]["content"][0]["toolResult"]["toolUseId"], "tooluse_abc", "{sent}");
+
+    // The listing: ListFoundationModels, signed as the calls are.
+    let listed = ok(call(&s, "GET", &format!("/api/v1/ai-providers/{p}/models"), &key, None), 200);
+    assert_eq!(listed["models"][0]["id"], MODEL, "{listed}");
 
     // Streamed: Converse answers whole, and the stream carries it.
     assert_eq!(streamed_text(&s, &key, &a, "Say hello."), "Hello from Bedrock.");
@@ -415,6 +422,8 @@ fn fake_google() -> (SocketAddr, Arc<Mutex<Google>>) {
                 if !s.issued.contains(&token) {
                     s.unauthorised += 1;
                     (401, json!({"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}))
+                } else if req.method == "GET" && req.path == "/v1beta1/publishers/google/models" {
+                    (200, json!({"publisherModels": [{"name": format!("publishers/google/models/{VERTEX_MODEL}"), "versionId": "001"}]}))
                 } else if req.path == format!("{base}:generateContent") {
                     s.served += 1;
                     (200, gemini_answer())
@@ -473,6 +482,8 @@ fn a_vertex_provider_exchanges_its_service_account_key_once_for_many_calls() {
         assert_eq!((g["status"].as_str(), g["output"]["content"].as_str()), (Some("completed"), Some("Hello from Vertex.")), "{g}");
     }
     assert_eq!(streamed_text(&s, &key, &a, "Say hello."), "Hello from Vertex.");
+    let listed = ok(call(&s, "GET", &format!("/api/v1/ai-providers/{p}/models"), &key, None), 200);
+    assert_eq!(listed["models"][0]["id"], VERTEX_MODEL, "{listed}");
     {
         let g = google.lock().unwrap();
         assert_eq!(g.exchanges, 1, "one token for every call: {:?}", g.refused);

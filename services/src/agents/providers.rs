@@ -129,10 +129,9 @@ impl Kind {
     }
 
     /// Whether it can say which models it serves (azure names deployments, ollama
-    /// whatever was pulled: SOAT lists neither; bedrock's and vertex's catalogues are
-    /// other APIs than the ones this server calls: not listed yet).
+    /// whatever was pulled: SOAT lists neither).
     fn lists_models(self) -> bool {
-        !matches!(self, Kind::Azure | Kind::Ollama | Kind::Bedrock | Kind::Vertex)
+        !matches!(self, Kind::Azure | Kind::Ollama)
     }
 }
 
@@ -348,6 +347,10 @@ pub fn resolve_secret(up: &Upstreams<'_>, scope: &Scope, secret_id: &str) -> Res
 
 /// What calls through `r` go to, its credential resolved now (blocking: a store read).
 pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
+    target_for(up, scope, r, clouds::Purpose::Generate)
+}
+
+fn target_for(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, purpose: clouds::Purpose) -> Result<Target, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     if kind == Kind::Local {
         let local =
@@ -371,8 +374,8 @@ pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
     match kind {
-        Kind::Bedrock => return clouds::bedrock(up.direct.config(), manifest, r, token),
-        Kind::Vertex => return clouds::vertex(up.direct.config(), &manifest, r, token),
+        Kind::Bedrock => return clouds::bedrock(up.direct.config(), manifest, r, token, purpose),
+        Kind::Vertex => return clouds::vertex(up.direct.config(), &manifest, r, token, purpose),
         _ => {}
     }
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url(up.ollama_base_url).map(str::to_owned));
@@ -484,19 +487,25 @@ pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> 
     if !kind.lists_models() {
         return Err(SoatError::ListingUnsupported(format!("{} providers cannot list their models; name the model yourself.", kind.as_str())));
     }
-    match target(up, scope, r)? {
+    let p = match target_for(up, scope, r, clouds::Purpose::List)? {
         Target::Local { model } => {
             let name = model.split_once('/').map_or(model.as_str(), |(_, m)| m).to_owned();
-            Ok(vec![ListedModel { id: name, display_name: None }])
+            return Ok(vec![ListedModel { id: name, display_name: None }]);
         }
-        Target::AdHoc(p) => up.direct.models(&p).await.map_err(|e| match e {
-            LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
-            LlmError::Refused { .. } => SoatError::EgressRefused { base_url: p.base_url().to_owned() },
-            e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
-        }),
-        Target::Google { .. } => {
-            Err(SoatError::ListingUnsupported("vertex providers cannot list their models here; name the model yourself.".into()))
+        Target::AdHoc(p) => *p,
+        Target::Google { provider, key } => {
+            let base_url = provider.base_url().to_owned();
+            authorised(up, provider, &key).await.map_err(|e| listing_failed(e, &base_url))?
         }
+    };
+    up.direct.models(&p).await.map_err(|e| listing_failed(e, p.base_url()))
+}
+
+fn listing_failed(e: LlmError, base_url: &str) -> SoatError {
+    match e {
+        LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
+        LlmError::Refused { .. } => SoatError::EgressRefused { base_url: base_url.to_owned() },
+        e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
     }
 }
 

@@ -193,15 +193,12 @@ impl Direct {
         let mut headers = p.headers.clone().map_err(bad)?;
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.remove(hyper::header::CONTENT_TYPE);
-        let call = Call {
-            manifest: &p.manifest,
-            retry: &p.retry,
-            method: Method::GET,
-            uri: url.parse().map_err(|_| bad("the base URL"))?,
-            headers,
-            body: Bytes::new(),
-            timeout: p.timeout,
-        };
+        let uri: hyper::Uri = url.parse().map_err(|_| bad("the base URL"))?;
+        if let Some(signing) = &p.sigv4 {
+            let (key, scope) = &**signing;
+            crate::llm::cloud::sigv4::sign(key, scope, &Method::GET, &uri, &mut headers, b"", std::time::SystemTime::now()).map_err(bad)?;
+        }
+        let call = Call { manifest: &p.manifest, retry: &p.retry, method: Method::GET, uri, headers, body: Bytes::new(), timeout: p.timeout };
         let mut up = sent(p, self.transport(p)?.send(call).await)?;
         let mut answer = Vec::new();
         while let Some(piece) = up.body.next().await {
@@ -213,19 +210,25 @@ impl Direct {
 }
 
 /// A model list in the wire shape of `format`: OpenAI's and Anthropic's
-/// `{"data":[{"id", "display_name"?}]}`, Gemini's `{"models":[{"name":"models/…","displayName"}]}`.
+/// `{"data":[{"id", "display_name"?}]}`, Gemini's `{"models":[{"name":"models/…","displayName"}]}`
+/// (Vertex's `{"publisherModels":[{"name":"publishers/google/models/…"}]}`), Bedrock's
+/// `{"modelSummaries":[{"modelId","modelName"}]}`.
 fn listed(format: PayloadFormat, body: &[u8]) -> Option<Vec<ListedModel>> {
     let v: Value = serde_json::from_slice(body).ok()?;
     let (items, id_key, name_key) = match format {
-        PayloadFormat::Gemini => (v.get("models")?.as_array()?, "name", "displayName"),
+        PayloadFormat::Gemini => (v.get("models").or_else(|| v.get("publisherModels"))?.as_array()?, "name", "displayName"),
         PayloadFormat::OpenAi | PayloadFormat::Anthropic => (v.get("data")?.as_array()?, "id", "display_name"),
-        PayloadFormat::Converse => return None,
+        PayloadFormat::Converse => (v.get("modelSummaries")?.as_array()?, "modelId", "modelName"),
     };
     items
         .iter()
         .map(|m| {
             let id = m.get(id_key)?.as_str()?;
-            let id = id.strip_prefix("models/").unwrap_or(id).to_owned();
+            let id = match format {
+                PayloadFormat::Gemini => id.rsplit_once("models/").map_or(id, |(_, m)| m),
+                _ => id.strip_prefix("models/").unwrap_or(id),
+            }
+            .to_owned();
             Some(ListedModel { id, display_name: m.get(name_key).and_then(Value::as_str).map(str::to_owned) })
         })
         .collect()

@@ -81,11 +81,29 @@ fn api_key(secret: &Secret) -> Option<Secret> {
     }
 }
 
-/// A `bedrock` record's calls.
-pub(super) fn bedrock(c: &crate::llm::LlmConfig, manifest: Arc<Manifest>, r: &AiProviderRecord, secret: Option<Secret>) -> Result<Target, SoatError> {
+/// What a call through a record is for: a generation, or its model listing (another
+/// endpoint: Bedrock's control plane, Vertex's publisher catalogue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    Generate,
+    List,
+}
+
+/// A `bedrock` record's calls (`ListFoundationModels` at `bedrock.{region}` to list).
+pub(super) fn bedrock(
+    c: &crate::llm::LlmConfig,
+    manifest: Arc<Manifest>,
+    r: &AiProviderRecord,
+    secret: Option<Secret>,
+    purpose: Purpose,
+) -> Result<Target, SoatError> {
     let secret = secret.ok_or_else(|| missing_secret(r, "IAM credential or Bedrock API key"))?;
     let region = config(r, "region").unwrap_or(DEFAULT_REGION);
-    let base_url = r.base_url.clone().unwrap_or_else(|| format!("https://bedrock-runtime.{region}.amazonaws.com"));
+    let (host, manifest) = match purpose {
+        Purpose::Generate => ("bedrock-runtime", manifest),
+        Purpose::List => ("bedrock", Arc::new(Manifest { models_path: Some("/foundation-models".into()), ..(*manifest).clone() })),
+    };
+    let base_url = r.base_url.clone().unwrap_or_else(|| format!("https://{host}.{region}.amazonaws.com"));
     let iam = object(&secret).and_then(|o| {
         let text = |k: &str| o.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
         Some(AwsKey {
@@ -111,10 +129,22 @@ pub(super) fn bedrock(c: &crate::llm::LlmConfig, manifest: Arc<Manifest>, r: &Ai
     Ok(Target::AdHoc(Box::new(p)))
 }
 
-/// A `vertex` record's calls; `gemini` is the Gemini manifest their bodies are mapped by.
-pub(super) fn vertex(c: &crate::llm::LlmConfig, gemini: &Arc<Manifest>, r: &AiProviderRecord, secret: Option<Secret>) -> Result<Target, SoatError> {
+/// A `vertex` record's calls; `gemini` is the Gemini manifest their bodies are mapped
+/// by. Its listing is the location's publisher catalogue (`/v1beta1/publishers/google/models`).
+pub(super) fn vertex(
+    c: &crate::llm::LlmConfig,
+    gemini: &Arc<Manifest>,
+    r: &AiProviderRecord,
+    secret: Option<Secret>,
+    purpose: Purpose,
+) -> Result<Target, SoatError> {
     let secret = secret.ok_or_else(|| missing_secret(r, "service-account key file"))?;
     let Some(key) = ServiceAccount::parse(secret.expose()) else {
+        if purpose == Purpose::List {
+            return Err(SoatError::ListingUnsupported(
+                "A vertex provider in express mode (an API key) cannot list models: the publisher-model listing needs a service-account key.".into(),
+            ));
+        }
         // Express mode: an API key, no project, the global endpoint.
         let api_key = api_key(&secret).ok_or_else(|| {
             SoatError::Misconfigured(format!("The secret of vertex provider {} holds neither a service-account key file nor an apiKey.", r.id))
@@ -135,8 +165,11 @@ pub(super) fn vertex(c: &crate::llm::LlmConfig, gemini: &Arc<Manifest>, r: &AiPr
         (None, "global") => "https://aiplatform.googleapis.com".to_owned(),
         (None, l) => format!("https://{l}-aiplatform.googleapis.com"),
     };
-    let base_url = format!("{host}/v1/projects/{project}/locations/{location}/publishers/google");
-    let manifest = Arc::new(Manifest { id: "vertex".into(), name: "Google Vertex AI".into(), auth: Auth::Bearer, ..(**gemini).clone() });
+    let (base_url, models_path) = match purpose {
+        Purpose::Generate => (format!("{host}/v1/projects/{project}/locations/{location}/publishers/google"), None),
+        Purpose::List => (host, Some("/v1beta1/publishers/google/models".to_owned())),
+    };
+    let manifest = Arc::new(Manifest { id: "vertex".into(), name: "Google Vertex AI".into(), auth: Auth::Bearer, models_path, ..(**gemini).clone() });
     let p = AdHoc::new(c, &r.id, manifest, Some(base_url), None, None);
     Ok(Target::Google { provider: Box::new(p), key: Box::new(key) })
 }
