@@ -18,6 +18,7 @@ mod expand;
 mod expand_quality;
 mod extract;
 mod formats;
+mod gateway_clouds;
 mod health;
 mod identity;
 mod ingest_cli;

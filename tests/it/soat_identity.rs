@@ -285,7 +285,11 @@ fn providers_are_made_read_changed_listed_and_deleted() {
     assert_eq!((listed["total"].as_u64(), listed["data"][0]["id"].as_str()), (Some(1), Some(id.as_str())));
     // Each kind's own rules.
     let make = |body: Value| call(&s, "POST", "/api/v1/ai-providers", &key, Some(body));
-    assert_eq!(refused(make(json!({"name": "a", "provider": "bedrock", "default_model": "m"})), 400), "VALIDATION_FAILED");
+    assert_eq!(
+        refused(make(json!({"name": "a", "provider": "bedrock", "default_model": "m", "config": {"region": "us east"}})), 400),
+        "VALIDATION_FAILED"
+    );
+    assert_eq!(refused(make(json!({"name": "a", "provider": "vertex", "default_model": "m", "config": {"location": 5}})), 400), "VALIDATION_FAILED");
     assert_eq!(refused(make(json!({"name": "a", "provider": "azure", "default_model": "m"})), 400), "VALIDATION_FAILED", "azure needs base_url");
     assert_eq!(refused(make(json!({"name": "a", "provider": "openai", "default_model": "m", "secret_id": "hunter2"})), 400), "VALIDATION_FAILED");
     assert_eq!(refused(make(json!({"name": "a", "provider": "custom", "default_model": "m", "base_url": "file:///etc"})), 400), "VALIDATION_FAILED");

@@ -12,6 +12,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod classify;
+pub mod cloud;
 pub mod config;
 pub mod error;
 pub mod expr;

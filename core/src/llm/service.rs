@@ -8,6 +8,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{HeaderMap, Method};
 
+use super::cloud::sigv4::{AwsKey, AwsScope};
 use super::config::LlmConfig;
 use super::error::{LlmError, ProviderError};
 use super::manifest::{Auth, Manifest};
@@ -41,6 +42,8 @@ struct Provider {
     /// The chat URI, whole and streamed, when it names no model and carries no
     /// credential (OpenAI's and Anthropic's paths): parsed once, not on every call.
     uris: Option<[hyper::Uri; 2]>,
+    /// Every call signed with AWS SigV4 (a Bedrock provider's IAM credential).
+    sigv4: Option<Box<(AwsKey, AwsScope)>>,
 }
 
 impl Provider {
@@ -73,6 +76,7 @@ impl Provider {
             retry,
             headers: Ok(HeaderMap::new()),
             uris: None,
+            sigv4: None,
         };
         provider.headers = headers(&provider);
         provider.uris = fixed_uris(&provider);
@@ -195,6 +199,11 @@ async fn stream_on(
     account: &str,
     req: ChatRequest,
 ) -> Result<ChatStream, LlmError> {
+    if p.manifest.format == super::manifest::PayloadFormat::Converse {
+        // Converse streams as AWS's binary event stream: the whole answer, replayed.
+        let c = complete_on(transport, tokens, p, model, account, req).await?;
+        return Ok(ChatStream::whole(p.manifest.clone(), c, account, tokens.clone()));
+    }
     if !p.manifest.capabilities.streaming {
         return Err(super::request::invalid("stream", &format!("{} does not stream", p.id)));
     }
@@ -218,16 +227,14 @@ async fn stream_on(
 async fn send(transport: &Transport, p: &Provider, model: String, mut req: ChatRequest, stream: bool) -> Result<Upstream, LlmError> {
     req.model = model;
     let body = wire::encode(&p.manifest, &req, stream)?;
-    let (uri, headers) = head(p, &req.model, stream)?;
-    let call = Call {
-        manifest: &p.manifest,
-        retry: &p.retry,
-        method: Method::POST,
-        uri,
-        headers,
-        body: Bytes::from(serde_json::to_vec(&body).expect("bodies serialize")),
-        timeout: p.timeout,
-    };
+    let (uri, mut headers) = head(p, &req.model, stream)?;
+    let body = Bytes::from(serde_json::to_vec(&body).expect("bodies serialize"));
+    if let Some(signing) = &p.sigv4 {
+        let (key, scope) = &**signing;
+        super::cloud::sigv4::sign(key, scope, &Method::POST, &uri, &mut headers, &body, std::time::SystemTime::now())
+            .map_err(|what| LlmError::InvalidRequest { field: "secret_id".into(), message: format!("{what} is not valid in a request") })?;
+    }
+    let call = Call { manifest: &p.manifest, retry: &p.retry, method: Method::POST, uri, headers, body, timeout: p.timeout };
     sent(p, transport.send(call).await)
 }
 
@@ -342,6 +349,27 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
+    /// A whole generation as a stream: its deltas at once, its tokens already charged.
+    fn whole(manifest: Arc<Manifest>, c: Completion, account: &str, meters: Arc<TokenMeters>) -> ChatStream {
+        let mut decoder = Decoder::new(manifest.clone());
+        let queue = decoder.assembler.replay(&c.output).into();
+        decoder.complete = true;
+        let (_, rx) = tokio::sync::mpsc::channel(1);
+        ChatStream {
+            provider: c.provider,
+            manifest,
+            rate_limits: c.rate_limits,
+            decoder,
+            body: Body::Remote(rx),
+            queue,
+            failed: None,
+            ended: true,
+            account: account.to_owned(),
+            meters,
+            text_tools: None,
+        }
+    }
+
     fn filter(&mut self, ds: Vec<Delta>) -> Vec<Delta> {
         match &mut self.text_tools {
             Some(h) => h.filter(ds),

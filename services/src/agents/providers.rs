@@ -5,8 +5,9 @@
 //! `openai`, `anthropic`, `google` (gemini) their own; `xai`, `groq`, `ollama`,
 //! `azure`, `gateway` and `custom` the generic OpenAI-compatible one at the kind's
 //! address (azure and custom: `base_url` required); `local` is the model this server
-//! supervises (`[llm.local]`). `bedrock` and `vertex` need request signing Quarry does
-//! not do, and are refused. A call builds its provider from the record as it stands
+//! supervises (`[llm.local]`); `bedrock` (Bedrock Runtime's Converse, SigV4-signed)
+//! and `vertex` (Gemini on Vertex AI, a service-account key's access token) are read
+//! in [`clouds`]. A call builds its provider from the record as it stands
 //! ([`target`] → `llm::AdHoc`), so a record made or changed at run time is used at
 //! once, without a restart.
 //!
@@ -19,6 +20,8 @@
 //! the one way to the local model: its address is the server's own configuration.
 
 use serde_json::{Map, Value};
+
+mod clouds;
 
 use super::patch::Patch;
 use super::refs;
@@ -45,22 +48,33 @@ pub enum Kind {
     Gateway,
     Custom,
     Local,
+    // clouds: the two kinds whose calls are signed ([`clouds`]).
+    Bedrock,
+    Vertex,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] =
-        [Kind::OpenAi, Kind::Anthropic, Kind::Google, Kind::Xai, Kind::Groq, Kind::Ollama, Kind::Azure, Kind::Gateway, Kind::Custom, Kind::Local];
+    pub const ALL: [Kind; 12] = [
+        Kind::OpenAi,
+        Kind::Anthropic,
+        Kind::Google,
+        Kind::Xai,
+        Kind::Groq,
+        Kind::Ollama,
+        Kind::Azure,
+        Kind::Gateway,
+        Kind::Custom,
+        Kind::Local,
+        Kind::Bedrock,
+        Kind::Vertex,
+    ];
 
     pub fn parse(s: &str) -> Result<Kind, SoatError> {
         if let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == s) {
             return Ok(k);
         }
         let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-        let why = match s {
-            "bedrock" | "vertex" => format!("{s} needs request signing (AWS SigV4, Google service accounts) this server does not do; supported: "),
-            _ => format!("\"{s}\" is no provider kind; one of "),
-        };
-        Err(SoatError::invalid("provider", format!("{why}{}.", names.join(", "))))
+        Err(SoatError::invalid("provider", format!("\"{s}\" is no provider kind; one of {}.", names.join(", "))))
     }
 
     pub fn as_str(self) -> &'static str {
@@ -75,6 +89,8 @@ impl Kind {
             Kind::Gateway => "gateway",
             Kind::Custom => "custom",
             Kind::Local => "local",
+            Kind::Bedrock => "bedrock",
+            Kind::Vertex => "vertex",
         }
     }
 
@@ -83,7 +99,8 @@ impl Kind {
         match self {
             Kind::OpenAi => "openai",
             Kind::Anthropic => "anthropic",
-            Kind::Google => "gemini",
+            Kind::Google | Kind::Vertex => "gemini",
+            Kind::Bedrock => "bedrock",
             _ => "openai-compatible",
         }
     }
@@ -159,6 +176,9 @@ pub enum Target {
     AdHoc(Box<AdHoc>),
     /// The supervised local model, `local/<name>` on `up.llm`.
     Local { model: String },
+    /// A `vertex` provider with a service-account key: `provider` once its access
+    /// token is had ([`ready`]).
+    Google { provider: Box<AdHoc>, key: Box<crate::llm::cloud::google::ServiceAccount> },
 }
 
 fn check(r: &AiProviderRecord, egress: &Policy, ollama: &str) -> Result<Kind, SoatError> {
@@ -175,6 +195,7 @@ fn check(r: &AiProviderRecord, egress: &Policy, ollama: &str) -> Result<Kind, So
     if let Some(id) = &r.secret_id {
         check_secret_id(id)?;
     }
+    clouds::check_config(kind, &r.config)?;
     match (&r.base_url, kind) {
         (Some(_), Kind::Local) => return Err(SoatError::invalid("base_url", "local is the model this server runs; it has no base_url.")),
         (Some(url), _) => check_url(url)?,
@@ -326,6 +347,10 @@ pub fn resolve_secret(up: &Upstreams<'_>, scope: &Scope, secret_id: &str) -> Res
 
 /// What calls through `r` go to, its credential resolved now (blocking: a store read).
 pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result<Target, SoatError> {
+    target_for(up, scope, r, clouds::Purpose::Generate)
+}
+
+fn target_for(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, purpose: clouds::Purpose) -> Result<Target, SoatError> {
     let kind = Kind::parse(&r.provider)?;
     if kind == Kind::Local {
         let local =
@@ -348,8 +373,31 @@ pub fn target(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> Result
         .get(kind.manifest())
         .ok_or_else(|| SoatError::Misconfigured(format!("This server has no `{}` manifest.", kind.manifest())))?
         .clone();
+    match kind {
+        Kind::Bedrock => return clouds::bedrock(up.direct.config(), manifest, r, token, purpose),
+        Kind::Vertex => return clouds::vertex(up.direct.config(), &manifest, r, token, purpose),
+        _ => {}
+    }
     let base_url = r.base_url.clone().or_else(|| kind.default_base_url(up.ollama_base_url).map(str::to_owned));
     Ok(Target::AdHoc(Box::new(AdHoc::new(up.direct.config(), &r.id, manifest, base_url, token, None))))
+}
+
+/// A `Target::Google` provider with its access token (cached, else exchanged at the
+/// key's token URI).
+async fn authorised(up: &Upstreams<'_>, provider: Box<AdHoc>, key: &crate::llm::cloud::google::ServiceAccount) -> Result<AdHoc, LlmError> {
+    let token = up.direct.google_token(&provider, key).await?;
+    Ok(provider.with_token(token))
+}
+
+/// When Vertex refused the access token a call carried (revoked, or the key
+/// disabled before it expired), forgets it, so the next call exchanges the key again
+/// instead of failing until the token's hour is up.
+fn forget_if_refused<T>(up: &Upstreams<'_>, key: &crate::llm::cloud::google::ServiceAccount, r: &Result<T, LlmError>) {
+    if let Err(LlmError::Provider { error, .. }) = r {
+        if error.class == crate::llm::ErrorClass::Authentication {
+            up.direct.forget_google_token(key);
+        }
+    }
 }
 
 /// One generation through provider `r` (its `default_model` when `req.model` is
@@ -360,6 +408,11 @@ pub async fn complete(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, m
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.complete(&p, &scope.account_id, req).await?),
+        Target::Google { provider, key } => {
+            let answer = up.direct.complete(&authorised(up, provider, &key).await?, &scope.account_id, req).await;
+            forget_if_refused(up, &key, &answer);
+            Ok(answer?)
+        }
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
@@ -375,6 +428,11 @@ pub async fn stream(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord, mut
     }
     match target(up, scope, r)? {
         Target::AdHoc(p) => Ok(up.direct.stream(&p, &scope.account_id, req).await?),
+        Target::Google { provider, key } => {
+            let answer = up.direct.stream(&authorised(up, provider, &key).await?, &scope.account_id, req).await;
+            forget_if_refused(up, &key, &answer);
+            Ok(answer?)
+        }
         Target::Local { model } => {
             let llm = up.llm.ok_or(LlmError::NotConfigured)?;
             req.model = model;
@@ -429,16 +487,25 @@ pub async fn models(up: &Upstreams<'_>, scope: &Scope, r: &AiProviderRecord) -> 
     if !kind.lists_models() {
         return Err(SoatError::ListingUnsupported(format!("{} providers cannot list their models; name the model yourself.", kind.as_str())));
     }
-    match target(up, scope, r)? {
+    let p = match target_for(up, scope, r, clouds::Purpose::List)? {
         Target::Local { model } => {
             let name = model.split_once('/').map_or(model.as_str(), |(_, m)| m).to_owned();
-            Ok(vec![ListedModel { id: name, display_name: None }])
+            return Ok(vec![ListedModel { id: name, display_name: None }]);
         }
-        Target::AdHoc(p) => up.direct.models(&p).await.map_err(|e| match e {
-            LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
-            LlmError::Refused { .. } => SoatError::EgressRefused { base_url: p.base_url().to_owned() },
-            e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
-        }),
+        Target::AdHoc(p) => *p,
+        Target::Google { provider, key } => {
+            let base_url = provider.base_url().to_owned();
+            authorised(up, provider, &key).await.map_err(|e| listing_failed(e, &base_url))?
+        }
+    };
+    up.direct.models(&p).await.map_err(|e| listing_failed(e, p.base_url()))
+}
+
+fn listing_failed(e: LlmError, base_url: &str) -> SoatError {
+    match e {
+        LlmError::InvalidRequest { message, .. } => SoatError::Misconfigured(message),
+        LlmError::Refused { .. } => SoatError::EgressRefused { base_url: base_url.to_owned() },
+        e => SoatError::ListingFailed(format!("The provider refused the listing: {e}")),
     }
 }
 
@@ -467,7 +534,9 @@ mod tests {
         assert_eq!(Kind::parse("google").unwrap().manifest(), "gemini");
         assert_eq!(Kind::parse("groq").unwrap().manifest(), "openai-compatible");
         assert_eq!(Kind::parse("custom").unwrap().manifest(), "openai-compatible");
-        assert!(Kind::parse("bedrock").is_err() && Kind::parse("nope").is_err());
+        assert_eq!(Kind::parse("bedrock").unwrap().manifest(), "bedrock");
+        assert_eq!(Kind::parse("vertex").unwrap().manifest(), "gemini");
+        assert!(Kind::parse("nope").is_err());
         for k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()).unwrap(), k);
         }

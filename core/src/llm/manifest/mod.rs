@@ -36,6 +36,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("jina.yaml", include_str!("../../../../providers/jina.yaml")),
     ("cohere.yaml", include_str!("../../../../providers/cohere.yaml")),
     ("voyage.yaml", include_str!("../../../../providers/voyage.yaml")),
+    ("bedrock.yaml", include_str!("../../../../providers/bedrock.yaml")),
 ];
 
 /// The standard error codes and their provider mappings (error-codes.yaml v2).
@@ -49,12 +50,16 @@ pub struct ManifestError {
     pub message: String,
 }
 
-/// The three wire shapes a chat request and response can take.
+/// The wire shapes a chat request and response can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PayloadFormat {
     OpenAi,
     Anthropic,
     Gemini,
+    /// Amazon Bedrock Runtime's Converse (`converse_style`, this server's name for it:
+    /// AI-Protocol has none). Answered whole: its stream is AWS's binary event
+    /// stream, not SSE, so a streamed call is the whole answer replayed.
+    Converse,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +126,12 @@ impl Manifest {
 
     /// The URL of a chat call for `model`.
     pub fn chat_url(&self, base_url: &str, model: &str, stream: bool) -> String {
-        let path = self.chat_path.replace("{model}", model);
+        let model = match self.format {
+            // A Bedrock model id's `:` (`…-v1:0`) is sent encoded, as the AWS SDKs send it.
+            PayloadFormat::Converse => super::cloud::sigv4::uri_encode(model),
+            _ => model.to_owned(),
+        };
+        let path = self.chat_path.replace("{model}", &model);
         let path = match (self.format, stream) {
             (PayloadFormat::Gemini, true) => format!("{}?alt=sse", path.replace(":generateContent", ":streamGenerateContent")),
             _ => path,
@@ -204,7 +214,8 @@ fn format(raw: &RawManifest) -> Result<PayloadFormat, Fail> {
         "openai_style" => Ok(PayloadFormat::OpenAi),
         "anthropic_style" => Ok(PayloadFormat::Anthropic),
         "gemini_style" | "google_style" => Ok(PayloadFormat::Gemini),
-        other => Err(("payload_format".into(), format!("`{other}` is not openai_style, anthropic_style or gemini_style"))),
+        "converse_style" => Ok(PayloadFormat::Converse),
+        other => Err(("payload_format".into(), format!("`{other}` is not openai_style, anthropic_style, gemini_style or converse_style"))),
     }
 }
 
@@ -221,6 +232,7 @@ fn chat_path(raw: &RawManifest, format: PayloadFormat) -> Result<String, Fail> {
             PayloadFormat::OpenAi => "/chat/completions",
             PayloadFormat::Anthropic => "/messages",
             PayloadFormat::Gemini => "/models/{model}:generateContent",
+            PayloadFormat::Converse => "/model/{model}/converse",
         }
         .to_owned()
     });
@@ -279,6 +291,14 @@ fn default_params(format: PayloadFormat) -> BTreeMap<String, String> {
             ("tools", "tools"),
             ("tool_choice", "toolConfig"),
         ],
+        PayloadFormat::Converse => &[
+            ("temperature", "inferenceConfig.temperature"),
+            ("max_tokens", "inferenceConfig.maxTokens"),
+            ("top_p", "inferenceConfig.topP"),
+            ("stop_sequences", "inferenceConfig.stopSequences"),
+            ("tools", "toolConfig"),
+            ("system_message", "system"),
+        ],
     };
     pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
@@ -301,6 +321,7 @@ fn classification(raw: &RawManifest, format: PayloadFormat) -> Result<Classifica
         PayloadFormat::OpenAi => "openai",
         PayloadFormat::Anthropic => "anthropic",
         PayloadFormat::Gemini => "gemini",
+        PayloadFormat::Converse => "bedrock",
     };
     let standard = standard_mappings();
     let mut c = standard.get(raw.id.as_str()).or_else(|| standard.get(family)).cloned().unwrap_or_default();
@@ -413,6 +434,8 @@ fn shipped_events(format: PayloadFormat) -> EventMap {
         PayloadFormat::OpenAi => "openai.yaml",
         PayloadFormat::Anthropic => "anthropic.yaml",
         PayloadFormat::Gemini => "gemini.yaml",
+        // Never streamed as SSE (see `PayloadFormat::Converse`).
+        PayloadFormat::Converse => return EventMap { selector: None, rules: Vec::new(), stop: None },
     };
     let text = SHIPPED.iter().find(|(n, _)| *n == name).expect("shipped").1;
     Manifest::parse(name, text).expect("the shipped manifests are valid").events

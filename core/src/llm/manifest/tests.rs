@@ -10,7 +10,7 @@ fn data(path: &str) -> String {
 fn the_shipped_manifests_load() {
     let c = Catalog::load(None).unwrap();
     let ids: Vec<&str> = c.manifests.keys().map(String::as_str).collect();
-    assert_eq!(ids, ["anthropic", "cohere", "deepseek", "gemini", "jina", "openai", "openai-compatible", "voyage"]);
+    assert_eq!(ids, ["anthropic", "bedrock", "cohere", "deepseek", "gemini", "jina", "openai", "openai-compatible", "voyage"]);
     // The chat providers have no rerank endpoint; the rerank ones name theirs.
     assert!(c.get("openai").unwrap().rerank.is_none());
     let rerank = |id: &str| c.get(id).unwrap().rerank.clone().unwrap();
@@ -27,6 +27,12 @@ fn the_shipped_manifests_load() {
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     );
     assert_eq!(c.get("deepseek").unwrap().events.rules.len(), c.get("openai").unwrap().events.rules.len());
+    let b = c.get("bedrock").unwrap();
+    assert_eq!(b.format, PayloadFormat::Converse);
+    assert_eq!(
+        b.chat_url(&b.base_url, "anthropic.claude-3-haiku-20240307-v1:0", false),
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse"
+    );
 }
 
 #[test]

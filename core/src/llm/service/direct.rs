@@ -17,6 +17,8 @@ use hyper::Method;
 use serde_json::Value;
 
 use super::{complete_on, sent, stream_on, ChatStream, Completion, Provider};
+use crate::llm::cloud::google::{read_token, KeyError, ServiceAccount, TokenCache};
+use crate::llm::cloud::sigv4::{AwsKey, AwsScope};
 use crate::llm::config::LlmConfig;
 use crate::llm::error::LlmError;
 use crate::llm::manifest::{Auth, Manifest, PayloadFormat};
@@ -47,6 +49,8 @@ pub struct Direct {
     remote: OnceLock<Result<Transport, String>>,
     /// Tokens by account, as [`crate::llm::Llm::tokens`].
     pub tokens: Arc<TokenMeters>,
+    /// Google access tokens by service-account key ([`Direct::google_token`]).
+    google_tokens: TokenCache,
 }
 
 impl AdHoc {
@@ -66,6 +70,21 @@ impl AdHoc {
     pub fn base_url(&self) -> &str {
         &self.0.base_url
     }
+
+    /// Its calls carrying `token` as its manifest's credential (an access token had
+    /// after it was made: [`Direct::google_token`]).
+    pub fn with_token(mut self, token: Secret) -> AdHoc {
+        self.0.token = Some(token);
+        self.0.headers = super::headers(&self.0);
+        self.0.uris = super::fixed_uris(&self.0);
+        self
+    }
+
+    /// Every call signed with AWS SigV4 by `key`, for `scope` (a Bedrock provider).
+    pub fn signed(mut self, key: AwsKey, scope: AwsScope) -> AdHoc {
+        self.0.sigv4 = Some(Box::new((key, scope)));
+        self
+    }
 }
 
 impl Direct {
@@ -75,7 +94,7 @@ impl Direct {
         let trust = Trust::Tenant(egress);
         let native = Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, false, trust.clone())
             .expect("a native-only transport starts no thread");
-        Direct { config: c.clone(), trust, native, remote: OnceLock::new(), tokens: Arc::default() }
+        Direct { config: c.clone(), trust, native, remote: OnceLock::new(), tokens: Arc::default(), google_tokens: TokenCache::default() }
     }
 
     /// The `[llm]` settings providers are built with ([`AdHoc::new`]).
@@ -84,14 +103,65 @@ impl Direct {
     }
 
     fn transport(&self, p: &Provider) -> Result<&Transport, LlmError> {
-        if p.base_url.starts_with("http://") {
+        self.transport_to(&p.base_url, &p.id)
+    }
+
+    /// The transport for calls to `url` (`id` names the provider in errors).
+    fn transport_to(&self, url: &str, id: &str) -> Result<&Transport, LlmError> {
+        if url.starts_with("http://") {
             return Ok(&self.native);
         }
         let c = &self.config;
         let remote = self
             .remote
             .get_or_init(|| Transport::start(&c.tls_roots, c.connect_timeout, c.read_timeout, true, self.trust.clone()).map_err(|e| e.to_string()));
-        remote.as_ref().map_err(|message| LlmError::Unreachable { provider: p.id.clone(), message: message.clone(), attempts: 0 })
+        remote.as_ref().map_err(|message| LlmError::Unreachable { provider: id.to_owned(), message: message.clone(), attempts: 0 })
+    }
+
+    /// Drops `key`'s cached access token (the provider refused it).
+    pub fn forget_google_token(&self, key: &ServiceAccount) {
+        self.google_tokens.forget(key);
+    }
+
+    /// An access token for `key` (Vertex AI's bearer credential): the cached one while
+    /// it lasts, else one exchanged at the key's `token_uri` (the JWT-bearer grant),
+    /// through the same egress policy as every provider call. `p` is the provider it
+    /// is for: its id names it in errors, its manifest classifies a refusal.
+    pub async fn google_token(&self, p: &AdHoc, key: &ServiceAccount) -> Result<Secret, LlmError> {
+        if let Some(token) = self.google_tokens.get(key) {
+            return Ok(token);
+        }
+        let p = &p.0;
+        let refused = |e: KeyError| LlmError::InvalidRequest { field: "secret_id".into(), message: e.to_string() };
+        key.check().map_err(refused)?;
+        let body = key.token_request(std::time::SystemTime::now()).map_err(refused)?;
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let call = Call {
+            manifest: &p.manifest,
+            retry: &p.retry,
+            method: Method::POST,
+            uri: key.token_uri().parse().map_err(|_| refused(KeyError::TokenUri))?,
+            headers,
+            body: Bytes::from(body),
+            timeout: p.timeout,
+        };
+        let mut up = sent(p, self.transport_to(key.token_uri(), &p.id)?.send(call).await).map_err(|e| match e {
+            LlmError::Provider { provider, mut error, attempts } => {
+                error.message = format!("the service-account key's token exchange failed: {}", error.message);
+                LlmError::Provider { provider, error, attempts }
+            }
+            e => e,
+        })?;
+        let mut answer = Vec::new();
+        while let Some(piece) = up.body.next().await {
+            answer.extend_from_slice(&piece.map_err(|message| LlmError::Stream { provider: p.id.clone(), message })?);
+        }
+        let (token, lasts) = read_token(&answer)
+            .ok_or_else(|| LlmError::Stream { provider: p.id.clone(), message: "the token endpoint's answer holds no access_token".into() })?;
+        self.google_tokens.put(key, token.clone(), lasts);
+        Ok(token)
     }
 
     /// One generation, whole, from `p`'s `req.model`. `account` is charged the tokens.
@@ -123,15 +193,12 @@ impl Direct {
         let mut headers = p.headers.clone().map_err(bad)?;
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.remove(hyper::header::CONTENT_TYPE);
-        let call = Call {
-            manifest: &p.manifest,
-            retry: &p.retry,
-            method: Method::GET,
-            uri: url.parse().map_err(|_| bad("the base URL"))?,
-            headers,
-            body: Bytes::new(),
-            timeout: p.timeout,
-        };
+        let uri: hyper::Uri = url.parse().map_err(|_| bad("the base URL"))?;
+        if let Some(signing) = &p.sigv4 {
+            let (key, scope) = &**signing;
+            crate::llm::cloud::sigv4::sign(key, scope, &Method::GET, &uri, &mut headers, b"", std::time::SystemTime::now()).map_err(bad)?;
+        }
+        let call = Call { manifest: &p.manifest, retry: &p.retry, method: Method::GET, uri, headers, body: Bytes::new(), timeout: p.timeout };
         let mut up = sent(p, self.transport(p)?.send(call).await)?;
         let mut answer = Vec::new();
         while let Some(piece) = up.body.next().await {
@@ -143,18 +210,25 @@ impl Direct {
 }
 
 /// A model list in the wire shape of `format`: OpenAI's and Anthropic's
-/// `{"data":[{"id", "display_name"?}]}`, Gemini's `{"models":[{"name":"models/…","displayName"}]}`.
+/// `{"data":[{"id", "display_name"?}]}`, Gemini's `{"models":[{"name":"models/…","displayName"}]}`
+/// (Vertex's `{"publisherModels":[{"name":"publishers/google/models/…"}]}`), Bedrock's
+/// `{"modelSummaries":[{"modelId","modelName"}]}`.
 fn listed(format: PayloadFormat, body: &[u8]) -> Option<Vec<ListedModel>> {
     let v: Value = serde_json::from_slice(body).ok()?;
     let (items, id_key, name_key) = match format {
-        PayloadFormat::Gemini => (v.get("models")?.as_array()?, "name", "displayName"),
+        PayloadFormat::Gemini => (v.get("models").or_else(|| v.get("publisherModels"))?.as_array()?, "name", "displayName"),
         PayloadFormat::OpenAi | PayloadFormat::Anthropic => (v.get("data")?.as_array()?, "id", "display_name"),
+        PayloadFormat::Converse => (v.get("modelSummaries")?.as_array()?, "modelId", "modelName"),
     };
     items
         .iter()
         .map(|m| {
             let id = m.get(id_key)?.as_str()?;
-            let id = id.strip_prefix("models/").unwrap_or(id).to_owned();
+            let id = match format {
+                PayloadFormat::Gemini => id.rsplit_once("models/").map_or(id, |(_, m)| m),
+                _ => id.strip_prefix("models/").unwrap_or(id),
+            }
+            .to_owned();
             Some(ListedModel { id, display_name: m.get(name_key).and_then(Value::as_str).map(str::to_owned) })
         })
         .collect()

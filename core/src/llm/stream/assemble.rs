@@ -257,6 +257,23 @@ impl Assembler {
         out
     }
 
+    /// Takes in a whole generation as if it had streamed: the deltas it would have
+    /// yielded, and [`Assembler::output`] is `out` after.
+    pub fn replay(&mut self, out: &Output) -> Vec<Delta> {
+        let mut deltas = self.apply(StreamEvent::ThinkingDelta(out.reasoning.clone()));
+        deltas.extend(self.apply(StreamEvent::ContentDelta(out.text.clone())));
+        for (i, call) in out.tool_calls.iter().enumerate() {
+            let index = Some(i as u64);
+            deltas.extend(self.apply(StreamEvent::ToolCallStarted { index, id: Some(call.id.clone()), name: call.name.clone() }));
+            deltas.extend(self.apply(StreamEvent::PartialToolCall { index, args: ArgsDelta::Text(call.arguments.clone()) }));
+            deltas.extend(self.apply(StreamEvent::ToolCallEnded { index }));
+        }
+        deltas.extend(self.finish());
+        self.out.usage = out.usage;
+        self.out.raw_reason = out.raw_reason.clone();
+        deltas
+    }
+
     /// The whole generation (after [`Assembler::finish`]).
     pub fn output(&self) -> Output {
         let mut calls: Vec<&Call> = self.calls.iter().filter(|c| c.out.is_some()).collect();

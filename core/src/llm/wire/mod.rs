@@ -1,9 +1,10 @@
-//! The wire shapes of the three payload formats: a normalised request to a provider's
+//! The wire shapes of the payload formats: a normalised request to a provider's
 //! body, and a provider's whole (non-streamed) answer to an [`Output`]. Parameter
 //! names and places come from the manifest's `parameter_mappings`; only the shape of
 //! messages, tools and answers is per format — one file each.
 
 pub mod anthropic;
+pub mod converse;
 pub mod gemini;
 pub mod openai;
 
@@ -21,6 +22,7 @@ pub fn encode(m: &Manifest, req: &ChatRequest, stream: bool) -> Result<Value, Ll
         PayloadFormat::OpenAi => openai::encode(m, req, stream)?,
         PayloadFormat::Anthropic => anthropic::encode(m, req, stream)?,
         PayloadFormat::Gemini => gemini::encode(m, req)?,
+        PayloadFormat::Converse => converse::encode(m, req)?,
     };
     for (path, value) in map_parameters(m, &req.params.standard()) {
         set(&mut body, &path, value);
@@ -34,6 +36,7 @@ pub fn decode(m: &Manifest, body: &[u8]) -> Result<Output, String> {
         PayloadFormat::OpenAi => openai::decode(body),
         PayloadFormat::Anthropic => anthropic::decode(body),
         PayloadFormat::Gemini => gemini::decode(body),
+        PayloadFormat::Converse => converse::decode(body),
     }
 }
 

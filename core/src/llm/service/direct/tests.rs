@@ -119,6 +119,10 @@ fn model_lists_are_read_in_each_wire_shape() {
     assert_eq!(anthropic[0].display_name.as_deref(), Some("Claude X"));
     let gemini = listed(PayloadFormat::Gemini, br#"{"models":[{"name":"models/gemini-x","displayName":"Gemini X"}]}"#).unwrap();
     assert_eq!(gemini[0].id, "gemini-x");
+    let vertex = listed(PayloadFormat::Gemini, br#"{"publisherModels":[{"name":"publishers/google/models/gemini-y"}]}"#).unwrap();
+    assert_eq!(vertex[0].id, "gemini-y");
+    let bedrock = listed(PayloadFormat::Converse, br#"{"modelSummaries":[{"modelId":"amazon.nova-lite-v1:0","modelName":"Nova Lite"}]}"#).unwrap();
+    assert_eq!(bedrock, [ListedModel { id: "amazon.nova-lite-v1:0".into(), display_name: Some("Nova Lite".into()) }]);
     assert_eq!(listed(PayloadFormat::OpenAi, b"<html>"), None);
     assert_eq!(listed(PayloadFormat::OpenAi, br#"{"data":[{"name":"no id"}]}"#), None);
 }
