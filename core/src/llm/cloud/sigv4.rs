@@ -1,18 +1,19 @@
-//! AWS Signature Version 4 (header form) over ring's HMAC-SHA256 and SHA-256: what a
-//! Bedrock Runtime call carries instead of an API key. `aws-sigv4` (awslabs) would do
-//! it too, but brings the smithy runtime's tree (two `http` majors, its own types) for
-//! one function; this is that function, checked against AWS's published test-suite
-//! vectors (`tests` below: get-vanilla, post-vanilla, get-vanilla-query-order-key-case).
+//! AWS Signature Version 4 (header form): what a Bedrock Runtime call carries instead
+//! of an API key, signed by awslabs' `aws-sigv4` (the signer the AWS SDKs use), held
+//! here by AWS's published test-suite vectors (`tests` below: get-vanilla,
+//! post-vanilla, get-vanilla-query-order-key-case).
 //!
 //! Paths are encoded as the AWS SDKs do for every service but S3: the request path
 //! is already percent-encoded (a Bedrock model id's `:` is `%3A`), and the canonical
-//! URI encodes it again (`%253A`).
+//! URI encodes it again (`%253A`: the crate's default, `PercentEncodingMode::Double`).
 
 use std::time::SystemTime;
 
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings};
+use aws_sigv4::sign::v4;
 use hyper::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use hyper::{HeaderMap, Method, Uri};
-use ring::{digest, hmac};
 
 use crate::llm::secret::Secret;
 
@@ -34,9 +35,9 @@ pub struct AwsScope {
 }
 
 /// Signs a request: adds `x-amz-date`, `x-amz-security-token` (with a session token)
-/// and `authorization` to `headers`. Every header already in `headers`, and `host`
-/// (the URI's authority, as both transports send it), is signed. `Err` names what
-/// cannot go in a header.
+/// and `authorization` to `headers`. The headers already in `headers` but the ones
+/// proxies change (user-agent, transfer-encoding), and `host` (the URI's authority, as
+/// both transports send it), are signed. `Err` names what cannot be signed.
 pub fn sign(
     key: &AwsKey,
     scope: &AwsScope,
@@ -46,61 +47,42 @@ pub fn sign(
     body: &[u8],
     at: SystemTime,
 ) -> Result<(), &'static str> {
-    let amz_date = amz_date(at);
-    headers.insert(HeaderName::from_static("x-amz-date"), HeaderValue::try_from(amz_date.as_str()).map_err(|_| "the date")?);
-    if let Some(token) = &key.session_token {
-        let mut v = HeaderValue::try_from(token.expose()).map_err(|_| "the session token")?;
-        v.set_sensitive(true);
-        headers.insert(HeaderName::from_static("x-amz-security-token"), v);
+    let identity = Credentials::new(
+        key.access_key_id.clone(),
+        key.secret_access_key.expose().to_owned(),
+        key.session_token.as_ref().map(|t| t.expose().to_owned()),
+        None,
+        "quarry-ai-provider",
+    )
+    .into();
+    let params = v4::SigningParams::builder()
+        .identity(&identity)
+        .region(&scope.region)
+        .name(&scope.service)
+        .time(at)
+        .settings(SigningSettings::default())
+        .build()
+        .map_err(|_| "the signing parameters")?
+        .into();
+    let mut given = Vec::with_capacity(headers.len());
+    for (name, value) in headers.iter() {
+        given.push((name.as_str(), value.to_str().map_err(|_| "a header that is not text")?));
     }
-    let host = uri.authority().map(|a| a.as_str().rsplit('@').next().unwrap_or_default().to_owned()).ok_or("the URL's host")?;
-    let (canonical_headers, signed) = canonical_headers(headers, &host);
-    let request = canonical_request(method, uri, &canonical_headers, &signed, &hex(digest::digest(&digest::SHA256, body).as_ref()));
-    let date = &amz_date[..8];
-    let credential_scope = format!("{date}/{}/{}/aws4_request", scope.region, scope.service);
-    let to_sign = format!("AWS4-HMAC-SHA256\n{amz_date}\n{credential_scope}\n{}", hex(digest::digest(&digest::SHA256, request.as_bytes()).as_ref()));
-    let signature = hex(&mac(&signing_key(key.secret_access_key.expose(), date, scope), to_sign.as_bytes()));
-    let value = format!("AWS4-HMAC-SHA256 Credential={}/{credential_scope}, SignedHeaders={signed}, Signature={signature}", key.access_key_id);
-    let mut v = HeaderValue::try_from(value).map_err(|_| "the access key id")?;
-    v.set_sensitive(true);
-    headers.insert(AUTHORIZATION, v);
+    let url = uri.to_string();
+    let request = SignableRequest::new(method.as_str(), url.as_str(), given.into_iter(), SignableBody::Bytes(body)).map_err(|_| "the URL")?;
+    let (instructions, _) = aws_sigv4::http_request::sign(request, &params).map_err(|_| "the request")?.into_parts();
+    let (added, _) = instructions.into_parts();
+    for header in added {
+        let name = HeaderName::from_bytes(header.name().as_bytes()).map_err(|_| "a signing header's name")?;
+        let mut value = HeaderValue::try_from(header.value()).map_err(|_| "a signing header's value")?;
+        value.set_sensitive(header.sensitive() || name == AUTHORIZATION);
+        headers.insert(name, value);
+    }
     Ok(())
 }
 
-/// `YYYYMMDDTHHMMSSZ`.
-fn amz_date(at: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(at).to_string().chars().filter(|c| *c != '-' && *c != ':').collect()
-}
-
-/// The headers' canonical lines (`name:value\n`, names lowercase and sorted, values
-/// trimmed with inner runs of spaces folded, repeated names joined by `,`) and the
-/// signed-headers list.
-fn canonical_headers(headers: &HeaderMap, host: &str) -> (String, String) {
-    let mut lines: Vec<(String, String)> = vec![("host".into(), host.to_owned())];
-    for name in headers.keys().filter(|n| *n != AUTHORIZATION && n.as_str() != "host") {
-        let values: Vec<String> = headers.get_all(name).iter().map(|v| fold(&String::from_utf8_lossy(v.as_bytes()))).collect();
-        lines.push((name.as_str().to_owned(), values.join(",")));
-    }
-    lines.sort();
-    let canonical = lines.iter().map(|(n, v)| format!("{n}:{v}\n")).collect();
-    let signed = lines.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(";");
-    (canonical, signed)
-}
-
-fn fold(v: &str) -> String {
-    v.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn canonical_request(method: &Method, uri: &Uri, headers: &str, signed: &str, payload_hash: &str) -> String {
-    let path = if uri.path().is_empty() { "/" } else { uri.path() };
-    let path: Vec<String> = path.split('/').map(uri_encode).collect();
-    let mut query: Vec<&str> = uri.query().unwrap_or_default().split('&').filter(|p| !p.is_empty()).collect();
-    query.sort_unstable();
-    let query: Vec<String> = query.iter().map(|p| if p.contains('=') { (*p).to_owned() } else { format!("{p}=") }).collect();
-    format!("{method}\n{}\n{}\n{headers}\n{signed}\n{payload_hash}", path.join("/"), query.join("&"))
-}
-
-/// RFC 3986 encoding as SigV4 wants it: every byte but `A-Za-z0-9-._~` as `%XX`.
+/// RFC 3986 encoding as SigV4 wants it: every byte but `A-Za-z0-9-._~` as `%XX` (how
+/// a Bedrock model id goes into its URL's path).
 pub fn uri_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
@@ -111,21 +93,6 @@ pub fn uri_encode(s: &str) -> String {
         }
     }
     out
-}
-
-fn signing_key(secret: &str, date: &str, scope: &AwsScope) -> Vec<u8> {
-    let k = mac(format!("AWS4{secret}").as_bytes(), date.as_bytes());
-    let k = mac(&k, scope.region.as_bytes());
-    let k = mac(&k, scope.service.as_bytes());
-    mac(&k, b"aws4_request")
-}
-
-fn mac(key: &[u8], data: &[u8]) -> Vec<u8> {
-    hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, key), data).as_ref().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -177,9 +144,24 @@ mod tests {
         let uri: Uri = "http://127.0.0.1:9/model/anthropic.claude-v2%3A1/converse".parse().unwrap();
         sign(&key, &scope, &Method::POST, &uri, &mut h, b"{}", at).unwrap();
         assert_eq!(h["x-amz-security-token"], "token-value");
-        assert!(h[AUTHORIZATION].to_str().unwrap().contains("SignedHeaders=host;x-amz-date;x-amz-security-token,"));
-        let (lines, _) = canonical_headers(&h, "127.0.0.1:9");
-        let request = canonical_request(&Method::POST, &uri, &lines, "", "");
-        assert!(request.starts_with("POST\n/model/anthropic.claude-v2%253A1/converse\n\n"), "{request}");
+        let auth = h[AUTHORIZATION].to_str().unwrap().to_owned();
+        assert!(auth.contains("SignedHeaders=host;x-amz-date;x-amz-security-token,"), "{auth}");
+        // The canonical request AWS would compute, with the path encoded twice.
+        let canonical = "POST\n/model/anthropic.claude-v2%253A1/converse\n\nhost:127.0.0.1:9\nx-amz-date:20150830T123600Z\nx-amz-security-token:token-value\n\nhost;x-amz-date;x-amz-security-token\n44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+        let digest = hex(ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes()).as_ref());
+        let to_sign = format!("AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n{digest}");
+        let mut k = mac(b"AWS4wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", b"20150830");
+        for part in [&b"us-east-1"[..], b"service", b"aws4_request"] {
+            k = mac(&k, part);
+        }
+        assert!(auth.ends_with(&format!("Signature={}", hex(&mac(&k, to_sign.as_bytes())))), "{auth}");
+    }
+
+    fn mac(key: &[u8], data: &[u8]) -> Vec<u8> {
+        ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key), data).as_ref().to_vec()
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
