@@ -188,6 +188,10 @@ codes! {
     InvalidCredentials => ("invalid_credentials", 401),
     // SOAT files: a file's bytes on disk no longer match their checksum (never served).
     FileCorrupt => ("file_corrupt", 500),
+    // chats (issue 36): a completion's chat_id names no chat the caller sees.
+    ChatNotFound => ("chat_not_found", 400),
+    // embeddings (issue 36): this server loads no embedder (QUARRY_EMBEDDER=none).
+    EmbeddingNotConfigured => ("embedding_not_configured", 503),
 }
 
 /// An error as the client sees it.
@@ -263,6 +267,9 @@ impl Code {
         match self {
             Code::BootstrapAlreadyCompleted => return "BOOTSTRAP_ALREADY_COMPLETED",
             Code::UsernameTaken => return "NAME_CONFLICT",
+            // chats and embeddings (issue 36).
+            Code::ChatNotFound => return "CHAT_NOT_FOUND",
+            Code::EmbeddingNotConfigured => return "EMBEDDING_NOT_CONFIGURED",
             _ => {}
         }
         match self.status().as_u16() {

@@ -196,6 +196,9 @@ fn on_agentlex(code: Code) -> bool {
         | UsernameTaken
         | InvalidCredentials
         | FileCorrupt
+        // chats and embeddings (issue 36)
+        | ChatNotFound
+        | EmbeddingNotConfigured
         | EgressRefused => false,
     }
 }
