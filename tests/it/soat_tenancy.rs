@@ -96,6 +96,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let webhook = make("/api/v1/webhooks", json!({"name": "all", "url": "http://127.0.0.1:9/hook", "events": ["*"]}));
     // SOAT documents (issue 36, knowledge).
     let document = make("/api/v1/documents", json!({"path": "/tenancy/a.txt", "content": "Refunds take five days."}));
+    // chats (issue 36)
+    let chat = make("/api/v1/chats", json!({"ai_provider_id": aip, "name": "support"}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -131,6 +133,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("file_id", file),
         ("webhook_id", webhook),
         ("delivery_id", delivery),
+        ("chat_id", chat), // chats (issue 36)
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
