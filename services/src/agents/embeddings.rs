@@ -107,9 +107,9 @@ pub fn check(req: &EmbedIn, loaded: &Loaded) -> Result<(usize, String), EmbedErr
         return Err(EmbedError::NotConfigured);
     }
     let model = req.model.clone().unwrap_or_else(|| loaded.default_id().to_owned());
-    let slot = loaded.slot(&model).ok_or_else(|| {
-        SoatError::invalid("model", format!("\"{model}\" is not an embedder this server loads; it loads {}.", loaded.listed()))
-    })?;
+    let slot = loaded
+        .slot(&model)
+        .ok_or_else(|| SoatError::invalid("model", format!("\"{model}\" is not an embedder this server loads; it loads {}.", loaded.listed())))?;
     Ok((slot, model))
 }
 

@@ -113,7 +113,7 @@ pub async fn completions(mut call: Call<'_>) -> Result<Reply, ApiError> {
 enum State {
     /// Headers sent; the provider not yet called.
     Start(Arc<crate::agents::Service>, Box<Prepared>),
-    Streaming(ChatStream),
+    Streaming(Box<ChatStream>),
     Done,
 }
 
@@ -170,7 +170,7 @@ async fn step(head: &Head, state: State) -> Option<(Bytes, State)> {
             match providers::stream(&agents.upstreams(), &scope, &provider, request).await {
                 Ok(s) => {
                     head.chunk(&mut out, json!({"role": "assistant", "content": ""}), None);
-                    Some((Bytes::from(out), State::Streaming(s)))
+                    Some((Bytes::from(out), State::Streaming(Box::new(s))))
                 }
                 Err(e) => {
                     error_frame(&mut out, &e);
