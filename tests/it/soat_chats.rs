@@ -199,6 +199,48 @@ fn completions_refuse_a_system_message_a_target_not_one_and_other_accounts_recor
     assert_eq!(code(&refused(call(&s, "POST", "/api/v1/embeddings", &a.key, Some(json!({"input": "x"}))), 503)), "EMBEDDING_NOT_CONFIGURED");
 }
 
+#[test]
+fn a_chat_without_a_provider_runs_on_its_projects_default_route_failing_over() {
+    let up = Scripted::start();
+    up.otherwise(text("From the second target."));
+    let down = Scripted::start();
+    down.otherwise(Reply::Fail(503));
+    let s = TestServer::with_config(LAB);
+    let a = account(&s, &down, "chats-route@example.org");
+    let p = json!({"name": "up", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"});
+    let second = ok(call(&s, "POST", "/api/v1/ai-providers", &a.key, Some(p)), 201);
+    let project = second["project_id"].as_str().unwrap().to_owned();
+    // No default route yet: a chat must name its provider.
+    let e = refused(call(&s, "POST", "/api/v1/chats", &a.key, Some(json!({"name": "routed"}))), 400);
+    assert!(e["message"].as_str().unwrap().contains("default_model_route_id"), "{e}");
+    let targets = json!([{"ai_provider_id": a.provider, "model": "m1"}, {"ai_provider_id": second["id"], "model": "m2"}]);
+    let route = id(&ok(
+        call(&s, "POST", "/api/v1/model-routes", &a.key, Some(json!({"name": "r", "targets": targets, "retry_on": ["provider_error"]}))),
+        201,
+    ));
+    ok(call(&s, "PATCH", &format!("/api/v1/projects/{project}"), &a.key, Some(json!({"default_model_route_id": route}))), 200);
+    let chat = ok(call(&s, "POST", "/api/v1/chats", &a.key, Some(json!({"name": "routed", "instructions": "Be brief."}))), 201);
+    assert_eq!(chat["ai_provider_id"], Value::Null, "{chat}");
+    // The route's targets name their models: a chat's or a request's is refused.
+    assert_eq!(code(&refused(call(&s, "POST", "/api/v1/chats", &a.key, Some(json!({"model": "x"}))), 400)), "VALIDATION_FAILED");
+    let hi = json!([{"role": "user", "content": "Hi"}]);
+    let asked = json!({"chat_id": chat["id"], "model": "x", "messages": hi});
+    assert_eq!(code(&refused(complete(&s, &a.key, asked), 400)), "VALIDATION_FAILED");
+    // The first target fails with a provider error; the second serves.
+    let answer = ok(complete(&s, &a.key, json!({"chat_id": chat["id"], "messages": hi})), 200);
+    assert_eq!((&answer["model"], &answer["choices"][0]["message"]["content"]), (&json!("m2"), &json!("From the second target.")), "{answer}");
+    assert_eq!(down.bodies().last().unwrap()["model"], "m1");
+    assert_eq!(sent(&up), ("m2".to_owned(), pairs(&[("system", "Be brief."), ("user", "Hi")])));
+    // Streamed too: the failover happens before the first delta.
+    let f = stream(&s, &a.key, json!({"chat_id": chat["id"], "stream": true, "messages": hi}));
+    let streamed: String = f
+        .iter()
+        .filter(|x| *x != "[DONE]")
+        .filter_map(|x| serde_json::from_str::<Value>(x).ok()?["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!((streamed.as_str(), f.last().map(String::as_str)), ("From the second target.", Some("[DONE]")), "{f:?}");
+}
+
 /// The test venv's python with the openai SDK (`ops/setup-llm-tests`), or `None` to skip.
 fn sdk_python() -> Option<PathBuf> {
     let cache = std::env::var_os("QUARRY_CACHE")

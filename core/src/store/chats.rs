@@ -1,5 +1,6 @@
 //! SOAT chats (`chat_…`, chats.yaml): a chat is a stored target for completions, an AI
-//! provider of its project with the model and instructions to use. It holds no
+//! provider of its project (or its project's default model route) with the model and
+//! instructions to use. It holds no
 //! messages (a completion sends them all each time), so it is one account-owned record
 //! (`store::owned`) and nothing more.
 
@@ -16,7 +17,8 @@ pub struct ChatRecord {
     pub id: String,
     pub account_id: String,
     pub project_id: String,
-    /// The provider it calls (an AI provider of the same project).
+    /// The provider it calls (an AI provider of the same project); `None`: the
+    /// project's default model route.
     pub ai_provider_id: Option<String>,
     #[serde(default)]
     pub name: Option<String>,

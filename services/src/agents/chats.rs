@@ -5,7 +5,9 @@
 //!
 //! A completion names exactly one target. With `ai_provider_id` it runs in the
 //! provider's project; with `chat_id` in the chat's, its provider, model and
-//! instructions applying. `instructions` is the one channel for system text: a
+//! instructions applying. A chat made without a provider inherits its project's
+//! `default_model_route_id`, read at each completion: the route's targets in order,
+//! failing over on its `retry_on` classes as a generation does. `instructions` is the one channel for system text: a
 //! request's replaces the chat's for that call (never merged), and a `role: "system"`
 //! message is refused (400 `SYSTEM_MESSAGE_NOT_ALLOWED`), so request data cannot
 //! rewrite a configured prompt. A message may name a SOAT document of the call's
@@ -19,14 +21,16 @@
 
 use serde::Deserialize;
 
-use super::providers;
+use super::agent::record::{ModelRouteRecord, RetryOn};
+use super::providers::{self, CallError, Upstreams};
 use super::scope::{in_project, Scope};
 use super::SoatError;
 use crate::clock::now_rfc3339;
 use crate::error::Code;
 use crate::ids::random_base62;
 use crate::llm::request::{Block, ChatRequest, Message, Role};
-use crate::store::{AiProviderRecord, ChatRecord, DocumentRecord, Records, CHAT_PREFIX};
+use crate::llm::{ChatStream, Completion};
+use crate::store::{AiProviderRecord, ChatRecord, DocumentRecord, ProjectRecord, Records, CHAT_PREFIX};
 
 in_project!(ChatRecord);
 
@@ -116,15 +120,33 @@ pub struct MessageIn {
     pub document_id: Option<String>,
 }
 
-/// A completion, ready to send: the provider it goes to (in `scope`'s project), the
-/// request, and the model named in the answer.
+/// A completion, ready to send: where it goes (in `scope`'s project), the request
+/// (its model set per target), and whether it streams.
 #[derive(Debug)]
 pub struct Prepared {
     pub scope: Scope,
-    pub provider: AiProviderRecord,
+    /// The chat's or request's provider; or, for a chat on its project's default
+    /// model route, the route's targets in order.
+    pub targets: Vec<Target>,
+    /// The failure classes a route fails over on (`provider_error`, `timeout`,
+    /// `rate_limited`); none for a provider.
+    pub retry_on: Vec<&'static str>,
     pub request: ChatRequest,
-    pub model: String,
     pub stream: bool,
+}
+
+/// One place a completion may go: a provider and the model asked of it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub provider: AiProviderRecord,
+    pub model: String,
+}
+
+impl Prepared {
+    /// The model the answer names before a target has served: the first's.
+    pub fn model(&self) -> &str {
+        self.targets.first().map_or("", |t| t.model.as_str())
+    }
 }
 
 fn check_text(field: &str, v: &str, max: usize) -> Result<(), SoatError> {
@@ -146,7 +168,8 @@ fn provider_in_project(records: &Records, scope: &Scope, id: &str) -> Result<AiP
     })
 }
 
-/// Stores a chat in the scope's project, bound to a provider of that project.
+/// Stores a chat in the scope's project, bound to a provider of that project, or (none
+/// named) to the project's default model route.
 pub fn create(records: &Records, scope: &Scope, new: NewChat) -> Result<ChatRecord, SoatError> {
     if let Some(name) = &new.name {
         crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))?;
@@ -157,19 +180,27 @@ pub fn create(records: &Records, scope: &Scope, new: NewChat) -> Result<ChatReco
     if let Some(m) = &new.model {
         check_text("model", m, MAX_MODEL_CHARS)?;
     }
-    let Some(provider_id) = new.ai_provider_id else {
-        return Err(SoatError::invalid(
-            "ai_provider_id",
-            "is required: Quarry binds a chat to an AI provider of its project (a project's default model route is not inherited by chats).",
-        ));
+    let provider_id = match new.ai_provider_id {
+        Some(id) => Some(provider_in_project(records, scope, &id)?.id),
+        // SOAT: a chat that pins no provider inherits its project's default model
+        // route, which must exist; each of its targets names its own model.
+        None => {
+            if new.model.is_some() {
+                return Err(SoatError::invalid(
+                    "model",
+                    "cannot be set without ai_provider_id: each target of the project's default model route names its own.",
+                ));
+            }
+            default_route(records, scope)?;
+            None
+        }
     };
-    let provider = provider_in_project(records, scope, &provider_id)?;
     let now = now_rfc3339();
     let chat = ChatRecord {
         id: format!("{CHAT_PREFIX}{}", random_base62(16)),
         account_id: scope.account_id.clone(),
         project_id: scope.project_id.clone(),
-        ai_provider_id: Some(provider.id),
+        ai_provider_id: provider_id,
         name: new.name.map(|n| n.trim().to_owned()),
         instructions: new.instructions,
         model: new.model.map(|m| m.trim().to_owned()),
@@ -178,6 +209,45 @@ pub fn create(records: &Records, scope: &Scope, new: NewChat) -> Result<ChatReco
     };
     records.insert(&chat)?;
     Ok(chat)
+}
+
+/// The scope's project's default model route (400 when it has none, or names a route
+/// that is gone).
+fn default_route(records: &Records, scope: &Scope) -> Result<ModelRouteRecord, SoatError> {
+    let project: Option<ProjectRecord> = records.get(&scope.account_id, &scope.project_id)?;
+    let Some(route_id) = project.and_then(|p| p.default_model_route_id) else {
+        return Err(SoatError::invalid(
+            "ai_provider_id",
+            format!("is required: project {} has no default_model_route_id for the chat to inherit.", scope.project_id),
+        ));
+    };
+    let route: Option<ModelRouteRecord> = records.get(&scope.account_id, &route_id)?;
+    route.filter(|r| r.project_id == scope.project_id).ok_or(SoatError::Reference {
+        code: Code::ModelRouteNotFound,
+        kind: "model route",
+        field: "default_model_route_id",
+        id: route_id,
+    })
+}
+
+/// The targets of the project's default model route, in order, with its failover classes.
+fn route_targets(records: &Records, scope: &Scope) -> Result<(Vec<Target>, Vec<&'static str>), SoatError> {
+    let route = default_route(records, scope)?;
+    let targets = route
+        .targets
+        .iter()
+        .map(|t| Ok(Target { provider: provider_in_project(records, scope, &t.ai_provider_id)?, model: t.model.clone() }))
+        .collect::<Result<Vec<_>, SoatError>>()?;
+    let retry_on = route
+        .retry_on
+        .iter()
+        .map(|r| match r {
+            RetryOn::ProviderError => "provider_error",
+            RetryOn::Timeout => "timeout",
+            RetryOn::RateLimited => "rate_limited",
+        })
+        .collect();
+    Ok((targets, retry_on))
 }
 
 /// The scope's project's chats, newest first (SOAT's order).
@@ -247,7 +317,12 @@ pub fn prepare(records: &Records, scope: &Scope, req: CompletionIn) -> Result<Pr
     if let Some(m) = &req.model {
         check_text("model", m, MAX_MODEL_CHARS)?;
     }
-    let (scope, provider, chat) = match (&req.chat_id, &req.ai_provider_id) {
+    let asked = req.model.clone();
+    let pinned = |provider: AiProviderRecord, model: Option<String>| {
+        let model = asked.clone().or(model).unwrap_or_else(|| provider.default_model.clone());
+        (vec![Target { provider, model }], Vec::new())
+    };
+    let (scope, (targets, retry_on), chat) = match (&req.chat_id, &req.ai_provider_id) {
         (Some(chat_id), _) if !chat_id.is_empty() => {
             let chat: ChatRecord = scope.get(records, chat_id)?.ok_or_else(|| SoatError::Reference {
                 code: Code::ChatNotFound,
@@ -256,8 +331,19 @@ pub fn prepare(records: &Records, scope: &Scope, req: CompletionIn) -> Result<Pr
                 id: chat_id.clone(),
             })?;
             let scope = scope.within(&chat.project_id);
-            let provider_id = chat.ai_provider_id.clone().unwrap_or_default();
-            (scope.clone(), provider_in_project(records, &scope, &provider_id)?, Some(chat))
+            let targets = match &chat.ai_provider_id {
+                Some(id) => pinned(provider_in_project(records, &scope, id)?, chat.model.clone()),
+                // The project's default route as it is now; each target names its model.
+                None if asked.is_some() => {
+                    return Err(SoatError::invalid(
+                        "model",
+                        "cannot be set for a chat on its project's default model route: each target names its own.",
+                    )
+                    .into());
+                }
+                None => route_targets(records, &scope)?,
+            };
+            (scope, targets, Some(chat))
         }
         (_, Some(provider_id)) => {
             let found: AiProviderRecord = scope.get(records, provider_id)?.ok_or_else(|| SoatError::Reference {
@@ -266,16 +352,51 @@ pub fn prepare(records: &Records, scope: &Scope, req: CompletionIn) -> Result<Pr
                 field: "ai_provider_id",
                 id: provider_id.clone(),
             })?;
-            (scope.within(&found.project_id), found, None)
+            (scope.within(&found.project_id), pinned(found, None), None)
         }
         _ => unreachable!("check_target admits one target"),
     };
+    if targets.is_empty() {
+        return Err(SoatError::invalid("default_model_route_id", "names a model route without targets.").into());
+    }
     let messages = req.messages.into_iter().enumerate().map(|(i, m)| message(records, &scope, i, m)).collect::<Result<Vec<_>, _>>()?;
     // The request's instructions replace the chat's; the two are never merged.
     let system = req.instructions.or_else(|| chat.as_ref().and_then(|c| c.instructions.clone()));
-    let model = req.model.or_else(|| chat.as_ref().and_then(|c| c.model.clone())).unwrap_or_else(|| provider.default_model.clone());
-    let request = ChatRequest { model: model.clone(), system, messages, ..ChatRequest::default() };
-    Ok(Prepared { scope, provider, request, model, stream: req.stream.unwrap_or(false) })
+    let request = ChatRequest { system, messages, ..ChatRequest::default() };
+    Ok(Prepared { scope, targets, retry_on, request, stream: req.stream.unwrap_or(false) })
+}
+
+/// Whether a failed call may go on to the next target.
+fn fails_over(p: &Prepared, e: &CallError, last: bool) -> bool {
+    !last && crate::agents::generation::run::failover_class(e).is_some_and(|c| p.retry_on.contains(&c))
+}
+
+/// The completion, whole: each target in turn while the route allows failing over.
+/// The model that served, and its completion. Must run on a shard.
+pub async fn complete(up: &Upstreams<'_>, p: &Prepared) -> Result<(String, Completion), CallError> {
+    for (n, t) in p.targets.iter().enumerate() {
+        let req = ChatRequest { model: t.model.clone(), ..p.request.clone() };
+        match providers::complete(up, &p.scope, &t.provider, req).await {
+            Ok(c) => return Ok((t.model.clone(), c)),
+            Err(e) if fails_over(p, &e, n + 1 == p.targets.len()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("prepare gives at least one target")
+}
+
+/// The completion as it streams: a target that refuses the start is failed over as
+/// [`complete`] does; once deltas flow, a failure ends the stream.
+pub async fn stream(up: &Upstreams<'_>, p: &Prepared) -> Result<ChatStream, CallError> {
+    for (n, t) in p.targets.iter().enumerate() {
+        let req = ChatRequest { model: t.model.clone(), ..p.request.clone() };
+        match providers::stream(up, &p.scope, &t.provider, req).await {
+            Ok(s) => return Ok(s),
+            Err(e) if fails_over(p, &e, n + 1 == p.targets.len()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("prepare gives at least one target")
 }
 
 /// One message for the provider; a `document_id` becomes the document's text, when it

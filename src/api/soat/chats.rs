@@ -4,8 +4,8 @@
 //! with `stream: true` as server-sent `chat.completion.chunk` events ending in
 //! `data: [DONE]`. A streamed completion's status line is sent before the provider is
 //! called (SOAT's rule): a provider's failure then arrives as a last frame
-//! `data: {"error": message}`, with no `[DONE]`. The service is `agents::chats`; the
-//! model call is `agents::providers`'.
+//! `data: {"error": message}`, with no `[DONE]`. The service is `agents::chats`, which
+//! calls through `agents::providers` (and fails over along a default model route).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -92,8 +92,7 @@ pub async fn completions(mut call: Call<'_>) -> Result<Reply, ApiError> {
         r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         return Ok(r);
     }
-    let Prepared { scope, provider, request, model, .. } = prepared;
-    let c = providers::complete(&call.app.upstreams(), &scope, &provider, request).await?;
+    let (model, c) = chats::complete(&call.app.upstreams(), &prepared).await?;
     let answer = json!({
         "id": completion_id(),
         "object": "chat.completion",
@@ -148,7 +147,7 @@ fn error_frame(out: &mut Vec<u8>, e: &providers::CallError) {
 
 /// The SSE body of a streamed completion.
 fn events(agents: Arc<crate::agents::Service>, prepared: Prepared) -> response::Streamed {
-    let head = Arc::new(Head { id: completion_id(), created: now(), model: prepared.model.clone() });
+    let head = Arc::new(Head { id: completion_id(), created: now(), model: prepared.model().to_owned() });
     let s = futures_lite::stream::unfold(State::Start(agents, Box::new(prepared)), move |state| {
         let head = head.clone();
         async move {
@@ -165,19 +164,16 @@ async fn step(head: &Head, state: State) -> Option<(Bytes, State)> {
     let mut out = Vec::new();
     match state {
         State::Done => None,
-        State::Start(agents, p) => {
-            let Prepared { scope, provider, request, .. } = *p;
-            match providers::stream(&agents.upstreams(), &scope, &provider, request).await {
-                Ok(s) => {
-                    head.chunk(&mut out, json!({"role": "assistant", "content": ""}), None);
-                    Some((Bytes::from(out), State::Streaming(Box::new(s))))
-                }
-                Err(e) => {
-                    error_frame(&mut out, &e);
-                    Some((Bytes::from(out), State::Done))
-                }
+        State::Start(agents, p) => match chats::stream(&agents.upstreams(), &p).await {
+            Ok(s) => {
+                head.chunk(&mut out, json!({"role": "assistant", "content": ""}), None);
+                Some((Bytes::from(out), State::Streaming(Box::new(s))))
             }
-        }
+            Err(e) => {
+                error_frame(&mut out, &e);
+                Some((Bytes::from(out), State::Done))
+            }
+        },
         State::Streaming(mut s) => loop {
             match s.next().await {
                 Some(Ok(Delta::Text(t))) if !t.is_empty() => {
