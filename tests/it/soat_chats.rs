@@ -239,6 +239,8 @@ fn a_chat_without_a_provider_runs_on_its_projects_default_route_failing_over() {
         .filter_map(|x| serde_json::from_str::<Value>(x).ok()?["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
         .collect();
     assert_eq!((streamed.as_str(), f.last().map(String::as_str)), ("From the second target.", Some("[DONE]")), "{f:?}");
+    let first: Value = serde_json::from_str(&f[0]).unwrap();
+    assert_eq!(first["model"], "m2", "the chunks name the target that serves: {first}");
 }
 
 /// The test venv's python with the openai SDK (`ops/setup-llm-tests`), or `None` to skip.

@@ -142,13 +142,6 @@ pub struct Target {
     pub model: String,
 }
 
-impl Prepared {
-    /// The model the answer names before a target has served: the first's.
-    pub fn model(&self) -> &str {
-        self.targets.first().map_or("", |t| t.model.as_str())
-    }
-}
-
 fn check_text(field: &str, v: &str, max: usize) -> Result<(), SoatError> {
     let n = v.trim().chars().count();
     if n == 0 || v.chars().count() > max {
@@ -385,13 +378,13 @@ pub async fn complete(up: &Upstreams<'_>, p: &Prepared) -> Result<(String, Compl
     unreachable!("prepare gives at least one target")
 }
 
-/// The completion as it streams: a target that refuses the start is failed over as
-/// [`complete`] does; once deltas flow, a failure ends the stream.
-pub async fn stream(up: &Upstreams<'_>, p: &Prepared) -> Result<ChatStream, CallError> {
+/// The completion as it streams, and the model serving it: a target that refuses the
+/// start is failed over as [`complete`] does; once deltas flow, a failure ends it.
+pub async fn stream(up: &Upstreams<'_>, p: &Prepared) -> Result<(String, ChatStream), CallError> {
     for (n, t) in p.targets.iter().enumerate() {
         let req = ChatRequest { model: t.model.clone(), ..p.request.clone() };
         match providers::stream(up, &p.scope, &t.provider, req).await {
-            Ok(s) => return Ok(s),
+            Ok(s) => return Ok((t.model.clone(), s)),
             Err(e) if fails_over(p, &e, n + 1 == p.targets.len()) => {}
             Err(e) => return Err(e),
         }

@@ -112,7 +112,8 @@ pub async fn completions(mut call: Call<'_>) -> Result<Reply, ApiError> {
 enum State {
     /// Headers sent; the provider not yet called.
     Start(Arc<crate::agents::Service>, Box<Prepared>),
-    Streaming(Box<ChatStream>),
+    /// The chunks' head (its model the target that serves) and the provider's stream.
+    Streaming(Box<(Head, ChatStream)>),
     Done,
 }
 
@@ -147,38 +148,36 @@ fn error_frame(out: &mut Vec<u8>, e: &providers::CallError) {
 
 /// The SSE body of a streamed completion.
 fn events(agents: Arc<crate::agents::Service>, prepared: Prepared) -> response::Streamed {
-    let head = Arc::new(Head { id: completion_id(), created: now(), model: prepared.model().to_owned() });
-    let s = futures_lite::stream::unfold(State::Start(agents, Box::new(prepared)), move |state| {
-        let head = head.clone();
-        async move {
-            let (bytes, next) = step(&head, state).await?;
-            Some((Ok::<_, Infallible>(Frame::data(bytes)), next))
-        }
+    let s = futures_lite::stream::unfold(State::Start(agents, Box::new(prepared)), |state| async move {
+        let (bytes, next) = step(state).await?;
+        Some((Ok::<_, Infallible>(Frame::data(bytes)), next))
     });
     http_body_util::StreamBody::new(Box::pin(s))
 }
 
 /// One body frame: the provider called (then the role's chunk), or the next text
 /// delta, or the end (the finish chunk and `[DONE]`, or the error frame).
-async fn step(head: &Head, state: State) -> Option<(Bytes, State)> {
+async fn step(state: State) -> Option<(Bytes, State)> {
     let mut out = Vec::new();
     match state {
         State::Done => None,
         State::Start(agents, p) => match chats::stream(&agents.upstreams(), &p).await {
-            Ok(s) => {
+            Ok((model, s)) => {
+                let head = Head { id: completion_id(), created: now(), model };
                 head.chunk(&mut out, json!({"role": "assistant", "content": ""}), None);
-                Some((Bytes::from(out), State::Streaming(Box::new(s))))
+                Some((Bytes::from(out), State::Streaming(Box::new((head, s)))))
             }
             Err(e) => {
                 error_frame(&mut out, &e);
                 Some((Bytes::from(out), State::Done))
             }
         },
-        State::Streaming(mut s) => loop {
+        State::Streaming(mut streaming) => loop {
+            let (head, s) = &mut *streaming;
             match s.next().await {
                 Some(Ok(Delta::Text(t))) if !t.is_empty() => {
                     head.chunk(&mut out, json!({"content": t}), None);
-                    return Some((Bytes::from(out), State::Streaming(s)));
+                    return Some((Bytes::from(out), State::Streaming(streaming)));
                 }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
