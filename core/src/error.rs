@@ -191,7 +191,7 @@ codes! {
     // actors (issue 36, services/src/agents/actors.rs): SOAT's codes, named by `Code::soat`.
     // A session names an actor not in its project.
     ActorNotFound => ("actor_not_found", 400),
-    // An actor links an agent (or a chat) not in its project; Quarry serves no chats.
+    // An actor links an agent (or a chat) not in its project.
     AgentNotFound => ("agent_not_found", 400),
     ChatNotFound => ("chat_not_found", 400),
     // The actor wrote messages of a conversation; it cannot be deleted.
@@ -200,6 +200,9 @@ codes! {
     ExternalIdTaken => ("external_id_taken", 409),
     // single_session_per_actor: the actor has an open session with the agent (meta: session_id).
     SingleSessionConflict => ("single_session_conflict", 409),
+    // chats (issue 36): ChatNotFound above, a chat_id naming no chat the caller sees.
+    // embeddings (issue 36): this server loads no embedder (QUARRY_EMBEDDER=none).
+    EmbeddingNotConfigured => ("embedding_not_configured", 503),
 }
 
 /// An error as the client sees it.
@@ -275,6 +278,8 @@ impl Code {
         match self {
             Code::BootstrapAlreadyCompleted => return "BOOTSTRAP_ALREADY_COMPLETED",
             Code::UsernameTaken => return "NAME_CONFLICT",
+            // embeddings (issue 36); chats' CHAT_NOT_FOUND is with the actors' codes.
+            Code::EmbeddingNotConfigured => return "EMBEDDING_NOT_CONFIGURED",
             _ => {}
         }
         match self.status().as_u16() {

@@ -329,6 +329,13 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/actors/{actor_id}/tags", "soat_get_actor_tags", call!(soat::actors::tags, actor_id)),
         row(M::PUT, "/api/v1/actors/{actor_id}/tags", "soat_replace_actor_tags", call!(soat::actors::replace_tags, actor_id)),
         row(M::PATCH, "/api/v1/actors/{actor_id}/tags", "soat_merge_actor_tags", call!(soat::actors::merge_tags, actor_id)),
+        // SOAT (/api/v1): chats, their completions and embeddings (issue 36).
+        row(M::GET, "/api/v1/chats", "soat_list_chats", call!(soat::chats::list)),
+        row(M::POST, "/api/v1/chats", "soat_create_chat", call!(soat::chats::create)),
+        row(M::GET, "/api/v1/chats/{chat_id}", "soat_get_chat", call!(soat::chats::get, chat_id)),
+        row(M::DELETE, "/api/v1/chats/{chat_id}", "soat_delete_chat", call!(soat::chats::delete, chat_id)),
+        row(M::POST, "/api/v1/chat/completions", "soat_create_chat_completion", call!(soat::chats::completions)),
+        row(M::POST, "/api/v1/embeddings", "soat_create_embeddings", call!(soat::embeddings::create)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

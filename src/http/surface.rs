@@ -109,7 +109,9 @@ fn openai(e: &ApiError) -> Vec<u8> {
 fn soat_hint(code: Code) -> &'static str {
     match code {
         Code::ApiKeyProjectScope => return "This key acts only in its own project: name that project, or use an account key (al_).",
-        Code::AiProviderHasDependents => return "Delete or repoint the agents meta.agent_ids names, then delete the provider.",
+        Code::AiProviderHasDependents => {
+            return "Delete or repoint the agents and chats meta.agent_ids and meta.chat_ids name, then delete the provider."
+        }
         Code::ProjectHasDependents => return "Delete the project's records first, or send ?force=true to delete them with it.",
         Code::ModelListingUnsupported => return "Name the model yourself: this provider kind cannot list the models it serves.",
         Code::AiProviderMisconfigured => return "Set what the message names on the provider (PATCH /api/v1/ai-providers/{id}).",

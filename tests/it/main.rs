@@ -59,6 +59,8 @@ mod soat_tutorials;
 mod soat_users;
 // webhooks (issue 36)
 mod soat_webhooks;
+// chats and embeddings (issue 36)
+mod soat_chats;
 mod spec;
 mod vendored;
 mod web;

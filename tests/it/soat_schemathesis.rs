@@ -124,3 +124,11 @@ fn the_actors_spec_holds_under_schemathesis() {
     let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
     assert!(generated > 50 && all_passed, "actors: {generated} cases:\n{run}");
 }
+
+/// chats and embeddings (issue 36): `tests/schemathesis/soat_chats.sh`, SOAT v0.28's
+/// chats and embeddings specs over a seeded provider on a loopback upstream and seeded
+/// chats, with the default embedder loaded, the same checks as the sibling modules'.
+#[test]
+fn the_chats_and_embeddings_specs_hold_under_schemathesis() {
+    specs_hold("tests/schemathesis/soat_chats.sh", "60", &["chats", "embeddings"], 30);
+}

@@ -98,6 +98,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let document = make("/api/v1/documents", json!({"path": "/tenancy/a.txt", "content": "Refunds take five days."}));
     // actors (issue 36)
     let actor = make("/api/v1/actors", json!({"name": "Alice", "external_id": "+15550100"}));
+    // chats (issue 36)
+    let chat = make("/api/v1/chats", json!({"ai_provider_id": aip, "name": "support"}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -135,6 +137,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("delivery_id", delivery),
         // actors
         ("actor_id", actor),
+        ("chat_id", chat), // chats (issue 36)
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

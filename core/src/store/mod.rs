@@ -30,6 +30,8 @@ mod users;
 mod files;
 // webhooks (issue 36)
 pub mod webhooks;
+// chats (issue 36)
+mod chats;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,8 @@ pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{SecretRecord, ToolRecord};
 pub use users::{UserRecord, UserTokenRecord};
 pub use webhooks::{DeliveryRecord, WebhookRecord};
+// chats (issue 36)
+pub use chats::{ChatRecord, CHAT_PREFIX};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -126,6 +130,7 @@ impl Records {
         self.ensure_webhooks()?;
         // actors
         self.ensure_actors()?;
+        self.ensure_chats()?; // chats (issue 36)
         self.count_records_once()
     }
 

@@ -6,7 +6,7 @@
 //!
 //! As SOAT v0.28 does: an `external_id` names one actor of a project, and a create
 //! naming a taken one answers that actor (200, unchanged); an actor links an agent or
-//! a chat, not both (Quarry serves no chats: a `chat_id` names none, 400
+//! a chat of its project, not both (another: 400 `AGENT_NOT_FOUND` /
 //! `CHAT_NOT_FOUND`); an actor that wrote conversation messages is not deleted (409
 //! `ACTOR_HAS_MESSAGES`), and deleting one clears it from its sessions and
 //! conversations. Each of these rules runs inside the store's write
@@ -93,9 +93,10 @@ fn check_agent(records: &Records, scope: &Scope, project_id: &str, id: &str) -> 
     found.map(|_| ()).ok_or_else(|| SoatError::Reference { code: Code::AgentNotFound, kind: "agent", field: "agent_id", id: id.to_owned() })
 }
 
-/// Quarry serves no chats: every `chat_id` names none (400 `CHAT_NOT_FOUND`).
-fn no_chat(id: &str) -> SoatError {
-    SoatError::Reference { code: Code::ChatNotFound, kind: "chat", field: "chat_id", id: id.to_owned() }
+/// The chat `id` of exactly the actor's project (400 `CHAT_NOT_FOUND` otherwise).
+fn check_chat(records: &Records, scope: &Scope, project_id: &str, id: &str) -> Result<(), SoatError> {
+    let found = scope.get::<crate::store::ChatRecord>(records, id)?.filter(|c| c.project_id == project_id);
+    found.map(|_| ()).ok_or_else(|| SoatError::Reference { code: Code::ChatNotFound, kind: "chat", field: "chat_id", id: id.to_owned() })
 }
 
 fn taken(external_id: &str, holder: &str) -> ApiError {
@@ -116,7 +117,7 @@ pub fn create(records: &Records, scope: &Scope, new: NewActor) -> Result<Created
         check_agent(records, scope, &scope.project_id, a)?;
     }
     if let Some(c) = &new.chat_id {
-        return Err(no_chat(c).into());
+        check_chat(records, scope, &scope.project_id, c)?;
     }
     let now = crate::clock::now_rfc3339();
     let a = ActorRecord {
@@ -127,7 +128,7 @@ pub fn create(records: &Records, scope: &Scope, new: NewActor) -> Result<Created
         external_id: new.external_id,
         instructions: new.instructions,
         agent_id: new.agent_id,
-        chat_id: None,
+        chat_id: new.chat_id,
         tags: BTreeMap::new(),
         created_at: now.clone(),
         updated_at: now,
@@ -214,7 +215,7 @@ pub fn update(records: &Records, scope: &Scope, id: &str, patch: ActorPatch) -> 
         check_agent(records, scope, &a.project_id, agent)?;
     }
     if let Patch::Set(chat) = &patch.chat_id {
-        return Err(no_chat(chat).into());
+        check_chat(records, scope, &a.project_id, chat)?;
     }
     let external = patch.external_id.clone();
     let a = ActorRecord { external_id: external.or(a.external_id), ..a };

@@ -23,8 +23,8 @@ pub enum SoatError {
     /// A `*_id` in a body names no record of this project (`code`: which kind's code).
     #[error("{field}: no {kind} {id} in this project.")]
     Reference { code: Code, kind: &'static str, field: &'static str, id: String },
-    #[error("The AI provider {id} is used by {} agent(s); delete or repoint them first.", agent_ids.len())]
-    ProviderHasDependents { id: String, agent_ids: Vec<String> },
+    #[error("The AI provider {id} is used by {} agent(s) and {} chat(s); delete or repoint them first.", agent_ids.len(), chat_ids.len())]
+    ProviderHasDependents { id: String, agent_ids: Vec<String>, chat_ids: Vec<String> },
     #[error("The project {id} still holds records ({}); send ?force=true to delete them with it.", describe(counts))]
     ProjectHasDependents { id: String, counts: Vec<(&'static str, usize)> },
     #[error("{0}")]
@@ -82,9 +82,10 @@ impl ErrorCode for SoatError {
         let v = match self {
             SoatError::Invalid { field, .. } => json!({"field": field}),
             SoatError::Reference { field, id, .. } => json!({"field": field, "id": id}),
-            SoatError::ProviderHasDependents { agent_ids, .. } => {
-                json!({"agent_count": agent_ids.len(), "agent_ids": agent_ids.iter().take(10).collect::<Vec<_>>(), "forcible": false})
-            }
+            SoatError::ProviderHasDependents { agent_ids, chat_ids, .. } => json!({
+                "agent_count": agent_ids.len(), "agent_ids": agent_ids.iter().take(10).collect::<Vec<_>>(),
+                "chat_count": chat_ids.len(), "chat_ids": chat_ids.iter().take(10).collect::<Vec<_>>(), "forcible": false
+            }),
             SoatError::ProjectHasDependents { counts, .. } => {
                 Value::Object(counts.iter().map(|(k, n)| (format!("{k}_count"), Value::from(*n))).collect())
             }

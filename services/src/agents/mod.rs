@@ -33,6 +33,9 @@ pub mod files;
 pub mod trace_files;
 // webhooks (issue 36)
 pub mod webhooks;
+// chats and embeddings (issue 36)
+pub mod chats;
+pub mod embeddings;
 
 pub use error::SoatError;
 

@@ -306,13 +306,15 @@ pub fn update(
     updated.ok_or_else(|| SoatError::not_found("AI provider", id))?
 }
 
-/// Refused with 409 `AI_PROVIDER_HAS_DEPENDENTS` while an agent uses it, `force`
+/// Refused with 409 `AI_PROVIDER_HAS_DEPENDENTS` while an agent or a chat uses it, `force`
 /// or not (SOAT: live references always block).
 pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), SoatError> {
     get(records, scope, id)?;
     let agent_ids = refs::agents_using_provider(records, &scope.account_id, id)?;
-    if !agent_ids.is_empty() {
-        return Err(SoatError::ProviderHasDependents { id: id.to_owned(), agent_ids });
+    // chats (issue 36): a chat bound to the provider blocks it as an agent does.
+    let chat_ids = refs::chats_using_provider(records, &scope.account_id, id)?;
+    if !agent_ids.is_empty() || !chat_ids.is_empty() {
+        return Err(SoatError::ProviderHasDependents { id: id.to_owned(), agent_ids, chat_ids });
     }
     records.remove::<AiProviderRecord>(&scope.account_id, id)?;
     Ok(())

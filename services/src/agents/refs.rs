@@ -22,6 +22,11 @@ pub fn agents_using_provider(records: &Records, account_id: &str, provider_id: &
     })
 }
 
+/// The ids of the chats of `account_id` bound to provider `provider_id` (chats, issue 36).
+pub fn chats_using_provider(records: &Records, account_id: &str, provider_id: &str) -> Result<Vec<String>, StoreError> {
+    crate::agents::chats::using_provider(records, account_id, provider_id)
+}
+
 /// Whether guardrail `id` exists in `project_id` (400 `GUARDRAIL_NOT_FOUND` when not).
 /// Guardrails are the agents module's minimal records (`agents::agent::related`).
 pub fn guardrail_in_project(records: &Records, account_id: &str, project_id: &str, id: &str) -> Result<bool, StoreError> {
@@ -66,6 +71,8 @@ pub fn project_dependents(records: &Records, account_id: &str, project_id: &str)
         ("file", count_in::<FileRecord>(records, account_id, project_id)?),
         // actors
         ("actor", count_in::<crate::store::ActorRecord>(records, account_id, project_id)?),
+        // chats (issue 36)
+        ("chat", count_in::<crate::store::ChatRecord>(records, account_id, project_id)?),
     ])
 }
 
@@ -117,6 +124,7 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     for f in records.list::<FileRecord>(account_id)?.into_iter().filter(|f| f.project_id == project_id) {
         records.remove_file(account_id, &f.id)?;
     }
+    remove_all::<crate::store::ChatRecord>(records, account_id, project_id)?; // chats (issue 36)
     Ok(())
 }
 

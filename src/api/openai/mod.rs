@@ -13,4 +13,5 @@ mod chunk;
 mod envelope;
 pub mod models;
 mod request;
-mod response;
+// Its ids, finish reasons and usage are SOAT's chat completions' too (api/soat/chats.rs).
+pub(in crate::api) mod response;

@@ -203,6 +203,8 @@ fn on_agentlex(code: Code) -> bool {
         | ActorHasMessages
         | ExternalIdTaken
         | SingleSessionConflict
+        // chats and embeddings (issue 36)
+        | EmbeddingNotConfigured
         | EgressRefused => false,
     }
 }

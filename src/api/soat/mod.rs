@@ -50,6 +50,9 @@ pub mod users;
 pub mod files;
 // webhooks (issue 36)
 pub mod webhooks;
+// chats and embeddings (issue 36)
+pub mod chats;
+pub mod embeddings;
 
 pub use list::Page;
 

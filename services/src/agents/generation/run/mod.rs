@@ -47,6 +47,8 @@ mod calls;
 mod model;
 mod prepare;
 mod route;
+// chats (issue 36): a chat on its project's default route fails over as a generation does.
+pub(crate) use route::failover_class;
 
 /// What a shard lends its runs: the agents service and this shard's sessions.
 pub struct Host {

@@ -74,7 +74,7 @@ pub(super) struct Target {
 
 /// The route's `error_class` of a failure that may fail over; `None` for a
 /// deterministic one (a bad request, a refused credential), which fails the generation.
-pub(super) fn failover_class(e: &CallError) -> Option<&'static str> {
+pub(crate) fn failover_class(e: &CallError) -> Option<&'static str> {
     use crate::llm::ErrorClass as C;
     match e {
         CallError::Llm(LlmError::Provider { error, .. }) => match error.class {
