@@ -46,6 +46,16 @@ def walk(b, deadline):
         if y == last:
             break
         last = y
+    # Past 100 schemas Swagger UI (5.35) lists them in a box of their own that renders
+    # the rows in view (`section.models--virtualized .models-scroll`): walk that box too.
+    last = -1
+    while time.time() < deadline and b.d.execute_script("return !!document.querySelector('.swagger-ui .models-scroll')"):
+        schemas.update(b.d.execute_script(SEEN)[1])
+        y = b.d.execute_script("const s = document.querySelector('.swagger-ui .models-scroll'); s.scrollTop += 200; return s.scrollTop")
+        time.sleep(0.1)
+        if y == last:
+            break
+        last = y
     return ops, schemas, errors
 
 
