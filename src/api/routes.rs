@@ -277,6 +277,7 @@ pub fn table(config: &Config) -> Vec<Route> {
         // SOAT (/api/v1): files (issue 36, files).
         row(M::GET, "/api/v1/files", "soat_list_files", call!(soat::files::list)),
         row(M::POST, "/api/v1/files", "soat_create_file", call!(soat::files::create)),
+        row(M::POST, "/api/v1/files/upload", "soat_upload_file", call!(soat::files::upload)),
         row(M::POST, "/api/v1/files/upload/base64", "soat_upload_file_base64", call!(soat::files::upload_base64)),
         row(M::GET, "/api/v1/files/{file_id}", "soat_get_file", call!(soat::files::get, file_id)),
         row(M::DELETE, "/api/v1/files/{file_id}", "soat_delete_file", call!(soat::files::delete, file_id)),

@@ -172,3 +172,66 @@ fn a_project_deleted_with_force_takes_its_conversations_documents_and_files_and_
     let r = s.request("GET", &format!("/api/v1/files/{keep}/download"), Some(&key), None);
     assert_eq!((r.status, &r.body[..]), (200, &b"stays"[..]));
 }
+
+/// A multipart body of `parts` (name, file name, content type, bytes).
+fn multipart(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, file, kind, bytes) in parts {
+        body.extend_from_slice(b"--b0undary\r\n");
+        let file = file.map(|f| format!("; filename=\"{f}\"")).unwrap_or_default();
+        body.extend_from_slice(format!("content-disposition: form-data; name=\"{name}\"{file}\r\n").as_bytes());
+        if let Some(k) = kind {
+            body.extend_from_slice(format!("content-type: {k}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"--b0undary--\r\n");
+    body
+}
+
+#[test]
+fn a_multipart_upload_keeps_its_bytes_and_names_and_a_bad_form_changes_nothing() {
+    let s = super::server::TestServer::with_config(super::plans::ROOMY);
+    let (_, key) = s.signup("files-multipart@example.org");
+    let auth = format!("Bearer {key}");
+    let upload = |body: &[u8], kind: &str| {
+        s.conn().send("POST", "/api/v1/files/upload", &[("authorization", auth.as_str()), ("content-type", kind)], Some(body))
+    };
+    let bytes: Vec<u8> = (0..=255u8).rev().chain(b"\r\n--b0undar".iter().copied()).collect();
+    let form = multipart(&[
+        ("prefix", None, None, b"/images"),
+        ("metadata", None, None, b"{\"author\":\"Ann\"}"),
+        ("file", Some("logo.png"), Some("image/png"), &bytes),
+    ]);
+    let r = upload(&form, "multipart/form-data; boundary=b0undary");
+    assert_eq!(r.status, 201, "{}", r.text());
+    let f = r.json();
+    assert_eq!(
+        (f["path"].as_str(), f["content_type"].as_str(), f["size"].as_u64(), f["metadata"].as_str()),
+        (Some("/images/logo.png"), Some("image/png"), Some(bytes.len() as u64), Some("{\"author\":\"Ann\"}")),
+        "{f}"
+    );
+    assert_eq!(f["sha256"].as_str(), Some(sha256_hex(&bytes).as_str()));
+    let id = f["id"].as_str().unwrap();
+    let d = s.request("GET", &format!("/api/v1/files/{id}/download"), Some(&key), None);
+    assert_eq!((d.status, &d.body[..]), (200, &bytes[..]), "the bytes as sent, a boundary look-alike inside them kept");
+
+    // A form field names the file over its part.
+    let form = multipart(&[("filename", None, None, b"renamed.txt"), ("file", Some("a.bin"), None, b"plain")]);
+    let f = upload(&form, "multipart/form-data; boundary=b0undary").json();
+    assert_eq!((f["path"].as_str(), f["content_type"].as_str()), (Some("/renamed.txt"), None), "{f}");
+
+    // Refused, and nothing made: no file part, JSON instead of a form, an unknown field.
+    for (body, kind, field) in [
+        (multipart(&[("prefix", None, None, b"/x")]), "multipart/form-data; boundary=b0undary", "file"),
+        (b"{\"content\":\"aGk=\"}".to_vec(), "application/json", "file"),
+        (multipart(&[("owner", None, None, b"me"), ("file", Some("a"), None, b"x")]), "multipart/form-data; boundary=b0undary", "owner"),
+    ] {
+        let r = upload(&body, kind);
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert_eq!((r.json()["error"]["code"].as_str(), r.json()["error"]["meta"]["field"].as_str()), (Some("VALIDATION_FAILED"), Some(field)));
+    }
+    assert_eq!(ok(call(&s, "GET", "/api/v1/files", &key, None), 200)["total"], 2);
+}

@@ -1,7 +1,7 @@
-//! `/api/v1/files` (files.yaml): create (a record), upload as base64, get, list, delete,
-//! download (the bytes, or `{"content": "<base64>"}`), tags and metadata. The service
-//! is `agents::files`; disk and store work runs on the blocking pool. Not served yet:
-//! the multipart upload and the presigned-URL pair (see `ops/build-openapi-documents`).
+//! `/api/v1/files` (files.yaml): create (a record), upload (multipart, or base64), get,
+//! list, delete, download (the bytes, or `{"content": "<base64>"}`), tags and metadata.
+//! The service is `agents::files`; disk and store work runs on the blocking pool. Not
+//! served yet: the presigned-URL pair (see `ops/build-openapi-documents`).
 
 use std::collections::BTreeMap;
 
@@ -84,6 +84,62 @@ pub async fn upload_base64(mut call: Call<'_>) -> Result<Reply, ApiError> {
     })
     .await?;
     Ok(response::json(StatusCode::CREATED, &FileOut::from(f)))
+}
+
+/// `uploadFile`: `multipart/form-data` with a `file` part (its bytes as sent; its
+/// part's name and type when the form gives no `filename`/`content_type`) and the text
+/// parts `project_id`, `prefix`, `filename`, `content_type`, `metadata`.
+pub async fn upload(mut call: Call<'_>) -> Result<Reply, ApiError> {
+    let content_type = call.parts.headers.get(hyper::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body = call.bytes().await?;
+    let form = read_form(content_type.as_deref(), body).await?;
+    let (scope, app) = (scope(&call, form.project_id.as_deref()).await?, call.app.clone());
+    let f = blocking(move || files::upload(&app.records, &app.config.data, &scope, form.naming, &form.bytes)).await?;
+    Ok(response::json(StatusCode::CREATED, &FileOut::from(f)))
+}
+
+struct Form {
+    project_id: Option<String>,
+    naming: Naming,
+    bytes: bytes::Bytes,
+}
+
+async fn read_form(content_type: Option<&str>, body: bytes::Bytes) -> Result<Form, ApiError> {
+    let bad = |msg: String| ApiError::new(Code::SoatValidation, msg).at("file");
+    let boundary = content_type.and_then(|ct| multer::parse_boundary(ct).ok()).ok_or_else(|| {
+        bad(format!("Send the file as multipart/form-data with a file part, not as {}.", content_type.unwrap_or("a body without a type")))
+    })?;
+    let stream = futures_util::stream::once(async move { Ok::<bytes::Bytes, std::convert::Infallible>(body) });
+    let mut parts = multer::Multipart::new(stream, boundary);
+    let broken = |e: multer::Error| bad(format!("The multipart body could not be read: {e}."));
+    let (mut file, mut project_id, mut naming) = (None, None, Naming::default());
+    let (mut part_name, mut part_type) = (None, None);
+    while let Some(part) = parts.next_field().await.map_err(broken)? {
+        let name = part.name().map(str::to_owned);
+        match name.as_deref() {
+            Some("file") => {
+                part_name = part.file_name().map(str::to_owned);
+                part_type = part.content_type().map(|m| m.essence_str().to_owned());
+                file = Some(part.bytes().await.map_err(broken)?);
+            }
+            Some(field @ ("project_id" | "prefix" | "filename" | "content_type" | "metadata")) => {
+                let text = Some(part.text().await.map_err(broken)?).filter(|t| !t.is_empty());
+                match field {
+                    "project_id" => project_id = text,
+                    "prefix" => naming.prefix = text,
+                    "filename" => naming.filename = text,
+                    "content_type" => naming.content_type = text,
+                    _ => naming.metadata = text,
+                }
+            }
+            Some(other) => return Err(ApiError::new(Code::SoatValidation, format!("{other}: not a field of an upload.")).at(other.to_owned())),
+            None => return Err(bad("A part without a name.".into())),
+        }
+    }
+    let bytes = file.ok_or_else(|| bad("file: field required (the file's bytes as a part named file).".into()))?;
+    naming.filename = naming.filename.or(part_name);
+    naming.content_type = naming.content_type.or(part_type.filter(|t| t != "application/octet-stream"));
+    Ok(Form { project_id, naming, bytes })
 }
 
 pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
