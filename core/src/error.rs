@@ -188,6 +188,9 @@ codes! {
     InvalidCredentials => ("invalid_credentials", 401),
     // SOAT files: a file's bytes on disk no longer match their checksum (never served).
     FileCorrupt => ("file_corrupt", 500),
+    // ours: a presigned upload's token was used already, or is past its expiry.
+    UploadTokenUsed => ("upload_token_used", 409),
+    UploadTokenExpired => ("upload_token_expired", 410),
     // actors (issue 36, services/src/agents/actors.rs): SOAT's codes, named by `Code::soat`.
     // A session names an actor not in its project.
     ActorNotFound => ("actor_not_found", 400),

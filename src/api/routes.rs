@@ -278,6 +278,8 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/files", "soat_list_files", call!(soat::files::list)),
         row(M::POST, "/api/v1/files", "soat_create_file", call!(soat::files::create)),
         row(M::POST, "/api/v1/files/upload", "soat_upload_file", call!(soat::files::upload)),
+        row(M::POST, "/api/v1/files/presigned-url", "soat_create_presigned_url", call!(soat::files::presign)),
+        public(row(M::POST, "/api/v1/files/upload/{token}", "soat_upload_file_with_token", call!(soat::files::upload_with_token, token))),
         row(M::POST, "/api/v1/files/upload/base64", "soat_upload_file_base64", call!(soat::files::upload_base64)),
         row(M::GET, "/api/v1/files/{file_id}", "soat_get_file", call!(soat::files::get, file_id)),
         row(M::DELETE, "/api/v1/files/{file_id}", "soat_delete_file", call!(soat::files::delete, file_id)),

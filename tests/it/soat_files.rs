@@ -173,8 +173,11 @@ fn a_project_deleted_with_force_takes_its_conversations_documents_and_files_and_
     assert_eq!((r.status, &r.body[..]), (200, &b"stays"[..]));
 }
 
-/// A multipart body of `parts` (name, file name, content type, bytes).
-fn multipart(parts: &[(&str, Option<&str>, Option<&str>, &[u8])]) -> Vec<u8> {
+/// A form part: its name, file name, content type and bytes.
+type Part<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+/// A multipart body of `parts`.
+fn multipart(parts: &[Part]) -> Vec<u8> {
     let mut body = Vec::new();
     for (name, file, kind, bytes) in parts {
         body.extend_from_slice(b"--b0undary\r\n");
@@ -234,4 +237,60 @@ fn a_multipart_upload_keeps_its_bytes_and_names_and_a_bad_form_changes_nothing()
         assert_eq!((r.json()["error"]["code"].as_str(), r.json()["error"]["meta"]["field"].as_str()), (Some("VALIDATION_FAILED"), Some(field)));
     }
     assert_eq!(ok(call(&s, "GET", "/api/v1/files", &key, None), 200)["total"], 2);
+}
+
+#[test]
+fn a_presigned_url_uploads_one_file_without_a_key_and_a_used_forged_or_foreign_token_writes_nothing() {
+    let s = super::server::TestServer::with_config(super::plans::ROOMY);
+    let (_, key) = s.signup("files-presigned@example.org");
+    let body = json!({"prefix": "/docs", "filename": "report.txt", "content_type": "text/plain"});
+    let p = ok(call(&s, "POST", "/api/v1/files/presigned-url", &key, Some(body)), 201);
+    let (token, url) = (p["upload_token"].as_str().unwrap().to_owned(), p["upload_url"].as_str().unwrap().to_owned());
+    assert!(token.starts_with("upt_") && url == format!("/api/v1/files/upload/{token}"), "{p}");
+    let expires = humantime::parse_rfc3339(p["expires_at"].as_str().unwrap()).unwrap();
+    let left = expires.duration_since(std::time::SystemTime::now()).unwrap().as_secs();
+    assert!((800..=900).contains(&left), "about 15 minutes: {left} s");
+
+    // No credential: the token is one. JSON with base64 content, metadata added.
+    let up = json!({"content": b64(b"quarterly numbers"), "metadata": "{\"q\":3}"}).to_string();
+    let r = s.request("POST", &url, None, Some(&up));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let f = r.json();
+    assert_eq!(
+        (f["path"].as_str(), f["content_type"].as_str(), f["metadata"].as_str()),
+        (Some("/docs/report.txt"), Some("text/plain"), Some("{\"q\":3}"))
+    );
+    let id = f["id"].as_str().unwrap().to_owned();
+    let d = s.request("GET", &format!("/api/v1/files/{id}/download"), Some(&key), None);
+    assert_eq!((d.status, &d.body[..]), (200, &b"quarterly numbers"[..]));
+
+    // Used: 409, and the file keeps its bytes.
+    let r = s.request("POST", &url, None, Some(&json!({"content": b64(b"overwritten?")}).to_string()));
+    assert_eq!(r.status, 409, "{}", r.text());
+    let d = s.request("GET", &format!("/api/v1/files/{id}/download"), Some(&key), None);
+    assert_eq!(&d.body[..], &b"quarterly numbers"[..], "a reused token changed nothing");
+
+    // Forged or cut: 404. A multipart form works too, with a fresh token.
+    let mut forged = token.clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == '0' { '1' } else { '0' });
+    for bad in [forged.as_str(), "upt_00", "nope"] {
+        let r = s.request("POST", &format!("/api/v1/files/upload/{bad}"), None, Some(&json!({"content": b64(b"x")}).to_string()));
+        assert_eq!((r.status, r.json()["error"]["code"].as_str()), (404, Some("RESOURCE_NOT_FOUND")), "{bad}: {}", r.text());
+    }
+    let p = ok(call(&s, "POST", "/api/v1/files/presigned-url", &key, Some(json!({}))), 201);
+    let form = multipart(&[("file", Some("photo.jpg"), Some("image/jpeg"), b"\xff\xd8\xff")]);
+    let r = s.conn().send("POST", p["upload_url"].as_str().unwrap(), &[("content-type", "multipart/form-data; boundary=b0undary")], Some(&form));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!((r.json()["path"].as_str(), r.json()["content_type"].as_str()), (Some("/photo.jpg"), Some("image/jpeg")));
+
+    // Another account's token uploads into that account only.
+    let (_, other) = s.signup("files-presigned-other@example.org");
+    let p = ok(call(&s, "POST", "/api/v1/files/presigned-url", &other, Some(json!({}))), 201);
+    ok(call(&s, "POST", p["upload_url"].as_str().unwrap(), &key, Some(json!({"content": b64(b"theirs")}))), 201);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/files", &key, None), 200)["total"], 2, "nothing landed in the caller's account");
+    assert_eq!(ok(call(&s, "GET", "/api/v1/files", &other, None), 200)["total"], 1);
+    // Bad naming is refused when the URL is made.
+    let e = refused(call(&s, "POST", "/api/v1/files/presigned-url", &key, Some(json!({"prefix": "/a/../b"}))), 400);
+    assert_eq!(e["meta"]["field"], "prefix", "{e}");
 }

@@ -144,6 +144,11 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         if !row.path.starts_with("/api/v1/") || !row.path.contains('{') {
             continue;
         }
+        // A presigned upload's token is its credential: whoever holds it uploads into the
+        // project it names, and no other (soat_files' presigned test holds that).
+        if row.path == "/api/v1/files/upload/{token}" {
+            continue;
+        }
         let mut path = row.path.to_owned();
         // A conversation's messages are named `document_id` too (sessions, issue 36).
         if path.starts_with("/api/v1/conversations/") {

@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::scope::Scope;
-use super::SoatError;
+use super::secrets::Secrets;
+use super::{Project, SoatError};
 use crate::clock::now_rfc3339;
 use crate::error::{Code, ErrorCode};
 use crate::ids::random_base62;
+use crate::llm::secret::Secret;
 use crate::store::{Charge, FileRecord, Records, StoreError};
 
 pub const FILE_ID_PREFIX: &str = "file_";
@@ -31,6 +33,10 @@ pub enum FileError {
     Corrupt { id: String },
     #[error("{op} {path}: {source}")]
     Io { op: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("The upload token was used already: a presigned URL uploads one file. Ask for another.")]
+    TokenUsed,
+    #[error("The upload token expired at {at}. Ask for another presigned URL.")]
+    TokenExpired { at: String },
     #[error(transparent)]
     Soat(#[from] SoatError),
 }
@@ -46,6 +52,8 @@ impl ErrorCode for FileError {
         match self {
             FileError::Corrupt { .. } => Code::FileCorrupt,
             FileError::Io { .. } => Code::Internal,
+            FileError::TokenUsed => Code::UploadTokenUsed,
+            FileError::TokenExpired { .. } => Code::UploadTokenExpired,
             FileError::Soat(e) => e.code(),
         }
     }
@@ -54,7 +62,7 @@ impl ErrorCode for FileError {
         match self {
             FileError::Soat(e) => e.meta(),
             FileError::Corrupt { id } => Some([("file_id".to_owned(), serde_json::Value::from(id.clone()))].into_iter().collect()),
-            FileError::Io { .. } => None,
+            FileError::Io { .. } | FileError::TokenUsed | FileError::TokenExpired { .. } => None,
         }
     }
 }
@@ -189,13 +197,104 @@ pub fn create(records: &Records, scope: &Scope, new: NewFile) -> Result<FileReco
 
 /// An upload: the bytes made durable, then the record committed (charged their size).
 pub fn upload(records: &Records, data: &Path, scope: &Scope, n: Naming, bytes: &[u8]) -> Result<FileRecord, FileError> {
-    let f = record(scope, new_id(), n, Some(bytes.len() as u64), Some(sha256_hex(bytes)))?;
+    upload_as(records, data, scope, new_id(), n, bytes)
+}
+
+fn upload_as(records: &Records, data: &Path, scope: &Scope, id: String, n: Naming, bytes: &[u8]) -> Result<FileRecord, FileError> {
+    let f = record(scope, id, n, Some(bytes.len() as u64), Some(sha256_hex(bytes)))?;
     write_durably(&dir(data), &f.id, bytes)?;
     if let Err(e) = records.insert_file(&f, Charge::Capped(&scope.account_id)) {
         let _ = std::fs::remove_file(dir(data).join(&f.id));
         return Err(e.into());
     }
     Ok(f)
+}
+
+/// How long a presigned upload's token holds.
+pub const UPLOAD_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// The prefix of an upload token (SOAT's `upt_`).
+pub const UPLOAD_TOKEN_PREFIX: &str = "upt_";
+/// What an upload token's seal is bound to (no project: the token names its own).
+const UPLOAD_TOKEN_OWNER: Project<'static> = Project { account_id: "", project_id: "" };
+const UPLOAD_TOKEN_PURPOSE: &str = "files.upload_token";
+
+/// What `createPresignedUrl` promises, sealed into its token with the secrets key
+/// (ChaCha20-Poly1305: the server alone can make or read one): where the file goes,
+/// the id it will have, and until when. Single use: the file id is fixed by the token,
+/// so a second upload finds the first's record (409).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Promise {
+    account_id: String,
+    project_id: String,
+    file_id: String,
+    expires_at: u64,
+    prefix: Option<String>,
+    filename: Option<String>,
+    content_type: Option<String>,
+}
+
+/// A presigned upload: its token and when it expires (RFC 3339).
+pub struct Presigned {
+    pub token: String,
+    pub expires_at: String,
+}
+
+/// `createPresignedUrl`: a single-use token for one upload into the scope's project,
+/// its naming checked now.
+pub fn presign(secrets: &Secrets, scope: &Scope, n: Naming) -> Result<Presigned, FileError> {
+    let file_id = new_id();
+    let checked = record(scope, file_id.clone(), n.clone(), None, None)?;
+    let until = std::time::SystemTime::now() + UPLOAD_TOKEN_TTL;
+    let promise = Promise {
+        account_id: scope.account_id.clone(),
+        project_id: scope.project_id.clone(),
+        file_id,
+        expires_at: until.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs(),
+        prefix: Some(checked.prefix),
+        filename: n.filename,
+        content_type: n.content_type,
+    };
+    let json = serde_json::to_string(&promise).expect("a promise serializes");
+    let sealed = secrets.seal_for(UPLOAD_TOKEN_OWNER, UPLOAD_TOKEN_PURPOSE, &Secret::new(json));
+    let token = format!("{UPLOAD_TOKEN_PREFIX}{}", sealed.trim_start_matches("v1:"));
+    Ok(Presigned { token, expires_at: humantime::format_rfc3339_seconds(until).to_string() })
+}
+
+/// Uploads already running per token (a second use at the same moment is 409 too).
+static UPLOADING: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// `uploadFileWithToken`: the bytes into the place the token names (`n`'s filename,
+/// content type and metadata over the token's). An unknown or forged token is 404,
+/// a used one 409, an expired one 410; none writes anything.
+pub fn upload_with_token(records: &Records, data: &Path, secrets: &Secrets, token: &str, n: Naming, bytes: &[u8]) -> Result<FileRecord, FileError> {
+    let unknown = || FileError::Soat(SoatError::not_found("upload token", token.chars().take(12).collect::<String>() + "…"));
+    let sealed = token.strip_prefix(UPLOAD_TOKEN_PREFIX).ok_or_else(unknown)?;
+    let json = secrets.open_for(UPLOAD_TOKEN_OWNER, UPLOAD_TOKEN_PURPOSE, &format!("v1:{sealed}")).map_err(|_| unknown())?;
+    let p: Promise = serde_json::from_str(json.expose()).map_err(|_| unknown())?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
+    if now > p.expires_at {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(p.expires_at);
+        return Err(FileError::TokenExpired { at: humantime::format_rfc3339_seconds(at).to_string() });
+    }
+    if records.get::<crate::store::ProjectRecord>(&p.account_id, &p.project_id)?.is_none() {
+        return Err(unknown());
+    }
+    {
+        let mut running = UPLOADING.lock().unwrap_or_else(|e| e.into_inner());
+        if running.contains(&p.file_id) || records.get::<FileRecord>(&p.account_id, &p.file_id)?.is_some() {
+            return Err(FileError::TokenUsed);
+        }
+        running.push(p.file_id.clone());
+    }
+    let scope = Scope {
+        account_id: p.account_id.clone(),
+        project_id: p.project_id.clone(),
+        key: super::scope::KeyRef::Project { id: UPLOAD_TOKEN_PURPOSE.into() },
+    };
+    let n = Naming { prefix: p.prefix, filename: n.filename.or(p.filename), content_type: n.content_type.or(p.content_type), metadata: n.metadata };
+    let done = upload_as(records, data, &scope, p.file_id.clone(), n, bytes);
+    UPLOADING.lock().unwrap_or_else(|e| e.into_inner()).retain(|id| *id != p.file_id);
+    done
 }
 
 /// `content` decoded from base64 (standard alphabet, padding optional).

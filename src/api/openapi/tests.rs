@@ -196,6 +196,8 @@ fn on_agentlex(code: Code) -> bool {
         | UsernameTaken
         | InvalidCredentials
         | FileCorrupt
+        | UploadTokenUsed
+        | UploadTokenExpired
         // actors
         | ActorNotFound
         | AgentNotFound

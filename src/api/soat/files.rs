@@ -1,7 +1,8 @@
 //! `/api/v1/files` (files.yaml): create (a record), upload (multipart, or base64), get,
 //! list, delete, download (the bytes, or `{"content": "<base64>"}`), tags and metadata.
-//! The service is `agents::files`; disk and store work runs on the blocking pool. Not
-//! served yet: the presigned-URL pair (see `ops/build-openapi-documents`).
+//! The service is `agents::files`; disk and store work runs on the blocking pool. A
+//! presigned URL (`createPresignedUrl`) names a single-use token that uploads one file
+//! with no other credential (`uploadFileWithToken`, multipart or base64 JSON).
 
 use std::collections::BTreeMap;
 
@@ -95,6 +96,70 @@ pub async fn upload(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let form = read_form(content_type.as_deref(), body).await?;
     let (scope, app) = (scope(&call, form.project_id.as_deref()).await?, call.app.clone());
     let f = blocking(move || files::upload(&app.records, &app.config.data, &scope, form.naming, &form.bytes)).await?;
+    Ok(response::json(StatusCode::CREATED, &FileOut::from(f)))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresignIn {
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    prefix: Option<String>,
+    #[serde(default)]
+    filename: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
+}
+
+/// `createPresignedUrl`: a token good for one upload in the next 15 minutes, and the
+/// path to post it to (relative: Quarry does not guess the address clients reach it by).
+pub async fn presign(mut call: Call<'_>) -> Result<Reply, ApiError> {
+    let p: PresignIn = body::read(&mut call).await?;
+    let scope = scope(&call, p.project_id.as_deref()).await?;
+    let n = Naming { prefix: p.prefix, filename: p.filename, content_type: p.content_type, metadata: None };
+    let out = files::presign(&call.app.secrets, &scope, n)?;
+    let url = format!("/api/v1/files/upload/{}", out.token);
+    Ok(response::json(StatusCode::CREATED, &serde_json::json!({"upload_token": out.token, "upload_url": url, "expires_at": out.expires_at})))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenUploadIn {
+    content: String,
+    #[serde(default)]
+    filename: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
+    #[serde(default)]
+    metadata: Option<String>,
+}
+
+/// `uploadFileWithToken` (public: the token is the credential): a multipart form with
+/// a `file` part, or JSON with base64 `content`.
+pub async fn upload_with_token(mut call: Call<'_>, token: String) -> Result<Reply, ApiError> {
+    let content_type = call.parts.headers.get(hyper::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body = call.bytes().await?;
+    let (naming, bytes) = if content_type.as_deref().is_some_and(|t| t.starts_with("multipart/")) {
+        let form = read_form(content_type.as_deref(), body).await?;
+        if form.project_id.is_some() || form.naming.prefix.is_some() {
+            return Err(ApiError::new(
+                Code::SoatValidation,
+                "The token names the project and prefix; send only the file, filename, content_type and metadata.",
+            )
+            .at("file"));
+        }
+        (form.naming, form.bytes.to_vec())
+    } else {
+        let up: TokenUploadIn = crate::http::body::json(&body, Code::SoatValidation).map_err(|mut e| {
+            e.code = Code::SoatValidation;
+            e
+        })?;
+        let bytes = files::decode_base64(&up.content)?;
+        (Naming { prefix: None, filename: up.filename, content_type: up.content_type, metadata: up.metadata }, bytes)
+    };
+    let app = call.app.clone();
+    let f = blocking(move || files::upload_with_token(&app.records, &app.config.data, &app.secrets, &token, naming, &bytes)).await?;
     Ok(response::json(StatusCode::CREATED, &FileOut::from(f)))
 }
 
