@@ -332,17 +332,19 @@ def per_step(c, agent, runs, steps, fake):
     return rows
 
 
-def session_ab(plain, agent, sess, sagent, runs, steps, fake):
+def session_ab(plain, agent, arms, runs, steps, fake):
     """(c) issue 36's cost: the same k-step turn run as a plain `?wait=true` generation
     (an account with no webhook) and as a session's generation (a fresh session with its
-    user message, its reply appended to the conversation; the account subscribed to
-    every event, so each turn raises and delivers its webhook events), interleaved
-    run by run so drift falls on both. Own time per step as in (b)."""
+    user message, its reply appended to the conversation), once on an account with no
+    webhook and once on an account subscribed to every event (so each turn raises and
+    delivers its webhook events), interleaved run by run so drift falls on all. Own time
+    per step as in (b). `arms`: name -> (client, agent)."""
     fake.delay, fake.steps = 0.0, steps
-    a, b = [], []
+    rows = {"plain": []} | {name: [] for name in arms}
     for i in range(runs + 10):
-        for which in ("plain", "session"):
-            if which == "session":
+        for which in rows:
+            if which != "plain":
+                sess, sagent = arms[which]
                 status, sn = sess.call("POST", "/api/v1/sessions", {"agent_id": sagent})
                 assert status == 201, sn
                 status, m = sess.call("POST", f"/api/v1/sessions/{sn['id']}/messages", {"message": f"Go {i}."})
@@ -357,8 +359,8 @@ def session_ab(plain, agent, sess, sagent, runs, steps, fake):
             upstream = fake.take()
             assert status == 200 and v["status"] == "completed", (which, status, v)
             if i >= 10:
-                (a if which == "plain" else b).append((took - upstream) * 1000 / steps)
-    return a, b
+                rows[which].append((took - upstream) * 1000 / steps)
+    return rows
 
 
 def main():
@@ -390,7 +392,9 @@ def main():
         c3, agent3 = setup(addr, fake.port, with_tool=True)
         status, w = c3.call("POST", "/api/v1/webhooks", {"name": "all", "url": f"http://127.0.0.1:{fake.port}/hook", "events": ["*"]})
         assert status == 201, w
-        plain_rows, session_rows = session_ab(c2, agent2, c3, agent3, a.runs, a.steps, fake)
+        c4, agent4 = setup(addr, fake.port, with_tool=True)
+        ab = session_ab(c2, agent2, {"session": (c4, agent4), "hooks": (c3, agent3)}, a.runs, a.steps, fake)
+        plain_rows, bare_rows, session_rows = ab["plain"], ab["session"], ab["hooks"]
         time.sleep(2.0)  # the last deliveries
         hooks = fake.hooks
     finally:
@@ -449,13 +453,16 @@ started, then their result; so the floor per tool step is about {2 * floor50:.3f
 {a.runs} turns of {a.steps} steps each way, interleaved: a plain `?wait=true` generation (an
 account with no webhook) and a session's `generate?wait=true` (a fresh session and its user
 message made before the clock starts; the reply appended to the conversation in the settling
-commit; the account subscribed to every event: {hooks} deliveries received by the end).
+commit), once on an account with no webhook and once on one subscribed to every event
+({hooks} deliveries received by the end).
 
 | own ms per step | p50 | p99 | mean |
 |---|---|---|---|
 | plain generation | {pct(plain_rows, 50):.3f} | {pct(plain_rows, 99):.3f} | {statistics.mean(plain_rows):.3f} |
+| session generation, no webhook | {pct(bare_rows, 50):.3f} | {pct(bare_rows, 99):.3f} | {statistics.mean(bare_rows):.3f} |
 | session generation + webhooks | {pct(session_rows, 50):.3f} | {pct(session_rows, 99):.3f} | {statistics.mean(session_rows):.3f} |
-| ratio session / plain | {pct(session_rows, 50) / pct(plain_rows, 50):.3f} | {pct(session_rows, 99) / pct(plain_rows, 99):.3f} | {statistics.mean(session_rows) / statistics.mean(plain_rows):.3f} |
+| ratio session (no webhook) / plain | {pct(bare_rows, 50) / pct(plain_rows, 50):.3f} | {pct(bare_rows, 99) / pct(plain_rows, 99):.3f} | {statistics.mean(bare_rows) / statistics.mean(plain_rows):.3f} |
+| ratio session + webhooks / plain | {pct(session_rows, 50) / pct(plain_rows, 50):.3f} | {pct(session_rows, 99) / pct(plain_rows, 99):.3f} | {statistics.mean(session_rows) / statistics.mean(plain_rows):.3f} |
 
 Aim: sessions and webhooks cost no more than 10% of the step's own time (ratio <= 1.10).
 """
