@@ -4,28 +4,12 @@
 // and said so, once the actor has spoken in a conversation). Everything goes through
 // core.js's api(); data only as text nodes.
 
-import { api, h, route, nav, title, field, busy, notify, ApiError } from './core.js';
+import { api, h, route, nav, title, field, busy, notify, ApiError, listAll, when } from './core.js';
 
 nav('Actors', '/actors');
 route('/actors', actorsPage, { title: 'Actors' });
 
 const enc = encodeURIComponent;
-
-// Every record of a SOAT list (pages of 100).
-async function all(path) {
-  const out = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`);
-    out.push(...page.data);
-    if (out.length >= page.total || !page.data.length) return out;
-  }
-}
-
-function when(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
 
 // Each actor's sessions: how many, and when the newest began.
 function sessionsByActor(sessions) {
@@ -46,7 +30,7 @@ async function actorsPage(params, main) {
   const listBox = h('section', { class: 'card', 'aria-labelledby': 'ac-list-h' }, h('h2', { id: 'ac-list-h' }, 'Your actors'), h('p', { class: 'muted' }, 'Loading…'));
   const formBox = h('section', { class: 'card', 'aria-labelledby': 'ac-new-h' });
   main.append(listBox, formBox);
-  const [actors, sessions] = await Promise.all([all('/api/v1/actors'), all('/api/v1/sessions')]);
+  const [actors, sessions] = await Promise.all([listAll('/api/v1/actors'), listAll('/api/v1/sessions')]);
   const draw = () => listBox.replaceChildren(h('h2', { id: 'ac-list-h' }, 'Your actors'), actorTable(actors, sessionsByActor(sessions), draw));
   draw();
   formBox.append(h('h2', { id: 'ac-new-h' }, 'New actor'), actorForm((a, created) => {

@@ -4,7 +4,7 @@
 // shows text as it comes and tool calls as they happen, and answers a client tool's
 // pause from a form. Everything goes through core.js's api(); data only as text nodes.
 
-import { api, h, route, nav, title, field, href, go, showError, busy, notify, readSSE, ApiError } from './core.js';
+import { api, h, route, nav, title, field, href, go, showError, busy, notify, readSSE, ApiError, listAll, when, invalid, flash, showFlash } from './core.js';
 
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./agents.css', import.meta.url).href }));
 
@@ -18,43 +18,12 @@ route('/agents/:id', (params, main) => editPage(params.id, main), { title: 'Agen
 
 const enc = encodeURIComponent;
 
-// A mistake in what was typed, said as the page's own sentence (status 0: explain()
-// shows the message as it is).
-function invalid(message) {
-  return new ApiError(0, 'invalid_input', message, null);
-}
-
 // Enter in a nested form's field presses its own button, not the outer form's submit.
 function enterPresses(group, button) {
   group.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && e.target.tagName === 'INPUT') { e.preventDefault(); button.click(); }
   });
   return group;
-}
-
-// A message for the page a write goes to: the router clears the notice area when a
-// page is drawn, so it is shown once the next page of this module has begun.
-let flashed = null;
-function flash(text) { flashed = text; }
-function showFlash() {
-  if (flashed) notify(flashed);
-  flashed = null;
-}
-
-// Every record of a SOAT list (pages of 100).
-async function all(path) {
-  const out = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`);
-    out.push(...page.data);
-    if (out.length >= page.total || !page.data.length) return out;
-  }
-}
-
-function when(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
 function releaseText(r) {
@@ -73,7 +42,7 @@ async function listPage(params, main) {
   const providersBox = h('section', { class: 'card', 'aria-labelledby': 'ag-prov-h' });
   const toolsBox = h('section', { class: 'card', 'aria-labelledby': 'ag-tools-h' });
   main.append(agentsBox, h('div', { class: 'grid2' }, providersBox, toolsBox));
-  const [agents, providers, tools] = await Promise.all([all('/api/v1/agents'), all('/api/v1/ai-providers'), all('/api/v1/tools')]);
+  const [agents, providers, tools] = await Promise.all([listAll('/api/v1/agents'), listAll('/api/v1/ai-providers'), listAll('/api/v1/tools')]);
   const byId = new Map(providers.map((p) => [p.id, p]));
   agentsBox.replaceChildren(h('h2', { id: 'ag-list-h' }, 'Your agents'), agents.length
     ? h('table', { class: 'responsive ag-table' },
@@ -208,7 +177,7 @@ async function editPage(id, main) {
   const body = h('div', { class: 'stack' }, h('p', { class: 'muted' }, 'Loading…'));
   main.append(h('p', { class: 'crumbs' }, h('a', { href: href('/agents') }, '← All agents')), heading, body);
   const [agent, providers, tools] = await Promise.all([
-    id ? api('GET', `/api/v1/agents/${enc(id)}`) : null, all('/api/v1/ai-providers'), all('/api/v1/tools')]);
+    id ? api('GET', `/api/v1/agents/${enc(id)}`) : null, listAll('/api/v1/ai-providers'), listAll('/api/v1/tools')]);
   if (agent) {
     heading.textContent = `Agent: ${agent.name || agent.id}`;
     document.title = `${agent.name || agent.id} · Quarry console`;
@@ -220,7 +189,7 @@ async function editPage(id, main) {
       h('a', { class: 'button', href: href(`/agents/${agent.id}/playground`) }, 'Open the playground'),
       h('a', { class: 'button', href: href(`/sessions/new?agent_id=${enc(agent.id)}&project_id=${enc(agent.project_id || '')}`) }, 'New session'), // sessions.js
       h('span', { class: 'muted' }, `Version ${agent.version} · ${releaseText(agent.active_release)} · updated ${when(agent.updated_at)}`)));
-    const versions = (await all(`/api/v1/agents/${enc(agent.id)}/versions`)).sort((x, y) => x.version - y.version);
+    const versions = (await listAll(`/api/v1/agents/${enc(agent.id)}/versions`)).sort((x, y) => x.version - y.version);
     parts.push(releaseSection(agent, versions, reload), versionsSection(agent, versions, reload), deleteSection(agent));
   }
   body.replaceChildren(...parts);

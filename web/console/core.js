@@ -401,3 +401,37 @@ route('/signin', (params, main, query) => {
     h('p', { class: 'lead' }, 'Search, research and agents over your own documents, on your own hardware.'),
     h('div', { class: 'grid2' }, signIn, signUp));
 }, { public: true, title: 'Sign in' });
+
+// The page helpers the /api/v1 modules share.
+
+/** A mistake in what was typed, said as the page's own sentence (status 0: explain()
+ * shows the message as it is). */
+export function invalid(message) {
+  return new ApiError(0, 'invalid_input', message, null);
+}
+
+/** Every record of a SOAT list (pages of 100). */
+export async function listAll(path) {
+  const out = [];
+  for (let offset = 0; ; offset += 100) {
+    const page = await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`);
+    out.push(...page.data);
+    if (out.length >= page.total || !page.data.length) return out;
+  }
+}
+
+/** An RFC 3339 time in the reader's locale ('—' for none). */
+export function when(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+// A message for the page a write goes to: the router clears the notice area when a
+// page is drawn, so the next page shows it (showFlash) once it has begun.
+let flashed = null;
+export function flash(text) { flashed = text; }
+export function showFlash() {
+  if (flashed) notify(flashed);
+  flashed = null;
+}

@@ -7,7 +7,7 @@
 // fork from any message. Everything goes through core.js's api(); data only as text
 // nodes. The chat's look is the playground's (agents.css's pg-* classes).
 
-import { api, h, route, nav, title, field, href, go, showError, busy, notify, readSSE, ApiError } from './core.js';
+import { api, h, route, nav, title, field, href, go, showError, busy, notify, readSSE, ApiError, listAll, when, invalid, flash, showFlash } from './core.js';
 
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./agents.css', import.meta.url).href }));
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./sessions.css', import.meta.url).href }));
@@ -21,38 +21,10 @@ route('/sessions/:id', (params, main) => sessionPage(params.id, main), { title: 
 const enc = encodeURIComponent;
 const STATUSES = ['open', 'closed', 'expired'];
 
-function invalid(message) {
-  return new ApiError(0, 'invalid_input', message, null);
-}
-
-// A message for the next page of this module (the router clears the notice area).
-let flashed = null;
-function flash(text) { flashed = text; }
-function showFlash() {
-  if (flashed) notify(flashed);
-  flashed = null;
-}
-
-// Every record of a SOAT list (pages of 100).
-async function all(path) {
-  const out = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`);
-    out.push(...page.data);
-    if (out.length >= page.total || !page.data.length) return out;
-  }
-}
-
 // The projects the key sees (none when it may not list them: a project key's own
 // project is then the only one, and no choice is offered).
 async function projectsOf() {
-  try { return await all('/api/v1/projects'); } catch { return []; }
-}
-
-function when(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  try { return await listAll('/api/v1/projects'); } catch { return []; }
 }
 
 function statusBadge(status) {
@@ -80,12 +52,12 @@ async function listPage(params, main, query) {
   const box = h('section', { class: 'card', 'aria-labelledby': 'se-list-h' }, h('h2', { id: 'se-list-h' }, 'Sessions'), h('p', { class: 'muted' }, 'Loading…'));
   main.append(box);
   const inProject = projectId ? `?project_id=${enc(projectId)}` : '';
-  const [projects, agents] = await Promise.all([projectsOf(), all(`/api/v1/agents${inProject}`)]);
+  const [projects, agents] = await Promise.all([projectsOf(), listAll(`/api/v1/agents${inProject}`)]);
   const qs = new URLSearchParams();
   if (projectId) qs.set('project_id', projectId);
   if (agentId) qs.set('agent_id', agentId);
   if (status) qs.set('status', status);
-  const sessions = await all(`/api/v1/sessions${qs.toString() ? `?${qs}` : ''}`);
+  const sessions = await listAll(`/api/v1/sessions${qs.toString() ? `?${qs}` : ''}`);
 
   const agentSel = h('select', { name: 'agent_id' }, h('option', { value: '' }, 'Every agent'),
     ...agents.map((a) => h('option', { value: a.id, selected: a.id === agentId }, a.name || a.id)));
@@ -128,7 +100,7 @@ async function newPage(params, main, query) {
   const want = query.get('agent_id') || '';
   const projectId = query.get('project_id') || '';
   main.append(h('p', { class: 'crumbs' }, h('a', { href: href('/sessions') }, '← All sessions')), title('New session'));
-  const agents = await all(`/api/v1/agents${projectId ? `?project_id=${enc(projectId)}` : ''}`);
+  const agents = await listAll(`/api/v1/agents${projectId ? `?project_id=${enc(projectId)}` : ''}`);
   if (!agents.length) {
     main.append(h('p', {}, 'A session talks to an agent, and there is none yet. ', h('a', { href: href('/agents/new') }, 'Create an agent'), ' first.'));
     return;
@@ -209,7 +181,7 @@ async function sessionPage(id, main) {
     ctx.pending, form, forks, ctx.controls);
   await loadTranscript(ctx);
   showOpen(ctx);
-  drawForks(forks, await all(`/api/v1/sessions/${enc(session.id)}/forks`));
+  drawForks(forks, await listAll(`/api/v1/sessions/${enc(session.id)}/forks`));
 }
 
 // The sessions forked from this one, if any.
@@ -283,7 +255,7 @@ function showOpen(ctx) {
 
 // The conversation's messages, drawn anew.
 async function loadTranscript(ctx) {
-  const messages = await all(`/api/v1/conversations/${enc(ctx.session.conversation_id)}/messages`);
+  const messages = await listAll(`/api/v1/conversations/${enc(ctx.session.conversation_id)}/messages`);
   messages.sort((a, b) => a.position - b.position);
   ctx.log.replaceChildren(...messages.map((m) => messageItem(ctx, m).li));
   if (!messages.length) ctx.log.append(bubble('note', 'No messages yet: write the first one below.').li);

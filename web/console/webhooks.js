@@ -6,7 +6,7 @@
 // redelivered on request. Everything goes through core.js's api(); data only as text
 // nodes.
 
-import { api, h, route, nav, title, field, href, go, busy, notify, ApiError } from './core.js';
+import { api, h, route, nav, title, field, href, go, busy, notify, ApiError, listAll, when, invalid, flash, showFlash } from './core.js';
 
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./agents.css', import.meta.url).href }));
 document.head.append(h('link', { rel: 'stylesheet', href: new URL('./webhooks.css', import.meta.url).href }));
@@ -34,34 +34,8 @@ const EVENTS = [
 // How often the deliveries are read again while one is pending.
 const POLL_MS = 1500;
 
-function invalid(message) {
-  return new ApiError(0, 'invalid_input', message, null);
-}
-
-let flashed = null;
-function flash(text) { flashed = text; }
-function showFlash() {
-  if (flashed) notify(flashed);
-  flashed = null;
-}
-
 // A secret to be shown only now (at create or rotate): for the next page of this module.
 let revealed = null;
-
-async function all(path) {
-  const out = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`);
-    out.push(...page.data);
-    if (out.length >= page.total || !page.data.length) return out;
-  }
-}
-
-function when(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
 
 // The secret, once: in words, with a copy button; it is not kept anywhere.
 function secretBox(secret, what) {
@@ -108,14 +82,14 @@ async function listPage(params, main, query) {
   const made = h('div');
   const projects = await projectsOf();
   const picker = projects.length > 1 ? projectPicker(projects, projectId) : null;
-  const draw = async () => drawList(listBox, await all(`/api/v1/webhooks${projectId ? `?project_id=${enc(projectId)}` : ''}`));
+  const draw = async () => drawList(listBox, await listAll(`/api/v1/webhooks${projectId ? `?project_id=${enc(projectId)}` : ''}`));
   main.append(...(picker ? [picker] : []), made, listBox, createForm(made, draw, projectId));
   await draw();
 }
 
 // The projects the key sees (none when it may not list them).
 async function projectsOf() {
-  try { return await all('/api/v1/projects'); } catch { return []; }
+  try { return await listAll('/api/v1/projects'); } catch { return []; }
 }
 
 // Webhooks belong to a project: which one's the page lists and makes.
@@ -272,7 +246,7 @@ function statusText(d) {
 // page is still shown.
 // A table that has not changed is left as it is (focus and all); one timer a page.
 async function drawDeliveries(w, box, main) {
-  const list = await all(`/api/v1/webhook-deliveries?webhook_id=${enc(w.id)}`);
+  const list = await listAll(`/api/v1/webhook-deliveries?webhook_id=${enc(w.id)}`);
   if (!main.isConnected) return;
   clearTimeout(box.pollTimer);
   const pending = list.some((d) => d.status === 'pending');

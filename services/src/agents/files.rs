@@ -371,10 +371,7 @@ pub fn sweep(records: &Records, data: &Path) -> Result<usize, FileError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(source) => return Err(FileError::Io { op: "listing", path: dir, source }),
     };
-    let mut named = std::collections::HashSet::new();
-    for account in records.accounts()? {
-        named.extend(records.list::<FileRecord>(&account.id)?.into_iter().map(|f| f.id));
-    }
+    let named: std::collections::HashSet<String> = records.all::<FileRecord>()?.into_iter().map(|f| f.id).collect();
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
