@@ -51,8 +51,7 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 
 fn agent_in(records: &Records, scope: &Scope, id: &str) -> Result<AgentRecord, ApiError> {
     let a: Option<AgentRecord> = records.agent(&scope.account_id, id).map_err(store)?;
-    a.filter(|a| a.project_id == scope.project_id)
-        .ok_or_else(|| invalid("agent_id", format!("agent_id: there is no agent {id} in this project.")))
+    a.filter(|a| a.project_id == scope.project_id).ok_or_else(|| invalid("agent_id", format!("agent_id: there is no agent {id} in this project.")))
 }
 
 fn dataset_in(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError> {

@@ -83,7 +83,8 @@ fn prepare(records: &Records, scope: &Scope, eval_id: &str, body: &StartRun) -> 
     if eval.scorers.is_empty() {
         return Err(invalid("scorers", "The eval has no scorers; give it some (PUT /api/v1/evals/{eval_id}) first."));
     }
-    let items = datasets::items(records, &scope, dataset_id).map_err(|_| invalid("dataset_id", format!("The eval's dataset {dataset_id} is gone.")))?;
+    let items =
+        datasets::items(records, &scope, dataset_id).map_err(|_| invalid("dataset_id", format!("The eval's dataset {dataset_id} is gone.")))?;
     if items.is_empty() {
         return Err(invalid("dataset_id", format!("The dataset {dataset_id} has no items to run.")));
     }
@@ -94,7 +95,9 @@ fn prepare(records: &Records, scope: &Scope, eval_id: &str, body: &StartRun) -> 
         ));
     }
     let agent: Option<AgentRecord> = records.agent(&scope.account_id, &eval.agent_id).map_err(store)?;
-    let agent = agent.filter(|a| a.project_id == eval.project_id).ok_or_else(|| invalid("agent_id", format!("The eval's agent {} is gone.", eval.agent_id)))?;
+    let agent = agent
+        .filter(|a| a.project_id == eval.project_id)
+        .ok_or_else(|| invalid("agent_id", format!("The eval's agent {} is gone.", eval.agent_id)))?;
     let version = match body.agent_version {
         Some(v) => {
             let v = u64::try_from(v).ok().filter(|v| *v >= 1).ok_or_else(|| invalid("agent_version", "agent_version must be at least 1."))?;
@@ -211,7 +214,12 @@ async fn one_item(host: &Rc<Host>, run: &EvalRunRecord, item_id: &str) {
     let item: Option<DatasetItemRecord> = records.get(&run.account_id, item_id).ok().flatten();
     let result = match item {
         Some(item) => run_item(host, run, &item).await,
-        None => result_of(run, item_id, None, Outcome::Errored { generation_id: None, output: None, why: "The dataset item was deleted before it ran.".into() }),
+        None => result_of(
+            run,
+            item_id,
+            None,
+            Outcome::Errored { generation_id: None, output: None, why: "The dataset item was deleted before it ran.".into() },
+        ),
     };
     let r = records.clone();
     if let Err(e) = blocking(move || record(&r, &result)).await {
@@ -310,9 +318,7 @@ async fn generate_and_score(host: &Rc<Host>, run: &EvalRunRecord, item: &Dataset
 /// The judge's verdict: the rendered prompt alone, no tools, through the scorer's
 /// provider (and model), else the project's default model route.
 async fn judge(host: &Rc<Host>, scope: &Scope, s: &Scorer, item: &DatasetItemRecord, output: &str) -> Result<ScoreOut, String> {
-    let Scorer::LlmJudge { prompt, pass_threshold, ai_provider_id, model } = s else {
-        unreachable!("only the judge has no deterministic score")
-    };
+    let Scorer::LlmJudge { prompt, pass_threshold, ai_provider_id, model } = s else { unreachable!("only the judge has no deterministic score") };
     let text = scorers::render(prompt, &item.input, output, item.expected_output.as_deref());
     let records = &host.agents.records;
     let prepared = match ai_provider_id {
@@ -414,9 +420,7 @@ fn aggregate(results: &[EvalResultRecord], baseline: Option<(&str, &[EvalResultR
         let ((s_here, r_here), (s_there, r_there)) = (rollup(&both_here), rollup(&both_there));
         let deltas: serde_json::Map<String, Value> = s_here
             .iter()
-            .filter_map(|(k, (m, p))| {
-                s_there.get(k).map(|(bm, bp)| (k.clone(), json!({"mean_delta": m - bm, "pass_rate_delta": p - bp})))
-            })
+            .filter_map(|(k, (m, p))| s_there.get(k).map(|(bm, bp)| (k.clone(), json!({"mean_delta": m - bm, "pass_rate_delta": p - bp}))))
             .collect();
         out["baseline"] = json!({
             "run_id": run_id,
@@ -500,7 +504,8 @@ pub fn cancel(records: &Records, scope: &Scope, eval_id: &str, run_id: &str) -> 
     let changed = records
         .update(&scope.account_id, &run.id, |x: &mut EvalRunRecord| {
             if x.status.terminal() {
-                let why = format!("Eval run {} has already finished (status {}).", x.id, serde_json::to_value(x.status).expect("a status serializes"));
+                let why =
+                    format!("Eval run {} has already finished (status {}).", x.id, serde_json::to_value(x.status).expect("a status serializes"));
                 return Change::Keep(Err(ApiError::new(Code::SoatValidation, why)));
             }
             x.status = RunStatus::Canceled;
@@ -578,7 +583,10 @@ mod tests {
         let before = [result("i1", false, false, 0.0), result("i2", false, false, 0.0), result("i5", true, false, 1.0)];
         let (agg, _) = aggregate(&now, Some(("evrun_b", &before)));
         let b = &agg["baseline"];
-        assert_eq!((b["compared_item_count"].as_u64(), b["added_item_count"].as_u64(), b["removed_item_count"].as_u64()), (Some(2), Some(1), Some(1)));
+        assert_eq!(
+            (b["compared_item_count"].as_u64(), b["added_item_count"].as_u64(), b["removed_item_count"].as_u64()),
+            (Some(2), Some(1), Some(1))
+        );
         assert_eq!(b["pass_rate_delta"], json!(0.5));
         let (_, none) = aggregate(&[result("i1", false, true, 0.0)], None);
         assert_eq!(none, None, "nothing scorable");

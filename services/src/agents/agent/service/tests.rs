@@ -4,9 +4,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::agents::agent::related::NewGuardrail;
-use crate::agents::evals::defs::NewEval;
 use crate::agents::agent::rollout::{serve, Caller, Served};
 use crate::agents::agent::{config, record};
+use crate::agents::evals::defs::NewEval;
 use crate::agents::KeyRef;
 use crate::error::{Code, ErrorCode};
 use crate::store::agents::Write;
@@ -149,14 +149,7 @@ fn a_gated_rollout_promotes_the_pinned_canary_not_the_draft() {
     let (_d, a, p) = setup();
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1", "name": "stable"}));
     patch(&a, &p, &agent.id, json!({"name": "canary"}), None).unwrap();
-    let new = NewEval {
-        project_id: None,
-        name: "quality".into(),
-        agent_id: agent.id.clone(),
-        dataset_id: None,
-        scorers: None,
-        pass_threshold: None,
-    };
+    let new = NewEval { project_id: None, name: "quality".into(), agent_id: agent.id.clone(), dataset_id: None, scorers: None, pass_threshold: None };
     let eval = crate::agents::evals::defs::create(a.records(), &p, new).unwrap();
     let release = |s, c, pct, gate: Option<&str>| config::SetRelease {
         stable_version: s,
