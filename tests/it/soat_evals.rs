@@ -227,3 +227,33 @@ fn a_run_resumes_after_kill_9_and_scores_each_item_once() {
     unique.dedup();
     assert_eq!(unique.len(), 12, "one generation per item");
 }
+
+#[test]
+fn an_item_curated_from_a_generation_copies_its_input_and_answer_and_outlives_it() {
+    let up = upstream();
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-curate@example.org", 1);
+    let question = json!([{"role": "user", "content": "When is my invoice issued, exactly?"}]);
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{}/generate?wait=true", st.agent), &st.key, Some(json!({"messages": question}))), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let curate = format!("/api/v1/datasets/{}/items/from-generation", st.dataset);
+    let item = ok(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": g["id"], "metadata": {"topic": "billing"}}))), 201);
+    assert_eq!((&item["input"], &item["expected_output"], &item["source_generation_id"]), (&question, &json!(ANSWER), &g["id"]), "{item}");
+    let bare = ok(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": g["id"], "expected_output": null}))), 201);
+    assert_eq!(bare["expected_output"], Value::Null, "null: no reference answer");
+    assert_eq!(refused(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": "gen_nope"}))), 404)["code"], "RESOURCE_NOT_FOUND");
+    let (_, stranger) = s.signup("evals-curate-stranger@example.org");
+    refused(call(&s, "POST", &curate, &stranger, Some(json!({"generation_id": g["id"]}))), 404);
+    // A run scores the curated items; deleting one keeps its result, unlinked.
+    let items = format!("/api/v1/datasets/{}/items", st.dataset);
+    assert_eq!(ok(call(&s, "GET", &items, &st.key, None), 200)["total"], 3);
+    let edited = ok(call(&s, "PUT", &format!("{items}/{}", id(&bare)), &st.key, Some(json!({"expected_output": ANSWER}))), 200);
+    assert_eq!(edited["expected_output"], ANSWER);
+    let run = ok(call(&s, "POST", &format!("/api/v1/evals/{}/runs", st.eval), &st.key, Some(json!({"wait": true, "agent_version": 2}))), 201);
+    assert_eq!((run["passed"].as_bool(), run["completed_count"].as_u64()), (Some(true), Some(3)), "{run}");
+    ok(call(&s, "DELETE", &format!("{items}/{}", id(&item)), &st.key, None), 204);
+    let results = ok(call(&s, "GET", &format!("{}/results", run_path(&st, &id(&run))), &st.key, None), 200);
+    let unlinked: Vec<&Value> = results["data"].as_array().unwrap().iter().filter(|r| r["dataset_item_id"].is_null()).collect();
+    assert_eq!(unlinked.len(), 1, "{results}");
+    assert_eq!(unlinked[0]["input"], question, "the result keeps its frozen input");
+}

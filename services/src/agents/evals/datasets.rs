@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::record::{DatasetItemRecord, DatasetRecord, EvalResultRecord};
 use crate::agents::agent::record::EvalRecord;
-use crate::agents::generation::record::GenerationRecord;
+use crate::agents::generation::record::{Block, GenerationRecord, Role};
 use crate::agents::generation::request::GenerateBody;
 use crate::agents::generation::Status;
 use crate::agents::{Patch, Scope};
@@ -279,6 +279,27 @@ pub fn delete_item(records: &Records, scope: &Scope, dataset_id: &str, item_id: 
     Ok(())
 }
 
+/// The messages the generation was asked with: the transcript up to its first tool
+/// exchange, without the answer after the last user message (the request's messages
+/// become the transcript's head when the run prepares).
+fn request_messages(g: &GenerationRecord) -> Vec<Value> {
+    if !g.state.raw_messages.is_empty() {
+        return g.state.raw_messages.iter().map(|m| serde_json::to_value(m).expect("messages serialize")).collect();
+    }
+    let m = &g.state.messages;
+    let cut = m.iter().position(|m| m.role == Role::Tool || m.content.iter().any(|b| !matches!(b, Block::Text { .. }))).unwrap_or(m.len());
+    let mut head = &m[..cut];
+    while head.last().is_some_and(|last| last.role == Role::Assistant) {
+        head = &head[..head.len() - 1];
+    }
+    head.iter()
+        .map(|m| {
+            let text: String = m.content.iter().map(|b| if let Block::Text { text } = b { text.as_str() } else { "" }).collect();
+            json!({ "role": m.role, "content": text })
+        })
+        .collect()
+}
+
 /// `createDatasetItemFromGeneration`: a completed generation of the dataset's project
 /// whose content was stored becomes an item (its input, its answer as the reference).
 pub fn from_generation(records: &Records, scope: &Scope, dataset_id: &str, body: FromGeneration) -> Result<DatasetItemRecord, ApiError> {
@@ -294,13 +315,13 @@ pub fn from_generation(records: &Records, scope: &Scope, dataset_id: &str, body:
             format!("The generation {} is {}; only a completed generation can become a dataset item.", g.id, g.status().as_str()),
         ));
     }
-    if !g.store_content || g.content_redacted_at.is_some() || g.state.raw_messages.is_empty() {
+    let input = if g.store_content && g.content_redacted_at.is_none() { request_messages(&g) } else { Vec::new() };
+    if input.is_empty() {
         return Err(ApiError::new(
             Code::GenerationContentUnavailable,
             format!("The generation {}'s content was never stored or has been purged.", g.id),
         ));
     }
-    let input: Vec<Value> = g.state.raw_messages.iter().map(|m| serde_json::to_value(m).expect("messages serialize")).collect();
     let expected = match body.expected_output {
         Patch::Absent => g.state.output.as_ref().map(|o| o.content.clone()),
         Patch::Null => None,
