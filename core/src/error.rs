@@ -206,6 +206,11 @@ codes! {
     // chats (issue 36): ChatNotFound above, a chat_id naming no chat the caller sees.
     // embeddings (issue 36): this server loads no embedder (QUARRY_EMBEDDER=none).
     EmbeddingNotConfigured => ("embedding_not_configured", 503),
+    // evaluations (issue 37): a dataset's or eval's name taken in its project; a
+    // generation curated into a dataset that has not completed, or whose content is gone.
+    NameConflict => ("name_conflict", 409),
+    GenerationNotCompleted => ("generation_not_completed", 409),
+    GenerationContentUnavailable => ("generation_content_unavailable", 409),
 }
 
 /// An error as the client sees it.
@@ -259,6 +264,10 @@ impl Code {
             Code::SoatValidation => return "VALIDATION_FAILED",
             Code::ApiKeyProjectScope => return "API_KEY_PROJECT_SCOPE",
             Code::SoatNotFound => return "RESOURCE_NOT_FOUND",
+            // evaluations (issue 37)
+            Code::NameConflict => return "NAME_CONFLICT",
+            Code::GenerationNotCompleted => return "GENERATION_NOT_COMPLETED",
+            Code::GenerationContentUnavailable => return "GENERATION_CONTENT_UNAVAILABLE",
             Code::AiProviderNotFound => return "AI_PROVIDER_NOT_FOUND",
             Code::AiProviderMisconfigured => return "AI_PROVIDER_MISCONFIGURED",
             Code::AiProviderHasDependents => return "AI_PROVIDER_HAS_DEPENDENTS",

@@ -226,6 +226,8 @@ fn spawn_shard(
             shard.rerankers = rerankers;
             // Generations the last boot left running: this shard's share resumes.
             let host = Rc::new(crate::agents::generation::run::Host { agents: shard.app.agents.clone(), embedders: shard.embedders.clone() });
+            // evaluations (issue 37): eval runs the last boot left unsettled.
+            glommio::spawn_local(crate::agents::evals::run::resume(host.clone(), id, shards)).detach();
             glommio::spawn_local(crate::agents::generation::recover::take_over(host, id, shards)).detach();
             // webhooks: shard 0 sends what the outbox owes (the deliveries a restart finds too).
             if id == 0 {

@@ -33,6 +33,8 @@ use serde_json::{json, Value};
 
 // webhooks (issue 36): deliveries owed across kill -9.
 mod webhooks;
+// evaluations (issue 37): an eval run across kill -9.
+mod evals;
 
 const ROUNDS: usize = 20;
 /// How long, after a restart, every generation has to settle or pause.

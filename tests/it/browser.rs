@@ -254,3 +254,22 @@ fn browser_actors_page_creates_counts_and_deletes() {
     let s = TestServer::with_config(super::plans::LAB);
     run_flow(&python, "actors_flow", &s, &[], Duration::from_secs(120));
 }
+
+/// evaluations (issue 37): the eval-gated canary from the console
+/// (tests/browser/evals_flow.py): a dataset, a test case and an eval from the evals
+/// page; a rollout gated on it from the agent's page, its promotion refused while no
+/// run passed; a run on the canary version from the evals page, answered by the
+/// canary's instructions through the scripted upstream; then the promotion.
+#[test]
+fn browser_eval_gated_canary_promotes_after_a_run_on_the_canary() {
+    use super::scripted_llm::{text, Scripted};
+    let Some(python) = browser() else { return };
+    let up = Scripted::start();
+    up.on("CANARY-RULES", text("Invoices go out on the first of the month."));
+    up.otherwise(text("I do not know."));
+    let s = TestServer::with_config(super::plans::LAB);
+    run_flow(&python, "evals_flow", &s, &[("QUARRY_UPSTREAM", format!("http://{}/v1", up.addr))], Duration::from_secs(180));
+    let bodies = up.bodies();
+    assert_eq!(bodies.len(), 1, "one test case, one generation");
+    assert!(bodies[0].to_string().contains("CANARY-RULES"), "the run used the canary's config: {}", bodies[0]);
+}

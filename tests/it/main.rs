@@ -61,6 +61,8 @@ mod soat_users;
 mod soat_webhooks;
 // chats and embeddings (issue 36)
 mod soat_chats;
+// evaluations (issue 37)
+mod soat_evals;
 mod spec;
 mod vendored;
 mod web;

@@ -30,7 +30,12 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
     Some(match path {
         p if p.ends_with("/release") => json!({"stable_version": 1, "canary_version": 1, "canary_percent": 10}),
         p if p.ends_with("/promote") || p.ends_with("/abort") || p.ends_with("/restore") => return None,
-        p if p.ends_with("/runs") => json!({"agent_version": 1, "status": "completed", "passed": true}),
+        // evaluations (issue 37)
+        p if p.ends_with("/runs") => json!({"agent_version": 1}),
+        p if p.ends_with("/cancel") => return None,
+        p if p.ends_with("/items/from-generation") => json!({"generation_id": "gen_tenancy"}),
+        p if p.ends_with("/items") => json!({"input": [{"role": "user", "content": "hi"}]}),
+        "/api/v1/datasets/{dataset_id}/items/{item_id}" => json!({"expected_output": "x"}),
         p if p.ends_with("/call") => json!({"input": {}}),
         p if p.starts_with("/api/v1/memory-entries") => json!({"content": "renamed"}),
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
@@ -78,7 +83,12 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let tool = make("/api/v1/tools", json!({"name": "search", "type": "client"}));
     let agent = make("/api/v1/agents", json!({"ai_provider_id": aip, "name": "a"}));
     let guardrail = make("/api/v1/guardrails", json!({"name": "pii"}));
-    let eval = make("/api/v1/evals", json!({"name": "quality", "agent_id": agent}));
+    // evaluations (issue 37): a dataset, an item, an eval and a run of it (its item's
+    // generation fails on the closed port; the run is recorded all the same).
+    let dataset = make("/api/v1/datasets", json!({"name": "suite"}));
+    let item = make(&format!("/api/v1/datasets/{dataset}/items"), json!({"input": [{"role": "user", "content": "hi"}], "expected_output": "hi"}));
+    let eval = make("/api/v1/evals", json!({"name": "quality", "agent_id": agent, "dataset_id": dataset, "scorers": [{"type": "exact_match"}]}));
+    let eval_run = make(&format!("/api/v1/evals/{eval}/runs"), json!({"wait": true}));
     let route = make("/api/v1/model-routes", json!({"name": "r", "targets": [{"ai_provider_id": aip, "model": "m"}]}));
     let memory = make("/api/v1/memories", json!({"name": "notes"}));
     let file = make("/api/v1/files/upload/base64", json!({"content": "aGVsbG8=", "filename": "a.txt"})); // files (issue 36)
@@ -122,6 +132,10 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("version", "1".into()),
         ("guardrail_id", guardrail),
         ("eval_id", eval),
+        // evaluations (issue 37)
+        ("dataset_id", dataset),
+        ("item_id", item),
+        ("eval_run_id", eval_run),
         ("route_id", route),
         ("memory_id", memory),
         ("entry_id", entry),

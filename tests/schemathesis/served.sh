@@ -53,8 +53,10 @@ call("PATCH", f"/api/v1/agents/{agent}", {"name": "second"}, key)
 g = call("POST", f"/api/v1/agents/{agent}/generate?wait=true", {"messages": [{"role": "user", "content": "hello"}]}, key)
 ids["ST_GENERATION"], ids["ST_TRACE"] = g["id"], g["trace_id"]
 make("ST_GUARDRAIL", "/api/v1/guardrails", {"name": "seeded"})
-ev = make("ST_EVAL", "/api/v1/evals", {"name": "seeded", "agent_id": agent})
-call("POST", f"/api/v1/evals/{ev}/runs", {"agent_version": 2, "status": "completed", "passed": True}, key)
+ds = make("ST_DATASET", "/api/v1/datasets", {"name": "seeded"})
+call("POST", f"/api/v1/datasets/{ds}/items", {"input": [{"role": "user", "content": "hello"}], "expected_output": "hello"}, key)
+ev = make("ST_EVAL", "/api/v1/evals", {"name": "seeded", "agent_id": agent, "dataset_id": ds, "scorers": [{"type": "exact_match"}, {"type": "contains", "value": "e"}], "pass_threshold": 0.5})
+make("ST_EVAL_RUN", f"/api/v1/evals/{ev}/runs", {"wait": True, "agent_version": 2})
 make("ST_ROUTE", "/api/v1/model-routes", {"name": "seeded", "targets": [{"ai_provider_id": aip, "model": "seeded"}]})
 make("ST_PROJECT", "/api/v1/projects", {"name": "seeded"})
 make("ST_API_KEY", "/api/v1/api-keys", {"name": "seeded"})
@@ -67,7 +69,7 @@ for k, v in ids.items():
 print(" ".join(f"{k}={v}" for k, v in ids.items()))
 PY
 )"
-export ST_COLLECTION ST_DOCUMENT ST_AIP ST_AIP_OPENAI ST_AGENT ST_GENERATION ST_TRACE ST_GUARDRAIL ST_EVAL ST_ROUTE ST_PROJECT ST_API_KEY ST_SECRET ST_TOOL ST_MEMORY ST_ENTRY
+export ST_COLLECTION ST_DOCUMENT ST_AIP ST_AIP_OPENAI ST_AGENT ST_GENERATION ST_TRACE ST_GUARDRAIL ST_DATASET ST_EVAL ST_EVAL_RUN ST_ROUTE ST_PROJECT ST_API_KEY ST_SECRET ST_TOOL ST_MEMORY ST_ENTRY
 say "seeded collection $ST_COLLECTION, agent $ST_AGENT, generation $ST_GENERATION"
 
 status=0

@@ -11,5 +11,7 @@ import './sessions.js';
 import './webhooks.js';
 // actors (issue 36)
 import './actors.js';
+// evaluations (issue 37)
+import './evals.js';
 
 start();

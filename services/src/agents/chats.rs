@@ -224,7 +224,7 @@ fn default_route(records: &Records, scope: &Scope) -> Result<ModelRouteRecord, S
 }
 
 /// The targets of the project's default model route, in order, with its failover classes.
-fn route_targets(records: &Records, scope: &Scope) -> Result<(Vec<Target>, Vec<&'static str>), SoatError> {
+pub(crate) fn route_targets(records: &Records, scope: &Scope) -> Result<(Vec<Target>, Vec<&'static str>), SoatError> {
     let route = default_route(records, scope)?;
     let targets = route
         .targets

@@ -323,7 +323,7 @@ pub async fn start_turn(host: Rc<Host>, scope: &Scope, c: &ConversationRecord, t
         conversation_id: Some(c.id.clone()),
     };
     let scope = Scope { project_id: c.project_id.clone(), ..scope.clone() };
-    let args = StartArgs { scope, agent_id: turn.agent_id, body, idempotency: None, initiator: None };
+    let args = StartArgs { scope, agent_id: turn.agent_id, body, idempotency: None, initiator: None, version: None };
     match service::start(host, args).await? {
         Started::New { record, .. } | Started::Replay(record) => Ok(record),
     }

@@ -13,6 +13,8 @@ pub mod conversation;
 // SOAT documents (issue 36, knowledge).
 pub mod documents;
 pub mod error;
+// evaluations (issue 37)
+pub mod evals;
 pub mod generation;
 pub mod knowledge;
 pub mod memory;

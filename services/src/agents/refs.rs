@@ -98,6 +98,10 @@ pub fn remove_project_records(records: &Records, account_id: &str, project_id: &
     for agent in records.agents::<AgentRecord>(account_id, project_id)? {
         records.delete_agent::<AgentRecord>(account_id, &agent.id, true)?;
     }
+    // evaluations (issue 37): results, items and datasets go with the runs and evals.
+    remove_all::<crate::agents::evals::record::EvalResultRecord>(records, account_id, project_id)?;
+    remove_all::<crate::agents::evals::record::DatasetItemRecord>(records, account_id, project_id)?;
+    remove_all::<crate::agents::evals::record::DatasetRecord>(records, account_id, project_id)?;
     remove_all::<EvalRunRecord>(records, account_id, project_id)?;
     remove_all::<EvalRecord>(records, account_id, project_id)?;
     remove_all::<GuardrailRecord>(records, account_id, project_id)?;

@@ -207,6 +207,10 @@ fn on_agentlex(code: Code) -> bool {
         | SingleSessionConflict
         // chats and embeddings (issue 36)
         | EmbeddingNotConfigured
+        // evaluations (issue 37)
+        | NameConflict
+        | GenerationNotCompleted
+        | GenerationContentUnavailable
         | EgressRefused => false,
     }
 }

@@ -1,6 +1,5 @@
 //! The minimal records agents' rules need and the spec does not define (see
-//! docs/agents.md): `/api/v1/guardrails`, `/api/v1/evals` with `/api/v1/evals/{eval_id}/runs`,
-//! and `/api/v1/model-routes` (soat/model-routes.yaml's create, list, get, delete).
+//! docs/agents.md): `/api/v1/guardrails` and `/api/v1/model-routes` (soat/model-routes.yaml's create, list, get, delete).
 
 use hyper::StatusCode;
 use serde::Serialize;
@@ -9,8 +8,8 @@ use serde_json::Value;
 use super::agents::err;
 use super::{body, scope, scope_in_query, Page};
 use crate::agents::agent::error::RefKind;
-use crate::agents::agent::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord};
-use crate::agents::agent::related::{NewEval, NewEvalRun, NewGuardrail, NewModelRoute};
+use crate::agents::agent::record::{GuardrailRecord, ModelRouteRecord};
+use crate::agents::agent::related::{NewGuardrail, NewModelRoute};
 use crate::agents::agent::{AgentError, Agents};
 use crate::agents::InProject;
 use crate::api::{blocking, Call};
@@ -74,32 +73,6 @@ pub async fn get_guardrail(call: Call<'_>, guardrail_id: String) -> Result<Reply
 }
 pub async fn delete_guardrail(call: Call<'_>, guardrail_id: String) -> Result<Reply, ApiError> {
     delete_of::<GuardrailRecord>(call, guardrail_id, Some(RefKind::Guardrail)).await
-}
-
-pub async fn create_eval(call: Call<'_>) -> Result<Reply, ApiError> {
-    create_with(call, |a, s, b: NewEval| a.create_eval(s, b)).await
-}
-pub async fn list_evals(call: Call<'_>) -> Result<Reply, ApiError> {
-    list_of::<EvalRecord>(call).await
-}
-pub async fn get_eval(call: Call<'_>, eval_id: String) -> Result<Reply, ApiError> {
-    get_of::<EvalRecord>(call, eval_id).await
-}
-pub async fn delete_eval(call: Call<'_>, eval_id: String) -> Result<Reply, ApiError> {
-    delete_of::<EvalRecord>(call, eval_id, None).await
-}
-
-pub async fn create_eval_run(mut call: Call<'_>, eval_id: String) -> Result<Reply, ApiError> {
-    let new: NewEvalRun = body::read(&mut call).await?;
-    let scope = scope(&call, None).await?;
-    let r = run(&call, move |a| a.create_eval_run(&scope, &eval_id, new)).await?;
-    Ok(response::json(StatusCode::CREATED, &out(&r)))
-}
-pub async fn list_eval_runs(call: Call<'_>, eval_id: String) -> Result<Reply, ApiError> {
-    let page = Page::from_query(call.parts.uri.query(), super::list::DEFAULT_LIMIT)?;
-    let scope = scope(&call, None).await?;
-    let all: Vec<EvalRunRecord> = Agents::new(call.app.records.clone()).eval_runs(&scope, &eval_id).map_err(err)?;
-    Ok(page.reply(&all.iter().map(out).collect::<Vec<_>>()))
 }
 
 pub async fn create_model_route(call: Call<'_>) -> Result<Reply, ApiError> {

@@ -128,7 +128,7 @@ pub async fn generate(mut call: Call<'_>, agent_id: String) -> Result<Reply, Api
     let scope = scope(&call, None).await?;
     let stream = parsed.stream;
     let idempotency = key.map(|k| (k, service::fingerprint(&agent_id, &raw)));
-    let args = StartArgs { scope, agent_id, body: parsed, idempotency, initiator: None };
+    let args = StartArgs { scope, agent_id, body: parsed, idempotency, initiator: None, version: None };
     match service::start(host(&call), args).await? {
         Started::Replay(g) => Ok(accepted(&g)),
         Started::New { record, .. } if stream => {

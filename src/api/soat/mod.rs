@@ -53,6 +53,8 @@ pub mod webhooks;
 // chats and embeddings (issue 36)
 pub mod chats;
 pub mod embeddings;
+// evaluations (issue 37)
+pub mod evaluations;
 
 pub use list::Page;
 

@@ -84,7 +84,7 @@ pub enum AgentError {
     #[error("The agent has no active release; set one with PUT /api/v1/agents/{{agent_id}}/release first.")]
     NoActiveRelease,
     #[error(
-        "The release's promotion_gate {eval_id} has no run that completed with passed: true against the canary version {canary_version}; run the eval pinned to it, or abort the rollout."
+        "The release's promotion_gate {eval_id} has no run this server executed on the canary version {canary_version} that completed with passed: true; start one (POST /api/v1/evals/{eval_id}/runs with agent_version {canary_version}), or abort the rollout."
     )]
     PromotionGateUnmet { eval_id: String, canary_version: u64 },
     /// A record this module keeps (model route, guardrail) that agents still name.

@@ -85,7 +85,8 @@ pub struct GuardrailRecord {
     pub created_at: String,
 }
 
-/// An eval of one agent; its runs clear a release's promotion gate.
+/// An eval of one agent; its runs clear a release's promotion gate. The dataset,
+/// scorers and threshold are evaluations' (`agents::evals`); an eval of before has none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalRecord {
     pub id: String,
@@ -93,7 +94,15 @@ pub struct EvalRecord {
     pub project_id: String,
     pub name: String,
     pub agent_id: String,
+    #[serde(default)]
+    pub dataset_id: Option<String>,
+    #[serde(default)]
+    pub scorers: Vec<crate::agents::evals::scorers::Scorer>,
+    #[serde(default)]
+    pub pass_threshold: Option<f64>,
     pub created_at: String,
+    #[serde(default)]
+    pub updated_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,9 +112,19 @@ pub enum RunStatus {
     Running,
     Completed,
     Failed,
+    Canceled,
 }
 
-/// One run of an eval, pinned to the agent version it ran against.
+impl RunStatus {
+    /// Whether the run has ended (nothing more is written to it).
+    pub fn terminal(self) -> bool {
+        matches!(self, RunStatus::Completed | RunStatus::Failed | RunStatus::Canceled)
+    }
+}
+
+/// One run of an eval, pinned to the agent version it ran against. Every field past
+/// `created_at` is written by Quarry's runner (`agents::evals::run`) alone; a run
+/// recorded before evaluations ran (a client's post) has `executed: false`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalRunRecord {
     pub id: String,
@@ -116,12 +135,48 @@ pub struct EvalRunRecord {
     pub status: RunStatus,
     pub passed: Option<bool>,
     pub created_at: String,
+    /// Set only by the runner: this server ran the items and scored them.
+    #[serde(default)]
+    pub executed: bool,
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub baseline_run_id: Option<String>,
+    #[serde(default)]
+    pub aggregate_scores: Option<Value>,
+    #[serde(default)]
+    pub item_count: u64,
+    #[serde(default)]
+    pub completed_count: u64,
+    #[serde(default)]
+    pub errored_count: u64,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    /// The items to run, frozen at start, in order.
+    #[serde(default)]
+    pub item_ids: Vec<String>,
+    /// The eval's scorers and threshold, frozen at start.
+    #[serde(default)]
+    pub scorers: Vec<crate::agents::evals::scorers::Scorer>,
+    #[serde(default)]
+    pub pass_threshold: Option<f64>,
+    /// Who started it (`started_by_principal_id`): its generations act with that reach.
+    #[serde(default)]
+    pub started_by: Option<String>,
+    /// The boot executing it; another boot finding it unsettled takes it over.
+    #[serde(default)]
+    pub lease: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 impl EvalRunRecord {
-    /// Whether this run clears a gate on `version`.
+    /// Whether this run clears a gate on `version`: one this server executed, on
+    /// exactly that version, completed and passed by its eval's threshold.
     pub fn clears(&self, eval_id: &str, version: u64) -> bool {
-        self.eval_id == eval_id && self.agent_version == version && self.status == RunStatus::Completed && self.passed == Some(true)
+        self.executed && self.eval_id == eval_id && self.agent_version == version && self.status == RunStatus::Completed && self.passed == Some(true)
     }
 }
 

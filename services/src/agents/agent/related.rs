@@ -1,12 +1,11 @@
 //! The minimal records the spec names but does not define, as far as agents' rules
-//! need them (see docs/agents.md): guardrails (ids `guardrail_ids` must find), evals of
-//! one agent and their runs (a release's promotion gate), and model routes (an
+//! need them (see docs/agents.md): guardrails (ids `guardrail_ids` must find) and model routes (an
 //! agent's `model_route_id`, as `soat/model-routes.yaml` shapes them).
 
 use serde::Deserialize;
 
 use super::error::{AgentError, RefKind};
-use super::record::{EvalRecord, EvalRunRecord, GuardrailRecord, ModelRouteRecord, RetryOn, RouteTarget, RunStatus};
+use super::record::{GuardrailRecord, ModelRouteRecord, RetryOn, RouteTarget};
 use super::service::Agents;
 use crate::agents::{InProject, Scope};
 
@@ -23,22 +22,6 @@ fn name_of(field: &str, name: &str) -> Result<String, AgentError> {
 #[serde(deny_unknown_fields)]
 pub struct NewGuardrail {
     pub name: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewEval {
-    pub name: String,
-    pub agent_id: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewEvalRun {
-    pub agent_version: i64,
-    pub status: RunStatus,
-    #[serde(default)]
-    pub passed: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,53 +51,6 @@ impl Agents {
         };
         self.records().insert(&r)?;
         Ok(r)
-    }
-
-    pub fn create_eval(&self, p: &Scope, body: NewEval) -> Result<EvalRecord, AgentError> {
-        self.get(p, &body.agent_id)
-            .map_err(|_| AgentError::invalid("agent_id", format!("agent_id: there is no agent {} in this project.", body.agent_id)))?;
-        let r = EvalRecord {
-            id: id("eval_"),
-            account_id: p.account_id.clone(),
-            project_id: p.project_id.clone(),
-            name: name_of("name", &body.name)?,
-            agent_id: body.agent_id,
-            created_at: crate::clock::now_rfc3339(),
-        };
-        self.records().insert(&r)?;
-        Ok(r)
-    }
-
-    /// Records a run of the eval against one version of its agent.
-    pub fn create_eval_run(&self, p: &Scope, eval_id: &str, body: NewEvalRun) -> Result<EvalRunRecord, AgentError> {
-        let eval = self.found::<EvalRecord>(p, eval_id)?;
-        let version = u64::try_from(body.agent_version).ok().filter(|v| *v >= 1);
-        let version = version.ok_or_else(|| AgentError::invalid("agent_version", "agent_version must be a version number of at least 1."))?;
-        self.version(p, &eval.agent_id, version)
-            .map_err(|_| AgentError::invalid("agent_version", format!("agent_version: agent {} has no version {version}.", eval.agent_id)))?;
-        if body.status == RunStatus::Completed && body.passed.is_none() {
-            return Err(AgentError::invalid("passed", "A completed run says whether it passed."));
-        }
-        let r = EvalRunRecord {
-            id: id("evrun_"),
-            account_id: p.account_id.clone(),
-            project_id: p.project_id.clone(),
-            eval_id: eval.id,
-            agent_version: version,
-            status: body.status,
-            passed: body.passed,
-            created_at: crate::clock::now_rfc3339(),
-        };
-        self.records().insert(&r)?;
-        Ok(r)
-    }
-
-    pub fn eval_runs(&self, p: &Scope, eval_id: &str) -> Result<Vec<EvalRunRecord>, AgentError> {
-        let eval = self.found::<EvalRecord>(p, eval_id)?;
-        let mut runs: Vec<EvalRunRecord> = self.records().list(&p.account_id)?;
-        runs.retain(|r| r.eval_id == eval.id && r.project_id == p.project_id);
-        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-        Ok(runs)
     }
 
     pub fn create_model_route(&self, p: &Scope, body: NewModelRoute) -> Result<ModelRouteRecord, AgentError> {

@@ -37,7 +37,7 @@ pub async fn ask(host: Rc<Host>, parent: &GenerationRecord, agent_id: &str, prom
     };
     let scope =
         Scope { account_id: parent.account_id.clone(), project_id: parent.project_id.clone(), key: KeyRef::Account { prefix: String::new() } };
-    let args = StartArgs { scope, agent_id: agent_id.to_owned(), body, idempotency: None, initiator: Some(parent.id.clone()) };
+    let args = StartArgs { scope, agent_id: agent_id.to_owned(), body, idempotency: None, initiator: Some(parent.id.clone()), version: None };
     let started = service::start(host.clone(), args).await.map_err(|e| e.message)?;
     let Started::New { record, .. } = started else { return Err("the child generation was not started".into()) };
     let reader = Reader::new(host.agents.records.clone(), &record.account_id, &record.id, 0);

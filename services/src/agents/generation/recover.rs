@@ -12,7 +12,7 @@ use super::run::{self, Host};
 use crate::runtime::blocking;
 use crate::store::generations::EventRow;
 
-pub(super) fn mine(id: &str, shard: usize, shards: usize) -> bool {
+pub(crate) fn mine(id: &str, shard: usize, shards: usize) -> bool {
     let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     shards <= 1 || (h % shards as u64) as usize == shard
 }

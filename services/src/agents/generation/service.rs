@@ -104,6 +104,9 @@ pub struct StartArgs {
     pub idempotency: Option<(String, String)>,
     /// The generation this one runs for (an agent called as a tool).
     pub initiator: Option<String>,
+    /// evaluations: the agent version that serves, whatever the release says (an eval
+    /// run's version under test); `None` splits by the release as usual.
+    pub version: Option<u64>,
 }
 
 fn replay_or_conflict(claim: Claim, agent_id: &str, fingerprint: &str, g: Option<GenerationRecord>) -> Result<Started, ApiError> {
@@ -129,7 +132,7 @@ fn session_caller(records: &Records, scope: &Scope, session_id: Option<&str>) ->
 /// new trace, and the key's claim) committed, then the run spawned on this shard.
 pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError> {
     let records = host.agents.records.clone();
-    let StartArgs { scope, agent_id, body, idempotency, initiator } = args;
+    let StartArgs { scope, agent_id, body, idempotency, initiator, version } = args;
     let messages = body.check()?;
     let (r, a, id) = (records.clone(), scope.account_id.clone(), agent_id.clone());
     let agent: Option<AgentRecord> = blocking(move || r.agent::<AgentRecord>(&a, &id)).await.map_err(store_err)?;
@@ -153,7 +156,12 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             (body.tool_context.as_ref().and_then(|c| c.get("actorId").cloned()), body.tool_context.as_ref().and_then(|c| c.get("sessionId").cloned()))
         }
     };
-    let served = rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref()));
+    let served = match version {
+        // evaluations: the version under test, the live config when it is the agent's own.
+        Some(v) if v == agent.version => Served::Live(v),
+        Some(v) => Served::Canary(v),
+        None => rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref())),
+    };
     let config = served_config(&records, &agent, served)?;
     // What the run would read of /v1, the starting key must reach (crate::access):
     // refused here, before anything is recorded; the run asks again at each read.

@@ -3,9 +3,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::agents::agent::related::{NewEval, NewEvalRun, NewGuardrail};
+use crate::agents::agent::related::NewGuardrail;
 use crate::agents::agent::rollout::{serve, Caller, Served};
 use crate::agents::agent::{config, record};
+use crate::agents::evals::defs::NewEval;
 use crate::agents::KeyRef;
 use crate::error::{Code, ErrorCode};
 use crate::store::agents::Write;
@@ -148,7 +149,8 @@ fn a_gated_rollout_promotes_the_pinned_canary_not_the_draft() {
     let (_d, a, p) = setup();
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1", "name": "stable"}));
     patch(&a, &p, &agent.id, json!({"name": "canary"}), None).unwrap();
-    let eval = a.create_eval(&p, NewEval { name: "quality".into(), agent_id: agent.id.clone() }).unwrap();
+    let new = NewEval { project_id: None, name: "quality".into(), agent_id: agent.id.clone(), dataset_id: None, scorers: None, pass_threshold: None };
+    let eval = crate::agents::evals::defs::create(a.records(), &p, new).unwrap();
     let release = |s, c, pct, gate: Option<&str>| config::SetRelease {
         stable_version: s,
         canary_version: c,
@@ -167,15 +169,46 @@ fn a_gated_rollout_promotes_the_pinned_canary_not_the_draft() {
     let draft = patch(&a, &p, &agent.id, json!({"name": "draft"}), None).unwrap();
     assert_eq!((draft.version, draft.active_release.as_ref()), (3, live.active_release.as_ref()));
     assert!(matches!(serve(&draft, Caller::Actor("someone")), Served::Stable(1) | Served::Canary(2)));
-    // The gate: a run against the wrong version, or not passed, does not clear it.
-    let run = |v, status, passed| NewEvalRun { agent_version: v, status, passed };
-    a.create_eval_run(&p, &eval.id, run(1, record::RunStatus::Completed, Some(true))).unwrap();
-    a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Completed, Some(false))).unwrap();
-    a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Running, None)).unwrap();
+    // The gate: a run against the wrong version, not passed, unfinished, or not
+    // executed by this server (a run a client recorded before evaluations ran), does
+    // not clear it. Runs are written as the runner (`agents::evals::run`) writes them.
+    let run = |v: u64, status, passed, executed| {
+        let r = record::EvalRunRecord {
+            id: format!("evrun_{}", crate::ids::random_base62(8)),
+            account_id: p.account_id.clone(),
+            project_id: p.project_id.clone(),
+            eval_id: eval.id.clone(),
+            agent_version: v,
+            status,
+            passed,
+            created_at: crate::clock::now_rfc3339(),
+            executed,
+            agent_id: agent.id.clone(),
+            baseline_run_id: None,
+            aggregate_scores: None,
+            item_count: 1,
+            completed_count: 1,
+            errored_count: 0,
+            started_at: None,
+            finished_at: None,
+            item_ids: Vec::new(),
+            scorers: Vec::new(),
+            pass_threshold: Some(1.0),
+            started_by: None,
+            lease: None,
+            error: None,
+        };
+        a.records().insert(&r).unwrap();
+        r
+    };
+    run(1, record::RunStatus::Completed, Some(true), true);
+    run(2, record::RunStatus::Completed, Some(false), true);
+    run(2, record::RunStatus::Running, None, true);
+    run(2, record::RunStatus::Completed, Some(true), false);
     let e = a.promote(&p, &agent.id).unwrap_err();
     assert_eq!(e.code(), Code::PromotionGateUnmet);
     assert_eq!(a.get(&p, &agent.id).unwrap(), draft, "the rollout is left untouched");
-    let passing = a.create_eval_run(&p, &eval.id, run(2, record::RunStatus::Completed, Some(true))).unwrap();
+    let passing = run(2, record::RunStatus::Completed, Some(true), true);
     let promoted = a.promote(&p, &agent.id).unwrap();
     assert_eq!((promoted.version, promoted.config.name.as_deref(), promoted.active_release.as_ref()), (4, Some("canary"), None));
     let v4 = a.version(&p, &agent.id, 4).unwrap();

@@ -1,0 +1,259 @@
+//! evaluations (issue 37): datasets, evals and runs Quarry executes, over HTTP against the scripted upstream.
+//!
+//! A run executes every dataset item through the agent version under test as a real
+//! generation (the scripted upstream answers per version, by its instructions) and
+//! scores it (exact_match, contains, regex, and an llm judge on the same upstream);
+//! a canary's promotion gate refuses every run a client could post and takes one
+//! Quarry ran on the canary version; a run cancels; a run resumes after `kill -9`
+//! without running again the items it had scored.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::plans::LAB;
+use super::scripted_llm::{text, Reply, Scripted};
+use super::server::TestServer;
+use super::soat::{call, ok, refused};
+
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap_or_else(|| panic!("no id: {v}")).to_owned()
+}
+
+const ANSWER: &str = "Invoices go out on the first of the month.";
+
+/// The upstream: the judge's rubric answered with a verdict, the canary's instructions
+/// with the reference answer, anything else (the stable version) with a wrong one.
+fn upstream() -> Scripted {
+    let up = Scripted::start();
+    up.on("Grade this answer", text(r#"{"score": 0.9, "reasoning": "It matches the reference."}"#));
+    up.on("CANARY-RULES", text(ANSWER));
+    up.otherwise(text("I do not know."));
+    up
+}
+
+struct Setup {
+    key: String,
+    provider: String,
+    agent: String,
+    dataset: String,
+    eval: String,
+}
+
+/// An account with a provider on `up`, an agent whose version 2 (the canary) answers
+/// right and version 1 wrong, a dataset of `items` questions, and an eval of it.
+fn setup(s: &TestServer, up: &Scripted, email: &str, items: usize) -> Setup {
+    let (_, key) = s.signup(email);
+    let p = json!({"name": "fake", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "m"});
+    let provider = id(&ok(call(s, "POST", "/api/v1/ai-providers", &key, Some(p)), 201));
+    let agent = id(&ok(call(s, "POST", "/api/v1/agents", &key, Some(json!({"ai_provider_id": provider, "instructions": "Be vague."}))), 201));
+    let v2 = ok(call(s, "PATCH", &format!("/api/v1/agents/{agent}"), &key, Some(json!({"instructions": "CANARY-RULES: be exact."}))), 200);
+    assert_eq!(v2["version"], 2);
+    let dataset = id(&ok(call(s, "POST", "/api/v1/datasets", &key, Some(json!({"name": "billing", "description": "invoices"}))), 201));
+    for i in 0..items {
+        let item = json!({"input": [{"role": "user", "content": format!("Question {i}: when is my invoice issued?")}], "expected_output": ANSWER});
+        ok(call(s, "POST", &format!("/api/v1/datasets/{dataset}/items"), &key, Some(item)), 201);
+    }
+    let scorers = json!([
+        {"type": "exact_match"},
+        {"type": "contains", "value": "FIRST of the month"},
+        {"type": "regex", "pattern": "^Invoices .+ month\\.$"},
+        {"type": "llm_judge", "prompt": "Grade this answer: {{output}} against {{expected}}. Reply as JSON.", "pass_threshold": 0.7, "ai_provider_id": provider},
+    ]);
+    let eval = json!({"name": "billing-suite", "agent_id": agent, "dataset_id": dataset, "scorers": scorers, "pass_threshold": 1.0});
+    let eval = id(&ok(call(s, "POST", "/api/v1/evals", &key, Some(eval)), 201));
+    Setup { key, provider, agent, dataset, eval }
+}
+
+fn run_path(st: &Setup, run: &str) -> String {
+    format!("/api/v1/evals/{}/runs/{run}", st.eval)
+}
+
+/// Polls the run until `done` holds of it (at most `limit`).
+fn wait_for(s: &TestServer, st: &Setup, run: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let r = ok(call(s, "GET", &run_path(st, run), &st.key, None), 200);
+        if done(&r) {
+            return r;
+        }
+        assert!(start.elapsed() < limit, "the run did not get there in {limit:?}: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_promotion_gate_refuses_every_run_a_client_posts_and_takes_one_quarry_ran_on_the_canary() {
+    let up = upstream();
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-gate@example.org", 2);
+    let agent = format!("/api/v1/agents/{}", st.agent);
+    let release = json!({"stable_version": 1, "canary_version": 2, "canary_percent": 10, "promotion_gate": st.eval});
+    ok(call(&s, "PUT", &format!("{agent}/release"), &st.key, Some(release)), 200);
+    let promote = format!("{agent}/release/promote");
+    let runs = format!("/api/v1/evals/{}/runs", st.eval);
+    // Every shape a client could post as a finished, passing run: none is accepted.
+    for posted in [
+        json!({"agent_version": 2, "status": "completed", "passed": true}),
+        json!({"agent_version": 2, "passed": true}),
+        json!({"status": "completed"}),
+        json!({"wait": true, "agent_version": 2, "passed": true}),
+        json!({"agent_version": 2, "executed": true, "aggregate_scores": {"pass_rate": 1}}),
+        json!({"agent_version": 2, "completed_count": 2, "item_count": 2}),
+        json!({"agent_version": "2", "status": "completed", "passed": "true"}),
+    ] {
+        let e = refused(call(&s, "POST", &runs, &st.key, Some(posted.clone())), 400);
+        assert_eq!(e["code"], "VALIDATION_FAILED", "{posted}");
+        assert_eq!(refused(call(&s, "POST", &promote, &st.key, None), 409)["code"], "PROMOTION_GATE_UNMET", "after {posted}");
+    }
+    assert_eq!(ok(call(&s, "GET", &runs, &st.key, None), 200)["total"], 0, "no posted run was recorded");
+    // A run Quarry executed on the stable version does not clear a gate on the canary,
+    // and fails: version 1 answers wrong.
+    let stable = ok(call(&s, "POST", &runs, &st.key, Some(json!({"wait": true, "agent_version": 1}))), 201);
+    assert_eq!((stable["status"].as_str(), stable["passed"].as_bool(), stable["agent_version"].as_u64()), (Some("completed"), Some(false), Some(1)));
+    assert_eq!(refused(call(&s, "POST", &promote, &st.key, None), 409)["code"], "PROMOTION_GATE_UNMET");
+    // The canary's own run: every item a generation on version 2, scored by all four.
+    let canary = ok(call(&s, "POST", &runs, &st.key, Some(json!({"wait": true, "agent_version": 2, "baseline_run_id": stable["id"]}))), 201);
+    assert_eq!(
+        (canary["status"].as_str(), canary["passed"].as_bool(), canary["item_count"].as_u64(), canary["completed_count"].as_u64()),
+        (Some("completed"), Some(true), Some(2), Some(2)),
+        "{canary}"
+    );
+    let agg = &canary["aggregate_scores"];
+    assert_eq!((agg["pass_rate"].as_f64(), agg["scored_item_count"].as_u64()), (Some(1.0), Some(2)), "{agg}");
+    assert_eq!(agg["baseline"]["pass_rate_delta"].as_f64(), Some(1.0), "{agg}");
+    let results = ok(call(&s, "GET", &format!("{}/results", run_path(&st, &id(&canary))), &st.key, None), 200);
+    assert_eq!(results["total"], 2);
+    for r in results["data"].as_array().unwrap() {
+        assert_eq!((r["output"].as_str(), r["passed"].as_bool(), &r["error"]), (Some(ANSWER), Some(true), &Value::Null), "{r}");
+        let scorers: Vec<&str> = r["scores"].as_array().unwrap().iter().map(|x| x["scorer"].as_str().unwrap()).collect();
+        assert_eq!(scorers, ["exact_match", "contains", "regex", "llm_judge"]);
+        assert_eq!(r["scores"][3]["reasoning"], "It matches the reference.");
+        assert_eq!(r["scores"][3]["score"], 0.9);
+        let g = ok(call(&s, "GET", &format!("/api/v1/generations/{}", r["generation_id"].as_str().unwrap()), &st.key, None), 200);
+        assert_eq!((g["agent_version"].as_u64(), g["status"].as_str()), (Some(2), Some("completed")), "{g}");
+    }
+    let promoted = ok(call(&s, "POST", &promote, &st.key, None), 200);
+    assert_eq!(promoted["active_release"], Value::Null);
+    let live = ok(call(&s, "GET", &format!("{agent}/versions/{}", promoted["version"]), &st.key, None), 200);
+    assert_eq!(live["eval_run_id"], canary["id"], "the version gone live names the run that cleared the gate");
+    // The judge's request went to the scorer's provider with the rubric filled.
+    let judged = up.bodies().into_iter().filter(|b| b.to_string().contains("Grade this answer")).count();
+    assert_eq!(judged, 4, "one judge call per item and run");
+    let _ = &st.provider;
+}
+
+#[test]
+fn datasets_and_evals_are_checked_and_a_background_run_cancels() {
+    let up = upstream();
+    up.on("Question 0", Reply::Slow(Duration::from_secs(2), Box::new(text(ANSWER))));
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-crud@example.org", 3);
+    let datasets = "/api/v1/datasets";
+    assert_eq!(refused(call(&s, "POST", datasets, &st.key, Some(json!({"name": "billing"}))), 409)["code"], "NAME_CONFLICT");
+    let items = format!("{datasets}/{}/items", st.dataset);
+    for bad in
+        [json!({"input": []}), json!({"input": "hi"}), json!({"input": [{"role": "system", "content": "x"}]}), json!({"input": [{"role": "user"}]})]
+    {
+        refused(call(&s, "POST", &items, &st.key, Some(bad)), 400);
+    }
+    assert_eq!(ok(call(&s, "GET", &items, &st.key, None), 200)["total"], 3);
+    let evals = "/api/v1/evals";
+    for (bad, why) in [
+        (json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "json_logic", "expression": {}}]}), "unsupported"),
+        (
+            json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "exact_match"}, {"type": "exact_match"}]}),
+            "twice",
+        ),
+        (json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "llm_judge", "prompt": "p"}]}), "no threshold"),
+        (json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [], "pass_threshold": 2}), "threshold"),
+        (json!({"name": "x", "agent_id": st.agent, "dataset_id": "dset_nope", "scorers": []}), "no dataset"),
+    ] {
+        assert_eq!(refused(call(&s, "POST", evals, &st.key, Some(bad)), 400)["code"], "VALIDATION_FAILED", "{why}");
+    }
+    let runs = format!("{evals}/{}/runs", st.eval);
+    let queued = ok(call(&s, "POST", &runs, &st.key, Some(json!({"agent_version": 2}))), 201);
+    assert_eq!(queued["status"], "queued");
+    let run = id(&queued);
+    wait_for(&s, &st, &run, Duration::from_secs(10), |r| r["status"] == "running");
+    let canceled = ok(call(&s, "POST", &format!("{}/cancel", run_path(&st, &run)), &st.key, None), 200);
+    assert_eq!(canceled["status"], "canceled");
+    refused(call(&s, "POST", &format!("{}/cancel", run_path(&st, &run)), &st.key, None), 400);
+    std::thread::sleep(Duration::from_secs(3));
+    let after = ok(call(&s, "GET", &run_path(&st, &run), &st.key, None), 200);
+    assert_eq!((after["status"].as_str(), &after["passed"]), (Some("canceled"), &Value::Null), "a canceled run stays so: {after}");
+    // Deleting the dataset takes its items and the evals bound to it.
+    ok(call(&s, "DELETE", &format!("{datasets}/{}", st.dataset), &st.key, None), 204);
+    refused(call(&s, "GET", &format!("{evals}/{}", st.eval), &st.key, None), 404);
+}
+
+#[test]
+fn a_run_resumes_after_kill_9_and_scores_each_item_once() {
+    let up = upstream();
+    let slow = |t: &str| Reply::Slow(Duration::from_millis(700), Box::new(text(t)));
+    up.on("Grade this answer", text(r#"{"score": 1, "reasoning": "ok"}"#));
+    up.on("CANARY-RULES", slow(ANSWER));
+    let mut s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-crash@example.org", 12);
+    let runs = format!("/api/v1/evals/{}/runs", st.eval);
+    let run = id(&ok(call(&s, "POST", &runs, &st.key, Some(json!({"agent_version": 2}))), 201));
+    wait_for(&s, &st, &run, Duration::from_secs(30), |r| r["completed_count"].as_u64() >= Some(4));
+    let question = |r: &Value| r["input"][0]["content"].as_str().unwrap().split(':').next().unwrap().to_owned();
+    let scored = ok(call(&s, "GET", &format!("{}/results?limit=100", run_path(&st, &run)), &st.key, None), 200);
+    let scored: Vec<String> = scored["data"].as_array().unwrap().iter().map(question).collect();
+    s.kill9();
+    assert!(scored.len() >= 4 && scored.len() < 12, "{scored:?}");
+    let asked = |q: &str| up.bodies().iter().filter(|b| b.to_string().contains(&format!("{q}:")) && !b.to_string().contains("Grade this")).count();
+    let before: Vec<usize> = scored.iter().map(|q| asked(q)).collect();
+    s.restart();
+    let done = wait_for(&s, &st, &run, Duration::from_secs(60), |r| r["status"] != "running" && r["status"] != "queued");
+    assert_eq!(
+        (done["status"].as_str(), done["passed"].as_bool(), done["completed_count"].as_u64()),
+        (Some("completed"), Some(true), Some(12)),
+        "{done}"
+    );
+    let results = ok(call(&s, "GET", &format!("{}/results?limit=100", run_path(&st, &run)), &st.key, None), 200);
+    assert_eq!(results["total"], 12);
+    let mut items: Vec<&str> = results["data"].as_array().unwrap().iter().map(|r| r["dataset_item_id"].as_str().unwrap()).collect();
+    items.sort();
+    items.dedup();
+    assert_eq!(items.len(), 12, "one result per item");
+    // The items scored before the kill were not run again.
+    let after: Vec<usize> = scored.iter().map(|q| asked(q)).collect();
+    assert_eq!(before, after, "{scored:?}");
+    let generations: Vec<&str> = results["data"].as_array().unwrap().iter().map(|r| r["generation_id"].as_str().unwrap()).collect();
+    let mut unique = generations.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 12, "one generation per item");
+}
+
+#[test]
+fn an_item_curated_from_a_generation_copies_its_input_and_answer_and_outlives_it() {
+    let up = upstream();
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-curate@example.org", 1);
+    let question = json!([{"role": "user", "content": "When is my invoice issued, exactly?"}]);
+    let g = ok(call(&s, "POST", &format!("/api/v1/agents/{}/generate?wait=true", st.agent), &st.key, Some(json!({"messages": question}))), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let curate = format!("/api/v1/datasets/{}/items/from-generation", st.dataset);
+    let item = ok(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": g["id"], "metadata": {"topic": "billing"}}))), 201);
+    assert_eq!((&item["input"], &item["expected_output"], &item["source_generation_id"]), (&question, &json!(ANSWER), &g["id"]), "{item}");
+    let bare = ok(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": g["id"], "expected_output": null}))), 201);
+    assert_eq!(bare["expected_output"], Value::Null, "null: no reference answer");
+    assert_eq!(refused(call(&s, "POST", &curate, &st.key, Some(json!({"generation_id": "gen_nope"}))), 404)["code"], "RESOURCE_NOT_FOUND");
+    let (_, stranger) = s.signup("evals-curate-stranger@example.org");
+    refused(call(&s, "POST", &curate, &stranger, Some(json!({"generation_id": g["id"]}))), 404);
+    // A run scores the curated items; deleting one keeps its result, unlinked.
+    let items = format!("/api/v1/datasets/{}/items", st.dataset);
+    assert_eq!(ok(call(&s, "GET", &items, &st.key, None), 200)["total"], 3);
+    let edited = ok(call(&s, "PUT", &format!("{items}/{}", id(&bare)), &st.key, Some(json!({"expected_output": ANSWER}))), 200);
+    assert_eq!(edited["expected_output"], ANSWER);
+    let run = ok(call(&s, "POST", &format!("/api/v1/evals/{}/runs", st.eval), &st.key, Some(json!({"wait": true, "agent_version": 2}))), 201);
+    assert_eq!((run["passed"].as_bool(), run["completed_count"].as_u64()), (Some(true), Some(3)), "{run}");
+    ok(call(&s, "DELETE", &format!("{items}/{}", id(&item)), &st.key, None), 204);
+    let results = ok(call(&s, "GET", &format!("{}/results", run_path(&st, &id(&run))), &st.key, None), 200);
+    let unlinked: Vec<&Value> = results["data"].as_array().unwrap().iter().filter(|r| r["dataset_item_id"].is_null()).collect();
+    assert_eq!(unlinked.len(), 1, "{results}");
+    assert_eq!(unlinked[0]["input"], question, "the result keeps its frozen input");
+}
