@@ -188,6 +188,13 @@ fn on_agentlex(code: Code) -> bool {
         | OutputSchemaStreamingUnsupported
         | GenerationInterrupted
         | ApprovalExpired
+        // guardrails and approvals (issue 37)
+        | ApprovalNotFound
+        | ApprovalAlreadyResolved
+        | ApprovalReasonRequired
+        | ApprovalInvalidEdit
+        | GuardrailBlocked
+        | GuardrailTripwire
         // sessions
         | GenerationAlreadyInProgress
         | SessionClosed
