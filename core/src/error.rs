@@ -179,7 +179,6 @@ codes! {
     ApprovalExpired => ("approval_expired", 409),
     // guardrails and approvals (issue 37): SOAT's approval codes; ours for what a
     // guardrail stops (a blocked input or output, a tripped class-B guard).
-    ApprovalNotFound => ("approval_not_found", 404),
     ApprovalAlreadyResolved => ("approval_already_resolved", 409),
     ApprovalReasonRequired => ("approval_reason_required", 400),
     ApprovalInvalidEdit => ("approval_invalid_edit", 400),
@@ -349,7 +348,6 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
         Code::ApprovalExpired => "APPROVAL_EXPIRED",
         // guardrails and approvals (issue 37)
-        Code::ApprovalNotFound => "APPROVAL_NOT_FOUND",
         Code::ApprovalAlreadyResolved => "APPROVAL_ALREADY_RESOLVED",
         Code::ApprovalReasonRequired => "APPROVAL_REASON_REQUIRED",
         Code::ApprovalInvalidEdit => "APPROVAL_INVALID_EDIT",

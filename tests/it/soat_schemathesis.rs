@@ -132,3 +132,11 @@ fn the_actors_spec_holds_under_schemathesis() {
 fn the_chats_and_embeddings_specs_hold_under_schemathesis() {
     specs_hold("tests/schemathesis/soat_chats.sh", "60", &["chats", "embeddings"], 30);
 }
+
+/// guardrails and approvals (issue 37): `tests/schemathesis/soat_guardrails.sh`, SOAT
+/// v0.28's guardrails and approvals specs over seeded guardrails, the same checks as the
+/// sibling modules'.
+#[test]
+fn the_guardrails_and_approvals_specs_hold_under_schemathesis() {
+    specs_hold("tests/schemathesis/soat_guardrails.sh", "30", &["guardrails", "approvals"], 20);
+}

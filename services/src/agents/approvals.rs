@@ -148,7 +148,7 @@ pub fn get(records: &Records, p: &Scope, id: &str) -> Result<ApprovalRecord, Api
 }
 
 fn not_found(id: &str) -> ApiError {
-    ApiError::new(Code::ApprovalNotFound, format!("There is no approval item {id}."))
+    ApiError::new(Code::SoatNotFound, format!("There is no approval item {id}."))
 }
 
 /// approveApproval's body.

@@ -189,7 +189,6 @@ fn on_agentlex(code: Code) -> bool {
         | GenerationInterrupted
         | ApprovalExpired
         // guardrails and approvals (issue 37)
-        | ApprovalNotFound
         | ApprovalAlreadyResolved
         | ApprovalReasonRequired
         | ApprovalInvalidEdit
