@@ -76,7 +76,8 @@ fn guardrail_versions_archive_each_document_change_and_restore_appends() {
         &st,
         json!({"class": {"if": [{"<": [{"var": "args.amount"}, 500]}, "B", "C"]}, "guard": {"<=": [{"var": "args.amount"}, {"var": "context.max"}]}}),
     );
-    let eval = |body: Value| ok(call(&s, "POST", &format!("/api/v1/guardrails/{}/evaluate", budget["id"].as_str().unwrap()), &st.key, Some(body)), 200);
+    let eval =
+        |body: Value| ok(call(&s, "POST", &format!("/api/v1/guardrails/{}/evaluate", budget["id"].as_str().unwrap()), &st.key, Some(body)), 200);
     let e = eval(json!({"args": {"amount": 100}, "guardrail_context": {"max": 200}}));
     assert_eq!((e["class"].as_str(), e["decision"].as_str(), e["guard_result"].as_bool()), (Some("B"), Some("execute"), Some(true)), "{e}");
     assert_eq!(e["context_snapshot"]["context.max"], 200, "{e}");
@@ -104,7 +105,11 @@ fn a_class_d_call_is_blocked_before_it_runs_and_the_trace_names_the_guardrail_an
     assert_eq!((e["guardrail_id"].as_str(), e["guardrail_version"].as_u64(), e["decision"].as_str()), (Some(gid), Some(1), Some("blocked")), "{gen}");
     let trace = get(&s, &st.key, &format!("/api/v1/traces/{}", gen["trace_id"].as_str().unwrap()));
     let ev = &trace["guardrail_events"][0];
-    assert_eq!((ev["guardrail_id"].as_str(), ev["guardrail_version"].as_u64(), ev["decision"].as_str()), (Some(gid), Some(1), Some("blocked")), "{trace}");
+    assert_eq!(
+        (ev["guardrail_id"].as_str(), ev["guardrail_version"].as_u64(), ev["decision"].as_str()),
+        (Some(gid), Some(1), Some("blocked")),
+        "{trace}"
+    );
     // Guardrails still attached cannot be deleted.
     assert_eq!(refused(call(&s, "DELETE", &format!("/api/v1/guardrails/{gid}"), &st.key, None), 409)["code"], "GUARDRAIL_HAS_REFERENCES");
 }
@@ -119,7 +124,16 @@ fn a_tripped_guard_fails_the_generation_with_the_guardrail_and_version() {
     let g = guardrail(&s, &st, json!({"class": "B", "guard": {"<": [{"var": "args.amount"}, 100]}}));
     let gid = g["id"].as_str().unwrap();
     // Version 2 governs: an edit takes effect at once wherever the id is attached.
-    ok(call(&s, "PATCH", &format!("/api/v1/guardrails/{gid}"), &st.key, Some(json!({"document": {"class": "B", "guard": {"<": [{"var": "args.amount"}, 200]}}}))), 200);
+    ok(
+        call(
+            &s,
+            "PATCH",
+            &format!("/api/v1/guardrails/{gid}"),
+            &st.key,
+            Some(json!({"document": {"class": "B", "guard": {"<": [{"var": "args.amount"}, 200]}}})),
+        ),
+        200,
+    );
     let pay = tool(&s, &st, json!({"name": "pay", "type": "http", "execute": {"url": format!("http://{addr}/pay")}}));
     let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": pay}], "guardrail_ids": [gid]}));
     let id = start(&s, &st, &a, "Pay it.");
@@ -152,9 +166,22 @@ fn identifiers_flagged_go_on_and_an_input_blocked_never_reaches_the_model() {
     let b = agent(&s, &st, json!({"guardrail_ids": [block["id"]]}));
     let gen = finish(&s, &st.key, &start(&s, &st, &b, "Call (617) 555-0143 now."));
     assert_eq!(gen["status"], "failed", "{gen}");
-    assert_eq!((gen["error"]["code"].as_str(), gen["error"]["meta"]["guardrail_id"].as_str()), (Some("GUARDRAIL_BLOCKED"), block["id"].as_str()), "{gen}");
+    assert_eq!(
+        (gen["error"]["code"].as_str(), gen["error"]["meta"]["guardrail_id"].as_str()),
+        (Some("GUARDRAIL_BLOCKED"), block["id"].as_str()),
+        "{gen}"
+    );
     assert_eq!(up.bodies().len(), sent, "the model was not called");
-    let bad = refused(call(&s, "POST", "/api/v1/guardrails", &st.key, Some(json!({"name": "x", "document": {"class": "A", "identifiers": {"action": "require_approval", "on": ["output"]}}}))), 400);
+    let bad = refused(
+        call(
+            &s,
+            "POST",
+            "/api/v1/guardrails",
+            &st.key,
+            Some(json!({"name": "x", "document": {"class": "A", "identifiers": {"action": "require_approval", "on": ["output"]}}})),
+        ),
+        400,
+    );
     assert_eq!(bad["code"], "VALIDATION_FAILED");
 }
 
@@ -191,7 +218,11 @@ fn paused(email: &str) -> Paused {
     let approval = gen["required_action"]["approvals"][0]["approval_id"].as_str().unwrap_or_else(|| panic!("no approval: {gen}")).to_owned();
     assert!(seen.lock().unwrap().is_empty(), "nothing ran before the approval");
     let item = get(&s, &st.key, &format!("/api/v1/approvals/{approval}"));
-    assert_eq!((item["status"].as_str(), item["origin"].as_str(), item["generation_id"].as_str()), (Some("pending"), Some("tool_call"), Some(id.as_str())), "{item}");
+    assert_eq!(
+        (item["status"].as_str(), item["origin"].as_str(), item["generation_id"].as_str()),
+        (Some("pending"), Some("tool_call"), Some(id.as_str())),
+        "{item}"
+    );
     assert_eq!(item["proposed_action"]["arguments"], json!({"to": "board"}), "{item}");
     let listed = get(&s, &st.key, "/api/v1/approvals?status=pending");
     assert_eq!(listed["total"], 1, "{listed}");
@@ -216,7 +247,8 @@ fn an_approval_pause_rejected_answers_the_model_with_the_refusal() {
     let p = paused("guard-reject@example.com");
     let missing = refused(call(&p.s, "POST", &format!("/api/v1/approvals/{}/reject", p.approval), &p.st.key, Some(json!({"reason": " "}))), 400);
     assert_eq!(missing["code"], "APPROVAL_REASON_REQUIRED");
-    let item = ok(call(&p.s, "POST", &format!("/api/v1/approvals/{}/reject", p.approval), &p.st.key, Some(json!({"reason": "Not to the board."}))), 200);
+    let item =
+        ok(call(&p.s, "POST", &format!("/api/v1/approvals/{}/reject", p.approval), &p.st.key, Some(json!({"reason": "Not to the board."}))), 200);
     assert_eq!((item["status"].as_str(), item["resolution_reason"].as_str()), (Some("rejected"), Some("Not to the board.")), "{item}");
     let gen = finish(&p.s, &p.st.key, &p.id);
     assert_eq!((gen["status"].as_str(), gen["output"]["content"].as_str()), (Some("completed"), Some("Refused, as you wished.")), "{gen}");
@@ -285,15 +317,14 @@ fn a_redacting_guardrail_leaves_no_identifier_in_generation_trace_transcript_eve
         json!({"name": "lookup", "type": "http", "execute": {"url": format!("http://{addr}/lookup")}, "parameters": {"type": "object", "properties": {"email": {"type": "string"}, "note": {"type": "string"}}}}),
     );
     let a = agent(&s, &st, json!({"tool_bindings": [{"tool_id": lookup}], "guardrail_ids": [g["id"]]}));
-    let body = json!({"messages": [{"role": "user", "content": "Find l.garcia@example.com, SSN 512-44-7832, phone (617) 555-0143."}], "stream": true});
+    let body =
+        json!({"messages": [{"role": "user", "content": "Find l.garcia@example.com, SSN 512-44-7832, phone (617) 555-0143."}], "stream": true});
     let streamed = call(&s, "POST", &format!("/api/v1/agents/{a}/generate"), &st.key, Some(body));
     assert_eq!(streamed.status, 200, "{}", streamed.text());
     let streamed = streamed.text();
-    let id = streamed
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .find_map(|v| v["id"].as_str().filter(|i| i.starts_with("gen_")).map(str::to_owned).or_else(|| v["generation_id"].as_str().map(str::to_owned)));
+    let id = streamed.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str::<Value>(d).ok()).find_map(|v| {
+        v["id"].as_str().filter(|i| i.starts_with("gen_")).map(str::to_owned).or_else(|| v["generation_id"].as_str().map(str::to_owned))
+    });
     let gen = match id {
         Some(id) => finish(&s, &st.key, &id),
         None => {

@@ -143,7 +143,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("delivery_id", delivery),
         // actors
         ("actor_id", actor),
-        ("chat_id", chat), // chats (issue 36)
+        ("chat_id", chat),         // chats (issue 36)
         ("approval_id", approval), // approvals (issue 37)
     ];
     let mut walked = Vec::new();

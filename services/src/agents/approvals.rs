@@ -86,12 +86,13 @@ pub struct Filter {
 pub fn list(records: &Records, p: &Scope, f: Filter) -> Result<Vec<ApprovalRecord>, ApiError> {
     let status = one_of("status", f.status, STATUSES)?;
     let origin = one_of("origin", f.origin, ORIGINS)?;
-    let before = match f.expires_before {
-        Some(t) => Some(humantime::parse_rfc3339_weak(&t).ok().ok_or_else(|| {
-            ApiError::new(Code::SoatValidation, format!("expires_before must be a date-time, not {t:?}.")).at("expires_before")
-        })?),
-        None => None,
-    };
+    let before =
+        match f.expires_before {
+            Some(t) => Some(humantime::parse_rfc3339_weak(&t).ok().ok_or_else(|| {
+                ApiError::new(Code::SoatValidation, format!("expires_before must be a date-time, not {t:?}.")).at("expires_before")
+            })?),
+            None => None,
+        };
     let mut all: Vec<ApprovalRecord> = p.list(records).map_err(store_err)?;
     all.retain(|a| status.as_deref().is_none_or(|s| status_now(a) == s));
     all.retain(|a| origin.as_deref().is_none_or(|o| a.origin == o));
@@ -108,11 +109,9 @@ pub fn recurrences(records: &Records, p: &Scope, status: Option<String>, min_cou
     let status = one_of("status", status, STATUSES)?.unwrap_or_else(|| "rejected".into());
     let min = match min_count {
         None => 2,
-        Some(m) => m
-            .parse::<u64>()
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| ApiError::new(Code::SoatValidation, format!("min_count must be a whole number of at least 1, not {m:?}.")).at("min_count"))?,
+        Some(m) => m.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            ApiError::new(Code::SoatValidation, format!("min_count must be a whole number of at least 1, not {m:?}.")).at("min_count")
+        })?,
     };
     let mut all: Vec<ApprovalRecord> = p.list(records).map_err(store_err)?;
     all.retain(|a| a.dedup_key.is_some() && status_now(a) == status);
@@ -207,7 +206,12 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
             }
             match status_now(a) {
                 "pending" => {}
-                "expired" => return Change::Keep(Err(ApiError::new(Code::ApprovalExpired, format!("The approval item {} expired at {}.", a.id, a.expires_at)))),
+                "expired" => {
+                    return Change::Keep(Err(ApiError::new(
+                        Code::ApprovalExpired,
+                        format!("The approval item {} expired at {}.", a.id, a.expires_at),
+                    )))
+                }
                 other => {
                     return Change::Keep(Err(ApiError::new(Code::ApprovalAlreadyResolved, format!("The approval item {} is already {other}.", a.id))))
                 }
@@ -257,8 +261,12 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
             run::spawn(host, g, None);
         } else {
             let log = crate::agents::generation::live::open(&g.id);
-            crate::agents::generation::recover::interrupt(&host, g.clone(), "its content was kept in memory only (trace_content_mode none) and the server restarted")
-                .await;
+            crate::agents::generation::recover::interrupt(
+                &host,
+                g.clone(),
+                "its content was kept in memory only (trace_content_mode none) and the server restarted",
+            )
+            .await;
             crate::agents::generation::live::finish(&g.id, &log);
         }
     }

@@ -12,7 +12,10 @@ use crate::api::{blocking, Call};
 use crate::error::ApiError;
 use crate::http::response::{self, Reply};
 
-async fn run<T: Send + 'static>(call: &Call<'_>, f: impl FnOnce(&crate::store::Records) -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+async fn run<T: Send + 'static>(
+    call: &Call<'_>,
+    f: impl FnOnce(&crate::store::Records) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     let records = call.app.records.clone();
     blocking(move || f(&records)).await
 }
@@ -31,7 +34,7 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
 pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
     let page = Page::from_query(call.parts.uri.query(), super::list::DEFAULT_LIMIT)?;
     let scope = scope_in_query(&call).await?;
-    let mut all: Vec<GuardrailRecord> = scope.list(&call.app.records).map_err(|e| ApiError::from(e))?;
+    let mut all: Vec<GuardrailRecord> = scope.list(&call.app.records).map_err(ApiError::from)?;
     all.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(page.reply(&all.iter().map(g::view).collect::<Vec<_>>()))
 }

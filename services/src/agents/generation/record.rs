@@ -604,7 +604,9 @@ impl GenerationRow for GenerationRecord {
                     project_id: self.project_id.clone(),
                     origin: "tool_call".into(),
                     status: "pending".into(),
-                    proposed_action: Some(json!({"tool_id": g.tool_id.clone().unwrap_or_else(|| c.tool_name.clone()), "action": c.tool_name, "arguments": c.args})),
+                    proposed_action: Some(
+                        json!({"tool_id": g.tool_id.clone().unwrap_or_else(|| c.tool_name.clone()), "action": c.tool_name, "arguments": c.args}),
+                    ),
                     reasoning: None,
                     evidence: Some(json!({"tool_call_id": c.id, "step": self.state.steps})),
                     predicted_impact: None,

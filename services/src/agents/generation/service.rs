@@ -158,8 +158,14 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     // guardrails (issue 37): the input screened before anything is written, so what a
     // guardrail redacts never reaches the record, its events or the data directory.
     let mut messages = messages;
-    let guards = crate::agents::guardrails::applicable(&records, &scope.account_id, &agent.project_id, config.guardrail_ids.as_deref().unwrap_or_default(), &[])
-        .map_err(store_err)?;
+    let guards = crate::agents::guardrails::applicable(
+        &records,
+        &scope.account_id,
+        &agent.project_id,
+        config.guardrail_ids.as_deref().unwrap_or_default(),
+        &[],
+    )
+    .map_err(store_err)?;
     let subject = crate::agents::guardrails::Subject {
         project_id: &agent.project_id,
         agent_id: Some(&agent.id),
@@ -373,8 +379,14 @@ pub async fn submit(
                     format!("The generation {id}'s content was purged while it was paused, so it cannot resume; start a new generation."),
                 )));
             }
-            let waiting: Vec<String> =
-                g.state.pending.iter().filter(|c| c.runner == Runner::Client && c.result.is_none()).filter(|c| c.gate.as_ref().is_none_or(|x| x.approved)).map(|c| c.id.clone()).collect();
+            let waiting: Vec<String> = g
+                .state
+                .pending
+                .iter()
+                .filter(|c| c.runner == Runner::Client && c.result.is_none())
+                .filter(|c| c.gate.as_ref().is_none_or(|x| x.approved))
+                .map(|c| c.id.clone())
+                .collect();
             for o in &outs {
                 if !waiting.contains(&o.tool_call_id) {
                     return crate::store::owned::Change::Keep(Err(ApiError::new(

@@ -192,9 +192,10 @@ fn rule_of(v: &Value) -> Result<Rule, String> {
         Some(Value::Array(a)) if !a.is_empty() => {
             let mut k = Kinds::NONE;
             for name in a {
-                let kind = name.as_str().and_then(IdentifierKind::parse).ok_or_else(|| {
-                    format!("document.identifiers.kinds: {name} is not a kind the scanner finds ({}).", kinds_list())
-                })?;
+                let kind = name
+                    .as_str()
+                    .and_then(IdentifierKind::parse)
+                    .ok_or_else(|| format!("document.identifiers.kinds: {name} is not a kind the scanner finds ({}).", kinds_list()))?;
                 k = k.with(kind);
             }
             k

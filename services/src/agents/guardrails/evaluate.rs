@@ -232,7 +232,8 @@ pub fn strictest(evaluations: &[Evaluation]) -> Decision {
 
 /// The approval window of the strictest-matching guardrail that routes to approval.
 pub fn expires_in(evaluations: &[Evaluation], applied: &[Applied]) -> Option<u64> {
-    evaluations.iter().filter(|e| e.decision == Decision::RouteToApproval).find_map(|e| {
-        applied.iter().find(|a| a.id == e.guardrail_id)?.record.as_ref()?.document.get("expires_in")?.as_u64()
-    })
+    evaluations
+        .iter()
+        .filter(|e| e.decision == Decision::RouteToApproval)
+        .find_map(|e| applied.iter().find(|a| a.id == e.guardrail_id)?.record.as_ref()?.document.get("expires_in")?.as_u64())
 }

@@ -255,7 +255,7 @@ pub fn versions(records: &Records, p: &Scope, id: &str) -> Result<Vec<GuardrailV
     let g = found(records, p, id)?;
     let mut all: Vec<GuardrailVersionRecord> = records.list(&p.account_id).map_err(store_err)?;
     all.retain(|v| v.guardrail_id == g.id);
-    all.sort_by(|a, b| b.version.cmp(&a.version));
+    all.sort_by_key(|v| std::cmp::Reverse(v.version));
     Ok(all)
 }
 
@@ -307,7 +307,13 @@ pub fn delete(records: &Records, p: &Scope, id: &str) -> Result<(), ApiError> {
 
 /// The guardrails that apply in `project_id` to an agent naming `agent_ids` (and, for
 /// a tool call, to a tool naming `tool_ids`), each once, the project's first.
-pub fn applicable(records: &Records, account_id: &str, project_id: &str, agent_ids: &[String], tool_ids: &[String]) -> Result<Vec<Applied>, StoreError> {
+pub fn applicable(
+    records: &Records,
+    account_id: &str,
+    project_id: &str,
+    agent_ids: &[String],
+    tool_ids: &[String],
+) -> Result<Vec<Applied>, StoreError> {
     let project: Option<ProjectRecord> = records.get(account_id, project_id)?;
     let project_ids = project.and_then(|p| p.guardrail_ids).unwrap_or_default();
     let mut out: Vec<Applied> = Vec::new();
@@ -330,9 +336,11 @@ pub fn dry_run(records: &Records, p: &Scope, id: &str, body: EvaluateBody) -> Re
     let tool: Option<ToolRecord> = match &body.tool_id {
         Some(t) => {
             let found: Option<ToolRecord> = records.get(&p.account_id, t).map_err(store_err)?;
-            Some(found.filter(|x| x.project_id == p.project_id).ok_or_else(|| {
-                ApiError::new(Code::ToolNotFound, format!("tool_id: there is no tool {t} in this project.")).at("tool_id")
-            })?)
+            Some(
+                found
+                    .filter(|x| x.project_id == p.project_id)
+                    .ok_or_else(|| ApiError::new(Code::ToolNotFound, format!("tool_id: there is no tool {t} in this project.")).at("tool_id"))?,
+            )
         }
         None => None,
     };

@@ -245,9 +245,12 @@ impl Run {
         if let Some(b) = self.g.state.blocked.clone() {
             let id = b.get("guardrail_id").and_then(Value::as_str).unwrap_or_default().to_owned();
             let version = b.get("guardrail_version").cloned().unwrap_or(Value::Null);
-            return Err(Failure::new(Code::GuardrailBlocked, format!("The guardrail {id} (version {version}) blocked the input; the model was not called."))
-                .with("guardrail_id", id)
-                .with("guardrail_version", version));
+            return Err(Failure::new(
+                Code::GuardrailBlocked,
+                format!("The guardrail {id} (version {version}) blocked the input; the model was not called."),
+            )
+            .with("guardrail_id", id)
+            .with("guardrail_version", version));
         }
         self.load_guards().await?;
         if self.g.state.steps == 0 && self.g.state.pending.is_empty() && self.g.input_depth() == Some(0) {
@@ -416,7 +419,8 @@ impl Run {
         if !text.is_empty() && !self.guards.is_empty() {
             let (project, agent, id) = (self.g.project_id.clone(), self.g.agent_id.clone(), self.g.id.clone());
             let context = self.g.state.input.guardrail_context.clone();
-            let s = Subject { project_id: &project, agent_id: Some(&agent), generation_id: Some(&id), context: context.as_ref(), ..Subject::default() };
+            let s =
+                Subject { project_id: &project, agent_id: Some(&agent), generation_id: Some(&id), context: context.as_ref(), ..Subject::default() };
             let (out, found) = super::guard::screen(&self.guards, Stage::Output, &text, &s);
             text = out;
             self.g.state.guardrails.extend(found.iter().map(super::guard::record));
