@@ -178,7 +178,7 @@ fn identifiers_flagged_go_on_and_an_input_blocked_never_reaches_the_model() {
             "POST",
             "/api/v1/guardrails",
             &st.key,
-            Some(json!({"name": "x", "document": {"class": "A", "identifiers": {"action": "require_approval", "on": ["output"]}}})),
+            Some(json!({"name": "x", "document": {"class": "A", "identifiers": {"action": "require_approval", "on": ["input"]}}})),
         ),
         400,
     );
@@ -374,4 +374,34 @@ fn a_redacting_guardrail_leaves_no_identifier_in_generation_trace_transcript_eve
             assert!(!holds(bytes, original), "{original:?} is stored in {}", path.display());
         }
     }
+}
+
+/// An answer with identifiers held for approval: approved, it goes out as written;
+/// rejected, the refusal goes out instead.
+#[test]
+fn an_answer_held_for_approval_goes_out_approved_and_is_refused_rejected() {
+    let up = Scripted::start();
+    up.otherwise(text("Her number is (617) 555-0143."));
+    let s = server();
+    let st = setup(&s, &up, "guard-output@example.com");
+    let g = guardrail(&s, &st, json!({"class": "A", "identifiers": {"action": "require_approval", "on": ["output"]}}));
+    let a = agent(&s, &st, json!({"guardrail_ids": [g["id"]]}));
+    let held = |s: &TestServer| {
+        let id = start(s, &st, &a, "What is her number?");
+        let gen = settle(s, &st.key, &id);
+        assert_eq!(gen["status"], "requires_action", "{gen}");
+        assert!(gen["output"].is_null(), "nothing went out yet: {gen}");
+        let approval = gen["required_action"]["approvals"][0]["approval_id"].as_str().unwrap_or_else(|| panic!("{gen}")).to_owned();
+        assert_eq!(get(s, &st.key, &format!("/api/v1/approvals/{approval}"))["evidence"]["stage"], "output");
+        (id, approval)
+    };
+    let (id, approval) = held(&s);
+    ok(call(&s, "POST", &format!("/api/v1/approvals/{approval}/approve"), &st.key, None), 200);
+    let gen = finish(&s, &st.key, &id);
+    assert_eq!((gen["status"].as_str(), gen["output"]["content"].as_str()), (Some("completed"), Some("Her number is (617) 555-0143.")), "{gen}");
+    let (id, approval) = held(&s);
+    ok(call(&s, "POST", &format!("/api/v1/approvals/{approval}/reject"), &st.key, Some(json!({"reason": "Private."}))), 200);
+    let gen = finish(&s, &st.key, &id);
+    let out = gen["output"]["content"].as_str().unwrap_or_default();
+    assert!(gen["status"] == "completed" && out.contains("withheld") && out.contains("Private.") && !out.contains("555-0143"), "{gen}");
 }

@@ -182,6 +182,7 @@ fn refusal(a: &ApprovalRecord) -> Value {
 /// decided, or a client call not yet answered.
 fn still_waiting(g: &GenerationRecord) -> bool {
     g.state.pending.iter().any(|c| c.result.is_none() && (c.gate.as_ref().is_some_and(|x| !x.approved) || c.runner == Runner::Client))
+        || g.state.held.as_ref().is_some_and(|h| !h.gate.approved)
 }
 
 /// Decides item `id` and the generation it holds, in one transaction, then resumes the
@@ -243,6 +244,13 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
                     } else {
                         c.result = Some(refusal(a));
                         c.is_error = true;
+                    }
+                }
+                // A held answer: released once approved, refused once rejected.
+                if let Some(h) = g.state.held.as_mut().filter(|h| h.gate.approval_id == a.id && !h.gate.approved) {
+                    h.gate.approved = true;
+                    if a.status == "rejected" {
+                        h.refusal = Some(a.resolution_reason.clone().unwrap_or_default());
                     }
                 }
                 if !still_waiting(g) {

@@ -57,7 +57,7 @@ pub fn screen_input(guards: &[Applied], messages: &mut [InMessage], s: &Subject<
 }
 
 /// A call's dedup key: the agent, the tool and its arguments (approvals.md).
-fn dedup_key(agent_id: &str, tool: &str, args: &Value) -> String {
+pub fn dedup_key(agent_id: &str, tool: &str, args: &Value) -> String {
     let mut h = Sha256::new();
     h.update(agent_id.as_bytes());
     h.update([0]);

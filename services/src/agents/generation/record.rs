@@ -189,6 +189,21 @@ pub struct Gate {
     pub created_at: String,
 }
 
+/// guardrails (issue 37): a final answer held for an approval item; released as it is
+/// once approved, replaced by the refusal once rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    pub gate: Gate,
+    pub content: String,
+    pub stop: String,
+    pub finish: String,
+    #[serde(default)]
+    pub object: Option<Value>,
+    /// The rejection's reason, once rejected.
+    #[serde(default)]
+    pub refusal: Option<String>,
+}
+
 /// What the generate request asked for beyond its messages, kept so a resumed run
 /// (after a pause or a restart) runs as the request asked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -276,6 +291,9 @@ pub struct RunState {
     /// before any model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<Value>,
+    /// guardrails (issue 37): the final answer held for an approval item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -398,6 +416,10 @@ impl GenerationRecord {
                 Some(json!({"approval_id": g.approval_id, "tool_call_id": c.id, "tool_name": c.tool_name, "expires_at": self.state.expires_at}))
             })
             .collect();
+        let mut held = held;
+        if let Some(h) = self.state.held.as_ref().filter(|h| !h.gate.approved) {
+            held.push(json!({"approval_id": h.gate.approval_id, "tool_call_id": null, "stage": "output", "expires_at": self.state.expires_at}));
+        }
         if !held.is_empty() {
             action["approvals"] = Value::Array(held);
         }
@@ -433,7 +455,7 @@ impl GenerationRecord {
             "required_action": self.required_action(),
             "step_count": self.state.steps,
             // guardrails (issue 37): what each guardrail decided, and at which version.
-            "guardrail_evaluations": self.state.guardrails,
+            "guardrail_evaluations": self.state.guardrails.iter().map(without_notable).collect::<Vec<_>>(),
             "usage": {
                 "input_tokens": self.state.usage.input_tokens,
                 "output_tokens": self.state.usage.output_tokens,
@@ -459,6 +481,16 @@ impl GenerationRecord {
         }
         v
     }
+}
+
+/// guardrails (issue 37): an evaluation as the API shows it (the run's own `notable`
+/// mark left out).
+fn without_notable(e: &Value) -> Value {
+    let mut e = e.clone();
+    if let Some(m) = e.as_object_mut() {
+        m.remove("notable");
+    }
+    e
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -549,6 +581,12 @@ impl GenerationRow for GenerationRecord {
         self.state.output = None;
         self.state.input.tool_context.clear();
         self.state.input.guardrail_context = None;
+        // guardrails (issue 37): an evaluation's snapshot holds the call's values.
+        for e in &mut self.state.guardrails {
+            if let Some(m) = e.as_object_mut() {
+                m.insert("context_snapshot".into(), json!({}));
+            }
+        }
         if !self.extraction_pending() {
             self.extraction = None;
         }
@@ -593,6 +631,30 @@ impl GenerationRow for GenerationRecord {
             return Vec::new();
         }
         let expires_at = self.state.expires_at.clone().unwrap_or_else(crate::clock::now_rfc3339);
+        let output = self.state.held.as_ref().filter(|h| !h.gate.approved).map(|h| crate::store::ApprovalRecord {
+            id: h.gate.approval_id.clone(),
+            account_id: self.account_id.clone(),
+            project_id: self.project_id.clone(),
+            origin: "tool_call".into(),
+            status: "pending".into(),
+            proposed_action: None,
+            reasoning: None,
+            evidence: Some(json!({"stage": "output", "output": h.content})),
+            predicted_impact: Some("The agent's answer is returned and stored.".into()),
+            expires_at: expires_at.clone(),
+            dedup_key: Some(h.gate.dedup_key.clone()),
+            generation_id: Some(self.id.clone()),
+            session_id: self.state.input.session_id.clone(),
+            agent_id: Some(self.agent_id.clone()),
+            tool_call_id: None,
+            policy_version: h.gate.policy_version.clone(),
+            previous_item_id: None,
+            resolved_by: None,
+            resolution_reason: None,
+            edited_arguments: None,
+            created_at: h.gate.created_at.clone(),
+            updated_at: h.gate.created_at.clone(),
+        });
         self.state
             .pending
             .iter()
@@ -625,6 +687,7 @@ impl GenerationRow for GenerationRecord {
                     updated_at: g.created_at.clone(),
                 })
             })
+            .chain(output)
             .collect()
     }
 

@@ -286,6 +286,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             usage: Usage::default(),
             guardrails: screened,
             blocked,
+            held: None,
         },
     };
     // The account's share of the server: a new generation past the cap is refused before

@@ -30,11 +30,11 @@ use serde_json::{json, Map, Value};
 
 use super::event::Event;
 use super::live::{self, Log};
-use super::record::{Block, Failure, GenerationRecord, Message, Output, PendingCall, Role, Runner, Transition};
+use super::record::{Block, Failure, Gate, GenerationRecord, Held, Message, Output, PendingCall, Role, Runner, Transition};
 use super::tools::{self as gtools, Bound};
 use crate::agents::agent::config::StopKind;
 use crate::agents::guardrails::document::{self as gdoc, Stage};
-use crate::agents::guardrails::{Applied, Decision, Subject};
+use crate::agents::guardrails::{Applied, Decision, Evaluation, Subject};
 use crate::agents::providers::CallError;
 use crate::agents::tools::call::Env;
 use crate::agents::tools::outbound::Timeouts;
@@ -264,6 +264,17 @@ impl Run {
             self.prepare().await?;
         }
         let max_steps = self.g.state.config.max_steps.unwrap_or(i64::from(crate::agents::agent::config::DEFAULT_MAX_STEPS)).max(0) as u32;
+        // guardrails (issue 37): a held answer, decided: released, or its refusal.
+        if let Some(h) = self.g.state.held.clone().filter(|h| h.gate.approved) {
+            self.g.state.held = None;
+            let (content, object) = match &h.refusal {
+                Some(reason) => (format!("The answer was withheld: its approval was rejected ({reason})."), None),
+                None => (h.content, h.object),
+            };
+            self.emit(Event::Delta { text: &content });
+            self.g.state.messages.push(Message::text(Role::Assistant, content.clone()));
+            return self.complete(&h.stop, &h.finish, content, object).await;
+        }
         loop {
             if !self.g.state.pending.is_empty() {
                 self.run_server_calls().await?;
@@ -303,7 +314,7 @@ impl Run {
             self.new_steps += 1;
             let step = self.g.state.steps;
             let (output, reason, forced) = self.model_call(step).await?;
-            let text = self.screen_output(output.text.clone())?;
+            let (text, approval) = self.screen_output(output.text.clone(), output.tool_calls.is_empty())?;
             self.g.state.usage.input_tokens += output.usage.input;
             self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
             self.g.state.usage.cached_tokens += output.usage.cached;
@@ -324,8 +335,22 @@ impl Run {
                     Some(schema) => Some(crate::agents::generation::output::parse(schema, &text)?),
                     None => None,
                 };
-                self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
                 let (stop, finish) = if reason == crate::llm::Reason::MaxTokens { ("length", "length") } else { ("stop", "stop") };
+                // guardrails (issue 37): an answer a guardrail sends to approval waits for it.
+                if let Some(e) = approval {
+                    let gate = Gate {
+                        approval_id: format!("{}{}", crate::store::APPROVAL_PREFIX, crate::ids::random_base62(16)),
+                        approved: false,
+                        policy_version: Some(format!("{}@{}", e.guardrail_id, e.guardrail_version.map_or_else(|| "null".into(), |v| v.to_string()))),
+                        expires_in: None,
+                        tool_id: None,
+                        dedup_key: super::guard::dedup_key(&self.g.agent_id, "output", &Value::from(text.as_str())),
+                        created_at: crate::clock::now_rfc3339(),
+                    };
+                    self.g.state.held = Some(Held { gate, content: text, stop: stop.into(), finish: finish.into(), object, refusal: None });
+                    return self.pause().await;
+                }
+                self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
                 return self.complete(stop, finish, text, object).await;
             }
             let mut content = Vec::new();
@@ -414,8 +439,9 @@ impl Run {
 
     /// The model's text screened at the output stage; when held back from the stream,
     /// it is streamed now, as it goes on.
-    fn screen_output(&mut self, text: String) -> Result<String, Failure> {
+    fn screen_output(&mut self, text: String, last: bool) -> Result<(String, Option<Evaluation>), Failure> {
         let mut text = text;
+        let mut approval = None;
         if !text.is_empty() && !self.guards.is_empty() {
             let (project, agent, id) = (self.g.project_id.clone(), self.g.agent_id.clone(), self.g.id.clone());
             let context = self.g.state.input.guardrail_context.clone();
@@ -427,11 +453,13 @@ impl Run {
             if let Some(e) = found.iter().find(|e| e.decision == Decision::Blocked) {
                 return Err(super::guard::stopped(e, Code::GuardrailBlocked, "blocked the model's answer, which was not kept"));
             }
+            // Only a final answer waits for an approval; text beside tool calls goes on.
+            approval = found.into_iter().find(|e| e.decision == Decision::RouteToApproval).filter(|_| last);
         }
-        if self.hold && !text.is_empty() {
+        if self.hold && !text.is_empty() && approval.is_none() {
             self.emit(Event::Delta { text: &text });
         }
-        Ok(text)
+        Ok((text, approval))
     }
 
     /// One tool call through the project's, the agent's and the tool's own guardrails.
