@@ -177,6 +177,13 @@ codes! {
     // or a pause that expired unanswered.
     GenerationInterrupted => ("generation_interrupted", 500),
     ApprovalExpired => ("approval_expired", 409),
+    // guardrails and approvals (issue 37): SOAT's approval codes; ours for what a
+    // guardrail stops (a blocked input or output, a tripped class-B guard).
+    ApprovalAlreadyResolved => ("approval_already_resolved", 409),
+    ApprovalReasonRequired => ("approval_reason_required", 400),
+    ApprovalInvalidEdit => ("approval_invalid_edit", 400),
+    GuardrailBlocked => ("guardrail_blocked", 422),
+    GuardrailTripwire => ("guardrail_tripwire", 422),
     // sessions (services/src/agents/session.rs): SOAT's codes, named by `Code::soat`.
     GenerationAlreadyInProgress => ("generation_already_in_progress", 409),
     SessionClosed => ("session_closed", 409),
@@ -349,6 +356,12 @@ fn soat_tools_code(code: Code) -> Option<&'static str> {
         Code::OutputSchemaStreamingUnsupported => "OUTPUT_SCHEMA_STREAMING_UNSUPPORTED",
         Code::GenerationInterrupted => "GENERATION_INTERRUPTED",
         Code::ApprovalExpired => "APPROVAL_EXPIRED",
+        // guardrails and approvals (issue 37)
+        Code::ApprovalAlreadyResolved => "APPROVAL_ALREADY_RESOLVED",
+        Code::ApprovalReasonRequired => "APPROVAL_REASON_REQUIRED",
+        Code::ApprovalInvalidEdit => "APPROVAL_INVALID_EDIT",
+        Code::GuardrailBlocked => "GUARDRAIL_BLOCKED",
+        Code::GuardrailTripwire => "GUARDRAIL_TRIPWIRE",
         // sessions
         Code::GenerationAlreadyInProgress => "GENERATION_ALREADY_IN_PROGRESS",
         Code::SessionClosed => "SESSION_CLOSED",

@@ -47,6 +47,8 @@ mod soat_agents;
 mod soat_files;
 mod soat_generate;
 mod soat_generations;
+// guardrails and approvals (issue 37)
+mod soat_guardrails;
 mod soat_identity;
 mod soat_memory;
 // SOAT documents and knowledge in v0.28's names (issue 36, knowledge).

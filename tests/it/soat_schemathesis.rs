@@ -148,3 +148,11 @@ fn the_evaluations_spec_holds_under_schemathesis() {
     let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
     assert!(generated > 50 && all_passed, "evaluations: {generated} cases:\n{run}");
 }
+
+/// guardrails and approvals (issue 37): `tests/schemathesis/soat_guardrails.sh`, SOAT
+/// v0.28's guardrails and approvals specs over seeded guardrails, the same checks as the
+/// sibling modules'.
+#[test]
+fn the_guardrails_and_approvals_specs_hold_under_schemathesis() {
+    specs_hold("tests/schemathesis/soat_guardrails.sh", "30", &["guardrails", "approvals"], 20);
+}

@@ -36,6 +36,10 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/items/from-generation") => json!({"generation_id": "gen_tenancy"}),
         p if p.ends_with("/items") => json!({"input": [{"role": "user", "content": "hi"}]}),
         "/api/v1/datasets/{dataset_id}/items/{item_id}" => json!({"expected_output": "x"}),
+        // guardrails and approvals (issue 37)
+        p if p.ends_with("/approve") => return None,
+        p if p.ends_with("/reject") => json!({"reason": "no"}),
+        p if p.ends_with("/evaluate") => json!({"args": {}}),
         p if p.ends_with("/call") => json!({"input": {}}),
         p if p.starts_with("/api/v1/memory-entries") => json!({"content": "renamed"}),
         "/api/v1/generations/{generation_id}" => json!({"metadata": {"k": "v"}}),
@@ -111,12 +115,14 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     // chats (issue 36)
     let chat = make("/api/v1/chats", json!({"ai_provider_id": aip, "name": "support"}));
     // A generation and its trace, written into the store as the runner writes them.
-    let o = super::soat_generations::Owner { account_id: owner_account, project_id: p1.clone(), agent_id: agent.clone() };
+    let o = super::soat_generations::Owner { account_id: owner_account.clone(), project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
         super::soat_generations::trace(&o, "trace_tenancy", None, None, "2026-01-01T00:00:00Z"),
         super::soat_generations::generation(&o, "gen_tenancy", "trace_tenancy", "2026-01-01T00:00:00Z"),
     );
     super::soat_generations::seed(&mut s, vec![trace], vec![generation]);
+    // guardrails and approvals (issue 37): an approval item of P1, as a pause files one.
+    let approval = seed_approval(&mut s, &o.account_id, &p1);
     // users (issue 36): a user of account A, made by its account key (users are the
     // account's, not a project's: a project-bound key manages none, 403).
     let user = id(&ok(call(&s, "POST", "/api/v1/users", &owner, Some(json!({"username": "tenancy-user", "password": "Tenancy-1"}))), 201));
@@ -151,7 +157,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("delivery_id", delivery),
         // actors
         ("actor_id", actor),
-        ("chat_id", chat), // chats (issue 36)
+        ("chat_id", chat),         // chats (issue 36)
+        ("approval_id", approval), // approvals (issue 37)
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
@@ -430,4 +437,42 @@ fn a_project_key_reads_no_v1_document_through_any_agent_path() {
     let r = call(&s, "POST", "/api/v1/knowledge/search", &other.key, Some(json!({"query": "vault code", "document_ids": [doc]})));
     assert_eq!((r.status, r.json()["error"]["meta"]["field"].as_str()), (404, Some("document_ids[0]")), "{}", r.text());
     assert_eq!(ok(call(&s, "GET", "/api/v1/generations", &other.key, None), 200)["total"], 0, "nothing ran");
+}
+
+/// guardrails and approvals (issue 37): a pending approval item of `project_id`, written
+/// into the store with the server stopped (items are filed only by a paused generation).
+fn seed_approval(s: &mut TestServer, account_id: &str, project_id: &str) -> String {
+    assert!(s.terminate(std::time::Duration::from_secs(20)).success());
+    let id = "apr_tenancy".to_owned();
+    {
+        let records = quarry::store::Records::open(s.data()).expect("the store opens");
+        let at = "2026-01-01T00:00:00.000Z".to_owned();
+        let a = quarry::store::ApprovalRecord {
+            id: id.clone(),
+            account_id: account_id.into(),
+            project_id: project_id.into(),
+            origin: "tool_call".into(),
+            status: "pending".into(),
+            proposed_action: Some(json!({"tool_id": "tool_x", "action": "send", "arguments": {}})),
+            reasoning: None,
+            evidence: None,
+            predicted_impact: None,
+            expires_at: "2999-01-01T00:00:00.000Z".into(),
+            dedup_key: Some("k".into()),
+            generation_id: Some("gen_tenancy".into()),
+            session_id: None,
+            agent_id: None,
+            tool_call_id: Some("call_1".into()),
+            policy_version: None,
+            previous_item_id: None,
+            resolved_by: None,
+            resolution_reason: None,
+            edited_arguments: None,
+            created_at: at.clone(),
+            updated_at: at,
+        };
+        records.insert(&a).expect("an approval is written");
+    }
+    s.restart();
+    id
 }

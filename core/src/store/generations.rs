@@ -79,6 +79,18 @@ pub trait GenerationRow: Owned + Clone {
         Vec::new()
     }
 
+    /// guardrails (issue 37): the approval items this state holds, which the save
+    /// that commits it files when they are not yet recorded (`store::approvals`).
+    fn approvals_filed(&self) -> Vec<super::approvals::ApprovalRecord> {
+        Vec::new()
+    }
+
+    /// guardrails (issue 37): whether the generation has notes for its trace (what a
+    /// guardrail decided), which each save brings to the trace through `count_steps_on`.
+    fn has_trace_notes(&self) -> bool {
+        false
+    }
+
     /// Whether a memory extraction of its turn is recorded and not yet done.
     fn extraction_pending(&self) -> bool {
         false
@@ -257,7 +269,9 @@ impl Records {
         let kept = events.iter().filter(|e| purged.is_none() || e.ends_stream);
         txn.append(EVENTS, g.id(), kept.map(|e| (e.seq, e.data.as_str())))?;
         super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
-        if steps > 0 {
+        // guardrails (issue 37): the approvals a pause files, in the pause's transaction.
+        super::approvals::file_in(&txn, &next)?;
+        if steps > 0 || next.has_trace_notes() {
             if let Some(mut t) = get_in::<G::Trace>(&txn, g.account_id(), g.trace_id())? {
                 g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());
                 put_in(&txn, &t)?;

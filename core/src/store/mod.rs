@@ -32,6 +32,8 @@ mod files;
 pub mod webhooks;
 // chats (issue 36)
 mod chats;
+// guardrails and approvals (issue 37)
+pub mod approvals;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,6 +58,8 @@ pub use users::{UserRecord, UserTokenRecord};
 pub use webhooks::{DeliveryRecord, WebhookRecord};
 // chats (issue 36)
 pub use chats::{ChatRecord, CHAT_PREFIX};
+// guardrails and approvals (issue 37)
+pub use approvals::{ApprovalRecord, APPROVAL_PREFIX};
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;

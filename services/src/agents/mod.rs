@@ -38,6 +38,9 @@ pub mod webhooks;
 // chats and embeddings (issue 36)
 pub mod chats;
 pub mod embeddings;
+// guardrails and approvals (issue 37)
+pub mod approvals;
+pub mod guardrails;
 
 pub use error::SoatError;
 

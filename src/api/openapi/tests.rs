@@ -188,6 +188,12 @@ fn on_agentlex(code: Code) -> bool {
         | OutputSchemaStreamingUnsupported
         | GenerationInterrupted
         | ApprovalExpired
+        // guardrails and approvals (issue 37)
+        | ApprovalAlreadyResolved
+        | ApprovalReasonRequired
+        | ApprovalInvalidEdit
+        | GuardrailBlocked
+        | GuardrailTripwire
         // sessions
         | GenerationAlreadyInProgress
         | SessionClosed

@@ -1,5 +1,5 @@
 //! The minimal records agents' rules need and the spec does not define (see
-//! docs/agents.md): `/api/v1/guardrails` and `/api/v1/model-routes` (soat/model-routes.yaml's create, list, get, delete).
+//! docs/agents.md): `/api/v1/model-routes` (soat/model-routes.yaml's create, list, get, delete).
 
 use hyper::StatusCode;
 use serde::Serialize;
@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::agents::err;
 use super::{body, scope, scope_in_query, Page};
 use crate::agents::agent::error::RefKind;
-use crate::agents::agent::record::{GuardrailRecord, ModelRouteRecord};
-use crate::agents::agent::related::{NewGuardrail, NewModelRoute};
 use crate::agents::agent::{AgentError, Agents};
+use crate::agents::agent::record::ModelRouteRecord;
+use crate::agents::agent::related::NewModelRoute;
 use crate::agents::InProject;
 use crate::api::{blocking, Call};
 use crate::error::ApiError;
@@ -60,19 +60,6 @@ async fn delete_of<R: InProject + Send + 'static>(call: Call<'_>, id: String, ki
     let scope = scope(&call, None).await?;
     run(&call, move |a| a.delete_related::<R>(&scope, &id, kind)).await?;
     Ok(super::no_content())
-}
-
-pub async fn create_guardrail(call: Call<'_>) -> Result<Reply, ApiError> {
-    create_with(call, |a, s, b: NewGuardrail| a.create_guardrail(s, b)).await
-}
-pub async fn list_guardrails(call: Call<'_>) -> Result<Reply, ApiError> {
-    list_of::<GuardrailRecord>(call).await
-}
-pub async fn get_guardrail(call: Call<'_>, guardrail_id: String) -> Result<Reply, ApiError> {
-    get_of::<GuardrailRecord>(call, guardrail_id).await
-}
-pub async fn delete_guardrail(call: Call<'_>, guardrail_id: String) -> Result<Reply, ApiError> {
-    delete_of::<GuardrailRecord>(call, guardrail_id, Some(RefKind::Guardrail)).await
 }
 
 pub async fn create_model_route(call: Call<'_>) -> Result<Reply, ApiError> {

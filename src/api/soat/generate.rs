@@ -47,6 +47,9 @@ const FAILURE_CODES: &[Code] = &[
     Code::ToolNotFound,
     Code::GenerationInterrupted,
     Code::ApprovalExpired,
+    // guardrails (issue 37)
+    Code::GuardrailBlocked,
+    Code::GuardrailTripwire,
     Code::AgentAiProviderNotFound,
     Code::AiProviderMisconfigured,
     Code::SecretNotFound,

@@ -55,6 +55,9 @@ pub mod chats;
 pub mod embeddings;
 // evaluations (issue 37)
 pub mod evaluations;
+// guardrails and approvals (issue 37)
+pub mod approvals;
+pub mod guardrails;
 
 pub use list::Page;
 

@@ -75,14 +75,32 @@ impl VersionRow for VersionRecord {
     }
 }
 
-/// A guardrail, as far as agents need one: an id that exists in its project.
+/// A guardrail (issue 37: guardrails.yaml's `Guardrail`; `agents::guardrails` writes
+/// and evaluates it). A record of the seed's `{name}` alone reads with version 1 and
+/// the permissive document `{"class": "A"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuardrailRecord {
     pub id: String,
     pub account_id: String,
     pub project_id: String,
     pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default = "first_version")]
+    pub version: u64,
+    #[serde(default = "crate::agents::guardrails::document::permissive")]
+    pub document: Map<String, Value>,
+    #[serde(default)]
+    pub context_tool_id: Option<String>,
+    #[serde(default)]
+    pub context_mode: Option<String>,
     pub created_at: String,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+}
+
+fn first_version() -> u64 {
+    1
 }
 
 /// An eval of one agent; its runs clear a release's promotion gate. The dataset,

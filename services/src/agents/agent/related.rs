@@ -18,11 +18,8 @@ fn name_of(field: &str, name: &str) -> Result<String, AgentError> {
     Ok(name.to_owned())
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewGuardrail {
-    pub name: String,
-}
+// guardrails (issue 37): createGuardrail's body is agents::guardrails'.
+pub use crate::agents::guardrails::NewGuardrail;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,15 +39,8 @@ pub const MAX_ROUTE_ATTEMPTS: u64 = 10;
 
 impl Agents {
     pub fn create_guardrail(&self, p: &Scope, body: NewGuardrail) -> Result<GuardrailRecord, AgentError> {
-        let r = GuardrailRecord {
-            id: id("guardrail_"),
-            account_id: p.account_id.clone(),
-            project_id: p.project_id.clone(),
-            name: name_of("name", &body.name)?,
-            created_at: crate::clock::now_rfc3339(),
-        };
-        self.records().insert(&r)?;
-        Ok(r)
+        // guardrails (issue 37): one create, with its first version.
+        crate::agents::guardrails::create(self.records(), p, body).map_err(|e| AgentError::invalid("name", e.message))
     }
 
     pub fn create_model_route(&self, p: &Scope, body: NewModelRoute) -> Result<ModelRouteRecord, AgentError> {

@@ -10,6 +10,8 @@ pub mod events;
 pub mod expiry;
 // Memory extraction after a turn (issue 36, knowledge).
 pub mod extract;
+// guardrails (issue 37)
+pub mod guard;
 pub mod knowledge;
 pub mod live;
 pub mod nested;

@@ -165,6 +165,43 @@ pub struct PendingCall {
     pub result: Option<Value>,
     #[serde(default)]
     pub is_error: bool,
+    /// guardrails (issue 37): the approval a guardrail routed this call to; the call
+    /// runs (or is handed to the client) only once it is approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+}
+
+/// guardrails (issue 37): a call held for an approval item (`apr_…`), filed by the
+/// transaction that commits the pause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    pub approval_id: String,
+    /// Decided: approved (the call runs) or rejected (its result is the refusal).
+    #[serde(default)]
+    pub approved: bool,
+    /// The guardrail that routed it and its version (`guardrail_…@3`).
+    pub policy_version: Option<String>,
+    /// The governing guardrail's `expires_in`, when it has one.
+    #[serde(default)]
+    pub expires_in: Option<u64>,
+    pub tool_id: Option<String>,
+    pub dedup_key: String,
+    pub created_at: String,
+}
+
+/// guardrails (issue 37): a final answer held for an approval item; released as it is
+/// once approved, replaced by the refusal once rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    pub gate: Gate,
+    pub content: String,
+    pub stop: String,
+    pub finish: String,
+    #[serde(default)]
+    pub object: Option<Value>,
+    /// The rejection's reason, once rejected.
+    #[serde(default)]
+    pub refusal: Option<String>,
 }
 
 /// What the generate request asked for beyond its messages, kept so a resumed run
@@ -247,6 +284,16 @@ pub struct RunState {
     pub chain: u32,
     #[serde(default)]
     pub usage: Usage,
+    /// guardrails (issue 37): every `guardrail_evaluation` of this generation, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guardrails: Vec<Value>,
+    /// guardrails (issue 37): the evaluation that blocked the input; the run fails on it
+    /// before any model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<Value>,
+    /// guardrails (issue 37): the final answer held for an approval item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -355,9 +402,28 @@ impl GenerationRecord {
             .pending
             .iter()
             .filter(|c| c.runner == Runner::Client && c.result.is_none())
+            .filter(|c| c.gate.as_ref().is_none_or(|g| g.approved))
             .map(|c| json!({"id": c.id, "tool_name": c.tool_name, "args": c.args}))
             .collect();
-        Some(json!({"type": "submit_tool_outputs", "tool_calls": calls}))
+        let mut action = json!({"type": "submit_tool_outputs", "tool_calls": calls});
+        // guardrails (issue 37): the calls held for an approval item.
+        let held: Vec<Value> = self
+            .state
+            .pending
+            .iter()
+            .filter_map(|c| {
+                let g = c.gate.as_ref().filter(|g| !g.approved && c.result.is_none())?;
+                Some(json!({"approval_id": g.approval_id, "tool_call_id": c.id, "tool_name": c.tool_name, "expires_at": self.state.expires_at}))
+            })
+            .collect();
+        let mut held = held;
+        if let Some(h) = self.state.held.as_ref().filter(|h| !h.gate.approved) {
+            held.push(json!({"approval_id": h.gate.approval_id, "tool_call_id": null, "stage": "output", "expires_at": self.state.expires_at}));
+        }
+        if !held.is_empty() {
+            action["approvals"] = Value::Array(held);
+        }
+        Some(action)
     }
 
     /// `GET /api/v1/generations/{id}`: the spec's `Generation`, with `output` and
@@ -388,6 +454,8 @@ impl GenerationRecord {
             "output": self.state.output,
             "required_action": self.required_action(),
             "step_count": self.state.steps,
+            // guardrails (issue 37): what each guardrail decided, and at which version.
+            "guardrail_evaluations": self.state.guardrails.iter().map(without_notable).collect::<Vec<_>>(),
             "usage": {
                 "input_tokens": self.state.usage.input_tokens,
                 "output_tokens": self.state.usage.output_tokens,
@@ -415,6 +483,16 @@ impl GenerationRecord {
     }
 }
 
+/// guardrails (issue 37): an evaluation as the API shows it (the run's own `notable`
+/// mark left out).
+fn without_notable(e: &Value) -> Value {
+    let mut e = e.clone();
+    if let Some(m) = e.as_object_mut() {
+        m.remove("notable");
+    }
+    e
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
     pub id: String,
@@ -428,6 +506,10 @@ pub struct TraceRecord {
     pub content_redacted_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// guardrails (issue 37): what a guardrail stopped, redacted, flagged or sent for
+    /// approval in this trace's generations, with the guardrail's id and version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guardrail_events: Vec<Value>,
 }
 
 impl TraceRecord {
@@ -446,6 +528,7 @@ impl TraceRecord {
             "content_redacted": self.content_redacted_at.is_some(),
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "guardrail_events": self.guardrail_events,
         })
     }
 }
@@ -498,6 +581,12 @@ impl GenerationRow for GenerationRecord {
         self.state.output = None;
         self.state.input.tool_context.clear();
         self.state.input.guardrail_context = None;
+        // guardrails (issue 37): an evaluation's snapshot holds the call's values.
+        for e in &mut self.state.guardrails {
+            if let Some(m) = e.as_object_mut() {
+                m.insert("context_snapshot".into(), json!({}));
+            }
+        }
         if !self.extraction_pending() {
             self.extraction = None;
         }
@@ -517,6 +606,89 @@ impl GenerationRow for GenerationRecord {
         if self.error.is_some() && t.error.is_none() {
             t.error = self.error.clone();
         }
+        // guardrails (issue 37): this generation's notable evaluations join its trace
+        // once each (they only ever grow, so those already there are a prefix).
+        let notes: Vec<&Value> = self.state.guardrails.iter().filter(|e| e.get("notable").and_then(Value::as_bool) == Some(true)).collect();
+        let have = t.guardrail_events.iter().filter(|e| e.get("generation_id").and_then(Value::as_str) == Some(self.id.as_str())).count();
+        for e in notes.into_iter().skip(have) {
+            let mut e = e.clone();
+            if let Some(m) = e.as_object_mut() {
+                m.remove("notable");
+                m.insert("generation_id".into(), Value::from(self.id.as_str()));
+                m.insert("at".into(), Value::from(now));
+            }
+            t.guardrail_events.push(e);
+        }
+    }
+
+    fn has_trace_notes(&self) -> bool {
+        self.state.guardrails.iter().any(|e| e.get("notable").and_then(Value::as_bool) == Some(true))
+    }
+
+    /// guardrails (issue 37): the approval items this pause holds.
+    fn approvals_filed(&self) -> Vec<crate::store::ApprovalRecord> {
+        if self.status != Status::RequiresAction {
+            return Vec::new();
+        }
+        let expires_at = self.state.expires_at.clone().unwrap_or_else(crate::clock::now_rfc3339);
+        let output = self.state.held.as_ref().filter(|h| !h.gate.approved).map(|h| crate::store::ApprovalRecord {
+            id: h.gate.approval_id.clone(),
+            account_id: self.account_id.clone(),
+            project_id: self.project_id.clone(),
+            origin: "tool_call".into(),
+            status: "pending".into(),
+            proposed_action: None,
+            reasoning: None,
+            evidence: Some(json!({"stage": "output", "output": h.content})),
+            predicted_impact: Some("The agent's answer is returned and stored.".into()),
+            expires_at: expires_at.clone(),
+            dedup_key: Some(h.gate.dedup_key.clone()),
+            generation_id: Some(self.id.clone()),
+            session_id: self.state.input.session_id.clone(),
+            agent_id: Some(self.agent_id.clone()),
+            tool_call_id: None,
+            policy_version: h.gate.policy_version.clone(),
+            previous_item_id: None,
+            resolved_by: None,
+            resolution_reason: None,
+            edited_arguments: None,
+            created_at: h.gate.created_at.clone(),
+            updated_at: h.gate.created_at.clone(),
+        });
+        self.state
+            .pending
+            .iter()
+            .filter_map(|c| {
+                let g = c.gate.as_ref().filter(|g| !g.approved && c.result.is_none())?;
+                Some(crate::store::ApprovalRecord {
+                    id: g.approval_id.clone(),
+                    account_id: self.account_id.clone(),
+                    project_id: self.project_id.clone(),
+                    origin: "tool_call".into(),
+                    status: "pending".into(),
+                    proposed_action: Some(
+                        json!({"tool_id": g.tool_id.clone().unwrap_or_else(|| c.tool_name.clone()), "action": c.tool_name, "arguments": c.args}),
+                    ),
+                    reasoning: None,
+                    evidence: Some(json!({"tool_call_id": c.id, "step": self.state.steps})),
+                    predicted_impact: None,
+                    expires_at: expires_at.clone(),
+                    dedup_key: Some(g.dedup_key.clone()),
+                    generation_id: Some(self.id.clone()),
+                    session_id: self.state.input.session_id.clone(),
+                    agent_id: Some(self.agent_id.clone()),
+                    tool_call_id: Some(c.id.clone()),
+                    policy_version: g.policy_version.clone(),
+                    previous_item_id: None,
+                    resolved_by: None,
+                    resolution_reason: None,
+                    edited_arguments: None,
+                    created_at: g.created_at.clone(),
+                    updated_at: g.created_at.clone(),
+                })
+            })
+            .chain(output)
+            .collect()
     }
 
     fn session_id(&self) -> Option<&str> {

@@ -163,6 +163,24 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         None => rollout::serve(&agent, Caller::of(actor.as_deref(), session.as_deref())),
     };
     let config = served_config(&records, &agent, served)?;
+    // guardrails (issue 37): the input screened before anything is written, so what a
+    // guardrail redacts never reaches the record, its events or the data directory.
+    let mut messages = messages;
+    let guards = crate::agents::guardrails::applicable(
+        &records,
+        &scope.account_id,
+        &agent.project_id,
+        config.guardrail_ids.as_deref().unwrap_or_default(),
+        &[],
+    )
+    .map_err(store_err)?;
+    let subject = crate::agents::guardrails::Subject {
+        project_id: &agent.project_id,
+        agent_id: Some(&agent.id),
+        context: body.guardrail_context.as_ref(),
+        ..Default::default()
+    };
+    let (screened, blocked) = super::guard::screen_input(&guards, &mut messages, &subject);
     // What the run would read of /v1, the starting key must reach (crate::access):
     // refused here, before anything is recorded; the run asks again at each read.
     let own = |id: &str| crate::agents::documents::in_project(&records, &scope.account_id, &scope.project_id, id);
@@ -226,6 +244,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
                 content_redacted_at: None,
                 created_at: now.clone(),
                 updated_at: now.clone(),
+                guardrail_events: Vec::new(),
             },
             true,
         ),
@@ -273,6 +292,9 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             expires_at: None,
             chain: 0,
             usage: Usage::default(),
+            guardrails: screened,
+            blocked,
+            held: None,
         },
     };
     // The account's share of the server: a new generation past the cap is refused before
@@ -366,8 +388,14 @@ pub async fn submit(
                     format!("The generation {id}'s content was purged while it was paused, so it cannot resume; start a new generation."),
                 )));
             }
-            let waiting: Vec<String> =
-                g.state.pending.iter().filter(|c| c.runner == Runner::Client && c.result.is_none()).map(|c| c.id.clone()).collect();
+            let waiting: Vec<String> = g
+                .state
+                .pending
+                .iter()
+                .filter(|c| c.runner == Runner::Client && c.result.is_none())
+                .filter(|c| c.gate.as_ref().is_none_or(|x| x.approved))
+                .map(|c| c.id.clone())
+                .collect();
             for o in &outs {
                 if !waiting.contains(&o.tool_call_id) {
                     return crate::store::owned::Change::Keep(Err(ApiError::new(

@@ -136,7 +136,7 @@ fn restore_writes_a_new_version_that_replaces_the_config_fully() {
 #[test]
 fn restore_revalidates_what_the_archive_names() {
     let (_d, a, p) = setup();
-    let g = a.create_guardrail(&p, NewGuardrail { name: "pii".into() }).unwrap();
+    let g = a.create_guardrail(&p, NewGuardrail::named("pii")).unwrap();
     let agent = create(&a, &p, json!({"ai_provider_id": "aip_1", "guardrail_ids": [g.id]}));
     patch(&a, &p, &agent.id, json!({"guardrail_ids": null}), None).unwrap();
     a.delete_related::<record::GuardrailRecord>(&p, &g.id, Some(RefKind::Guardrail)).unwrap();

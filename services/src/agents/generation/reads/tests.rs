@@ -26,6 +26,7 @@ fn trace(id: &str, s: &Scope, agent: &str, parent: Option<&str>, root: Option<&s
         content_redacted_at: None,
         created_at: format!("2026-01-01T00:00:0{}Z", id.len() % 10),
         updated_at: "2026-01-01T00:00:00Z".into(),
+        guardrail_events: Vec::new(),
     }
 }
 

@@ -18,6 +18,8 @@ impl Run {
     pub(super) async fn run_server_calls(&mut self) -> Result<(), Failure> {
         let todo: Vec<usize> = (0..self.g.state.pending.len())
             .filter(|&i| self.g.state.pending[i].runner == Runner::Server && self.g.state.pending[i].result.is_none())
+            // guardrails (issue 37): a call held for approval runs once approved.
+            .filter(|&i| self.g.state.pending[i].gate.as_ref().is_none_or(|g| g.approved))
             .collect();
         if todo.is_empty() {
             return Ok(());
@@ -35,6 +37,7 @@ impl Run {
                 Err(Call::Soft(message)) => (json!({"error": message}), true),
                 Err(Call::Fatal(f)) => return Err(f),
             };
+            let result = self.scrub_result(result);
             self.emit(Event::ToolResult { tool_call_id: &call.id, tool_name: &call.tool_name, output: &result, is_error });
             let p = &mut self.g.state.pending[i];
             p.result = Some(result);

@@ -30,9 +30,11 @@ use serde_json::{json, Map, Value};
 
 use super::event::Event;
 use super::live::{self, Log};
-use super::record::{Block, Failure, GenerationRecord, Message, Output, PendingCall, Role, Runner, Transition};
+use super::record::{Block, Failure, Gate, GenerationRecord, Held, Message, Output, PendingCall, Role, Runner, Transition};
 use super::tools::{self as gtools, Bound};
 use crate::agents::agent::config::StopKind;
+use crate::agents::guardrails::document::{self as gdoc, Stage};
+use crate::agents::guardrails::{Applied, Decision, Evaluation, Subject};
 use crate::agents::providers::CallError;
 use crate::agents::tools::call::Env;
 use crate::agents::tools::outbound::Timeouts;
@@ -77,7 +79,19 @@ pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<crate::limits::Sl
     let log = live::open(&g.id);
     let lease = g.state.lease.clone();
     let slot = slot.unwrap_or_else(|| host.agents.running.take(&g.account_id));
-    let run = Run { host, log: log.clone(), lease, g, batch: Vec::new(), new_steps: 0, tools: Vec::new(), plan: String::new(), last: None };
+    let run = Run {
+        host,
+        log: log.clone(),
+        lease,
+        g,
+        batch: Vec::new(),
+        new_steps: 0,
+        tools: Vec::new(),
+        plan: String::new(),
+        last: None,
+        guards: Vec::new(),
+        hold: false,
+    };
     glommio::spawn_local(async move {
         let _slot = slot;
         run.drive().await
@@ -100,6 +114,11 @@ struct Run {
     last: Option<(u64, String)>,
     /// The lease this run holds: a save lands only while the stored record names it.
     lease: Option<String>,
+    /// guardrails (issue 37): the project's and the agent's guardrails, as this segment
+    /// of the run found them (a tool's own are read at each of its calls).
+    guards: Vec<Applied>,
+    /// An output rule would change the model's text: it is streamed only once screened.
+    hold: bool,
 }
 
 /// How a turn rested.
@@ -222,6 +241,18 @@ impl Run {
         let records = self.host.agents.records.clone();
         let account_id = self.g.account_id.clone();
         self.plan = blocking(move || records.account(&account_id)).await?.map(|a| a.plan).unwrap_or_default();
+        // guardrails (issue 37): an input a guardrail blocked fails before any model call.
+        if let Some(b) = self.g.state.blocked.clone() {
+            let id = b.get("guardrail_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let version = b.get("guardrail_version").cloned().unwrap_or(Value::Null);
+            return Err(Failure::new(
+                Code::GuardrailBlocked,
+                format!("The guardrail {id} (version {version}) blocked the input; the model was not called."),
+            )
+            .with("guardrail_id", id)
+            .with("guardrail_version", version));
+        }
+        self.load_guards().await?;
         if self.g.state.steps == 0 && self.g.state.pending.is_empty() && self.g.input_depth() == Some(0) {
             let note = "The call depth limit was reached (max_call_depth 0): this agent was not run.".to_owned();
             return self.complete("max_call_depth", "stop", note, None).await;
@@ -233,6 +264,17 @@ impl Run {
             self.prepare().await?;
         }
         let max_steps = self.g.state.config.max_steps.unwrap_or(i64::from(crate::agents::agent::config::DEFAULT_MAX_STEPS)).max(0) as u32;
+        // guardrails (issue 37): a held answer, decided: released, or its refusal.
+        if let Some(h) = self.g.state.held.clone().filter(|h| h.gate.approved) {
+            self.g.state.held = None;
+            let (content, object) = match &h.refusal {
+                Some(reason) => (format!("The answer was withheld: its approval was rejected ({reason})."), None),
+                None => (h.content, h.object),
+            };
+            self.emit(Event::Delta { text: &content });
+            self.g.state.messages.push(Message::text(Role::Assistant, content.clone()));
+            return self.complete(&h.stop, &h.finish, content, object).await;
+        }
         loop {
             if !self.g.state.pending.is_empty() {
                 self.run_server_calls().await?;
@@ -272,7 +314,7 @@ impl Run {
             self.new_steps += 1;
             let step = self.g.state.steps;
             let (output, reason, forced) = self.model_call(step).await?;
-            let text = output.text.clone();
+            let (text, approval) = self.screen_output(output.text.clone(), output.tool_calls.is_empty())?;
             self.g.state.usage.input_tokens += output.usage.input;
             self.g.state.usage.output_tokens += output.usage.output + output.usage.reasoning;
             self.g.state.usage.cached_tokens += output.usage.cached;
@@ -293,8 +335,22 @@ impl Run {
                     Some(schema) => Some(crate::agents::generation::output::parse(schema, &text)?),
                     None => None,
                 };
-                self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
                 let (stop, finish) = if reason == crate::llm::Reason::MaxTokens { ("length", "length") } else { ("stop", "stop") };
+                // guardrails (issue 37): an answer a guardrail sends to approval waits for it.
+                if let Some(e) = approval {
+                    let gate = Gate {
+                        approval_id: format!("{}{}", crate::store::APPROVAL_PREFIX, crate::ids::random_base62(16)),
+                        approved: false,
+                        policy_version: Some(format!("{}@{}", e.guardrail_id, e.guardrail_version.map_or_else(|| "null".into(), |v| v.to_string()))),
+                        expires_in: None,
+                        tool_id: None,
+                        dedup_key: super::guard::dedup_key(&self.g.agent_id, "output", &Value::from(text.as_str())),
+                        created_at: crate::clock::now_rfc3339(),
+                    };
+                    self.g.state.held = Some(Held { gate, content: text, stop: stop.into(), finish: finish.into(), object, refusal: None });
+                    return self.pause().await;
+                }
+                self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
                 return self.complete(stop, finish, text, object).await;
             }
             let mut content = Vec::new();
@@ -304,8 +360,15 @@ impl Run {
             let mut pending = Vec::new();
             for call in &output.tool_calls {
                 let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Map::new()));
-                content.push(Block::ToolCall { id: call.id.clone(), tool_name: call.name.clone(), args: args.clone() });
                 let bound = self.tools.iter().find(|b| b.name == call.name);
+                // guardrails (issue 37): what the call's tool brings (its own guardrails).
+                let gated = bound.map(|b| {
+                    let own = match &b.does {
+                        gtools::Does::Tool { def, .. } => def.guardrail_ids.clone().unwrap_or_default(),
+                        _ => Vec::new(),
+                    };
+                    (b.tool_id.clone(), own)
+                });
                 let mut p = PendingCall {
                     id: call.id.clone(),
                     tool_name: call.name.clone(),
@@ -317,11 +380,16 @@ impl Run {
                     started: bound.is_some_and(|b| b.runner == Runner::Server),
                     result: None,
                     is_error: false,
+                    gate: None,
                 };
-                if bound.is_none() {
-                    p.result = Some(json!({"error": format!("There is no tool named {:?}.", call.name)}));
-                    p.is_error = true;
+                match gated {
+                    None => {
+                        p.result = Some(json!({"error": format!("There is no tool named {:?}.", call.name)}));
+                        p.is_error = true;
+                    }
+                    Some((tool_id, own)) => self.gate(&mut p, tool_id, own).await?,
                 }
+                content.push(Block::ToolCall { id: p.id.clone(), tool_name: p.tool_name.clone(), args: p.args.clone() });
                 pending.push(p);
             }
             self.g.state.messages.push(Message { role: Role::Assistant, content });
@@ -334,7 +402,12 @@ impl Run {
     }
 
     async fn pause(&mut self) -> Result<Rest, Failure> {
-        let expiry = self.host.agents.config.approval_expiry;
+        let mut expiry = self.host.agents.config.approval_expiry;
+        // guardrails (issue 37): a governing guardrail's own approval window, if shorter.
+        let window = self.g.state.pending.iter().filter_map(|c| c.gate.as_ref().filter(|g| !g.approved)?.expires_in).min();
+        if let Some(secs) = window {
+            expiry = expiry.min(std::time::Duration::from_secs(secs));
+        }
         self.g.apply(Transition::Pause { expires_at: crate::clock::rfc3339_after(expiry) });
         let paused = self.g.clone();
         self.emit(Event::Paused(&paused));
@@ -348,5 +421,95 @@ impl Run {
 impl GenerationRecord {
     fn input_depth(&self) -> Option<u32> {
         Some(self.state.input.max_call_depth)
+    }
+}
+
+// guardrails (issue 37): the run's side of `generation::guard`.
+impl Run {
+    async fn load_guards(&mut self) -> Result<(), Failure> {
+        let (r, a, p) = (self.host.agents.records.clone(), self.g.account_id.clone(), self.g.project_id.clone());
+        let ids = self.g.state.config.guardrail_ids.clone().unwrap_or_default();
+        self.guards = blocking(move || crate::agents::guardrails::applicable(&r, &a, &p, &ids, &[])).await?;
+        let changes_output = |g: &Applied| {
+            g.record.as_ref().and_then(|r| gdoc::rule(&r.document)).is_some_and(|r| r.applies(Stage::Output) && r.action != gdoc::Action::Flag)
+        };
+        self.hold = self.guards.iter().any(changes_output);
+        Ok(())
+    }
+
+    /// The model's text screened at the output stage; when held back from the stream,
+    /// it is streamed now, as it goes on.
+    fn screen_output(&mut self, text: String, last: bool) -> Result<(String, Option<Evaluation>), Failure> {
+        let mut text = text;
+        let mut approval = None;
+        if !text.is_empty() && !self.guards.is_empty() {
+            let (project, agent, id) = (self.g.project_id.clone(), self.g.agent_id.clone(), self.g.id.clone());
+            let context = self.g.state.input.guardrail_context.clone();
+            let s =
+                Subject { project_id: &project, agent_id: Some(&agent), generation_id: Some(&id), context: context.as_ref(), ..Subject::default() };
+            let (out, found) = super::guard::screen(&self.guards, Stage::Output, &text, &s);
+            text = out;
+            self.g.state.guardrails.extend(found.iter().map(super::guard::record));
+            if let Some(e) = found.iter().find(|e| e.decision == Decision::Blocked) {
+                return Err(super::guard::stopped(e, Code::GuardrailBlocked, "blocked the model's answer, which was not kept"));
+            }
+            // Only a final answer waits for an approval; text beside tool calls goes on.
+            approval = found.into_iter().find(|e| e.decision == Decision::RouteToApproval).filter(|_| last);
+        }
+        if self.hold && !text.is_empty() && approval.is_none() {
+            self.emit(Event::Delta { text: &text });
+        }
+        Ok((text, approval))
+    }
+
+    /// One tool call through the project's, the agent's and the tool's own guardrails.
+    async fn gate(&mut self, p: &mut PendingCall, tool_id: Option<String>, own: Vec<String>) -> Result<(), Failure> {
+        let mut guards = self.guards.clone();
+        if !own.is_empty() {
+            let (r, a, pr) = (self.host.agents.records.clone(), self.g.account_id.clone(), self.g.project_id.clone());
+            let more = blocking(move || crate::agents::guardrails::applicable(&r, &a, &pr, &[], &own)).await?;
+            guards.extend(more.into_iter().filter(|m| m.scope == "tool" && !self.guards.iter().any(|g| g.id == m.id)));
+        }
+        if guards.is_empty() {
+            return Ok(());
+        }
+        let (project, agent, id) = (self.g.project_id.clone(), self.g.agent_id.clone(), self.g.id.clone());
+        let context = self.g.state.input.guardrail_context.clone();
+        let name = p.tool_name.clone();
+        let s = Subject {
+            project_id: &project,
+            agent_id: Some(&agent),
+            generation_id: Some(&id),
+            tool_id: tool_id.as_deref(),
+            tool_name: Some(&name),
+            action: Some(&name),
+            context: context.as_ref(),
+        };
+        let mut out = Vec::new();
+        let gated = super::guard::gate_call(&guards, p, tool_id.as_deref(), &s, &mut out);
+        self.g.state.guardrails.extend(out);
+        gated
+    }
+
+    /// A message the run prepared (a document read, a tool's output), screened at the
+    /// input stage before the transcript keeps it.
+    pub(super) fn screen_prepared(&mut self, text: String) -> String {
+        if self.guards.is_empty() {
+            return text;
+        }
+        let (project, agent, id) = (self.g.project_id.clone(), self.g.agent_id.clone(), self.g.id.clone());
+        let s = Subject { project_id: &project, agent_id: Some(&agent), generation_id: Some(&id), ..Subject::default() };
+        let (out, found) = super::guard::screen(&self.guards, Stage::Input, &text, &s);
+        self.g.state.guardrails.extend(found.iter().map(super::guard::record));
+        out
+    }
+
+    /// A tool's result, redacted as the guardrails that redact tool calls say.
+    fn scrub_result(&self, result: Value) -> Value {
+        if self.guards.is_empty() {
+            return result;
+        }
+        let s = Subject { project_id: &self.g.project_id, ..Subject::default() };
+        super::guard::scrub_result(&self.guards, result, &s)
     }
 }

@@ -53,7 +53,7 @@ impl Run {
                         let mut failed = None;
                         while let Some(d) = s.next().await {
                             match d {
-                                Ok(Delta::Text(t)) if !t.is_empty() => self.emit(Event::Delta { text: &t }),
+                                Ok(Delta::Text(t)) if !t.is_empty() && !self.hold => self.emit(Event::Delta { text: &t }),
                                 Ok(_) => {}
                                 Err(e) => {
                                     failed = Some(e);
@@ -80,7 +80,7 @@ impl Run {
                     if let Some(route_id) = &self.g.state.config.model_route_id {
                         self.g.routing = Some(routing(route_id, t.index, fallbacks, attempts, self.g.routing.take()));
                     }
-                    if !self.g.state.input.stream && !c.output.text.is_empty() {
+                    if !self.g.state.input.stream && !self.hold && !c.output.text.is_empty() {
                         self.emit(Event::Delta { text: &c.output.text });
                     }
                     return Ok((c.output, c.termination.reason, forced));

@@ -28,6 +28,7 @@ impl Run {
                     self.document(document_id).map_err(|f| Failure { message: format!("messages[{i}].content: {}", f.message), ..f })?
                 }
             };
+            let text = self.screen_prepared(text);
             self.g.state.messages.push(Message::text(m.role, text));
         }
         self.g.state.context = self.knowledge().await?;
