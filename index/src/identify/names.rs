@@ -50,11 +50,12 @@ const PARTICLE: u16 = 1 << 7;
 const THE: u16 = 1 << 8;
 const CONJUNCTION: u16 = 1 << 9;
 const TITLE: u16 = 1 << 10;
+const SUBJECT: u16 = 1 << 11;
 
 /// The small word lists, each word with the flags of every list it is in.
 static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
     let mut m: FxHashMap<&'static str, u16> = FxHashMap::default();
-    let lists: [(&[&'static str], u16); 9] = [
+    let lists: [(&[&'static str], u16); 10] = [
         (STOP_WORDS, STOP_WORD),
         (NOT_GIVEN, NOT_A_GIVEN),
         (HONORIFICS, HONORIFIC),
@@ -64,6 +65,7 @@ static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
         (&["the"], THE),
         (&["and", "or", "und", "et", "y", "e", "i", "og", "och", "en"], CONJUNCTION),
         (TITLES, TITLE),
+        (&["pt", "patient"], SUBJECT),
     ];
     for (list, flag) in lists {
         for w in list {
@@ -83,7 +85,7 @@ static SMALL_SHAPES: LazyLock<[u32; 256]> = LazyLock::new(|| shapes(|_| true));
 static LOWER_SHAPES: LazyLock<[u32; 256]> = LazyLock::new(|| shapes(|f| f & LOWER_FLAGS != 0));
 
 /// The flags a lower-case word's rules read.
-const LOWER_FLAGS: u16 = HONORIFIC | KINSHIP | INSTITUTIONAL | PARTICLE | THE | CONJUNCTION;
+const LOWER_FLAGS: u16 = HONORIFIC | KINSHIP | SUBJECT | INSTITUTIONAL | PARTICLE | THE | CONJUNCTION;
 
 fn shapes(keep: impl Fn(u16) -> bool) -> [u32; 256] {
     let mut m = [0u32; 256];
@@ -1068,6 +1070,14 @@ fn key(w: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether a lower-case word is a given name (and no word a name rarely is): the first
+/// word of a name written in lower case after a cue that is no honorific ("his wife
+/// anna", "pt john smith").
+fn lower_given(w: &str) -> bool {
+    let f = flags(&key(w));
+    f & GIVEN_NAME != 0 && f & (STOP_WORD | NOT_A_GIVEN) == 0
+}
+
 /// Whether a lower-case word is in the name lists (and no word a name rarely is).
 fn lower_name(w: &str) -> bool {
     let f = flags(&key(w));
@@ -1181,7 +1191,7 @@ impl Finder<'_> {
                 continue;
             }
             let (w, next) = (self.words[i], self.words[i + 1]);
-            if w.flags & (HONORIFIC | TITLE | KINSHIP) == 0 && !self.text[w.end..].starts_with(':') {
+            if w.flags & (HONORIFIC | TITLE | KINSHIP | SUBJECT) == 0 && !self.text[w.end..].starts_with(':') {
                 continue;
             }
             let after = &self.text[w.end..next.start];
@@ -1190,13 +1200,29 @@ impl Finder<'_> {
             } else if w.is(TITLE) && w.shape == Shape::Cap && after == " " {
                 (true, 3, false)
             } else if w.is(KINSHIP) && matches!(after, " " | ", " | ": ") {
-                (next.shape != Shape::Upper && self.given(i + 1), 2, true)
+                (self.given_after_cue(i + 1), 2, true)
+            } else if w.is(SUBJECT) && matches!(after, " " | ". ") {
+                // "pt john smith", "patient Okafor": a name of the lists, capitalised or
+                // in lower case; in capitals the case says nothing ("PT GREEN STOOL").
+                let capital = next.shape == Shape::Cap && !next.is(STOP_WORD) && self.name(i + 1);
+                (capital || self.given_after_cue(i + 1), 3, true)
             } else {
                 (self.label(i, after), 4, true)
             };
             if cue {
                 self.name_after(i + 1, max, lower_ok);
             }
+        }
+    }
+
+    /// Whether word `i`, after a kinship or a subject cue, is a given name: capitalised
+    /// ("wife Anna") or, as notes are often written, in lower case ("wife anna").
+    fn given_after_cue(&self, i: usize) -> bool {
+        let w = self.words[i];
+        match w.shape {
+            Shape::Lower => lower_given(&self.text[w.start..w.end]),
+            Shape::Upper => false,
+            _ => self.given(i),
         }
     }
 
@@ -1463,6 +1489,19 @@ mod tests {
     fn given_names_in_a_list_are_persons() {
         assert_eq!(found("with her children, Anna and Andrew"), ["Anna", "Andrew"]);
         assert_eq!(found("his wife Anna came"), ["Anna"]);
+    }
+
+    #[test]
+    fn lower_case_names_after_a_cue() {
+        assert_eq!(found("his wife anna came"), ["anna"]);
+        assert_eq!(found("called son david today"), ["david"]);
+        assert_eq!(found("pt john smith seen"), ["john smith"]);
+        assert_eq!(found("Patient Okafor was seen"), ["Okafor"]);
+        assert_eq!(found("Pt. maria garcia here"), ["maria garcia"]);
+        assert_eq!(found("Name: mary jones"), ["mary jones"]);
+        for t in ["pt was seen", "patient will call", "the patient denies pain", "his wife may come", "pt tolerated well", "son in law"] {
+            assert!(found(t).is_empty(), "{t}: {:?}", found(t));
+        }
     }
 
     #[test]
