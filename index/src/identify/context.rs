@@ -155,6 +155,48 @@ fn push_window(text: &str, s: usize, e: usize, out: &mut Vec<(usize, usize)>) {
     }
 }
 
+/// The places of `text` around its runs of digits: from `before` bytes before a run to
+/// `after` bytes after it, each end widened to the whitespace there (at most 64 bytes
+/// further), merged. Every date and every look-alike zone holds a digit, so their
+/// patterns run only there: prose has long stretches without one.
+pub fn digit_windows(text: &str, before: usize, after: usize) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if out.last().is_some_and(|last| last.1 >= i + after) {
+            continue;
+        }
+        let (mut from, mut to) = (s.saturating_sub(before), (i + after).min(b.len()));
+        let (floor, ceiling) = (from.saturating_sub(64), (to + 64).min(b.len()));
+        while from > floor && !b[from - 1].is_ascii_whitespace() {
+            from -= 1;
+        }
+        while to < ceiling && !b[to].is_ascii_whitespace() {
+            to += 1;
+        }
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        match out.last_mut() {
+            Some(last) if last.1 >= from => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
 /// The matches of `re` inside the `windows` of `text`, as byte ranges of `text`.
 pub fn find_in<'a>(re: &'a Regex, text: &'a str, windows: &'a [(usize, usize)]) -> impl Iterator<Item = (usize, usize)> + 'a {
     windows.iter().flat_map(move |&(from, to)| re.find_iter(&text[from..to]).map(move |m| (from + m.start(), from + m.end())))
@@ -278,6 +320,15 @@ mod tests {
         assert!(w.iter().any(|x| x.contains("(415) 555-0132")), "{w:?}");
         assert!(w.iter().all(|x| !x.contains("1999")), "{w:?}");
         assert!(long_numbers("p < 0.05 in 12 of 345 cases").is_empty());
+    }
+
+    #[test]
+    fn digit_windows_hold_a_date_around_its_digits() {
+        let t = "Nothing here is a number at all. Seen on September 15, 2024 at 09:00 UTC by staff.";
+        let w: Vec<&str> = digit_windows(t, 24, 48).into_iter().map(|(s, e)| &t[s..e]).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("September 15, 2024 at 09:00 UTC") && !w[0].contains("Nothing"), "{w:?}");
+        assert!(digit_windows("no digits in this text", 24, 48).is_empty());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::context::{before, compile, free, overlaps};
+use super::context::{before, compile, digit_windows, free, overlaps};
 use super::{IdentifierKind as K, Span};
 
 const MONTH: &str = r"(?i:jan(?:uary|\.)?|feb(?:ruary|\.)?|mar(?:ch|\.)?|apr(?:il|\.)?|may|june?|july?|aug(?:ust|\.)?|sep(?:t(?:ember)?)?\.?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)";
@@ -53,20 +53,31 @@ static DOB_CUE: LazyLock<Regex> = LazyLock::new(|| {
     compile(r"(?i)(?:\bdob|\bd\.o\.b\.?|date of birth|\bbirth\s?date|\bbirthday|\bborn(?: on)?|\bb\.)\W{0,4}(?:is\s+|was\s+|on\s+|of\s+)?$")
 });
 
+/// The dates of `text`. Every date holds a digit: the pattern reads only the places
+/// around digits, 24 bytes before (a month's name: "September 15") and 48 after (a
+/// year and a time: ", 2024 at 09:00 UTC").
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
-    for c in DATE.captures_iter(text) {
-        let m = c.get(0).expect("the whole match");
-        // A time that does not exist is left out, the date kept.
-        let (s, e) = (m.start(), if time_valid(&c) { m.end() } else { c.name("time").map_or(m.end(), |t| t.start()) });
-        if !free(text, s, e) || overlaps(excluded, s, e) || !date_valid(&c) {
-            continue;
+    for (from, to) in digit_windows(text, 24, 48) {
+        for c in DATE.captures_iter(&text[from..to]) {
+            push_date(text, from, &c, excluded, out);
         }
-        if c.name("ya").is_some() && c.name("th").is_none() && !yearless_in_context(text, s, e) {
-            continue;
-        }
-        let kind = if DOB_CUE.is_match(before(text, s, 28)) { K::Dob } else { K::Date };
-        out.push(Span { kind, start: s, end: e, counted: true });
     }
+}
+
+/// The date captured at `from` + `c`'s offsets, if it is one.
+fn push_date(text: &str, from: usize, c: &Captures, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
+    let m = c.get(0).expect("the whole match");
+    // A time that does not exist is left out, the date kept.
+    let end = if time_valid(c) { m.end() } else { c.name("time").map_or(m.end(), |t| t.start()) };
+    let (s, e) = (from + m.start(), from + end);
+    if !free(text, s, e) || overlaps(excluded, s, e) || !date_valid(c) {
+        return;
+    }
+    if c.name("ya").is_some() && c.name("th").is_none() && !yearless_in_context(text, s, e) {
+        return;
+    }
+    let kind = if DOB_CUE.is_match(before(text, s, 28)) { K::Dob } else { K::Date };
+    out.push(Span { kind, start: s, end: e, counted: true });
 }
 
 /// Whether the context of a month and day without a year at `s..e` says date.
