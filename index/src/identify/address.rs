@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::context::{compile, free_left};
@@ -16,15 +16,22 @@ use super::{IdentifierKind as K, Span};
 const SUFFIX: &str = "Street|St|Avenue|Ave|Av|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Loop|Alley|Plaza|Plz|Crescent|Cres|Close|Path|Pike|Turnpike|Tpke|Expressway|Expy|Freeway|Fwy|Row|Walk|Run|Crossing|Xing|Point|Pt|Ridge|Bend|Heights|Hts";
 
 static ADDRESS: LazyLock<Regex> = LazyLock::new(|| {
+    let po_box = r"(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6}";
+    compile(&format!(r"{}|{po_box}", street()))
+});
+
+/// [`ADDRESS`]'s streets, anchored at the start: tried at each house number
+/// ([`streets`]), it stops where the number's street does not go on.
+static STREET_AT: LazyLock<Regex> = LazyLock::new(|| compile(&format!("^(?:{})", street())));
+
+fn street() -> String {
     let number = r"\d{1,6}[A-Z]?(?:-\d{1,4})?";
     let dir = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?";
     let word = r"(?:[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)?|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))";
     let unit = r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Rm|Room|Bldg)\.?\s*#?\s*[A-Za-z0-9-]{1,6}|,?\s+#\s*[A-Za-z0-9-]{1,6})";
     let tail = r"(?:,\s*[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2},?\s+[A-Z]{2}(?:\s+\d{5}(?:-\d{4})?)?)";
-    let street = format!(r"{number}\s+(?:{dir}\s+)?(?:{word}\s+){{0,2}}{word}\s+(?:{SUFFIX})\b\.?(?:\s+{dir}(?-u:\b))?{unit}?{tail}?");
-    let po_box = r"(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6}";
-    compile(&format!(r"{street}|{po_box}"))
-});
+    format!(r"{number}\s+(?:{dir}\s+)?(?:{word}\s+){{0,2}}{word}\s+(?:{SUFFIX})\b\.?(?:\s+{dir}(?-u:\b))?{unit}?{tail}?")
+}
 
 /// Street addresses outside North America: a street name and its type word, then the
 /// house number ("Kálmán Imre u. 12.", "Hauptstraße 5", "Ringvej 144", "Via Roma 12",
@@ -54,14 +61,10 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
     // Every street starts with a number, a space and a capital or an ordinal ("5th");
     // a box says "box". Neither in the text: no pass.
     let b = text.as_bytes();
-    let street = may_hold_street(b);
     let po_box = b.windows(3).any(|w| w.eq_ignore_ascii_case(b"box"));
-    if !street && !po_box {
-        return;
-    }
-    for m in ADDRESS.find_iter(text) {
-        let (s, mut e) = (m.start(), m.end());
-        let t = m.as_str();
+    let found: Vec<(usize, usize)> = if po_box { ADDRESS.find_iter(text).map(|m| (m.start(), m.end())).collect() } else { streets(text) };
+    for (s, mut e) in found {
+        let t = &text[s..e];
         if !free_left(text, s) || COURT.is_match(t) {
             continue;
         }
@@ -161,15 +164,23 @@ const TYPE_WORDS: &[&str] = &[
 ];
 
 static TYPES: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(TYPE_WORDS).expect("the street words build")
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(TYPE_WORDS)
+        .expect("the street words build")
 });
 
 /// The byte windows of `text` around a street-type word with a digit near it, merged.
 fn windows(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for m in TYPES.find_overlapping_iter(text) {
-        let (s, e) = (m.start(), m.end());
+    // Not overlapping: a window is what is wanted, and a word inside another ("ut" in
+    // "utca") opens the same one. Only near a digit, the only place such a word counts.
+    let found =
+        digit_zones(text).into_iter().flat_map(|(from, to)| TYPES.find_iter(&text[from..to]).map(move |m| (from + m.start(), from + m.end())));
+    for (s, e) in found {
         let near = |from: usize, to: usize| b[from..to].iter().any(u8::is_ascii_digit);
         if !near(s.saturating_sub(12), s) && !near(e, (e + 80).min(b.len())) {
             continue;
@@ -180,6 +191,36 @@ fn windows(text: &str) -> Vec<(usize, usize)> {
         }
         while !text.is_char_boundary(to) {
             to -= 1;
+        }
+        match out.last_mut() {
+            Some(last) if last.1 >= from => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
+/// Where a street-type word could have a digit near enough ([`windows`]): 80 bytes
+/// and a word's length before each run of digits, 12 and a word's length after it.
+fn digit_zones(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let (mut from, mut to) = (s.saturating_sub(96), (i + 24).min(b.len()));
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !text.is_char_boundary(to) {
+            to += 1;
         }
         match out.last_mut() {
             Some(last) if last.1 >= from => last.1 = last.1.max(to),
@@ -216,12 +257,18 @@ fn push_international(text: &str, s: usize, mut e: usize, out: &mut Vec<Span>) {
     out.push(Span { kind: K::Address, start: s, end: e, counted: true });
 }
 
-/// Whether a token starting with a digit ("221B", "12-14") is followed by a space and
-/// a capital or a digit somewhere in `b`.
-fn may_hold_street(b: &[u8]) -> bool {
+/// The streets of [`ADDRESS`] in `text`, looked for only from a token that starts with
+/// a digit ("221B", "12-14") and is followed by a space and a capital or a digit, where
+/// every street starts: the pattern runs from there to the end of the window's room,
+/// and again to the end of the text for a match the room's end cut.
+fn streets(text: &str) -> Vec<(usize, usize)> {
+    const ROOM: usize = 320;
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut searched = 0;
     let mut i = 0;
     while i < b.len() {
-        if !b[i].is_ascii_digit() {
+        if !b[i].is_ascii_digit() || i > 0 && b[i - 1].is_ascii_alphanumeric() || i < searched {
             i += 1;
             continue;
         }
@@ -229,12 +276,24 @@ fn may_hold_street(b: &[u8]) -> bool {
         while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-') {
             j += 1;
         }
-        if j + 1 < b.len() && b[j].is_ascii_whitespace() && (b[j + 1].is_ascii_uppercase() || b[j + 1].is_ascii_digit()) {
-            return true;
+        let k = j + b[j..].iter().take_while(|c| c.is_ascii_whitespace()).count();
+        if k > j && k < b.len() && (b[k].is_ascii_uppercase() || b[k].is_ascii_digit()) {
+            let mut to = (i + ROOM).min(b.len());
+            while !text.is_char_boundary(to) {
+                to -= 1;
+            }
+            let m = match STREET_AT.find(&text[i..to]) {
+                Some(m) if i + m.end() == to && to < b.len() => STREET_AT.find(&text[i..]),
+                m => m,
+            };
+            if let Some(m) = m {
+                out.push((i, i + m.end()));
+                searched = i + m.end();
+            }
         }
-        i = j;
+        i = j.max(i + 1);
     }
-    false
+    out
 }
 
 /// Whether what follows `at` starts a new sentence (a capital after spaces, or the end).

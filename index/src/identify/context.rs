@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 /// Compiles an identifier pattern with ASCII classes and word boundaries: `\d`, `\s`,
@@ -50,23 +50,156 @@ const MRN_CUES: &[&str] = &[
 ];
 
 static CUES: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    let all = MRN_CUES.iter().chain(&["passport", " v. "]);
-    AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(all).expect("the cue words build")
+    let all = MRN_CUES.iter().chain(&["passport"]);
+    // A DFA: one table look-up a byte, the fastest of the kinds for a few short words.
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(all)
+        .expect("the cue words build")
 });
 
+/// The rare cues `text` holds. An MRN or a passport number has five digits or more
+/// (a hyphen between them at most): a text without such a run needs no pass for their
+/// cues, and most prose has none.
 pub fn present(text: &str) -> Present {
-    let mut p = Present::default();
+    let mut p = Present { versus: memchr::memmem::find(text.as_bytes(), b" v. ").is_some(), ..Present::default() };
+    if !digit_run(text.as_bytes(), 5) {
+        return p;
+    }
     for m in CUES.find_iter(text) {
         match m.pattern().as_usize() {
             i if i < MRN_CUES.len() => p.mrn = true,
-            i if i == MRN_CUES.len() => p.passport = true,
-            _ => p.versus = true,
+            _ => p.passport = true,
         }
-        if p.mrn && p.passport && p.versus {
+        if p.mrn && p.passport {
             break;
         }
     }
     p
+}
+
+/// Whether `b` holds `n` digits in a row, hyphens between them allowed.
+fn digit_run(b: &[u8], n: usize) -> bool {
+    let mut count = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c.is_ascii_digit() {
+            count += 1;
+            if count >= n {
+                return true;
+            }
+        } else if !(c == b'-' && count > 0 && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            count = 0;
+        }
+    }
+    false
+}
+
+/// The places of `text` that may hold a long number: runs of seven digits or more in
+/// groups at most three bytes apart (the widest separator a phone number has: " - "),
+/// each widened to the whitespace around it (an international prefix, a parenthesis, an
+/// extension: "+44 20 …", "(415) 555-0132 ext. 12"), merged. Every SSN, card, NPI and
+/// phone number lies in one, so their patterns run only there: prose holds few, and a
+/// pattern's pass over all of it cost more than the rest of those detectors' work.
+pub fn long_numbers(text: &str) -> Vec<(usize, usize)> {
+    const MIN_DIGITS: usize = 7;
+    const MAX_GAP: usize = 3;
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut run: Option<(usize, usize, usize)> = None; // start, end, digits
+    let mut i = 0;
+    while i <= b.len() {
+        let digit = i < b.len() && b[i].is_ascii_digit();
+        if digit {
+            run = match run {
+                Some((s, e, n)) if i - e <= MAX_GAP => Some((s, i + 1, n + 1)),
+                Some((s, e, n)) => {
+                    if n >= MIN_DIGITS {
+                        push_window(text, s, e, &mut out);
+                    }
+                    Some((i, i + 1, 1))
+                }
+                None => Some((i, i + 1, 1)),
+            };
+        } else if i == b.len() {
+            if let Some((s, e, n)) = run {
+                if n >= MIN_DIGITS {
+                    push_window(text, s, e, &mut out);
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The digit run `s..e` widened to the whitespace before it (at most 32 bytes back)
+/// and to the whitespace after an extension's room (24 bytes), merged into `out`.
+fn push_window(text: &str, s: usize, e: usize, out: &mut Vec<(usize, usize)>) {
+    let b = text.as_bytes();
+    let mut from = s;
+    while from > 0 && s - from < 32 && !b[from - 1].is_ascii_whitespace() {
+        from -= 1;
+    }
+    let mut to = (e + 24).min(b.len());
+    while to < b.len() && !b[to].is_ascii_whitespace() {
+        to += 1;
+    }
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    match out.last_mut() {
+        Some(last) if last.1 >= from => last.1 = last.1.max(to),
+        _ => out.push((from, to)),
+    }
+}
+
+/// The places of `text` around its runs of digits: from `before` bytes before a run to
+/// `after` bytes after it, each end widened to the whitespace there (at most 64 bytes
+/// further), merged. Every date and every look-alike zone holds a digit, so their
+/// patterns run only there: prose has long stretches without one.
+pub fn digit_windows(text: &str, before: usize, after: usize) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if out.last().is_some_and(|last| last.1 >= i + after) {
+            continue;
+        }
+        let (mut from, mut to) = (s.saturating_sub(before), (i + after).min(b.len()));
+        let (floor, ceiling) = (from.saturating_sub(64), (to + 64).min(b.len()));
+        while from > floor && !b[from - 1].is_ascii_whitespace() {
+            from -= 1;
+        }
+        while to < ceiling && !b[to].is_ascii_whitespace() {
+            to += 1;
+        }
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        match out.last_mut() {
+            Some(last) if last.1 >= from => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
+/// The matches of `re` inside the `windows` of `text`, as byte ranges of `text`.
+pub fn find_in<'a>(re: &'a Regex, text: &'a str, windows: &'a [(usize, usize)]) -> impl Iterator<Item = (usize, usize)> + 'a {
+    windows.iter().flat_map(move |&(from, to)| re.find_iter(&text[from..to]).map(move |m| (from + m.start(), from + m.end())))
 }
 
 /// Whether `text[start..end]` is a token of its own on the left: no letter, digit or
@@ -177,6 +310,25 @@ mod tests {
         assert!(free_right(t, at("9090") + 4));
         assert!(!free_right(t, at("12,500") + 2));
         assert!(free(t, 0, 2));
+    }
+
+    #[test]
+    fn long_numbers_are_windows_around_seven_digits() {
+        let t = "in 1999 and 2004, call +44 20 7946 0958 ext. 12 or (415) 555-0132; p = 0.05";
+        let w: Vec<&str> = long_numbers(t).into_iter().map(|(s, e)| &t[s..e]).collect();
+        assert!(w.iter().any(|x| x.contains("+44 20 7946 0958 ext. 12")), "{w:?}");
+        assert!(w.iter().any(|x| x.contains("(415) 555-0132")), "{w:?}");
+        assert!(w.iter().all(|x| !x.contains("1999")), "{w:?}");
+        assert!(long_numbers("p < 0.05 in 12 of 345 cases").is_empty());
+    }
+
+    #[test]
+    fn digit_windows_hold_a_date_around_its_digits() {
+        let t = "Nothing here is a number at all. Seen on September 15, 2024 at 09:00 UTC by staff.";
+        let w: Vec<&str> = digit_windows(t, 24, 48).into_iter().map(|(s, e)| &t[s..e]).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("September 15, 2024 at 09:00 UTC") && !w[0].contains("Nothing"), "{w:?}");
+        assert!(digit_windows("no digits in this text", 24, 48).is_empty());
     }
 
     #[test]

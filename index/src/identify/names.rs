@@ -18,9 +18,13 @@
 //! a cued name stops at an address's word ("Mrs. Barbara Yudina Apt. 675").
 //!
 //! Words are looked up in hash sets: a lexicon of whole words is a set membership
-//! question, asked only of the capitalised words (and of the words after a cue).
+//! question. The small lists (stop words, cues, particles) are asked of every word;
+//! the two big name sets only of a word a rule already has in a name's place (a
+//! capitalised word joined to another, in a list, after a cue), so that prose, where
+//! most capitals open a sentence, pays for almost none of them.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -46,11 +50,12 @@ const PARTICLE: u16 = 1 << 7;
 const THE: u16 = 1 << 8;
 const CONJUNCTION: u16 = 1 << 9;
 const TITLE: u16 = 1 << 10;
+const SUBJECT: u16 = 1 << 11;
 
 /// The small word lists, each word with the flags of every list it is in.
 static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
     let mut m: FxHashMap<&'static str, u16> = FxHashMap::default();
-    let lists: [(&[&'static str], u16); 9] = [
+    let lists: [(&[&'static str], u16); 10] = [
         (STOP_WORDS, STOP_WORD),
         (NOT_GIVEN, NOT_A_GIVEN),
         (HONORIFICS, HONORIFIC),
@@ -60,6 +65,7 @@ static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
         (&["the"], THE),
         (&["and", "or", "und", "et", "y", "e", "i", "og", "och", "en"], CONJUNCTION),
         (TITLES, TITLE),
+        (&["pt", "patient"], SUBJECT),
     ];
     for (list, flag) in lists {
         for w in list {
@@ -68,6 +74,37 @@ static SMALL: LazyLock<FxHashMap<&'static str, u16>> = LazyLock::new(|| {
     }
     m
 });
+
+/// For each first byte, a bit per length (below 32) of the words of [`SMALL`]: most
+/// words of a text are in none of the small lists, and this says so without hashing.
+static SMALL_SHAPES: LazyLock<[u32; 256]> = LazyLock::new(|| shapes(|_| true));
+
+/// The same for a lower-case word, which is never a name's first word without a cue,
+/// so that only the cue, particle and joining words' flags matter to it: the stop
+/// words that are nothing else ("of", "in", "with", most of a sentence) are left out.
+static LOWER_SHAPES: LazyLock<[u32; 256]> = LazyLock::new(|| shapes(|f| f & LOWER_FLAGS != 0));
+
+/// The flags a lower-case word's rules read.
+const LOWER_FLAGS: u16 = HONORIFIC | KINSHIP | SUBJECT | INSTITUTIONAL | PARTICLE | THE | CONJUNCTION;
+
+fn shapes(keep: impl Fn(u16) -> bool) -> [u32; 256] {
+    let mut m = [0u32; 256];
+    for (w, f) in SMALL.iter() {
+        if keep(*f) {
+            m[usize::from(w.as_bytes()[0])] |= 1 << w.len().min(31);
+        }
+    }
+    m
+}
+
+/// The small lists' flags of `k` (a word's [`key`]).
+fn small(k: &str) -> u16 {
+    let b = k.as_bytes();
+    if b.is_empty() || SMALL_SHAPES[usize::from(b[0])] & (1 << b.len().min(31)) == 0 {
+        return 0;
+    }
+    SMALL.get(k).copied().unwrap_or(0)
+}
 
 /// Honorifics, in any case ("Dr.", "dr", "DR").
 const HONORIFICS: &[&str] = &[
@@ -829,26 +866,14 @@ struct Word {
     /// The end without a possessive "'s".
     end: usize,
     shape: Shape,
-    /// The lists the word is in (`GIVEN_NAME`, `STOP_WORD`, …), looked up once.
+    /// The small lists the word is in (`STOP_WORD`, `HONORIFIC`, …), looked up once;
+    /// the name lists are [`Finder::lists`]'s, looked up when a rule asks.
     flags: u16,
 }
 
 impl Word {
     fn is(&self, flag: u16) -> bool {
         self.flags & flag != 0
-    }
-
-    fn given(&self) -> bool {
-        self.is(GIVEN_NAME) && !self.is(NOT_A_GIVEN | STOP_WORD)
-    }
-
-    fn surname(&self) -> bool {
-        self.is(SURNAME)
-    }
-
-    /// In a name list, and no word a name is rarely.
-    fn name(&self) -> bool {
-        self.is(GIVEN_NAME | SURNAME) && !self.is(STOP_WORD | NOT_A_GIVEN)
     }
 
     /// A word that may be part of a name run: capitalised, all capitals, or of a caseless
@@ -865,28 +890,54 @@ fn words(text: &str) -> Vec<Word> {
     let mut out = Vec::with_capacity(b.len() / 6);
     let mut i = 0;
     while i < b.len() {
+        // Spaces and punctuation, byte by byte without decoding.
+        if b[i] < 0x80 && !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
         let (word, _, n) = word_char_at(text, i);
         if !word {
             i += n;
             continue;
         }
         let start = i;
+        let mut ascii = n == 1;
         i += n;
         while i < b.len() {
+            if b[i].is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
             let (word, c, n) = word_char_at(text, i);
             // An inner apostrophe or hyphen continues the word ("O'Brien", "Smith-Jones").
             let inner = || matches!(c, '\'' | '’' | '-') && i + n < b.len() && word_char_at(text, i + n).0;
             if !word && !inner() {
                 break;
             }
+            ascii &= n == 1;
             i += n;
         }
-        let w = &text[start..i];
-        let end = i - ["'s", "’s", "'S", "’S"].iter().find(|p| w.len() > p.len() + 1 && w.ends_with(*p)).map_or(0, |p| p.len());
-        let shape = shape(&text[start..end]);
+        let end = i - possessive(&b[start..i]);
+        let shape = if ascii { ascii_shape(&b[start..end]) } else { shape(&text[start..end]) };
         out.push(Word { start, end, shape, flags: word_flags(&text[start..end], shape) });
     }
     out
+}
+
+/// The length of a possessive "'s" (or "’s") that ends the word `w`, 0 if none; a word
+/// of two letters or fewer before it keeps it ("I's").
+fn possessive(w: &[u8]) -> usize {
+    if !matches!(w.last(), Some(b's' | b'S')) {
+        return 0;
+    }
+    let before = &w[..w.len() - 1];
+    if before.ends_with(b"'") && w.len() > 3 {
+        2
+    } else if before.ends_with("’".as_bytes()) && w.len() > 5 {
+        4
+    } else {
+        0
+    }
 }
 
 /// Whether the character at byte `i` is a word character, and its length; ASCII
@@ -912,28 +963,45 @@ fn char_at(text: &str, i: usize) -> (char, usize) {
     }
 }
 
-/// The lists a word is in: the small lists for every word, the name lists for the
-/// words that may open or carry a name (a lower-case word is looked up there only
-/// after a cue: [`Word::name`] does it then).
+/// The small lists a word is in.
 fn word_flags(w: &str, shape: Shape) -> u16 {
     if shape == Shape::Other {
         return 0;
     }
-    // A short ASCII word is lower-cased on the stack.
+    // Most words are in no small list: an ASCII word's first letter and length say so
+    // before it is lower-cased and hashed.
+    let b = w.as_bytes();
+    let lower = shape == Shape::Lower;
+    let table = if lower { &LOWER_SHAPES } else { &SMALL_SHAPES };
+    if w.is_ascii() && table[usize::from(b[0].to_ascii_lowercase())] & (1 << b.len().min(31)) == 0 {
+        return 0;
+    }
+    let f = with_key(w, small);
+    if lower {
+        f & LOWER_FLAGS
+    } else {
+        f
+    }
+}
+
+/// The name lists a word that may open or carry a name is in (a lower-case word is
+/// looked up there only after a cue: [`lower_name`] does it then).
+fn list_flags(w: &str, shape: Shape) -> u16 {
+    if matches!(shape, Shape::Lower | Shape::Other) {
+        return 0;
+    }
+    with_key(w, flags) & (GIVEN_NAME | SURNAME)
+}
+
+/// `f` of the word's [`key`], a short ASCII word lower-cased on the stack.
+fn with_key(w: &str, f: impl Fn(&str) -> u16) -> u16 {
     let mut buf = [0u8; 24];
-    let lowered;
-    let k: &str = if w.is_ascii() && w.len() <= buf.len() {
+    if w.is_ascii() && w.len() <= buf.len() {
         buf[..w.len()].copy_from_slice(w.as_bytes());
         buf[..w.len()].make_ascii_lowercase();
-        std::str::from_utf8(&buf[..w.len()]).expect("ASCII")
+        f(std::str::from_utf8(&buf[..w.len()]).expect("ASCII"))
     } else {
-        lowered = key(w);
-        &lowered
-    };
-    if shape == Shape::Lower {
-        SMALL.get(k).copied().unwrap_or(0)
-    } else {
-        flags(k)
+        f(&key(w))
     }
 }
 
@@ -1002,6 +1070,14 @@ fn key(w: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether a lower-case word is a given name (and no word a name rarely is): the first
+/// word of a name written in lower case after a cue that is no honorific ("his wife
+/// anna", "pt john smith").
+fn lower_given(w: &str) -> bool {
+    let f = flags(&key(w));
+    f & GIVEN_NAME != 0 && f & (STOP_WORD | NOT_A_GIVEN) == 0
+}
+
 /// Whether a lower-case word is in the name lists (and no word a name rarely is).
 fn lower_name(w: &str) -> bool {
     let f = flags(&key(w));
@@ -1010,7 +1086,7 @@ fn lower_name(w: &str) -> bool {
 
 /// The lists `k` (a word's [`key`]) is in.
 fn flags(k: &str) -> u16 {
-    let mut f = SMALL.get(k).copied().unwrap_or(0);
+    let mut f = small(k);
     if f & STOP_WORD != 0 || k.len() < 2 {
         return f;
     }
@@ -1051,6 +1127,8 @@ fn joined(text: &str, a: &Word, b: &Word) -> bool {
 struct Finder<'t> {
     text: &'t str,
     words: Vec<Word>,
+    /// Each word's name-list flags once looked up (`UNKNOWN` before).
+    lists: Vec<Cell<u16>>,
     /// Which words are already a person's.
     taken: Vec<bool>,
     out: Vec<(usize, usize)>,
@@ -1059,7 +1137,7 @@ struct Finder<'t> {
 pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
     let words = words(text);
     let n = words.len();
-    let mut f = Finder { text, words, taken: vec![false; n], out: Vec::new() };
+    let mut f = Finder { text, words, lists: vec![Cell::new(UNKNOWN); n], taken: vec![false; n], out: Vec::new() };
     f.cued();
     if cues.versus {
         f.versus();
@@ -1069,7 +1147,36 @@ pub fn find(text: &str, cues: Present, out: &mut Vec<Span>) {
     out.extend(f.out.into_iter().map(|(start, end)| Span { kind: K::Person, start, end, counted: true }));
 }
 
+/// A word whose name lists have not been looked up yet.
+const UNKNOWN: u16 = u16::MAX;
+
 impl Finder<'_> {
+    /// Word `i`'s flags, the name lists' with the small lists'.
+    fn flags(&self, i: usize) -> u16 {
+        let w = self.words[i];
+        let mut l = self.lists[i].get();
+        if l == UNKNOWN {
+            l = list_flags(&self.text[w.start..w.end], w.shape);
+            self.lists[i].set(l);
+        }
+        w.flags | l
+    }
+
+    fn given(&self, i: usize) -> bool {
+        let f = self.flags(i);
+        f & GIVEN_NAME != 0 && f & (NOT_A_GIVEN | STOP_WORD) == 0
+    }
+
+    fn surname(&self, i: usize) -> bool {
+        self.flags(i) & SURNAME != 0
+    }
+
+    /// In a name list, and no word a name is rarely.
+    fn name(&self, i: usize) -> bool {
+        let f = self.flags(i);
+        f & (GIVEN_NAME | SURNAME) != 0 && f & (STOP_WORD | NOT_A_GIVEN) == 0
+    }
+
     fn take(&mut self, from: usize, to: usize) {
         for t in &mut self.taken[from..=to] {
             *t = true;
@@ -1084,7 +1191,7 @@ impl Finder<'_> {
                 continue;
             }
             let (w, next) = (self.words[i], self.words[i + 1]);
-            if w.flags & (HONORIFIC | TITLE | KINSHIP) == 0 && !self.text[w.end..].starts_with(':') {
+            if w.flags & (HONORIFIC | TITLE | KINSHIP | SUBJECT) == 0 && !self.text[w.end..].starts_with(':') {
                 continue;
             }
             let after = &self.text[w.end..next.start];
@@ -1093,13 +1200,29 @@ impl Finder<'_> {
             } else if w.is(TITLE) && w.shape == Shape::Cap && after == " " {
                 (true, 3, false)
             } else if w.is(KINSHIP) && matches!(after, " " | ", " | ": ") {
-                (next.shape != Shape::Upper && next.given(), 2, true)
+                (self.given_after_cue(i + 1), 2, true)
+            } else if w.is(SUBJECT) && matches!(after, " " | ". ") {
+                // "pt john smith", "patient Okafor": a name of the lists, capitalised or
+                // in lower case; in capitals the case says nothing ("PT GREEN STOOL").
+                let capital = next.shape == Shape::Cap && !next.is(STOP_WORD) && self.name(i + 1);
+                (capital || self.given_after_cue(i + 1), 3, true)
             } else {
                 (self.label(i, after), 4, true)
             };
             if cue {
                 self.name_after(i + 1, max, lower_ok);
             }
+        }
+    }
+
+    /// Whether word `i`, after a kinship or a subject cue, is a given name: capitalised
+    /// ("wife Anna") or, as notes are often written, in lower case ("wife anna").
+    fn given_after_cue(&self, i: usize) -> bool {
+        let w = self.words[i];
+        match w.shape {
+            Shape::Lower => lower_given(&self.text[w.start..w.end]),
+            Shape::Upper => false,
+            _ => self.given(i),
         }
     }
 
@@ -1159,7 +1282,7 @@ impl Finder<'_> {
             }
             for j in [i, i + 2] {
                 let p = self.words[j];
-                if !self.taken[j] && p.shape == Shape::Cap && p.surname() && !p.is(STOP_WORD) {
+                if !self.taken[j] && p.shape == Shape::Cap && !p.is(STOP_WORD) && self.surname(j) {
                     self.take(j, j);
                 }
             }
@@ -1189,7 +1312,9 @@ impl Finder<'_> {
     fn pair_at(&self, i: usize) -> Option<(usize, usize)> {
         let text = self.text;
         let w = &self.words[i];
-        if self.taken[i] || !w.name_shaped() || !w.given() || self.after_the(i) {
+        // The cheap checks first: most capitalised words open a sentence and have no
+        // name-shaped word after them, so the name sets are never asked.
+        if self.taken[i] || !w.name_shaped() || self.after_the(i) {
             return None;
         }
         // Initials and particles between the given name and the surname.
@@ -1204,7 +1329,7 @@ impl Finder<'_> {
         if self.taken[j] || !joined(text, &self.words[j - 1], s) || !s.name_shaped() {
             return None;
         }
-        if !s.name() {
+        if !self.given(i) || !self.name(j) {
             return None;
         }
         // More names after it: "John Harding Price".
@@ -1213,7 +1338,7 @@ impl Finder<'_> {
             && !self.taken[last + 1]
             && joined(text, &self.words[last], &self.words[last + 1])
             && self.words[last + 1].name_shaped()
-            && self.words[last + 1].name()
+            && self.name(last + 1)
         {
             last += 1;
         }
@@ -1226,7 +1351,7 @@ impl Finder<'_> {
         if self.taken[i] || self.taken[i + 1] || gap(self.text, w, g) != ", " || w.shape != Shape::Cap || g.shape != Shape::Cap {
             return None;
         }
-        let ok = w.surname() && !w.is(STOP_WORD) && g.given();
+        let ok = !w.is(STOP_WORD) && self.surname(i) && self.given(i + 1);
         (ok && !self.listed_before(i) && !self.listed_after(i + 1) && !self.institution_after(i + 1)).then_some((i, i + 1))
     }
 
@@ -1235,7 +1360,8 @@ impl Finder<'_> {
     fn listed(&mut self) {
         let mut i = 0;
         while i < self.words.len() {
-            if self.words[i].shape != Shape::Cap || !self.words[i].given() || self.taken[i] {
+            // A list first (", " or " and " and a capital), then the name sets.
+            if self.words[i].shape != Shape::Cap || self.taken[i] || self.list_next(i).is_none() || !self.given(i) {
                 i += 1;
                 continue;
             }
@@ -1247,7 +1373,7 @@ impl Finder<'_> {
                 }
             }
             let ok = chain.len() >= 2
-                && chain.iter().all(|&j| !self.taken[j] && self.words[j].shape == Shape::Cap && self.words[j].given() && !self.after_the(j))
+                && chain.iter().all(|&j| !self.taken[j] && self.words[j].shape == Shape::Cap && self.given(j) && !self.after_the(j))
                 && !self.institution_after(*chain.last().unwrap());
             if ok {
                 for &j in &chain {
@@ -1296,7 +1422,7 @@ impl Finder<'_> {
             j += 1;
         }
         let last = self.words[j];
-        (j > i && last.is(INSTITUTIONAL) && !last.name() || self.institution_after(j)).then_some(j)
+        (j > i && last.is(INSTITUTIONAL) && !self.name(j) || self.institution_after(j)).then_some(j)
     }
 
     /// Whether the word after word `i` makes the run an institution's or a company's.
@@ -1363,6 +1489,19 @@ mod tests {
     fn given_names_in_a_list_are_persons() {
         assert_eq!(found("with her children, Anna and Andrew"), ["Anna", "Andrew"]);
         assert_eq!(found("his wife Anna came"), ["Anna"]);
+    }
+
+    #[test]
+    fn lower_case_names_after_a_cue() {
+        assert_eq!(found("his wife anna came"), ["anna"]);
+        assert_eq!(found("called son david today"), ["david"]);
+        assert_eq!(found("pt john smith seen"), ["john smith"]);
+        assert_eq!(found("Patient Okafor was seen"), ["Okafor"]);
+        assert_eq!(found("Pt. maria garcia here"), ["maria garcia"]);
+        assert_eq!(found("Name: mary jones"), ["mary jones"]);
+        for t in ["pt was seen", "patient will call", "the patient denies pain", "his wife may come", "pt tolerated well", "son in law"] {
+            assert!(found(t).is_empty(), "{t}: {:?}", found(t));
+        }
     }
 
     #[test]

@@ -30,20 +30,49 @@ static URL: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Each pattern's pass only over a text that holds what every match of it holds: an
-/// `@` for an email, `h:h` twice close together (or `::`) for an IPv6 address, a dot
-/// before a letter for a URL.
+/// `@` for an email, three dotted runs of digits for an IPv4 address, `h:h` twice close
+/// together (or `::`) for an IPv6 address, a dot before a letter for a URL.
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
     let b = text.as_bytes();
     if memchr::memchr(b'@', b).is_some() {
         emails(text, out);
     }
-    ipv4s(text, excluded, out);
+    if dotted_digits(b) {
+        ipv4s(text, excluded, out);
+    }
     if b.windows(2).any(|w| w[0] == b':' && (w[1] == b':' || w[1].is_ascii_hexdigit())) {
         ipv6s(text, excluded, out);
     }
     if b.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic()) {
         urls(text, out);
     }
+}
+
+/// Whether `b` holds three runs of digits joined by dots ("10.0.0"), as every IPv4
+/// address does.
+fn dotted_digits(b: &[u8]) -> bool {
+    let mut runs = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            runs = 0;
+            i += 1;
+            continue;
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        runs += 1;
+        if runs == 3 {
+            return true;
+        }
+        if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+            i += 1;
+        } else {
+            runs = 0;
+        }
+    }
+    false
 }
 
 fn emails(text: &str, out: &mut Vec<Span>) {

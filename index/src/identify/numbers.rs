@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{before, compile, cue_before, digits, free, luhn, overlaps, Present};
+use super::context::{before, compile, cue_before, digits, find_in, free, long_numbers, luhn, overlaps, Present};
 use super::{IdentifierKind as K, Span};
 
 fn re(p: &str) -> Regex {
@@ -56,10 +56,11 @@ static MRN: LazyLock<Regex> = LazyLock::new(|| {
 
 pub fn find(text: &str, excluded: &[(usize, usize)], cues: Present, out: &mut Vec<Span>) {
     let ok = |s: usize, e: usize| free(text, s, e) && !overlaps(excluded, s, e);
-    ssns(text, &ok, out);
-    super::phones::find(text, &ok, out);
-    cards(text, &ok, out);
-    npis(text, &ok, out);
+    let long = long_numbers(text);
+    ssns(text, &long, &ok, out);
+    super::phones::find(text, &long, &ok, out);
+    cards(text, &long, &ok, out);
+    npis(text, &long, &ok, out);
     if cues.passport {
         cued(text, &PASSPORT, K::Passport, &ok, out);
     }
@@ -79,19 +80,19 @@ fn consistent(t: &str) -> bool {
     }
 }
 
-fn ssns(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for m in SSN.find_iter(text) {
-        let t = m.as_str();
-        if !consistent(t) || !ok(m.start(), m.end()) {
+fn ssns(text: &str, long: &[(usize, usize)], ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
+    for (s, e) in find_in(&SSN, text, long) {
+        let t = &text[s..e];
+        if !consistent(t) || !ok(s, e) {
             continue;
         }
-        if t.len() == 9 && !cue_before(text, m.start(), 32, &SSN_CUE) {
+        if t.len() == 9 && !cue_before(text, s, 32, &SSN_CUE) {
             continue;
         }
         let d: String = t.chars().filter(char::is_ascii_digit).collect();
         if valid_ssn(&d[..3], &d[3..5], &d[5..]) {
             let counted = !ADVERTISED.contains(&d.as_str());
-            out.push(Span { kind: K::Ssn, start: m.start(), end: m.end(), counted });
+            out.push(Span { kind: K::Ssn, start: s, end: e, counted });
         }
     }
 }
@@ -108,16 +109,16 @@ fn valid_ssn(area: &str, group: &str, serial: &str) -> bool {
     !impossible && !same
 }
 
-fn cards(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for m in CARD.find_iter(text) {
-        if !ok(m.start(), m.end()) {
+fn cards(text: &str, long: &[(usize, usize)], ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
+    for (s, e) in find_in(&CARD, text, long) {
+        if !ok(s, e) {
             continue;
         }
-        let d = digits(m.as_str());
-        let grouped = m.as_str().contains(['-', ' ']);
-        let vouched = || issuer(&d) || grouped || cue_before(text, m.start(), 40, &CARD_CUE);
+        let d = digits(&text[s..e]);
+        let grouped = text[s..e].contains(['-', ' ']);
+        let vouched = || issuer(&d) || grouped || cue_before(text, s, 40, &CARD_CUE);
         if (12..=19).contains(&d.len()) && luhn(&d) && !d.iter().all(|&x| x == d[0]) && vouched() {
-            out.push(Span { kind: K::CreditCard, start: m.start(), end: m.end(), counted: true });
+            out.push(Span { kind: K::CreditCard, start: s, end: e, counted: true });
         }
     }
 }
@@ -141,23 +142,23 @@ fn issuer(d: &[u8]) -> bool {
     }
 }
 
-fn npis(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for m in NPI.find_iter(text) {
-        if !consistent(m.as_str()) || !ok(m.start(), m.end()) {
+fn npis(text: &str, long: &[(usize, usize)], ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
+    for (s, e) in find_in(&NPI, text, long) {
+        if !consistent(&text[s..e]) || !ok(s, e) {
             continue;
         }
-        let d = digits(m.as_str());
+        let d = digits(&text[s..e]);
         let mut prefixed = vec![8, 0, 8, 4, 0];
         prefixed.extend_from_slice(&d);
         let degenerate = d[..9].iter().all(|&x| x == d[0]);
         if !luhn(&prefixed) || degenerate {
             continue;
         }
-        let window = before(text, m.start(), 40);
+        let window = before(text, s, 40);
         if OTHER_ID_CUE.is_match(window) && !NPI_CUE.is_match(window) {
             continue;
         }
-        out.push(Span { kind: K::Npi, start: m.start(), end: m.end(), counted: true });
+        out.push(Span { kind: K::Npi, start: s, end: e, counted: true });
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use phonenumber::country::Id;
 use regex::Regex;
 
-use super::context::{compile, cue_before};
+use super::context::{compile, cue_before, find_in};
 use super::{IdentifierKind as K, Span};
 
 /// Digit groups joined by one separator each (space, `-`, `.`, `/`, parentheses), or
@@ -51,10 +51,12 @@ const REGIONS: &[Id] = {
     ]
 };
 
-pub fn find(text: &str, ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
-    for m in CANDIDATE.find_iter(text) {
-        let t = m.as_str().trim();
-        let at = m.start() + (m.as_str().len() - m.as_str().trim_start().len());
+/// The phone numbers in the `long` windows of `text` ([`super::context::long_numbers`]).
+pub fn find(text: &str, long: &[(usize, usize)], ok: &impl Fn(usize, usize) -> bool, out: &mut Vec<Span>) {
+    for (s, e) in find_in(&CANDIDATE, text, long) {
+        let m = &text[s..e];
+        let t = m.trim();
+        let at = s + (m.len() - m.trim_start().len());
         if let Some((s, e)) = longest(text, at, t, ok) {
             out.push(Span { kind: K::Phone, start: s, end: e, counted: true });
         }
@@ -124,7 +126,10 @@ fn valid(text: &str, s: usize, t: &str) -> bool {
     if let Some(rest) = t.strip_prefix("011").or_else(|| t.strip_prefix("00")) {
         return parses(None, &format!("+{}", rest.trim_start_matches([' ', '-', '.'])));
     }
-    if nanp(before_extension(t), bare) || parses(Some(Id::US), t) {
+    // libphonenumber is asked only about what could be one of its numbers: a North
+    // American one has ten digits (eleven with the 1 before them).
+    let national = before_extension(t).bytes().filter(u8::is_ascii_digit).count();
+    if nanp(before_extension(t), bare) || matches!(national, 10 | 11) && parses(Some(Id::US), t) {
         return true;
     }
     (t.starts_with('0') || t.starts_with("(0") || cued()) && REGIONS.iter().any(|&r| parses(Some(r), t))
@@ -170,7 +175,7 @@ mod tests {
 
     fn found(t: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        find(t, &|s, e| super::super::context::free(t, s, e), &mut out);
+        find(t, &super::super::context::long_numbers(t), &|s, e| super::super::context::free(t, s, e), &mut out);
         out.iter().map(|s| &t[s.start..s.end]).collect()
     }
 
