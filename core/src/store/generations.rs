@@ -180,7 +180,10 @@ impl Records {
             txn.add_member(AGENT_DEPENDENTS, t.agent_id(), &format!("trace:{}", t.id()))?;
         }
         // webhooks: the start's events, in the start's transaction.
-        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &g.raised(None))?;
+        let raised = g.raised(None);
+        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, g.account_id(), g.project_id(), &raised)?;
         self.commit_charged(txn, Charge::Capped(g.account_id()))?;
         Ok(Created::New)
     }
@@ -205,7 +208,10 @@ impl Records {
         if g.settled() {
             txn.delete_name(ACTIVE, g.id())?;
         }
-        super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &g.raised(Some(&before)))?;
+        let raised = g.raised(Some(&before));
+        super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &raised)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, account_id, g.project_id(), &raised)?;
         self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Some(out))
     }
@@ -257,6 +263,8 @@ impl Records {
         let kept = events.iter().filter(|e| purged.is_none() || e.ends_stream);
         txn.append(EVENTS, g.id(), kept.map(|e| (e.seq, e.data.as_str())))?;
         super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, g.account_id(), g.project_id(), &raised)?;
         if steps > 0 {
             if let Some(mut t) = get_in::<G::Trace>(&txn, g.account_id(), g.trace_id())? {
                 g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());

@@ -32,6 +32,10 @@ mod files;
 pub mod webhooks;
 // chats (issue 36)
 mod chats;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit;
+pub mod exceptions;
+mod policies;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,6 +60,10 @@ pub use users::{UserRecord, UserTokenRecord};
 pub use webhooks::{DeliveryRecord, WebhookRecord};
 // chats (issue 36)
 pub use chats::{ChatRecord, CHAT_PREFIX};
+// policies (issue 37)
+pub use audit::{ActivityEntry, AuditEntry};
+pub use exceptions::ExceptionRecord;
+pub use policies::PolicyRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -131,6 +139,10 @@ impl Records {
         // actors
         self.ensure_actors()?;
         self.ensure_chats()?; // chats (issue 36)
+                              // policies (issue 37)
+        self.ensure::<PolicyRecord>()?;
+        self.ensure::<ExceptionRecord>()?;
+        self.ensure_audit()?;
         self.count_records_once()
     }
 

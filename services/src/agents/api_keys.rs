@@ -51,14 +51,11 @@ fn check_name(name: &str) -> Result<(), SoatError> {
     crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))
 }
 
-/// Quarry has no policies: any id names none.
-fn check_policies(ids: &Option<Vec<String>>) -> Result<Vec<String>, SoatError> {
-    match ids.as_deref() {
-        Some([first, ..]) => {
-            Err(SoatError::Reference { code: crate::error::Code::PolicyNotFound, kind: "policy", field: "policy_ids", id: first.clone() })
-        }
-        _ => Ok(Vec::new()),
-    }
+/// policies (issue 37): each id a policy of the account (400 `POLICY_NOT_FOUND`).
+fn check_policies(records: &Records, account_id: &str, ids: &Option<Vec<String>>) -> Result<Vec<String>, SoatError> {
+    let ids = ids.clone().unwrap_or_default();
+    crate::agents::policies::check_ids(records, account_id, &ids)?;
+    Ok(ids)
 }
 
 /// The project a key is to be bound to, as the caller may ask: a project-bound caller
@@ -89,7 +86,7 @@ fn visible(scope: &Scope, k: &ProjectKeyRecord) -> bool {
 
 pub fn create(records: &Records, plan: &Plan, scope: &Scope, new: NewKey) -> Result<Created, SoatError> {
     check_name(&new.name)?;
-    let policy_ids = check_policies(&new.policy_ids)?;
+    let policy_ids = check_policies(records, &scope.account_id, &new.policy_ids)?;
     let project_id = binding(records, scope, new.project_id, None)?;
     if let Some(max) = plan.max_keys {
         let active = records.list::<ProjectKeyRecord>(&scope.account_id)?.len() as u64;
@@ -135,7 +132,7 @@ pub fn update(records: &Records, scope: &Scope, id: &str, u: KeyUpdate) -> Resul
     if let Some(n) = &u.name {
         check_name(n)?;
     }
-    let policy_ids = u.policy_ids.as_ref().map(|_| check_policies(&u.policy_ids)).transpose()?;
+    let policy_ids = u.policy_ids.as_ref().map(|_| check_policies(records, &scope.account_id, &u.policy_ids)).transpose()?;
     let project_id = binding(records, scope, u.project_id, current.project_id.clone())?;
     let now = now_rfc3339();
     let updated = records.update::<ProjectKeyRecord, ProjectKeyRecord>(&scope.account_id, id, |k| {

@@ -36,6 +36,10 @@ pub mod webhooks;
 // chats and embeddings (issue 36)
 pub mod chats;
 pub mod embeddings;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit;
+pub mod exceptions;
+pub mod policies;
 
 pub use error::SoatError;
 

@@ -53,6 +53,10 @@ pub mod webhooks;
 // chats and embeddings (issue 36)
 pub mod chats;
 pub mod embeddings;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit_log;
+pub mod exceptions;
+pub mod policies;
 
 pub use list::Page;
 
