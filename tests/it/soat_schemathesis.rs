@@ -132,3 +132,11 @@ fn the_actors_spec_holds_under_schemathesis() {
 fn the_chats_and_embeddings_specs_hold_under_schemathesis() {
     specs_hold("tests/schemathesis/soat_chats.sh", "60", &["chats", "embeddings"], 30);
 }
+
+/// policies (issue 37): `tests/schemathesis/soat_policies.sh`, SOAT v0.28's policies,
+/// audit-log, activity and exceptions specs over seeded policies, exceptions (failed
+/// generations) and audit entries, the same checks as the sibling modules'.
+#[test]
+fn the_policies_audit_activity_and_exceptions_specs_hold_under_schemathesis() {
+    specs_hold("tests/schemathesis/soat_policies.sh", "30", &["policies", "audit-log", "activity", "exceptions"], 5);
+}
