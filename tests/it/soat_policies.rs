@@ -143,6 +143,19 @@ fn allows_and_denies_are_evaluated_as_soat_does_and_none_attached_allows() {
     assert_eq!(e["meta"]["policy_id"], deny.as_str(), "{e}");
     assert!(e["message"].as_str().unwrap().contains(&deny), "{e}");
     ok(call(&s, "GET", "/api/v1/secrets", &sk, None), 200);
+    // A key held to policies makes keys held to the same, and cannot shed them.
+    let allow_keys = id(&ok(
+        call(&s, "POST", "/api/v1/policies", &owner, Some(json!({"document": {"statement": [{"effect": "Allow", "action": ["api-keys:*"]}]}}))),
+        201,
+    ));
+    let maker = ok(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "maker", "policy_ids": [allow_keys]}))), 201);
+    let maker_sk = maker["key"].as_str().unwrap();
+    let made = ok(call(&s, "POST", "/api/v1/api-keys", maker_sk, Some(json!({"name": "child"}))), 201);
+    assert_eq!(made["policy_ids"], json!([allow_keys]), "{made}");
+    refused(call(&s, "POST", "/api/v1/api-keys", maker_sk, Some(json!({"name": "free", "policy_ids": []}))), 403);
+    let e = refused(call(&s, "PUT", &format!("/api/v1/api-keys/{}", id(&maker)), maker_sk, Some(json!({"policy_ids": []}))), 403);
+    assert_eq!(e["code"], "FORBIDDEN", "{e}");
+    refused(call(&s, "GET", "/api/v1/secrets", made["key"].as_str().unwrap(), None), 403);
     // A key naming a policy of no one's: 400, nothing made.
     let e = refused(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "x", "policy_ids": ["pol_nosuch"]}))), 400);
     assert_eq!(e["code"], "POLICY_NOT_FOUND");
@@ -158,7 +171,7 @@ fn allows_and_denies_are_evaluated_as_soat_does_and_none_attached_allows() {
         400,
     );
     assert_eq!(e["meta"]["field"], "document.statement[0].action[0]", "{e}");
-    assert_eq!(ok(call(&s, "GET", "/api/v1/policies", &owner, None), 200)["total"], 0);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/policies", &owner, None), 200)["total"], 1);
 }
 
 #[test]

@@ -138,5 +138,5 @@ fn the_chats_and_embeddings_specs_hold_under_schemathesis() {
 /// generations) and audit entries, the same checks as the sibling modules'.
 #[test]
 fn the_policies_audit_activity_and_exceptions_specs_hold_under_schemathesis() {
-    specs_hold("tests/schemathesis/soat_policies.sh", "30", &["policies", "audit-log", "activity", "exceptions"], 5);
+    specs_hold("tests/schemathesis/soat_policies.sh", "60", &["policies", "audit-log", "activity", "exceptions"], 5);
 }

@@ -12,7 +12,7 @@
 #
 # Environment: as soat_memory.sh's.
 set -euo pipefail
-ST_TIME_LIMIT="${ST_TIME_LIMIT:-30}"
+ST_TIME_LIMIT="${ST_TIME_LIMIT:-60}"
 source "$(dirname "$0")/common.sh"
 st_serve 2 none
 

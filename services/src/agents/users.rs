@@ -272,7 +272,8 @@ pub fn delete(records: &Records, account_id: &str, id: &str) -> Result<(), UserE
     Err(SoatError::not_found("user", id).into())
 }
 
-/// `PUT /users/{id}/policies`: recorded as given (replacing the list); not enforced yet.
+/// `PUT /users/{id}/policies`: recorded as given (replacing the list); checked on every
+/// `/api/v1` request by `agents::policies` (an id naming no policy is skipped).
 pub fn attach_policies(records: &Records, account_id: &str, id: &str, p: Policies) -> Result<UserRecord, UserError> {
     if p.policy_ids.len() > MAX_POLICIES {
         return Err(SoatError::invalid("policy_ids", format!("at most {MAX_POLICIES}.")).into());

@@ -420,6 +420,43 @@ pub fn delete(records: &Records, account_id: &str, id: &str) -> Result<(), SoatE
     Err(SoatError::not_found("policy", id))
 }
 
+/// The policies a scope's caller is held to, when any: a key makes keys no freer than
+/// itself (SOAT bounds a key by its user's policies; Quarry's keys have no user), so a
+/// caller with policies attached makes and re-policies keys with exactly its own.
+pub fn ceiling(records: &Records, scope: &crate::agents::Scope) -> Result<Option<Vec<String>>, StoreError> {
+    use crate::agents::KeyRef;
+    let ids = match &scope.key {
+        KeyRef::Project { id } | KeyRef::Unscoped { id } => records.get::<ProjectKeyRecord>(&scope.account_id, id)?.map(|k| k.policy_ids),
+        KeyRef::Account { prefix } if prefix.starts_with(super::users::USER_ID_PREFIX) => {
+            records.get::<UserRecord>(&scope.account_id, prefix)?.filter(|u| u.role != "admin").map(|u| u.policy_ids)
+        }
+        KeyRef::Account { .. } => None,
+    };
+    Ok(ids.filter(|ids| !ids.is_empty()))
+}
+
+/// The policy ids a key made or changed by `scope` gets, when `asked` (`None`: left
+/// as they are on an update, none on a create unless the caller is held to some).
+pub fn for_key(records: &Records, scope: &crate::agents::Scope, asked: Option<&[String]>) -> Result<Option<Vec<String>>, SoatError> {
+    match (ceiling(records, scope)?, asked) {
+        (None, Some(a)) => check_ids(records, &scope.account_id, a).map(|()| Some(a.to_vec())),
+        (None, None) => Ok(None),
+        (Some(own), None) => Ok(Some(own)),
+        (Some(own), Some(a)) => {
+            let (mut x, mut y) = (own.clone(), a.to_vec());
+            x.sort();
+            y.sort();
+            if x != y {
+                return Err(SoatError::Forbidden(format!(
+                    "This credential is held to the policies {}; the keys it makes or changes carry exactly those.",
+                    own.join(", ")
+                )));
+            }
+            Ok(Some(own))
+        }
+    }
+}
+
 /// The ids as a key may name them: each a policy of the account (400 `POLICY_NOT_FOUND`).
 pub fn check_ids(records: &Records, account_id: &str, ids: &[String]) -> Result<(), SoatError> {
     if ids.len() > MAX_ENTRIES {
