@@ -156,6 +156,17 @@ fn allows_and_denies_are_evaluated_as_soat_does_and_none_attached_allows() {
     let e = refused(call(&s, "PUT", &format!("/api/v1/api-keys/{}", id(&maker)), maker_sk, Some(json!({"policy_ids": []}))), 403);
     assert_eq!(e["code"], "FORBIDDEN", "{e}");
     refused(call(&s, "GET", "/api/v1/secrets", made["key"].as_str().unwrap(), None), 403);
+    // Nor makes users freer than itself: no admin, and a user it makes is held the same.
+    let users = id(&ok(
+        call(&s, "POST", "/api/v1/policies", &owner, Some(json!({"document": {"statement": [{"effect": "Allow", "action": ["users:*"]}]}}))),
+        201,
+    ));
+    let hr = ok(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "hr", "policy_ids": [users]}))), 201);
+    let hr_sk = hr["key"].as_str().unwrap();
+    refused(call(&s, "POST", "/api/v1/users", hr_sk, Some(json!({"username": "boss", "password": "Policy-123", "role": "admin"}))), 403);
+    let hired = ok(call(&s, "POST", "/api/v1/users", hr_sk, Some(json!({"username": "hired", "password": "Policy-123"}))), 201);
+    assert_eq!(hired["policy_ids"], json!([users]), "{hired}");
+    refused(call(&s, "PUT", &format!("/api/v1/users/{}/policies", id(&hired)), hr_sk, Some(json!({"policy_ids": []}))), 403);
     // A key naming a policy of no one's: 400, nothing made.
     let e = refused(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "x", "policy_ids": ["pol_nosuch"]}))), 400);
     assert_eq!(e["code"], "POLICY_NOT_FOUND");
@@ -171,7 +182,7 @@ fn allows_and_denies_are_evaluated_as_soat_does_and_none_attached_allows() {
         400,
     );
     assert_eq!(e["meta"]["field"], "document.statement[0].action[0]", "{e}");
-    assert_eq!(ok(call(&s, "GET", "/api/v1/policies", &owner, None), 200)["total"], 1);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/policies", &owner, None), 200)["total"], 2);
 }
 
 #[test]

@@ -420,6 +420,22 @@ pub fn delete(records: &Records, account_id: &str, id: &str) -> Result<(), SoatE
     Err(SoatError::not_found("policy", id))
 }
 
+/// The policies a request's caller is held to, when any (see [`ceiling`]): what the
+/// users it makes or re-policies get (`agents::users`).
+pub fn held_to(records: &Records, p: &Principal) -> Result<Option<Vec<String>>, SoatError> {
+    Ok(attached(records, p)?.filter(|ids| !ids.is_empty()))
+}
+
+/// Whether `asked` is exactly `own` (as sets).
+pub fn same_set(own: &[String], asked: &[String]) -> bool {
+    let (mut x, mut y) = (own.to_vec(), asked.to_vec());
+    x.sort();
+    x.dedup();
+    y.sort();
+    y.dedup();
+    x == y
+}
+
 /// The policies a scope's caller is held to, when any: a key makes keys no freer than
 /// itself (SOAT bounds a key by its user's policies; Quarry's keys have no user), so a
 /// caller with policies attached makes and re-policies keys with exactly its own.
@@ -443,10 +459,7 @@ pub fn for_key(records: &Records, scope: &crate::agents::Scope, asked: Option<&[
         (None, None) => Ok(None),
         (Some(own), None) => Ok(Some(own)),
         (Some(own), Some(a)) => {
-            let (mut x, mut y) = (own.clone(), a.to_vec());
-            x.sort();
-            y.sort();
-            if x != y {
+            if !same_set(&own, a) {
                 return Err(SoatError::Forbidden(format!(
                     "This credential is held to the policies {}; the keys it makes or changes carry exactly those.",
                     own.join(", ")
