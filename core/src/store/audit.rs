@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kv::{Counts, Keys, Read, Rows, Table, WriteTx};
-use super::{from_json, get_json, to_json, Charge, Records, StoreError};
+use super::{from_json, get_json, to_json, Records, StoreError};
 
-const AUDIT: Rows = Rows("soat_audit_log");
+pub(super) const AUDIT: Rows = Rows("soat_audit_log");
 const ACTIVITY: Rows = Rows("soat_activity");
 /// `audit` / `activity` → the last sequence handed out.
 const SEQUENCES: Counts = Counts("soat_log_sequences");
@@ -96,14 +96,15 @@ impl Records {
         txn.commit()
     }
 
-    /// Appends `e` (its id set here), durable when this returns. Counted, never
-    /// refused: a full account is still audited.
+    /// Appends `e` (its id set here), durable when this returns. Not charged to the
+    /// account's stored characters (the platform's record of it, not its data; a full
+    /// account is still audited, and a refused write does not change what it stores).
     pub fn append_audit(&self, e: &mut AuditEntry) -> Result<(), StoreError> {
         let txn = self.kv.write()?;
         let seq = next_in(&txn, "audit")?;
         e.id = format!("{AUDIT_PREFIX}{seq:020}");
         txn.put_row(AUDIT, &key(&e.account_id, seq), &to_json(e))?;
-        self.commit_charged(txn, Charge::Counted(&e.account_id))
+        txn.commit()
     }
 
     /// The account's audit entries, oldest first.
