@@ -10,7 +10,8 @@
 //!   denial included), reads are not, no secret's value is written, `/v1`'s key changes
 //!   are audited, the filters and the NDJSON export, and no route changes an entry.
 //! - A failed generation files a `run_failed` exception and its activity entry;
-//!   acknowledge and resolve change it, a resolved one is final (409).
+//!   acknowledge and resolve change it, a resolved one is final (409); all of it
+//!   survives kill -9.
 
 use serde_json::{json, Value};
 
@@ -253,7 +254,7 @@ fn a_failed_generation_files_an_exception_that_is_acknowledged_then_resolved() {
     use super::soat_generate::{agent, server, setup};
     let up = Scripted::start();
     up.otherwise(Reply::Fail(404));
-    let s = server();
+    let mut s = server();
     let st = setup(&s, &up, "exceptions@example.org");
     let a = agent(&s, &st, json!({}));
     let go = || {
@@ -296,4 +297,12 @@ fn a_failed_generation_files_an_exception_that_is_acknowledged_then_resolved() {
     assert!(actions.contains(&"exceptions:ResolveException") && actions.contains(&"exceptions:AcknowledgeException"), "{actions:?}");
     // Filters are checked.
     refused(call(&s, "GET", "/api/v1/exceptions?status=closed", &st.key, None), 400);
+    // Filed and audited with what they describe: both survive kill -9.
+    let audited = ok(call(&s, "GET", "/api/v1/audit-log", &st.key, None), 200)["total"].clone();
+    s.kill9();
+    s.restart();
+    let all = ok(call(&s, "GET", "/api/v1/exceptions", &st.key, None), 200);
+    assert_eq!(all["total"], 2, "{all}");
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/exceptions/{xid}"), &st.key, None), 200)["status"], "resolved");
+    assert_eq!(ok(call(&s, "GET", "/api/v1/audit-log", &st.key, None), 200)["total"], audited);
 }
