@@ -114,6 +114,13 @@ codes! {
     SoatForbidden => ("forbidden", 403),
     // A body names a policy; Quarry has none.
     PolicyNotFound => ("policy_not_found", 400),
+    // policies (issue 37): an attached policy denies the route's action (meta: policy_id,
+    // action, resource); SOAT answers FORBIDDEN.
+    PolicyDenied => ("policy_denied", 403),
+    // exceptions (issue 37): acknowledging or resolving a resolved exception.
+    ExceptionAlreadyResolved => ("exception_already_resolved", 409),
+    // activity (issue 37): a cursor this server did not hand out.
+    ActivityInvalidCursor => ("activity_invalid_cursor", 400),
     // A body names a model route or guardrail that is not in the project.
     ModelRouteNotFound => ("model_route_not_found", 400),
     GuardrailNotFound => ("guardrail_not_found", 400),
@@ -283,6 +290,10 @@ impl Code {
             Code::ProjectHasDependents => return "PROJECT_HAS_DEPENDENTS",
             Code::AiProviderError => return "AI_PROVIDER_ERROR",
             Code::PolicyNotFound => return "POLICY_NOT_FOUND",
+            // policies (issue 37)
+            Code::PolicyDenied => return "FORBIDDEN",
+            Code::ExceptionAlreadyResolved => return "EXCEPTION_ALREADY_RESOLVED",
+            Code::ActivityInvalidCursor => return "ACTIVITY_INVALID_CURSOR",
             Code::ModelRouteNotFound => return "MODEL_ROUTE_NOT_FOUND",
             Code::GuardrailNotFound => return "GUARDRAIL_NOT_FOUND",
             _ => {}

@@ -400,6 +400,25 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::DELETE, "/api/v1/chats/{chat_id}", "soat_delete_chat", call!(soat::chats::delete, chat_id)),
         row(M::POST, "/api/v1/chat/completions", "soat_create_chat_completion", call!(soat::chats::completions)),
         row(M::POST, "/api/v1/embeddings", "soat_create_embeddings", call!(soat::embeddings::create)),
+        // SOAT (/api/v1): policies, the audit log, activity and exceptions (issue 37, policies).
+        row(M::GET, "/api/v1/policies", "soat_list_policies", call!(soat::policies::list)),
+        row(M::POST, "/api/v1/policies", "soat_create_policy", call!(soat::policies::create)),
+        row(M::GET, "/api/v1/policies/{policy_id}", "soat_get_policy", call!(soat::policies::get, policy_id)),
+        row(M::PUT, "/api/v1/policies/{policy_id}", "soat_update_policy", call!(soat::policies::update, policy_id)),
+        row(M::DELETE, "/api/v1/policies/{policy_id}", "soat_delete_policy", call!(soat::policies::delete, policy_id)),
+        row(M::GET, "/api/v1/audit-log", "soat_list_audit_entries", call!(soat::audit_log::list)),
+        row(M::GET, "/api/v1/audit-log/export", "soat_export_audit_entries", call!(soat::audit_log::export)),
+        row(M::GET, "/api/v1/audit-log/{entry_id}", "soat_get_audit_entry", call!(soat::audit_log::get, entry_id)),
+        row(M::GET, "/api/v1/activity", "soat_list_activity", call!(soat::exceptions::activity)),
+        row(M::GET, "/api/v1/exceptions", "soat_list_exceptions", call!(soat::exceptions::list)),
+        row(M::GET, "/api/v1/exceptions/{exception_id}", "soat_get_exception", call!(soat::exceptions::get, exception_id)),
+        row(
+            M::POST,
+            "/api/v1/exceptions/{exception_id}/acknowledge",
+            "soat_acknowledge_exception",
+            call!(soat::exceptions::acknowledge, exception_id),
+        ),
+        row(M::POST, "/api/v1/exceptions/{exception_id}/resolve", "soat_resolve_exception", call!(soat::exceptions::resolve, exception_id)),
     ];
     if config.panic_route {
         t.push(public(row(M::GET, "/v1/_panic", "panic", call!(panic_route))));

@@ -17,6 +17,7 @@ use hyper::Request;
 use super::body::Slot;
 use super::call::Call;
 use super::conn::ConnState;
+use super::oversight;
 use super::response::{self, Reply, X_QUARRY_SHARD, X_REQUEST_ID};
 use super::router::{Handler, Matched};
 use super::server::Shard;
@@ -111,7 +112,7 @@ async fn guarded(
 ) -> Reply {
     let (method, uri) = (parts.method.clone(), parts.uri.clone());
     let surface = matched.route.surface;
-    let served = AssertUnwindSafe(serve(shard, conn, matched, parts, body)).catch_unwind().await;
+    let served = AssertUnwindSafe(serve(shard, conn, matched, parts, body, request_id)).catch_unwind().await;
     let reply = served.unwrap_or_else(|panic| {
         let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         tracing::error!(request_id = ?request_id, %method, %uri, panic = what.as_deref().unwrap_or("?"), "handler panicked");
@@ -123,7 +124,14 @@ async fn guarded(
     reply
 }
 
-async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::http::request::Parts, body: &Slot) -> Reply {
+async fn serve(
+    shard: &Shard,
+    conn: &ConnState,
+    matched: Matched,
+    parts: hyper::http::request::Parts,
+    body: &Slot,
+    request_id: &HeaderValue,
+) -> Reply {
     let Matched { route, params, .. } = matched;
     let Handler::Call(handler) = route.handler else { unreachable!("immediate routes are served before") };
     let surface: Surface = route.surface;
@@ -156,8 +164,28 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
     }
     let decision = principal.bucket.spend(route.cost);
     let mut reply = if decision.allowed {
-        call.principal = Some(principal);
-        handler(call).await.unwrap_or_else(|e| surface.error(&e))
+        // policies (issue 37): the one policy check and audit record of every route.
+        let gate = oversight::gate(&shard.app, route, &call.params, &call.parts, &principal);
+        let Some(gate) = gate else {
+            call.principal = Some(principal);
+            return with_rate(handler(call).await.unwrap_or_else(|e| surface.error(&e)), &decision);
+        };
+        let request = oversight::Request {
+            method: call.parts.method.to_string(),
+            route: route.path,
+            request_id: request_id.to_str().ok().map(str::to_owned),
+            ip: conn.peer.map(|a| a.ip().to_string()),
+            user_agent: call.parts.headers.get(hyper::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(512).collect()),
+        };
+        let denied = gate.check(&shard.app, &principal).err();
+        let reply = match &denied {
+            Some(d) => surface.error(&d.error()),
+            None => {
+                call.principal = Some(principal.clone());
+                handler(call).await.unwrap_or_else(|e| surface.error(&e))
+            }
+        };
+        gate.record(&shard.app, &principal, request, denied.as_ref(), reply).await
     } else {
         let plan = &shard.app.plan(&principal.plan).name;
         surface.error(&ApiError {
@@ -166,5 +194,10 @@ async fn serve(shard: &Shard, conn: &ConnState, matched: Matched, parts: hyper::
         })
     };
     response::rate_headers(&mut reply, &decision);
+    reply
+}
+
+fn with_rate(mut reply: Reply, decision: &crate::limits::Decision) -> Reply {
+    response::rate_headers(&mut reply, decision);
     reply
 }

@@ -7,7 +7,9 @@ pub mod body;
 pub mod call;
 pub mod conn;
 mod handler;
+// policies and the audit log (issue 37, policies): the one check and record of every route.
 pub mod json_out;
+mod oversight;
 mod protocol_error;
 pub mod response;
 pub mod router;

@@ -51,6 +51,11 @@ impl Params {
         self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("no path parameter {name}"))
     }
 
+    /// The first parameter in path order (the record a route names), if any.
+    pub fn first(&self) -> Option<(&'static str, &str)> {
+        self.0.first().map(|(k, v)| (*k, v.as_str()))
+    }
+
     pub fn take(&mut self, name: &str) -> String {
         let i = self.0.iter().position(|(k, _)| *k == name).unwrap_or_else(|| panic!("no path parameter {name}"));
         self.0.swap_remove(i).1

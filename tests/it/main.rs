@@ -51,6 +51,8 @@ mod soat_generations;
 mod soat_guardrails;
 mod soat_identity;
 mod soat_memory;
+// policies, audit log, activity, exceptions (issue 37)
+mod soat_policies;
 // SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
 mod soat_documents;
 mod soat_schemathesis;

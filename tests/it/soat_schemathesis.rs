@@ -156,3 +156,11 @@ fn the_evaluations_spec_holds_under_schemathesis() {
 fn the_guardrails_and_approvals_specs_hold_under_schemathesis() {
     specs_hold("tests/schemathesis/soat_guardrails.sh", "30", &["guardrails", "approvals"], 20);
 }
+
+/// policies (issue 37): `tests/schemathesis/soat_policies.sh`, SOAT v0.28's policies,
+/// audit-log, activity and exceptions specs over seeded policies, exceptions (failed
+/// generations) and audit entries, the same checks as the sibling modules'.
+#[test]
+fn the_policies_audit_activity_and_exceptions_specs_hold_under_schemathesis() {
+    specs_hold("tests/schemathesis/soat_policies.sh", "60", &["policies", "audit-log", "activity", "exceptions"], 5);
+}

@@ -56,6 +56,10 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/tool-outputs") => json!({"tool_outputs": [{"tool_call_id": "call_1", "output": "ok"}]}),
         // users (issue 36)
         p if p.ends_with("/policies") => json!({"policy_ids": []}),
+        // policies, exceptions (issue 37)
+        p if p.starts_with("/api/v1/policies/") => json!({"document": {"statement": []}}),
+        p if p.ends_with("/acknowledge") => return None,
+        p if p.ends_with("/resolve") => json!({"note": "done"}),
         // files (issue 36)
         p if p.ends_with("/metadata") => json!({"metadata": "{}"}),
         p if p.starts_with("/api/v1/files/") && p.ends_with("/tags") => json!({"k": "v"}),
@@ -128,6 +132,15 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let user = id(&ok(call(&s, "POST", "/api/v1/users", &owner, Some(json!({"username": "tenancy-user", "password": "Tenancy-1"}))), 201));
     let deliveries = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={webhook}"), &sk1, None), 200);
     let delivery = id(&deliveries["data"][0]);
+    // policies (issue 37): a policy of account A (the account's, as users are); an audit
+    // entry of P1 (the secret's create above); an exception of P1, filed by a generation
+    // failing on the provider (nothing listens on port 9).
+    let policy = id(&ok(call(&s, "POST", "/api/v1/policies", &owner, Some(json!({"document": {"statement": []}}))), 201));
+    let audit_entry = id(&ok(call(&s, "GET", "/api/v1/audit-log?action=secrets:CreateSecret", &sk1, None), 200)["data"][0]);
+    let failed =
+        call(&s, "POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), &sk1, Some(json!({"messages": [{"role": "user", "content": "hi"}]})));
+    assert!(failed.status >= 400, "{}", failed.text());
+    let exception = id(&ok(call(&s, "GET", "/api/v1/exceptions", &sk1, None), 200)["data"][0]);
     let fixtures: Vec<(&str, String)> = vec![
         ("project_id", p1.clone()),
         ("api_key_id", key1),
@@ -159,6 +172,9 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         ("actor_id", actor),
         ("chat_id", chat),         // chats (issue 36)
         ("approval_id", approval), // approvals (issue 37)
+        // policies (issue 37)
+        ("policy_id", policy),
+        ("exception_id", exception),
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {
@@ -175,6 +191,10 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         if path.starts_with("/api/v1/conversations/") {
             path = path.replace("{document_id}", &message);
         }
+        // An audit entry is named `entry_id` too (policies, issue 37).
+        if path.starts_with("/api/v1/audit-log/") {
+            path = path.replace("{entry_id}", &audit_entry);
+        }
         for (param, value) in &fixtures {
             path = path.replace(&format!("{{{param}}}"), value);
         }
@@ -188,6 +208,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
             ("/api/v1/projects/{project_id}", "DELETE") => (403, "FORBIDDEN"),
             ("/api/v1/projects/{project_id}", _) => (403, "API_KEY_PROJECT_SCOPE"),
             (p, _) if p.starts_with("/api/v1/users/") => (403, "FORBIDDEN"),
+            // Policies are the account's, managed by its admins (policies, issue 37).
+            (p, _) if p.starts_with("/api/v1/policies/") => (403, "FORBIDDEN"),
             _ => (404, "RESOURCE_NOT_FOUND"),
         };
         let r = call(&s, method, &path, &sk2, body);
@@ -199,7 +221,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     // wrong id, and no DELETE above took effect.
     for (method, path) in walked.iter().filter(|(m, _)| m == "GET") {
         // A user is the account's: its own key reads it (users, issue 36).
-        let control = if path.starts_with("/api/v1/users/") { &owner } else { &sk1 };
+        let control = if path.starts_with("/api/v1/users/") || path.starts_with("/api/v1/policies/") { &owner } else { &sk1 };
         let r = call(&s, method, path, control, None);
         // /models reaches for the provider (loopback port 9, closed): found, then 502.
         let found = r.status == 200 || (path.ends_with("/models") && r.status == 502 && r.code() == "MODEL_LISTING_FAILED");

@@ -81,7 +81,8 @@ impl Records {
 const COUNTED: &str = "record_chars_counted";
 
 /// Tables of the server's own, not an account's records: never charged.
-const UNCHARGED: [Rows; 3] = [super::ACCOUNTS, super::KEYS, super::MONTHS];
+// policies (issue 37): the audit log is the platform's record of the account, not its data.
+const UNCHARGED: [Rows; 4] = [super::ACCOUNTS, super::KEYS, super::MONTHS, super::audit::AUDIT];
 
 impl Records {
     /// Counts every account's records once, if this store has not been counted: each

@@ -192,7 +192,10 @@ impl Records {
             txn.add_member(AGENT_DEPENDENTS, t.agent_id(), &format!("trace:{}", t.id()))?;
         }
         // webhooks: the start's events, in the start's transaction.
-        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &g.raised(None))?;
+        let raised = g.raised(None);
+        super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, g.account_id(), g.project_id(), &raised)?;
         self.commit_charged(txn, Charge::Capped(g.account_id()))?;
         Ok(Created::New)
     }
@@ -217,7 +220,10 @@ impl Records {
         if g.settled() {
             txn.delete_name(ACTIVE, g.id())?;
         }
-        super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &g.raised(Some(&before)))?;
+        let raised = g.raised(Some(&before));
+        super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &raised)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, account_id, g.project_id(), &raised)?;
         self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Some(out))
     }
@@ -271,6 +277,8 @@ impl Records {
         super::webhooks::enqueue_in(&txn, g.account_id(), g.project_id(), &raised)?;
         // guardrails (issue 37): the approvals a pause files, in the pause's transaction.
         super::approvals::file_in(&txn, &next)?;
+        // policies (issue 37): a failure files its exception in the same transaction.
+        super::exceptions::file_in(&txn, g.account_id(), g.project_id(), &raised)?;
         if steps > 0 || next.has_trace_notes() {
             if let Some(mut t) = get_in::<G::Trace>(&txn, g.account_id(), g.trace_id())? {
                 g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());

@@ -34,6 +34,10 @@ pub mod webhooks;
 mod chats;
 // guardrails and approvals (issue 37)
 pub mod approvals;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit;
+pub mod exceptions;
+mod policies;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,6 +64,10 @@ pub use webhooks::{DeliveryRecord, WebhookRecord};
 pub use chats::{ChatRecord, CHAT_PREFIX};
 // guardrails and approvals (issue 37)
 pub use approvals::{ApprovalRecord, APPROVAL_PREFIX};
+// policies (issue 37)
+pub use audit::{ActivityEntry, AuditEntry};
+pub use exceptions::ExceptionRecord;
+pub use policies::PolicyRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -135,6 +143,10 @@ impl Records {
         // actors
         self.ensure_actors()?;
         self.ensure_chats()?; // chats (issue 36)
+                              // policies (issue 37)
+        self.ensure::<PolicyRecord>()?;
+        self.ensure::<ExceptionRecord>()?;
+        self.ensure_audit()?;
         self.count_records_once()
     }
 

@@ -31,7 +31,7 @@ pub struct UserRecord {
     /// `admin` or `user`.
     pub role: String,
     pub password_hash: String,
-    /// What `PUT /users/{id}/policies` attached (recorded; not enforced yet).
+    /// What `PUT /users/{id}/policies` attached (checked by `agents::policies`).
     #[serde(default)]
     pub policy_ids: Vec<String>,
     pub created_at: String,

@@ -51,14 +51,10 @@ fn check_name(name: &str) -> Result<(), SoatError> {
     crate::names::check(name, 200).map_err(|problem| SoatError::invalid("name", problem.to_string()))
 }
 
-/// Quarry has no policies: any id names none.
-fn check_policies(ids: &Option<Vec<String>>) -> Result<Vec<String>, SoatError> {
-    match ids.as_deref() {
-        Some([first, ..]) => {
-            Err(SoatError::Reference { code: crate::error::Code::PolicyNotFound, kind: "policy", field: "policy_ids", id: first.clone() })
-        }
-        _ => Ok(Vec::new()),
-    }
+/// policies (issue 37): each id a policy of the account (400 `POLICY_NOT_FOUND`), and a
+/// caller held to policies makes keys held to the same (`agents::policies::for_key`).
+fn check_policies(records: &Records, scope: &Scope, ids: &Option<Vec<String>>) -> Result<Option<Vec<String>>, SoatError> {
+    crate::agents::policies::for_key(records, scope, ids.as_deref())
 }
 
 /// The project a key is to be bound to, as the caller may ask: a project-bound caller
@@ -89,7 +85,7 @@ fn visible(scope: &Scope, k: &ProjectKeyRecord) -> bool {
 
 pub fn create(records: &Records, plan: &Plan, scope: &Scope, new: NewKey) -> Result<Created, SoatError> {
     check_name(&new.name)?;
-    let policy_ids = check_policies(&new.policy_ids)?;
+    let policy_ids = check_policies(records, scope, &new.policy_ids)?.unwrap_or_default();
     let project_id = binding(records, scope, new.project_id, None)?;
     if let Some(max) = plan.max_keys {
         let active = records.list::<ProjectKeyRecord>(&scope.account_id)?.len() as u64;
@@ -135,7 +131,7 @@ pub fn update(records: &Records, scope: &Scope, id: &str, u: KeyUpdate) -> Resul
     if let Some(n) = &u.name {
         check_name(n)?;
     }
-    let policy_ids = u.policy_ids.as_ref().map(|_| check_policies(&u.policy_ids)).transpose()?;
+    let policy_ids = if u.policy_ids.is_some() { check_policies(records, scope, &u.policy_ids)? } else { None };
     let project_id = binding(records, scope, u.project_id, current.project_id.clone())?;
     let now = now_rfc3339();
     let updated = records.update::<ProjectKeyRecord, ProjectKeyRecord>(&scope.account_id, id, |k| {

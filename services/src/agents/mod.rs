@@ -41,6 +41,10 @@ pub mod embeddings;
 // guardrails and approvals (issue 37)
 pub mod approvals;
 pub mod guardrails;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit;
+pub mod exceptions;
+pub mod policies;
 
 pub use error::SoatError;
 

@@ -238,15 +238,20 @@ pub fn login(records: &Records, c: &Credentials) -> Result<LoggedIn, UserError> 
 }
 
 /// `POST /users`: a user of the caller's account (role `user` unless it says `admin`).
-pub fn create(records: &Records, account_id: &str, new: NewUser) -> Result<UserRecord, UserError> {
+/// A caller `held` to policies (issue 37) makes only plain users, held to the same.
+pub fn create(records: &Records, account_id: &str, new: NewUser, held: Option<Vec<String>>) -> Result<UserRecord, UserError> {
     check_username(&new.username)?;
     let role = match new.role.as_deref() {
         None | Some("user") => "user",
         Some("admin") => "admin",
         Some(other) => return Err(SoatError::invalid("role", format!("{other} is no role; admin or user.")).into()),
     };
+    if held.is_some() && role == "admin" {
+        return Err(SoatError::Forbidden("A credential held to policies makes no admin.".into()).into());
+    }
     check_password(&new.password, &new.username)?;
-    let user = user_record(account_id, new.username, &new.password, role);
+    let mut user = user_record(account_id, new.username, &new.password, role);
+    user.policy_ids = held.unwrap_or_default();
     match records.insert_user(&user) {
         Err(StoreError::Conflict { .. }) => Err(UserError::UsernameTaken(user.username)),
         other => Ok(other.map(|()| user)?),
@@ -272,8 +277,13 @@ pub fn delete(records: &Records, account_id: &str, id: &str) -> Result<(), UserE
     Err(SoatError::not_found("user", id).into())
 }
 
-/// `PUT /users/{id}/policies`: recorded as given (replacing the list); not enforced yet.
-pub fn attach_policies(records: &Records, account_id: &str, id: &str, p: Policies) -> Result<UserRecord, UserError> {
+/// `PUT /users/{id}/policies`: recorded as given (replacing the list); checked on every
+/// `/api/v1` request by `agents::policies` (an id naming no policy is skipped).
+/// A caller `held` to policies (issue 37) attaches exactly its own.
+pub fn attach_policies(records: &Records, account_id: &str, id: &str, p: Policies, held: Option<Vec<String>>) -> Result<UserRecord, UserError> {
+    if held.as_ref().is_some_and(|own| !super::policies::same_set(own, &p.policy_ids)) {
+        return Err(SoatError::Forbidden("A credential held to policies attaches exactly its own.".into()).into());
+    }
     if p.policy_ids.len() > MAX_POLICIES {
         return Err(SoatError::invalid("policy_ids", format!("at most {MAX_POLICIES}.")).into());
     }

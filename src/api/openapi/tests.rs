@@ -147,6 +147,10 @@ fn on_agentlex(code: Code) -> bool {
         SoatValidation
         | SoatForbidden
         | PolicyNotFound
+        // policies (issue 37)
+        | PolicyDenied
+        | ExceptionAlreadyResolved
+        | ActivityInvalidCursor
         | ModelRouteNotFound
         | GuardrailNotFound
         | SoatNotFound

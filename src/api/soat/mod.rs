@@ -58,6 +58,10 @@ pub mod evaluations;
 // guardrails and approvals (issue 37)
 pub mod approvals;
 pub mod guardrails;
+// policies, audit log, activity, exceptions (issue 37, policies)
+pub mod audit_log;
+pub mod exceptions;
+pub mod policies;
 
 pub use list::Page;
 

@@ -95,8 +95,9 @@ pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
 pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     users::require_admin(call.principal())?;
     let new: NewUser = body::read(&mut call).await?;
+    let held = crate::agents::policies::held_to(&call.app.records, call.principal())?;
     let (app, account) = (call.app.clone(), call.principal().account_id.clone());
-    let user = blocking(move || users::create(&app.records, &account, new)).await?;
+    let user = blocking(move || users::create(&app.records, &account, new, held)).await?;
     Ok(response::json(StatusCode::CREATED, &UserOut::from(user)))
 }
 
@@ -121,7 +122,8 @@ pub async fn delete(call: Call<'_>, user_id: String) -> Result<Reply, ApiError> 
 pub async fn attach_policies(mut call: Call<'_>, user_id: String) -> Result<Reply, ApiError> {
     users::require_admin(call.principal())?;
     let p: Policies = body::read(&mut call).await?;
+    let held = crate::agents::policies::held_to(&call.app.records, call.principal())?;
     let (app, account) = (call.app.clone(), call.principal().account_id.clone());
-    blocking(move || users::attach_policies(&app.records, &account, &user_id, p)).await?;
+    blocking(move || users::attach_policies(&app.records, &account, &user_id, p, held)).await?;
     Ok(super::no_content())
 }
