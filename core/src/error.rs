@@ -206,6 +206,10 @@ codes! {
     // chats (issue 36): ChatNotFound above, a chat_id naming no chat the caller sees.
     // embeddings (issue 36): this server loads no embedder (QUARRY_EMBEDDER=none).
     EmbeddingNotConfigured => ("embedding_not_configured", 503),
+    // quotas (issue 37): a model call (or a generation's start) would pass an enforced
+    // quota (meta: quota_id, metric, limit, window, resets_at); a quota like another.
+    QuotaExceeded => ("quota_exceeded", 429),
+    QuotaConflict => ("quota_conflict", 409),
 }
 
 /// An error as the client sees it.
@@ -283,6 +287,9 @@ impl Code {
             Code::UsernameTaken => return "NAME_CONFLICT",
             // embeddings (issue 36); chats' CHAT_NOT_FOUND is with the actors' codes.
             Code::EmbeddingNotConfigured => return "EMBEDDING_NOT_CONFIGURED",
+            // quotas (issue 37)
+            Code::QuotaExceeded => return "QUOTA_EXCEEDED",
+            Code::QuotaConflict => return "QUOTA_CONFLICT",
             _ => {}
         }
         match self.status().as_u16() {

@@ -48,7 +48,9 @@ mod soat_files;
 mod soat_generate;
 mod soat_generations;
 mod soat_identity;
+// quotas (issue 37)
 mod soat_memory;
+mod soat_quotas;
 // SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
 mod soat_documents;
 mod soat_schemathesis;

@@ -21,6 +21,8 @@ pub mod generations;
 mod kv;
 mod memory;
 pub mod owned;
+// quotas and usage meters (issue 37).
+pub mod quotas;
 mod records;
 mod soat;
 mod tools;
@@ -56,6 +58,8 @@ pub use users::{UserRecord, UserTokenRecord};
 pub use webhooks::{DeliveryRecord, WebhookRecord};
 // chats (issue 36)
 pub use chats::{ChatRecord, CHAT_PREFIX};
+// quotas (issue 37)
+pub use quotas::QuotaRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -131,6 +135,7 @@ impl Records {
         // actors
         self.ensure_actors()?;
         self.ensure_chats()?; // chats (issue 36)
+        self.ensure_quotas()?; // quotas and usage (issue 37)
         self.count_records_once()
     }
 

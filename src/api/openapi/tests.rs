@@ -207,6 +207,9 @@ fn on_agentlex(code: Code) -> bool {
         | SingleSessionConflict
         // chats and embeddings (issue 36)
         | EmbeddingNotConfigured
+        // quotas (issue 37)
+        | QuotaExceeded
+        | QuotaConflict
         | EgressRefused => false,
     }
 }

@@ -39,6 +39,8 @@ pub mod memories;
 pub mod memory_entries;
 pub mod projects;
 pub mod query;
+// quotas (issue 37)
+pub mod quotas;
 pub mod secrets;
 // sessions
 pub mod sessions;

@@ -46,6 +46,8 @@ use quarry_index::embed::Embedder;
 mod calls;
 mod model;
 mod prepare;
+// quotas (issue 37)
+mod quota;
 mod route;
 // chats (issue 36): a chat on its project's default route fails over as a generation does.
 pub(crate) use route::failover_class;
@@ -77,7 +79,8 @@ pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<crate::limits::Sl
     let log = live::open(&g.id);
     let lease = g.state.lease.clone();
     let slot = slot.unwrap_or_else(|| host.agents.running.take(&g.account_id));
-    let run = Run { host, log: log.clone(), lease, g, batch: Vec::new(), new_steps: 0, tools: Vec::new(), plan: String::new(), last: None };
+    let run =
+        Run { host, log: log.clone(), lease, g, batch: Vec::new(), new_steps: 0, tools: Vec::new(), plan: String::new(), last: None, quota: None };
     glommio::spawn_local(async move {
         let _slot = slot;
         run.drive().await
@@ -100,6 +103,8 @@ struct Run {
     last: Option<(u64, String)>,
     /// The lease this run holds: a save lands only while the stored record names it.
     lease: Option<String>,
+    /// quotas (issue 37): the last model call's reservation, settled by the next save.
+    quota: Option<crate::agents::quotas::Reservation>,
 }
 
 /// How a turn rested.
@@ -167,7 +172,9 @@ impl Run {
         let steps = std::mem::take(&mut self.new_steps);
         let records = self.host.agents.records.clone();
         let lease = self.lease.clone();
-        let saved = blocking(move || records.save_step(&record, &events, steps, |stored| stored.state.lease == lease)).await?;
+        let settle = self.quota.take().map(|r| r.settle());
+        let saved =
+            blocking(move || records.save_step_settling(&record, &events, steps, |stored| stored.state.lease == lease, settle.as_ref())).await?;
         match saved {
             Some(true) => {
                 if let Some((seq, data)) = self.last.take() {

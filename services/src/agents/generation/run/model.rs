@@ -37,6 +37,8 @@ impl Run {
             req.response_format = Some(ResponseFormat::JsonSchema { name: "output".into(), schema: Value::Object(schema.clone()), strict: false });
         }
         let targets = self.targets().await?;
+        // quotas (issue 37): reserved before the model is called, never after.
+        self.reserve_call(&mut req).await?;
         let scope = self.scope();
         let agents = self.host.agents.clone();
         let routed = targets.iter().any(|t| t.index.is_some());
@@ -74,6 +76,7 @@ impl Run {
             };
             match out {
                 Ok(c) => {
+                    self.spent(&c.output.usage, c.output.tool_calls.len());
                     attempts.push(attempt);
                     self.g.ai_provider_id = Some(t.provider.id.clone());
                     self.g.state.served_by = Some(model);
