@@ -48,8 +48,10 @@ mod soat_files;
 mod soat_generate;
 mod soat_generations;
 mod soat_identity;
-// quotas (issue 37)
 mod soat_memory;
+// quotas, the model routes' circuit breaker, MCP calls' idempotency key (issue 37)
+mod soat_breaker;
+mod soat_mcp_idempotency;
 mod soat_quotas;
 // SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
 mod soat_documents;

@@ -43,6 +43,8 @@ use crate::store::generations::EventRow;
 use crate::store::StoreError;
 use quarry_index::embed::Embedder;
 
+// model routes' circuit breaker (issue 37)
+pub mod breaker;
 mod calls;
 mod model;
 mod prepare;
