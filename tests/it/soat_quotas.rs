@@ -1,4 +1,4 @@
-//! Quotas (issue 37): CRUD over HTTP, and enforcement before the model is called: concurrent generations never spend past a tokens quota.
+//! Quotas (issue 37): CRUD over HTTP, and enforcement before the model is called: concurrent generations never spend past a tokens quota; a generation's receipt.
 //!
 //! `/api/v1/quotas` (SOAT v0.28's quotas.yaml) against the real binary: create, the
 //! duplicate's 409, the scope/metric pairs and refs refused, get with the window's
@@ -73,9 +73,8 @@ fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() 
         call(&s, "POST", "/api/v1/quotas", &st.key, Some(json!({"scope": "project", "metric": "requests", "window": "calendar_month", "limit": 2}))),
         201,
     );
-    for _ in 0..2 {
-        ok(generate(&s, &st.key, &a, "Hello."), 200);
-    }
+    let first = ok(generate(&s, &st.key, &a, "Hello."), 200)["id"].as_str().unwrap().to_owned();
+    ok(generate(&s, &st.key, &a, "Hello."), 200);
     let e = refused(generate(&s, &st.key, &a, "Hello."), 429);
     assert_eq!(
         (e["code"].as_str(), e["meta"]["quota_id"].as_str(), e["meta"]["metric"].as_str()),
@@ -85,6 +84,21 @@ fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() 
     assert_eq!(up.bodies().len(), 2, "the refused generation never reached the model");
     let got = ok(call(&s, "GET", &format!("/api/v1/quotas/{}", q["id"].as_str().unwrap()), &st.key, None), 200);
     assert_eq!(got["current_usage"]["count"], 2, "{got}");
+    // usage (issue 37): the generation's receipt, what the provider reported for it.
+    let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &st.key, None), 200);
+    assert_eq!(
+        (r["generation_id"].as_str(), r["total_input_tokens"].as_u64(), r["total_output_tokens"].as_u64()),
+        (Some(first.as_str()), Some(10), Some(5)),
+        "{r}"
+    );
+    assert_eq!(
+        (r["line_items"][0]["meter_type"].as_str(), r["line_items"][0]["model"].as_str(), r["total_cost_usd"].is_null()),
+        (Some("llm_tokens"), Some("reader"), true),
+        "{r}"
+    );
+    let (_, other) = s.signup("quota-receipt-other@example.com");
+    refused(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &other, None), 404);
+    refused(call(&s, "GET", "/api/v1/usage/receipt", &st.key, None), 400);
 }
 
 #[test]

@@ -25,6 +25,7 @@ pub mod refs;
 pub mod scope;
 pub mod secrets;
 pub mod service;
+pub mod usage;
 // sessions
 pub mod session;
 pub mod tools;
