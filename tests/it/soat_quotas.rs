@@ -69,6 +69,10 @@ fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() 
     let s = server();
     let st = setup(&s, &up, "quota-requests@example.com");
     let a = agent(&s, &st, json!({}));
+    // A webhook taking quota events: its deliveries are the outbox (its URL answers nothing).
+    let hook =
+        ok(call(&s, "POST", "/api/v1/webhooks", &st.key, Some(json!({"name": "q", "url": "http://127.0.0.1:9/hook", "events": ["quota.*"]}))), 201);
+    let hook = hook["id"].as_str().unwrap().to_owned();
     let q = ok(
         call(&s, "POST", "/api/v1/quotas", &st.key, Some(json!({"scope": "project", "metric": "requests", "window": "calendar_month", "limit": 2}))),
         201,
@@ -82,8 +86,14 @@ fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() 
         "{e}"
     );
     assert_eq!(up.bodies().len(), 2, "the refused generation never reached the model");
+    // The first breach of the window raised quota.exceeded, once: a second refusal adds none.
+    refused(generate(&s, &st.key, &a, "Hello."), 429);
+    let d = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={hook}"), &st.key, None), 200);
+    let events: Vec<&str> = d["data"].as_array().unwrap().iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
+    assert_eq!(events, ["quota.exceeded"], "{d}");
+    assert_eq!(d["data"][0]["payload"]["data"]["quota_id"], q["id"], "{d}");
     let got = ok(call(&s, "GET", &format!("/api/v1/quotas/{}", q["id"].as_str().unwrap()), &st.key, None), 200);
-    assert_eq!(got["current_usage"]["count"], 2, "{got}");
+    assert_eq!(got["current_usage"]["count"], 2, "refusals take nothing: {got}");
     // usage (issue 37): the generation's receipt, what the provider reported for it.
     let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &st.key, None), 200);
     assert_eq!(

@@ -11,6 +11,9 @@
 //! call did not spend, in the same transaction that adds the call's usage to the usage
 //! meters (`soat_usage_meters`: `account/project/day/dimension/metric` → units).
 //!
+//! A reservation that passes a quota's limit raises `quota.exceeded` (a webhook
+//! event, in the outbox of the same transaction) the first time in that window.
+//!
 //! A crash between a reservation and its settle leaves the reservation counted: the
 //! window counts more than was spent, never less.
 
@@ -18,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kv::{Counts, Read, Table, WriteTx};
 use super::owned::{insert_in, list_in, owned_record, remove_in};
+use super::webhooks::Raised;
 use super::{Charge, Records, StoreError};
 
 pub const QUOTA_PREFIX: &str = "quota_";
@@ -56,10 +60,13 @@ owned_record!(QuotaRecord, "soat_quotas", "soat_quotas_by_account");
 pub struct Hold {
     /// `quota id/subject/window key`.
     pub key: String,
-    /// The most units the window may count (`None`: counted, never refused: a
-    /// `monitor` quota).
-    pub limit: Option<u64>,
+    /// The most units the window may count.
+    pub limit: u64,
+    /// Refused past the limit (`enforce`); else counted and let through (`monitor`).
+    pub enforce: bool,
     pub units: u64,
+    /// The `quota.exceeded` event its first breach in a window raises (once).
+    pub breach: Option<Raised>,
 }
 
 /// What a call spent, metered under each of its dimensions (`project:ID`,
@@ -126,26 +133,38 @@ impl Records {
     }
 
     /// Takes `units` of every hold's counter, or none: `Ok(Err(i))` names the first
-    /// hold whose counter would pass its limit (nothing written). One transaction.
-    pub fn reserve_quota(&self, account_id: &str, holds: &[Hold]) -> Result<Result<(), usize>, StoreError> {
+    /// enforced hold whose counter would pass its limit (no counter written). A hold's
+    /// first breach in its window (refused, or let through by a `monitor` quota)
+    /// raises its `quota.exceeded` webhook event, written as the outbox in this same
+    /// transaction, with the mark that it fired. One transaction.
+    pub fn reserve_quota(&self, account_id: &str, project_id: &str, holds: &[Hold]) -> Result<Result<(), usize>, StoreError> {
         if holds.is_empty() {
             return Ok(Ok(()));
         }
         let txn = self.kv.write()?;
-        let mut next = Vec::with_capacity(holds.len());
+        let (mut next, mut refused, mut raised) = (Vec::with_capacity(holds.len()), None, Vec::new());
         for (i, h) in holds.iter().enumerate() {
-            let now = txn.count(WINDOWS, &h.key)?.unwrap_or(0);
-            let after = now.saturating_add(h.units);
-            if h.limit.is_some_and(|limit| after > limit) {
-                return Ok(Err(i));
+            let after = txn.count(WINDOWS, &h.key)?.unwrap_or(0).saturating_add(h.units);
+            if after > h.limit {
+                let fired = format!("{}/fired", h.key);
+                if txn.count(WINDOWS, &fired)?.is_none() {
+                    txn.put_count(WINDOWS, &fired, 1)?;
+                    raised.extend(h.breach.clone());
+                }
+                if h.enforce && refused.is_none() {
+                    refused = Some(i);
+                }
             }
             next.push(after);
         }
-        for (h, after) in holds.iter().zip(next) {
-            txn.put_count(WINDOWS, &h.key, after)?;
+        if refused.is_none() {
+            for (h, after) in holds.iter().zip(next) {
+                txn.put_count(WINDOWS, &h.key, after)?;
+            }
         }
+        super::webhooks::enqueue_in(&txn, account_id, project_id, &raised)?;
         self.commit_charged(txn, Charge::Counted(account_id))?;
-        Ok(Ok(()))
+        Ok(refused.map_or(Ok(()), Err))
     }
 
     /// Settles a reservation in a transaction of its own (see [`settle_in`]).
@@ -198,7 +217,7 @@ mod tests {
     use super::*;
 
     fn hold(key: &str, limit: u64, units: u64) -> Hold {
-        Hold { key: key.into(), limit: Some(limit), units }
+        Hold { key: key.into(), limit, enforce: true, units, breach: None }
     }
 
     #[test]
@@ -208,7 +227,7 @@ mod tests {
         let taken: u64 = (0..16)
             .map(|_| {
                 let r = r.clone();
-                std::thread::spawn(move || r.reserve_quota("acct_a", &[hold("quota_1/-/w", 100, 30)]).unwrap().is_ok() as u64)
+                std::thread::spawn(move || r.reserve_quota("acct_a", "proj_a", &[hold("quota_1/-/w", 100, 30)]).unwrap().is_ok() as u64)
             })
             .map(|h| h.join().unwrap())
             .sum();
@@ -223,7 +242,7 @@ mod tests {
         };
         r.settle_quota(&Settle { holds: vec![hold("quota_1/-/w", 100, 30)], spent: 12, metered: m }).unwrap();
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72);
-        assert_eq!(r.reserve_quota("acct_a", &[hold("quota_1/-/w", 100, 10), hold("quota_2/-/w", 5, 10)]).unwrap(), Err(1));
+        assert_eq!(r.reserve_quota("acct_a", "proj_a", &[hold("quota_1/-/w", 100, 10), hold("quota_2/-/w", 5, 10)]).unwrap(), Err(1));
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72, "a refused reservation takes nothing");
         assert_eq!(r.usage_meters("acct_a", "proj_a").unwrap(), vec![("2026-12-04".into(), "project:proj_a".into(), "input_tokens".into(), 7)]);
     }

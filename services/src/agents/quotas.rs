@@ -9,8 +9,10 @@
 //! store (`store::quotas`); a reservation that does not fit refuses the call with
 //! `QUOTA_EXCEEDED` (429), the model never called. The answer in, the reservation
 //! settles to the usage the provider reported, with the usage meters in the same
-//! transaction. A generation's start takes one unit of each enforced `requests`
-//! quota it falls under. `monitor` quotas count and never refuse. `cost_usd` quotas
+//! transaction. A quota's first breach in a window (a refusal, or a `monitor` quota's
+//! reservation past its limit, let through) raises the `quota.exceeded` webhook event,
+//! in the outbox of the reservation's transaction. A generation's start takes one unit of each `requests` quota it falls
+//! under. `monitor` quotas count and never refuse. `cost_usd` quotas
 //! are kept and listed but not enforced: the price book is not built yet.
 //!
 //! As SOAT does, windows are fixed and keyed by the truncated time (`rolling_1m`:
@@ -25,6 +27,7 @@ use super::agent::record::AgentRecord;
 use super::{Scope, SoatError};
 use crate::error::{ApiError, Code};
 use crate::store::quotas::{Hold, Metered, Settle, QUOTA_PREFIX};
+use crate::store::webhooks::Raised;
 use crate::store::{ActorRecord, ProjectKeyRecord, QuotaRecord, Records, StoreError};
 
 super::scope::in_project!(QuotaRecord);
@@ -280,8 +283,17 @@ fn holds(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<V
         .filter(|q| q.project_id == who.project_id && q.metric == metric)
         .filter_map(|q| {
             let key = counter(&q, who, now)?;
-            let limit = (q.mode == "enforce").then_some(q.limit as u64);
-            Some((Hold { key, limit, units }, q))
+            let breach = Raised {
+                event_type: "quota.exceeded".into(),
+                resource_type: "quota",
+                resource_id: q.id.clone(),
+                data: json!({
+                    "quota_id": q.id, "scope": q.scope, "scope_ref": q.scope_ref, "metric": q.metric, "window": q.window,
+                    "window_key": window_key(&q.window, now), "limit": q.limit, "mode": q.mode,
+                    "agent_id": who.agent_id, "actor_id": who.actor_id,
+                }),
+            };
+            Some((Hold { key, limit: q.limit as u64, enforce: q.mode == "enforce", units, breach: Some(breach) }, q))
         })
         .collect())
 }
@@ -306,7 +318,7 @@ pub fn exceeded(q: &QuotaRecord) -> ApiError {
 pub fn reserve(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<Reservation, ApiError> {
     let found = holds(records, who, metric, units)?;
     let (holds, quotas): (Vec<Hold>, Vec<QuotaRecord>) = found.into_iter().unzip();
-    match records.reserve_quota(&who.account_id, &holds)? {
+    match records.reserve_quota(&who.account_id, &who.project_id, &holds)? {
         Ok(()) => Ok(Reservation { who: who.clone(), holds, spent: Spent::default() }),
         Err(i) => Err(exceeded(&quotas[i])),
     }
