@@ -225,6 +225,10 @@ codes! {
     NameConflict => ("name_conflict", 409),
     GenerationNotCompleted => ("generation_not_completed", 409),
     GenerationContentUnavailable => ("generation_content_unavailable", 409),
+    // quotas (issue 37): a model call (or a generation's start) would pass an enforced
+    // quota (meta: quota_id, metric, limit, window, resets_at); a quota like another.
+    QuotaExceeded => ("quota_exceeded", 429),
+    QuotaConflict => ("quota_conflict", 409),
 }
 
 /// An error as the client sees it.
@@ -310,6 +314,9 @@ impl Code {
             Code::UsernameTaken => return "NAME_CONFLICT",
             // embeddings (issue 36); chats' CHAT_NOT_FOUND is with the actors' codes.
             Code::EmbeddingNotConfigured => return "EMBEDDING_NOT_CONFIGURED",
+            // quotas (issue 37)
+            Code::QuotaExceeded => return "QUOTA_EXCEEDED",
+            Code::QuotaConflict => return "QUOTA_CONFLICT",
             _ => {}
         }
         match self.status().as_u16() {

@@ -384,6 +384,13 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::GET, "/api/v1/documents/{document_id}/tags", "soat_get_document_tags", call!(soat::documents::get_tags, document_id)),
         row(M::PUT, "/api/v1/documents/{document_id}/tags", "soat_replace_document_tags", call!(soat::documents::replace_tags, document_id)),
         row(M::PATCH, "/api/v1/documents/{document_id}/tags", "soat_merge_document_tags", call!(soat::documents::merge_tags, document_id)),
+        // SOAT (/api/v1): quotas (issue 37).
+        row(M::GET, "/api/v1/quotas", "soat_list_quotas", call!(soat::quotas::list)),
+        row(M::POST, "/api/v1/quotas", "soat_create_quota", call!(soat::quotas::create)),
+        row(M::GET, "/api/v1/quotas/{quota_id}", "soat_get_quota", call!(soat::quotas::get, quota_id)),
+        row(M::PATCH, "/api/v1/quotas/{quota_id}", "soat_update_quota", call!(soat::quotas::update, quota_id)),
+        row(M::DELETE, "/api/v1/quotas/{quota_id}", "soat_delete_quota", call!(soat::quotas::delete, quota_id)),
+        row(M::GET, "/api/v1/usage/receipt", "soat_get_usage_receipt", call!(soat::usage::receipt)),
         // SOAT (/api/v1): actors (issue 36, actors).
         row(M::GET, "/api/v1/actors", "soat_list_actors", call!(soat::actors::list)),
         row(M::POST, "/api/v1/actors", "soat_create_actor", call!(soat::actors::create)),

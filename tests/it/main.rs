@@ -53,6 +53,10 @@ mod soat_identity;
 mod soat_memory;
 // policies, audit log, activity, exceptions (issue 37)
 mod soat_policies;
+// quotas, the model routes' circuit breaker, MCP calls' idempotency key (issue 37)
+mod soat_breaker;
+mod soat_mcp_idempotency;
+mod soat_quotas;
 // SOAT documents and knowledge in v0.28's names (issue 36, knowledge).
 mod soat_documents;
 mod soat_schemathesis;

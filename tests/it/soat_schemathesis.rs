@@ -164,3 +164,21 @@ fn the_guardrails_and_approvals_specs_hold_under_schemathesis() {
 fn the_policies_audit_activity_and_exceptions_specs_hold_under_schemathesis() {
     specs_hold("tests/schemathesis/soat_policies.sh", "60", &["policies", "audit-log", "activity", "exceptions"], 5);
 }
+
+/// quotas (issue 37): `tests/schemathesis/soat_quotas.sh`, SOAT v0.28's quotas spec over
+/// seeded quotas, then usage.yaml's receipt, the same checks as the actors spec's.
+#[test]
+fn the_quotas_spec_holds_under_schemathesis() {
+    let Some(st) = super::schema::schemathesis() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/soat_quotas.sh");
+    let out =
+        Command::new("bash").arg(&script).env("ST_BIN", super::server::bin()).env("ST_TIME_LIMIT", "30").output().expect("bash runs the script");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", st.display(), out.status);
+    let run = stdout.split("[schemathesis] spec soat-quotas").nth(1).unwrap_or_else(|| panic!("no quotas run in:\n{stdout}"));
+    let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
+    assert!(generated > 20 && all_passed, "quotas: {generated} cases:\n{run}");
+    let run = stdout.split("[schemathesis] spec soat-usage").nth(1).unwrap_or_else(|| panic!("no usage run in:\n{stdout}"));
+    let (generated, all_passed) = super::schema::generated_and_passed(run).unwrap_or_else(|| panic!("no test-case count in:\n{run}"));
+    assert!(generated > 0 && all_passed, "usage: {generated} cases:\n{run}");
+}

@@ -67,6 +67,7 @@ fn body_for(method: &str, path: &str) -> Option<Value> {
         p if p.ends_with("/tags") => json!({"k": "v"}),
         p if p.ends_with("/ingest") || p.ends_with("/ingestion-callback") => json!({}),
         p if p.starts_with("/api/v1/documents") => json!({"title": "renamed"}),
+        p if p.starts_with("/api/v1/quotas") => json!({"limit": 10}), // quotas (issue 37)
         _ => json!({"name": "renamed"}),
     })
 }
@@ -118,6 +119,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let actor = make("/api/v1/actors", json!({"name": "Alice", "external_id": "+15550100"}));
     // chats (issue 36)
     let chat = make("/api/v1/chats", json!({"ai_provider_id": aip, "name": "support"}));
+    // quotas (issue 37)
+    let quota = make("/api/v1/quotas", json!({"scope": "project", "metric": "tokens", "window": "rolling_1h", "limit": 1000}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account.clone(), project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -175,6 +178,7 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         // policies (issue 37)
         ("policy_id", policy),
         ("exception_id", exception),
+        ("quota_id", quota), // quotas (issue 37)
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

@@ -244,6 +244,19 @@ impl Records {
         steps: u64,
         check: impl FnOnce(&G) -> bool,
     ) -> Result<Option<bool>, StoreError> {
+        self.save_step_settling(g, events, steps, check, None)
+    }
+
+    /// [`Records::save_step`] that also settles the step's quota reservation and meters
+    /// its model call, in the step's own transaction (quotas, issue 37).
+    pub fn save_step_settling<G: GenerationRow>(
+        &self,
+        g: &G,
+        events: &[EventRow],
+        steps: u64,
+        check: impl FnOnce(&G) -> bool,
+        settle: Option<&super::quotas::Settle>,
+    ) -> Result<Option<bool>, StoreError> {
         let txn = self.kv.write()?;
         let Some(stored) = get_in::<G>(&txn, g.account_id(), g.id())? else { return Ok(None) };
         if !check(&stored) {
@@ -284,6 +297,9 @@ impl Records {
                 g.count_steps_on(&mut t, steps, &crate::clock::now_rfc3339());
                 put_in(&txn, &t)?;
             }
+        }
+        if let Some(settle) = settle {
+            super::quotas::settle_in(&txn, settle)?;
         }
         // A run's step lands once begun: counted, never refused.
         self.commit_charged(txn, Charge::Counted(g.account_id()))?;

@@ -21,6 +21,8 @@ pub mod generations;
 mod kv;
 mod memory;
 pub mod owned;
+// quotas and usage meters (issue 37).
+pub mod quotas;
 mod records;
 mod soat;
 mod tools;
@@ -68,6 +70,8 @@ pub use approvals::{ApprovalRecord, APPROVAL_PREFIX};
 pub use audit::{ActivityEntry, AuditEntry};
 pub use exceptions::ExceptionRecord;
 pub use policies::PolicyRecord;
+// quotas (issue 37)
+pub use quotas::QuotaRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -143,10 +147,11 @@ impl Records {
         // actors
         self.ensure_actors()?;
         self.ensure_chats()?; // chats (issue 36)
-                              // policies (issue 37)
+        // policies (issue 37)
         self.ensure::<PolicyRecord>()?;
         self.ensure::<ExceptionRecord>()?;
         self.ensure_audit()?;
+        self.ensure_quotas()?; // quotas and usage (issue 37)
         self.count_records_once()
     }
 

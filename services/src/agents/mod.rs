@@ -21,10 +21,13 @@ pub mod memory;
 pub mod patch;
 pub mod projects;
 pub mod providers;
+// quotas and usage (issue 37)
+pub mod quotas;
 pub mod refs;
 pub mod scope;
 pub mod secrets;
 pub mod service;
+pub mod usage;
 // sessions
 pub mod session;
 pub mod tools;

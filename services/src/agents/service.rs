@@ -27,6 +27,8 @@ pub struct Service {
     pub content: Held,
     /// How many generations each account runs now, across the shards.
     pub running: crate::limits::Gate,
+    /// Model routes' circuit breakers (issue 37), shared by the shards.
+    pub breakers: super::generation::run::breaker::Breakers,
     upstream: Upstream,
     plans: Plans,
     default_plan: String,
@@ -65,6 +67,7 @@ impl Service {
             config: p.config,
             content: Held::default(),
             running: Default::default(),
+            breakers: Default::default(),
             upstream: p.upstream,
             plans: p.plans,
             default_plan: p.default_plan,

@@ -221,6 +221,9 @@ fn on_agentlex(code: Code) -> bool {
         | NameConflict
         | GenerationNotCompleted
         | GenerationContentUnavailable
+        // quotas (issue 37)
+        | QuotaExceeded
+        | QuotaConflict
         | EgressRefused => false,
     }
 }

@@ -59,6 +59,8 @@ const FAILURE_CODES: &[Code] = &[
     Code::SoatNotFound,
     Code::SoatValidation,
     Code::Internal,
+    // quotas (issue 37): a model call refused before it was made.
+    Code::QuotaExceeded,
 ];
 
 /// A rested generation as the waiting request's answer: 200 with the

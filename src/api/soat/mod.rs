@@ -39,7 +39,10 @@ pub mod memories;
 pub mod memory_entries;
 pub mod projects;
 pub mod query;
+// quotas and usage (issue 37)
+pub mod quotas;
 pub mod secrets;
+pub mod usage;
 // sessions
 pub mod sessions;
 pub mod tools;

@@ -7,6 +7,10 @@
 //! is not spoken: such a server answers the POST with an error, reported as such.
 //! Every call opens its own session (three round trips); the result is MCP's
 //! `CallToolResult` as the server wrote it (`content`, `structuredContent`, `isError`).
+//! A generation's call carries its idempotency key (`<generation>:<step>:<call>`, the
+//! one an http tool sends) as the `tools/call` POST's `Idempotency-Key` header and as
+//! `params._meta["io.quarry/idempotency-key"]`, so a step re-sent after a crash is
+//! recognisable by the server.
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT};
@@ -20,6 +24,9 @@ use crate::scrub::Scrubber;
 
 const PROTOCOL_VERSION: &str = "2025-03-26";
 const SESSION: &str = "mcp-session-id";
+/// The `_meta` key of a `tools/call` that carries a generation's idempotency key (a
+/// prefixed name, as MCP asks of keys it does not define).
+pub const IDEMPOTENCY_META: &str = "io.quarry/idempotency-key";
 
 /// One MCP session, for one call.
 struct Session<'a> {
@@ -35,7 +42,7 @@ struct Session<'a> {
 
 impl Tools {
     pub(super) async fn mcp(&self, x: &Exec<'_>) -> Result<Value, ToolError> {
-        let Exec { env, p, def, action, input, context, .. } = *x;
+        let Exec { env, p, def, action, input, context, idempotency_key, .. } = *x;
         let m = def.mcp.as_ref().ok_or_else(|| ToolError::Invalid("an mcp tool needs mcp.url".into()))?;
         let action = action.ok_or_else(|| ToolError::Invalid("action is required for mcp tools: the MCP tool to call".into()))?;
         let listed = def.actions.as_ref().is_none_or(|a| a.iter().any(|x| x == action));
@@ -53,7 +60,17 @@ impl Tools {
             json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "quarry", "version": crate::version::VERSION}});
         s.request("initialize", init).await?;
         s.notify("notifications/initialized").await?;
-        s.request("tools/call", json!({"name": action, "arguments": input})).await
+        let mut params = json!({"name": action, "arguments": input});
+        // issue 37: a generation's call carries its idempotency key as an http tool's
+        // does, as the `Idempotency-Key` header of the `tools/call` POST, and in the
+        // request's `_meta` (MCP's place for what a client adds to a request), so a
+        // server behind a proxy that drops unknown headers still sees it.
+        if let Some(key) = idempotency_key {
+            let value = HeaderValue::from_str(key).map_err(|_| ToolError::Invalid("the idempotency key is not a header value".into()))?;
+            s.headers.insert(HeaderName::from_static("idempotency-key"), value);
+            params["_meta"] = json!({IDEMPOTENCY_META: key});
+        }
+        s.request("tools/call", params).await
     }
 }
 

@@ -45,9 +45,13 @@ use crate::store::generations::EventRow;
 use crate::store::StoreError;
 use quarry_index::embed::Embedder;
 
+// model routes' circuit breaker (issue 37)
+pub mod breaker;
 mod calls;
 mod model;
 mod prepare;
+// quotas (issue 37)
+mod quota;
 mod route;
 // chats (issue 36): a chat on its project's default route fails over as a generation does.
 pub(crate) use route::failover_class;
@@ -91,6 +95,7 @@ pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<crate::limits::Sl
         last: None,
         guards: Vec::new(),
         hold: false,
+        quota: None,
     };
     glommio::spawn_local(async move {
         let _slot = slot;
@@ -119,6 +124,8 @@ struct Run {
     guards: Vec<Applied>,
     /// An output rule would change the model's text: it is streamed only once screened.
     hold: bool,
+    /// quotas (issue 37): the last model call's reservation, settled by the next save.
+    quota: Option<crate::agents::quotas::Reservation>,
 }
 
 /// How a turn rested.
@@ -186,7 +193,9 @@ impl Run {
         let steps = std::mem::take(&mut self.new_steps);
         let records = self.host.agents.records.clone();
         let lease = self.lease.clone();
-        let saved = blocking(move || records.save_step(&record, &events, steps, |stored| stored.state.lease == lease)).await?;
+        let settle = self.quota.take().map(|r| r.settle());
+        let saved =
+            blocking(move || records.save_step_settling(&record, &events, steps, |stored| stored.state.lease == lease, settle.as_ref())).await?;
         match saved {
             Some(true) => {
                 if let Some((seq, data)) = self.last.take() {

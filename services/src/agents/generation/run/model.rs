@@ -37,16 +37,27 @@ impl Run {
             req.response_format = Some(ResponseFormat::JsonSchema { name: "output".into(), schema: Value::Object(schema.clone()), strict: false });
         }
         let targets = self.targets().await?;
+        // quotas (issue 37): reserved before the model is called, never after.
+        self.reserve_call(&mut req).await?;
         let scope = self.scope();
         let agents = self.host.agents.clone();
         let routed = targets.iter().any(|t| t.index.is_some());
         let mut attempts = Vec::new();
         let mut fallbacks = 0u64;
+        // issue 37: targets whose circuit is open are skipped (all open: the first is tried).
+        let skipped = self.open_circuits(&targets);
         for (n, t) in targets.iter().enumerate() {
             let mut req = req.clone();
             req.model = t.model.clone().unwrap_or_default();
             let model = t.model.clone().unwrap_or_else(|| t.provider.default_model.clone());
             let attempt = json!({"target_index": t.index, "ai_provider_id": t.provider.id, "model": model});
+            if let Some(wait) = skipped[n] {
+                let mut a = attempt;
+                a["skipped"] = Value::from("circuit_open");
+                a["retry_after_seconds"] = Value::from(wait.as_secs().max(1));
+                attempts.push(a);
+                continue;
+            }
             let out = if self.g.state.input.stream {
                 match providers::stream(&agents.upstreams(), &scope, &t.provider, req).await {
                     Ok(mut s) => {
@@ -74,6 +85,10 @@ impl Run {
             };
             match out {
                 Ok(c) => {
+                    self.spent(&c.output.usage, c.output.tool_calls.len());
+                    if let Some(p) = &t.breaker {
+                        agents.breakers.succeeded(p);
+                    }
                     attempts.push(attempt);
                     self.g.ai_provider_id = Some(t.provider.id.clone());
                     self.g.state.served_by = Some(model);
@@ -87,7 +102,10 @@ impl Run {
                 }
                 Err((e, may_fail_over)) => {
                     let class = failover_class(&e).filter(|c| routed && may_fail_over && t.retry_on.iter().any(|r| r == c));
-                    let last = n + 1 == targets.len();
+                    if let (Some(p), Some(_)) = (&t.breaker, class) {
+                        agents.breakers.failed(p);
+                    }
+                    let last = skipped[n + 1..].iter().all(Option::is_some);
                     match class {
                         Some(class) if !last => {
                             let mut a = attempt;
@@ -111,6 +129,21 @@ impl Run {
             }
         }
         Err(Failure::new(Code::AiProviderError, "The agent's model route has no target."))
+    }
+}
+
+impl Run {
+    /// For each target, how long it stays skipped if its circuit is open; none skipped
+    /// when every one is open but the first, which is tried anyway (half-open).
+    fn open_circuits(&self, targets: &[super::route::Target]) -> Vec<Option<std::time::Duration>> {
+        let breakers = &self.host.agents.breakers;
+        let mut open: Vec<_> = targets.iter().map(|t| t.breaker.as_ref().and_then(|p| breakers.open(p))).collect();
+        if open.iter().all(Option::is_some) {
+            if let Some(first) = open.first_mut() {
+                *first = None;
+            }
+        }
+        open
     }
 }
 

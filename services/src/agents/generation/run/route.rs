@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::breaker::Policy;
 use super::Run;
 use crate::agents::agent::record::{ModelRouteRecord, RetryOn};
 use crate::agents::generation::record::Failure;
@@ -23,7 +24,7 @@ impl Run {
         if let Some(id) = config.ai_provider_id.clone() {
             let model = config.model.clone();
             let found = blocking(move || providers::in_project(&records, &scope, &id)).await.map_err(|e| Failure::new(e.code(), e.message()))?;
-            return Ok(vec![Target { index: None, provider: found, model, retry_on: Vec::new() }]);
+            return Ok(vec![Target { index: None, provider: found, model, retry_on: Vec::new(), breaker: None }]);
         }
         let route_id = config
             .model_route_id
@@ -58,7 +59,10 @@ impl Run {
             .iter()
             .zip(found)
             .enumerate()
-            .map(|(i, (t, provider))| Target { index: Some(i), provider, model: Some(t.model.clone()), retry_on: retry_on.clone() })
+            .map(|(i, (t, provider))| {
+                let breaker = Policy::new(&provider.id, &t.model, route.failure_threshold, route.cooldown_seconds);
+                Target { index: Some(i), provider, model: Some(t.model.clone()), retry_on: retry_on.clone(), breaker: Some(breaker) }
+            })
             .collect())
     }
 }
@@ -70,6 +74,8 @@ pub(super) struct Target {
     pub(super) provider: AiProviderRecord,
     pub(super) model: Option<String>,
     pub(super) retry_on: Vec<&'static str>,
+    /// Its circuit breaker, for a route's target (issue 37).
+    pub(super) breaker: Option<Policy>,
 }
 
 /// The route's `error_class` of a failure that may fail over; `None` for a

@@ -1,0 +1,422 @@
+//! Quotas (issue 37, `quota_…`, SOAT v0.28's quotas.yaml): caps on a project's
+//! `requests`, `tokens` (and `cost_usd`) over a fixed window, for the whole project,
+//! one api key, one agent or one actor (or each actor: a `null` `scope_ref`).
+//!
+//! Enforced before the model is called, never after: each model call of a generation
+//! first reserves an upper bound of what it can spend (its prompt's bytes, which no
+//! tokenizer turns into more tokens, plus a margin for the chat template, plus its
+//! `max_tokens`) in every enforced `tokens` quota it falls under, atomically in the
+//! store (`store::quotas`); a reservation that does not fit refuses the call with
+//! `QUOTA_EXCEEDED` (429), the model never called. The answer in, the reservation
+//! settles to the usage the provider reported, with the usage meters in the same
+//! transaction. A quota's first breach in a window (a refusal, or a `monitor` quota's
+//! reservation past its limit, let through) raises the `quota.exceeded` webhook event,
+//! in the outbox of the reservation's transaction. A generation's start takes one unit of each `requests` quota it falls
+//! under. `monitor` quotas count and never refuse. `cost_usd` quotas
+//! are kept and listed but not enforced: the price book is not built yet.
+//!
+//! As SOAT does, windows are fixed and keyed by the truncated time (`rolling_1m`:
+//! `2026-07-07T12:31Z`, `calendar_month`: `2026-07`).
+
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::agent::record::AgentRecord;
+use super::{Scope, SoatError};
+use crate::error::{ApiError, Code};
+use crate::store::quotas::{Hold, Metered, Settle, QUOTA_PREFIX};
+use crate::store::webhooks::Raised;
+use crate::store::{ActorRecord, ProjectKeyRecord, QuotaRecord, Records, StoreError};
+
+super::scope::in_project!(QuotaRecord);
+
+const SCOPES: [&str; 4] = ["project", "api_key", "agent", "actor"];
+const METRICS: [&str; 3] = ["requests", "tokens", "cost_usd"];
+const WINDOWS: [&str; 4] = ["rolling_1m", "rolling_1h", "rolling_24h", "calendar_month"];
+const MODES: [&str; 2] = ["enforce", "monitor"];
+/// The output a model call may spend when its agent sets no `max_output_tokens` and a
+/// `tokens` quota applies: the call is sent with this as its `max_tokens`.
+pub const DEFAULT_MAX_OUTPUT: u64 = 4096;
+/// Tokens a chat template may add per message, and per call, over the text's bytes.
+const TEMPLATE_PER_MESSAGE: u64 = 16;
+const TEMPLATE_PER_CALL: u64 = 64;
+
+/// `createQuota`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewQuota {
+    #[serde(default)]
+    pub project_id: Option<String>,
+    pub scope: String,
+    #[serde(default)]
+    pub scope_ref: Option<String>,
+    pub metric: String,
+    pub window: String,
+    pub limit: f64,
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+/// `updateQuota`'s body: the limit and the mode; the rest is fixed at create.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaPatch {
+    #[serde(default)]
+    pub limit: Option<f64>,
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
+    if allowed.contains(&value) {
+        return Ok(());
+    }
+    Err(SoatError::invalid(field, format!("must be one of {}, not {value:?}.", allowed.join(", "))))
+}
+
+fn check_limit(metric: &str, limit: f64) -> Result<(), SoatError> {
+    if !limit.is_finite() || limit <= 0.0 || limit > 1e15 {
+        return Err(SoatError::invalid("limit", "must be a positive number."));
+    }
+    if metric != "cost_usd" && limit.fract() != 0.0 {
+        return Err(SoatError::invalid("limit", format!("must be a whole number for {metric}.")));
+    }
+    Ok(())
+}
+
+/// The scope/metric pairs a quota can be enforced on (SOAT's rule).
+fn check_pair(scope: &str, metric: &str) -> Result<(), SoatError> {
+    let fits = match metric {
+        "requests" => matches!(scope, "project" | "api_key"),
+        _ => matches!(scope, "project" | "agent" | "actor"),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(SoatError::invalid("scope", format!("a {metric} quota cannot have scope {scope}: nothing attributes {metric} to a {scope}.")))
+}
+
+/// `scope_ref` names an api key, agent or actor of the quota's project.
+fn check_ref(records: &Records, scope: &Scope, kind: &str, id: &str) -> Result<(), SoatError> {
+    let project = scope.project_id.as_str();
+    let found = match kind {
+        "api_key" => records.get::<ProjectKeyRecord>(&scope.account_id, id)?.is_some_and(|k| k.project_id.as_deref().is_none_or(|p| p == project)),
+        "agent" => scope.agent::<AgentRecord>(records, id).is_ok_and(|a| a.project_id == project),
+        "actor" => scope.get::<ActorRecord>(records, id)?.is_some_and(|a| a.project_id == project),
+        _ => return Err(SoatError::invalid("scope_ref", "scope project does not take a scope_ref.")),
+    };
+    if found {
+        return Ok(());
+    }
+    Err(SoatError::invalid("scope_ref", format!("{id} is no {kind} of this project.")))
+}
+
+pub fn create(records: &Records, scope: &Scope, new: NewQuota) -> Result<QuotaRecord, ApiError> {
+    one_of("scope", &new.scope, &SCOPES)?;
+    one_of("metric", &new.metric, &METRICS)?;
+    one_of("window", &new.window, &WINDOWS)?;
+    let mode = new.mode.unwrap_or_else(|| "enforce".to_owned());
+    one_of("mode", &mode, &MODES)?;
+    check_pair(&new.scope, &new.metric)?;
+    check_limit(&new.metric, new.limit)?;
+    if let Some(r) = &new.scope_ref {
+        check_ref(records, scope, &new.scope, r)?;
+    }
+    let now = crate::clock::now_rfc3339();
+    let q = QuotaRecord {
+        id: format!("{QUOTA_PREFIX}{}", crate::ids::random_base62(16)),
+        account_id: scope.account_id.clone(),
+        project_id: scope.project_id.clone(),
+        scope: new.scope,
+        scope_ref: new.scope_ref,
+        metric: new.metric,
+        window: new.window,
+        limit: new.limit,
+        mode,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    match records.create_quota(&q) {
+        Ok(()) => Ok(q),
+        Err(StoreError::Conflict { what }) => Err(ApiError::new(
+            Code::QuotaConflict,
+            format!("The project has a quota with this scope, scope_ref, metric and window already: {what}; update it instead."),
+        )
+        .with_meta("quota_id", what)),
+        Err(e) => Err(SoatError::from(e).into()),
+    }
+}
+
+/// The scope's project's quotas, oldest first.
+pub fn list(records: &Records, scope: &Scope) -> Result<Vec<QuotaRecord>, ApiError> {
+    let mut all: Vec<QuotaRecord> = scope.list(records)?;
+    all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(all)
+}
+
+pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<QuotaRecord, ApiError> {
+    Ok(scope.find(records, "quota", id)?)
+}
+
+pub fn update(records: &Records, scope: &Scope, id: &str, patch: QuotaPatch) -> Result<QuotaRecord, ApiError> {
+    let q = get(records, scope, id)?;
+    if let Some(limit) = patch.limit {
+        check_limit(&q.metric, limit)?;
+    }
+    if let Some(mode) = &patch.mode {
+        one_of("mode", mode, &MODES)?;
+    }
+    let changed = records.update::<QuotaRecord, QuotaRecord>(&scope.account_id, id, |q| {
+        q.limit = patch.limit.unwrap_or(q.limit);
+        q.mode = patch.mode.clone().unwrap_or_else(|| q.mode.clone());
+        q.updated_at = crate::clock::now_rfc3339();
+        crate::store::owned::Change::Write(q.clone())
+    })?;
+    changed.ok_or_else(|| SoatError::not_found("quota", id).into())
+}
+
+pub fn delete(records: &Records, scope: &Scope, id: &str) -> Result<(), ApiError> {
+    get(records, scope, id)?;
+    if !records.remove_quota(&scope.account_id, id)? {
+        return Err(SoatError::not_found("quota", id).into());
+    }
+    Ok(())
+}
+
+/// The quota as the API shows it; `with_usage`: its current window's count (gets,
+/// not lists), for the metrics Quarry counts (`requests`, `tokens`).
+pub fn view(records: &Records, q: &QuotaRecord, with_usage: bool) -> Value {
+    let usage = (with_usage && q.metric != "cost_usd").then(|| {
+        let now = SystemTime::now();
+        let key = window_key(&q.window, now);
+        // A per-actor or per-key quota counts each subject apart; this is the pooled one.
+        let count = records.quota_window(&format!("{}/-/{key}", q.id)).unwrap_or(0);
+        json!({"window_key": key, "count": count, "resets_at": humantime::format_rfc3339_millis(resets_at(&q.window, now)).to_string()})
+    });
+    json!({
+        "id": q.id,
+        "project_id": q.project_id,
+        "scope": q.scope,
+        "scope_ref": q.scope_ref,
+        "metric": q.metric,
+        "window": q.window,
+        "limit": q.limit,
+        "mode": q.mode,
+        "current_usage": usage,
+        "created_at": q.created_at,
+        "updated_at": q.updated_at,
+    })
+}
+
+/// The fixed window `at` falls in.
+pub fn window_key(window: &str, at: SystemTime) -> String {
+    let iso = humantime::format_rfc3339_seconds(at).to_string(); // 2026-07-07T12:31:45Z
+    match window {
+        "rolling_1h" => format!("{}Z", &iso[..13]),
+        "rolling_24h" => format!("{}Z", &iso[..10]),
+        "calendar_month" => iso[..7].to_owned(),
+        _ => format!("{}Z", &iso[..16]),
+    }
+}
+
+/// When the window `at` falls in ends.
+pub fn resets_at(window: &str, at: SystemTime) -> SystemTime {
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let len = match window {
+        "rolling_1h" => 3600,
+        "rolling_24h" => 86_400,
+        // The next month's first second, counted from now (`at` is now here).
+        "calendar_month" => return at + Duration::from_secs(crate::clock::seconds_to_next_month()),
+        _ => 60,
+    };
+    SystemTime::UNIX_EPOCH + Duration::from_secs(secs - secs % len + len)
+}
+
+/// Who a model call or a generation is charged to.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub account_id: String,
+    pub project_id: String,
+    pub agent_id: String,
+    pub actor_id: Option<String>,
+    /// The project key that started it (`key_…`), if one did.
+    pub key_id: Option<String>,
+}
+
+/// The counter of `q` that `who` spends from, if `q` applies to `who`.
+fn counter(q: &QuotaRecord, who: &Subject, now: SystemTime) -> Option<String> {
+    let id = match q.scope.as_str() {
+        "project" => None,
+        "agent" => Some(who.agent_id.as_str()),
+        "actor" => Some(who.actor_id.as_deref()?),
+        "api_key" => Some(who.key_id.as_deref()?),
+        _ => return None,
+    };
+    let subject = match (&q.scope_ref, id) {
+        (None, None) => "-",
+        (Some(r), Some(id)) if r == id => "-",
+        (Some(_), _) => return None,
+        // One budget per actor (or per key) when no ref names one.
+        (None, Some(id)) => id,
+    };
+    Some(format!("{}/{subject}/{}", q.id, window_key(&q.window, now)))
+}
+
+/// A reservation held while a model call runs; [`Reservation::settle`] it once, with
+/// what the call spent.
+#[derive(Debug)]
+pub struct Reservation {
+    who: Subject,
+    holds: Vec<Hold>,
+    /// What the call spent, once its answer is in (nothing, until then).
+    pub spent: Spent,
+}
+
+/// The holds of `units` on the quotas of `metric` that apply to `who`, with their quota.
+fn holds(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<Vec<(Hold, QuotaRecord)>, StoreError> {
+    let now = SystemTime::now();
+    let all = records.list::<QuotaRecord>(&who.account_id)?;
+    Ok(all
+        .into_iter()
+        .filter(|q| q.project_id == who.project_id && q.metric == metric)
+        .filter_map(|q| {
+            let key = counter(&q, who, now)?;
+            let breach = Raised {
+                event_type: "quota.exceeded".into(),
+                resource_type: "quota",
+                resource_id: q.id.clone(),
+                data: json!({
+                    "quota_id": q.id, "scope": q.scope, "scope_ref": q.scope_ref, "metric": q.metric, "window": q.window,
+                    "window_key": window_key(&q.window, now), "limit": q.limit, "mode": q.mode,
+                    "agent_id": who.agent_id, "actor_id": who.actor_id,
+                }),
+            };
+            Some((Hold { key, limit: q.limit as u64, enforce: q.mode == "enforce", units, breach: Some(breach) }, q))
+        })
+        .collect())
+}
+
+/// What a QUOTA_EXCEEDED says: the quota, its limit and when its window resets.
+pub fn exceeded(q: &QuotaRecord) -> ApiError {
+    let at = resets_at(&q.window, SystemTime::now());
+    let wait = at.duration_since(SystemTime::now()).map_or(1, |d| d.as_secs().max(1));
+    let who = q.scope_ref.as_deref().map(|r| format!(" {r}")).unwrap_or_default();
+    let mut e = ApiError::new(Code::QuotaExceeded, format!("Quota exceeded for {}{who}: {} {} per {}.", q.scope, q.limit, q.metric, q.window))
+        .with_meta("quota_id", q.id.clone())
+        .with_meta("metric", q.metric.clone())
+        .with_meta("limit", q.limit)
+        .with_meta("window", q.window.clone())
+        .with_meta("resets_at", humantime::format_rfc3339_seconds(at).to_string());
+    e.retry_after = Some(wait);
+    e
+}
+
+/// Takes `units` of `metric` from every quota that applies to `who`, or refuses with
+/// the first enforced one it would pass (nothing taken).
+pub fn reserve(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<Reservation, ApiError> {
+    let found = holds(records, who, metric, units)?;
+    let (holds, quotas): (Vec<Hold>, Vec<QuotaRecord>) = found.into_iter().unzip();
+    match records.reserve_quota(&who.account_id, &who.project_id, &holds)? {
+        Ok(()) => Ok(Reservation { who: who.clone(), holds, spent: Spent::default() }),
+        Err(i) => Err(exceeded(&quotas[i])),
+    }
+}
+
+/// The tokens a model call may spend at most: its request's bytes (a token is at
+/// least one byte of the text it stands for) with the chat template's margin, and
+/// its `max_tokens`.
+pub fn upper_bound(request_bytes: usize, messages: usize, max_tokens: u64) -> u64 {
+    request_bytes as u64 + TEMPLATE_PER_MESSAGE * messages as u64 + TEMPLATE_PER_CALL + max_tokens
+}
+
+/// What one model call spent, for the meters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// Model calls answered (0 or 1).
+    pub calls: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cached: u64,
+    pub tool_calls: u64,
+}
+
+impl Reservation {
+    /// Whether a quota counts this call (it then needs a `max_tokens`).
+    pub fn bounds(&self) -> bool {
+        !self.holds.is_empty()
+    }
+
+    /// The store's settle of this reservation to what the call spent, with the call
+    /// metered under the project, the agent and the actor: written in the step's own
+    /// transaction (`Records::save_step_settling`).
+    pub fn settle(self) -> Settle {
+        let (who, spent) = (self.who, self.spent);
+        let day = humantime::format_rfc3339_seconds(SystemTime::now()).to_string()[..10].to_owned();
+        let mut dimensions = vec![format!("project:{}", who.project_id), format!("agent:{}", who.agent_id)];
+        if let Some(a) = &who.actor_id {
+            dimensions.push(format!("actor:{a}"));
+        }
+        let metered = Metered {
+            account_id: who.account_id,
+            project_id: who.project_id,
+            day,
+            dimensions,
+            units: vec![
+                ("input_tokens", spent.input),
+                ("output_tokens", spent.output),
+                ("cached_tokens", spent.cached),
+                ("model_calls", spent.calls),
+                ("tool_calls", spent.tool_calls),
+            ],
+        };
+        Settle { holds: self.holds, spent: spent.input + spent.output, metered }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_keyed_by_the_truncated_time_and_reset_at_the_next() {
+        let at = humantime::parse_rfc3339("2026-07-07T12:31:45Z").unwrap();
+        assert_eq!(window_key("rolling_1m", at), "2026-07-07T12:31Z");
+        assert_eq!(window_key("rolling_1h", at), "2026-07-07T12Z");
+        assert_eq!(window_key("rolling_24h", at), "2026-07-07Z");
+        assert_eq!(window_key("calendar_month", at), "2026-07");
+        assert_eq!(resets_at("rolling_1m", at), humantime::parse_rfc3339("2026-07-07T12:32:00Z").unwrap());
+        assert_eq!(resets_at("rolling_24h", at), humantime::parse_rfc3339("2026-07-08T00:00:00Z").unwrap());
+    }
+
+    #[test]
+    fn a_quota_applies_to_its_subject_and_a_null_actor_ref_counts_each_actor_apart() {
+        let q = |scope: &str, r: Option<&str>| QuotaRecord {
+            id: "quota_1".into(),
+            account_id: "acct".into(),
+            project_id: "proj".into(),
+            scope: scope.into(),
+            scope_ref: r.map(str::to_owned),
+            metric: "tokens".into(),
+            window: "rolling_1m".into(),
+            limit: 10.0,
+            mode: "enforce".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        let who = Subject {
+            account_id: "acct".into(),
+            project_id: "proj".into(),
+            agent_id: "agt_1".into(),
+            actor_id: Some("actor_1".into()),
+            key_id: None,
+        };
+        let at = humantime::parse_rfc3339("2026-07-07T12:31:45Z").unwrap();
+        assert_eq!(counter(&q("project", None), &who, at).as_deref(), Some("quota_1/-/2026-07-07T12:31Z"));
+        assert_eq!(counter(&q("agent", Some("agt_2")), &who, at), None);
+        assert_eq!(counter(&q("agent", Some("agt_1")), &who, at).as_deref(), Some("quota_1/-/2026-07-07T12:31Z"));
+        assert_eq!(counter(&q("actor", None), &who, at).as_deref(), Some("quota_1/actor_1/2026-07-07T12:31Z"));
+        assert_eq!(counter(&q("api_key", None), &who, at), None, "no key started it");
+    }
+}

@@ -1,0 +1,171 @@
+//! Quotas (issue 37): CRUD over HTTP, and enforcement before the model is called: concurrent generations never spend past a tokens quota; a generation's receipt.
+//!
+//! `/api/v1/quotas` (SOAT v0.28's quotas.yaml) against the real binary: create, the
+//! duplicate's 409, the scope/metric pairs and refs refused, get with the window's
+//! count, PATCH, delete, another account's 404; a `requests` quota refusing the
+//! generation past it; and 64 generations at once against a `tokens` quota of N,
+//! the scripted upstream reporting each call's usage: what they spend is at most N,
+//! every one refused is `QUOTA_EXCEEDED` and never reached the model.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::scripted_llm::{Reply, Scripted};
+use super::server::TestServer;
+use super::soat::{call, ok, refused};
+use super::soat_generate::{agent, setup};
+
+use super::plans::LAB;
+
+fn server() -> TestServer {
+    TestServer::with_config(&format!("{LAB}[agents]\nmax_running_per_account = 100\n"))
+}
+
+fn generate(s: &TestServer, key: &str, agent: &str, text: &str) -> super::client::Response {
+    call(s, "POST", &format!("/api/v1/agents/{agent}/generate?wait=true"), key, Some(json!({"messages": [{"role": "user", "content": text}]})))
+}
+
+#[test]
+fn quotas_are_created_read_changed_and_deleted_and_refuse_what_cannot_be_enforced() {
+    let up = Scripted::start();
+    let s = server();
+    let st = setup(&s, &up, "quota-crud@example.com");
+    let a = agent(&s, &st, json!({}));
+    let body = json!({"scope": "agent", "scope_ref": a, "metric": "tokens", "window": "rolling_1h", "limit": 500});
+    let q = ok(call(&s, "POST", "/api/v1/quotas", &st.key, Some(body.clone())), 201);
+    let id = q["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("quota_"), "{q}");
+    assert_eq!((q["mode"].as_str(), q["limit"].as_f64(), q["current_usage"]["count"].as_u64()), (Some("enforce"), Some(500.0), Some(0)), "{q}");
+    let e = refused(call(&s, "POST", "/api/v1/quotas", &st.key, Some(body)), 409);
+    assert_eq!((e["code"].as_str(), e["meta"]["quota_id"].as_str()), (Some("QUOTA_CONFLICT"), Some(id.as_str())));
+    for (bad, field) in [
+        (json!({"scope": "agent", "metric": "requests", "window": "rolling_1m", "limit": 5}), "scope"),
+        (json!({"scope": "project", "metric": "tokens", "window": "rolling_1m", "limit": 5.5}), "limit"),
+        (json!({"scope": "project", "metric": "tokens", "window": "rolling_2m", "limit": 5}), "window"),
+        (json!({"scope": "agent", "scope_ref": "agt_nothere", "metric": "tokens", "window": "rolling_1m", "limit": 5}), "scope_ref"),
+        (json!({"scope": "project", "metric": "tokens", "window": "rolling_1m", "limit": 5, "extra": 1}), "extra"),
+    ] {
+        let e = refused(call(&s, "POST", "/api/v1/quotas", &st.key, Some(bad.clone())), 400);
+        assert_eq!(e["code"], "VALIDATION_FAILED", "{bad}: {e}");
+        assert!(e.to_string().contains(field), "{bad}: {e}");
+    }
+    let list = ok(call(&s, "GET", "/api/v1/quotas", &st.key, None), 200);
+    assert_eq!((list["total"].as_u64(), list["data"][0]["id"].as_str()), (Some(1), Some(id.as_str())), "{list}");
+    let p = ok(call(&s, "PATCH", &format!("/api/v1/quotas/{id}"), &st.key, Some(json!({"limit": 900, "mode": "monitor"}))), 200);
+    assert_eq!((p["limit"].as_f64(), p["mode"].as_str(), p["scope_ref"].as_str()), (Some(900.0), Some("monitor"), Some(a.as_str())));
+    refused(call(&s, "PATCH", &format!("/api/v1/quotas/{id}"), &st.key, Some(json!({"metric": "requests"}))), 400);
+    let (_, other) = s.signup("quota-other@example.com");
+    refused(call(&s, "GET", &format!("/api/v1/quotas/{id}"), &other, None), 404);
+    refused(call(&s, "DELETE", &format!("/api/v1/quotas/{id}"), &other, None), 404);
+    ok(call(&s, "DELETE", &format!("/api/v1/quotas/{id}"), &st.key, None), 204);
+    refused(call(&s, "GET", &format!("/api/v1/quotas/{id}"), &st.key, None), 404);
+}
+
+#[test]
+fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Text("fine".into(), 10, 5));
+    let s = server();
+    let st = setup(&s, &up, "quota-requests@example.com");
+    let a = agent(&s, &st, json!({}));
+    // A webhook taking quota events: its deliveries are the outbox (its URL answers nothing).
+    let hook =
+        ok(call(&s, "POST", "/api/v1/webhooks", &st.key, Some(json!({"name": "q", "url": "http://127.0.0.1:9/hook", "events": ["quota.*"]}))), 201);
+    let hook = hook["id"].as_str().unwrap().to_owned();
+    let q = ok(
+        call(&s, "POST", "/api/v1/quotas", &st.key, Some(json!({"scope": "project", "metric": "requests", "window": "calendar_month", "limit": 2}))),
+        201,
+    );
+    let first = ok(generate(&s, &st.key, &a, "Hello."), 200)["id"].as_str().unwrap().to_owned();
+    ok(generate(&s, &st.key, &a, "Hello."), 200);
+    let e = refused(generate(&s, &st.key, &a, "Hello."), 429);
+    assert_eq!(
+        (e["code"].as_str(), e["meta"]["quota_id"].as_str(), e["meta"]["metric"].as_str()),
+        (Some("QUOTA_EXCEEDED"), q["id"].as_str(), Some("requests")),
+        "{e}"
+    );
+    assert_eq!(up.bodies().len(), 2, "the refused generation never reached the model");
+    // The first breach of the window raised quota.exceeded, once: a second refusal adds none.
+    refused(generate(&s, &st.key, &a, "Hello."), 429);
+    let d = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={hook}"), &st.key, None), 200);
+    let events: Vec<&str> = d["data"].as_array().unwrap().iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
+    assert_eq!(events, ["quota.exceeded"], "{d}");
+    assert_eq!(d["data"][0]["payload"]["data"]["quota_id"], q["id"], "{d}");
+    let got = ok(call(&s, "GET", &format!("/api/v1/quotas/{}", q["id"].as_str().unwrap()), &st.key, None), 200);
+    assert_eq!(got["current_usage"]["count"], 2, "refusals take nothing: {got}");
+    // usage (issue 37): the generation's receipt, what the provider reported for it.
+    let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &st.key, None), 200);
+    assert_eq!(
+        (r["generation_id"].as_str(), r["total_input_tokens"].as_u64(), r["total_output_tokens"].as_u64()),
+        (Some(first.as_str()), Some(10), Some(5)),
+        "{r}"
+    );
+    assert_eq!(
+        (r["line_items"][0]["meter_type"].as_str(), r["line_items"][0]["model"].as_str(), r["total_cost_usd"].is_null()),
+        (Some("llm_tokens"), Some("reader"), true),
+        "{r}"
+    );
+    let (_, other) = s.signup("quota-receipt-other@example.com");
+    refused(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &other, None), 404);
+    refused(call(&s, "GET", "/api/v1/usage/receipt", &st.key, None), 400);
+}
+
+#[test]
+fn sixty_four_concurrent_generations_against_a_tokens_quota_of_n_spend_at_most_n() {
+    const N: u64 = 2000;
+    const PER_CALL: u64 = 40;
+    let up = Scripted::start();
+    // Slow enough that the 64 overlap; each call reports 30 prompt and 10 completion tokens.
+    up.otherwise(Reply::Slow(Duration::from_millis(150), Box::new(Reply::Text("done".into(), 30, 10))));
+    let s = server();
+    let st = setup(&s, &up, "quota-tokens@example.com");
+    let a = agent(&s, &st, json!({"max_output_tokens": 20}));
+    let q = ok(
+        call(&s, "POST", "/api/v1/quotas", &st.key, Some(json!({"scope": "project", "metric": "tokens", "window": "calendar_month", "limit": N}))),
+        201,
+    );
+    let quota_id = q["id"].as_str().unwrap().to_owned();
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..64)
+            .map(|i| {
+                let (s, key, a) = (&s, &st.key, &a);
+                scope.spawn(move || {
+                    let r = generate(s, key, a, &format!("Question {i}."));
+                    (r.status, r.json())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut spent = 0;
+    let (mut completed, mut refusals) = (0u64, 0u64);
+    for (status, body) in &answers {
+        match status {
+            200 => {
+                let g = ok(call(&s, "GET", &format!("/api/v1/generations/{}", body["id"].as_str().unwrap()), &st.key, None), 200);
+                assert_eq!(g["status"], "completed", "{g}");
+                spent += g["usage"]["input_tokens"].as_u64().unwrap() + g["usage"]["output_tokens"].as_u64().unwrap();
+                completed += 1;
+            }
+            429 => {
+                let e = &body["error"];
+                assert_eq!((e["code"].as_str(), e["meta"]["quota_id"].as_str()), (Some("QUOTA_EXCEEDED"), Some(quota_id.as_str())), "{body}");
+                refusals += 1;
+            }
+            other => panic!("answer {other}: {body}"),
+        }
+    }
+    eprintln!("{completed} completed, {refusals} refused, {spent} tokens spent of {N}");
+    assert!(spent <= N, "64 generations spent {spent} tokens against a quota of {N}");
+    assert_eq!(spent, completed * PER_CALL);
+    assert!(completed >= 1 && refusals >= 1, "{completed} completed, {refusals} refused");
+    assert_eq!(up.bodies().len() as u64, completed, "a refused generation never reached the model");
+    assert!(up.bodies().iter().all(|b| b["max_tokens"] == 20 || b["max_completion_tokens"] == 20), "the call is bounded by max_output_tokens");
+    // Every reservation settled to what was spent: the window counts exactly that.
+    let got = ok(call(&s, "GET", &format!("/api/v1/quotas/{quota_id}"), &st.key, None), 200);
+    assert_eq!(got["current_usage"]["count"].as_u64(), Some(spent), "{got}");
+    // Raised, the quota lets the next one through.
+    ok(call(&s, "PATCH", &format!("/api/v1/quotas/{quota_id}"), &st.key, Some(json!({"limit": N * 10}))), 200);
+    ok(generate(&s, &st.key, &a, "Once more."), 200);
+}
