@@ -146,7 +146,8 @@ impl Records {
         self.ensure_webhooks()?;
         // actors
         self.ensure_actors()?;
-        self.ensure_chats()?; // chats (issue 36)
+        // chats (issue 36)
+        self.ensure_chats()?;
         // policies (issue 37)
         self.ensure::<PolicyRecord>()?;
         self.ensure::<ExceptionRecord>()?;
