@@ -9,7 +9,8 @@
 //!
 //! usage (issue 37, SOAT v0.28's usage.yaml): the account's price book, and receipts
 //! priced at the row in force when their generation ran, so a price change shows in
-//! the next receipt and not in the ones before it.
+//! the next receipt and not in the ones before it; the usage events (one per
+//! generation) and their rollup, whose sums are the receipts'.
 
 use std::time::Duration;
 
@@ -196,7 +197,7 @@ fn close(got: &Value, want: f64) -> bool {
 }
 
 #[test]
-fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran() {
+fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran_and_meters_sum_them() {
     let up = Scripted::start();
     up.otherwise(Reply::Text("fine".into(), 1000, 200));
     let s = server();
@@ -226,6 +227,7 @@ fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran() 
         assert!(e.to_string().contains(field), "{bad}: {e}");
     }
     let project = ok(call(&s, "GET", "/api/v1/projects", &st.key, None), 200)["data"][0]["id"].clone();
+    let pid = project.as_str().unwrap().to_owned();
     let sk = ok(call(&s, "POST", "/api/v1/api-keys", &st.key, Some(json!({"name": "ci", "project_id": project}))), 201)["key"]
         .as_str()
         .unwrap()
@@ -259,6 +261,30 @@ fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran() 
     let rows = book["prices"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "{book}");
     assert!(rows.iter().any(|p| p["id"] == again["prices"][0]["id"] && close(&p["unit_price"], 0.25)), "{book}");
+    // Usage meters and the rollup: one event per generation, their sums the receipts'.
+    let receipts: Vec<Value> = [&unpriced, &cheap, &dear].into_iter().map(|g| receipt(g)).collect();
+    let input: u64 = receipts.iter().map(|r| r["total_input_tokens"].as_u64().unwrap()).sum();
+    let cost: f64 = receipts.iter().filter_map(|r| r["total_cost_usd"].as_f64()).sum();
+    assert_eq!(input, 3000);
+    let m = ok(call(&s, "GET", "/api/v1/usage/meters", &st.key, None), 200);
+    assert_eq!((m["total"].as_u64(), m["data"][0]["generation_id"].as_str()), (Some(3), Some(dear.as_str())), "most recent first: {m}");
+    let listed: f64 = m["data"].as_array().unwrap().iter().filter_map(|e| e["cost_usd"].as_f64()).sum();
+    assert!((listed - cost).abs() < 1e-9, "{m}");
+    let one = ok(call(&s, "GET", &format!("/api/v1/usage/meters?generation_id={cheap}"), &st.key, None), 200);
+    assert!(one["total"] == 1 && close(&one["data"][0]["cost_usd"], 1.4), "{one}");
+    let none = ok(call(&s, "GET", "/api/v1/usage/meters?source=eval", &st.key, None), 200);
+    assert_eq!(none["total"], 0, "{none}");
+    let rollup = |q: &str| call(&s, "GET", &format!("/api/v1/usage?{q}"), &st.key, None);
+    let by_model = ok(rollup(&format!("project_id={pid}&group_by=model")), 200);
+    let t = &by_model["totals"];
+    assert!(t["input_tokens"] == input && t["output_tokens"] == 600 && close(&t["cost_usd"], cost), "{by_model}");
+    assert_eq!((by_model["groups"].as_array().map(Vec::len), &by_model["groups"][0]["key"]), (Some(1), &model), "{by_model}");
+    let by_day = ok(rollup(&format!("project_id={pid}&group_by=day")), 200);
+    assert!(close(&by_day["groups"][0]["cost_usd"], cost) && by_day["groups"][0]["key"].as_str().is_some_and(|d| d.len() == 10), "{by_day}");
+    let after = ok(rollup(&format!("project_id={pid}&group_by=agent&from={}", in_seconds(3600))), 200);
+    assert!(after["groups"] == json!([]) && after["totals"]["cost_usd"].is_null() && after["totals"]["input_tokens"] == 0, "{after}");
+    refused(rollup(&format!("project_id={pid}&group_by=colour")), 400);
+    refused(rollup("group_by=model"), 400);
     // Another account's book is its own.
     let (_, other) = s.signup("usage-prices-other@example.com");
     assert_eq!(ok(call(&s, "GET", "/api/v1/usage/prices", &other, None), 200), json!({"prices": []}));

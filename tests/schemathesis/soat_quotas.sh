@@ -22,10 +22,11 @@ call, key = seed.account("schemathesis-quotas@example.com")
 ids = {"ST_KEY": key}
 for name, window in [("ST_QUOTA", "rolling_1m"), ("ST_QUOTA_PATCH", "rolling_1h"), ("ST_QUOTA_DOOMED", "rolling_24h")]:
     ids[name] = call("POST", "/api/v1/quotas", {"scope": "project", "metric": "tokens", "window": window, "limit": 1000}, key)["id"]
+ids["ST_PROJECT"] = call("GET", "/api/v1/projects", None, key)["data"][0]["id"]  # usage (issue 37): getUsage's project
 print(" ".join(f"{k}={v}" for k, v in ids.items()))
 PY
 )"
-export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED
+export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED ST_PROJECT
 say "seeded quota $ST_QUOTA"
 
 status=0

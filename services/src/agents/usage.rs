@@ -161,65 +161,293 @@ fn price_for<'a>(book: &'a [PriceRecord], sku: &Sku<'_>, component: &str) -> Opt
         .max_by(|a, b| (a.ai_provider_id.is_some(), &a.effective_from).cmp(&(b.ai_provider_id.is_some(), &b.effective_from)))
 }
 
-/// One token component of a receipt line (SOAT's `UsageComponent`), priced when a row
-/// covers it; its cost, if priced.
-fn component(book: &[PriceRecord], sku: &Sku<'_>, name: &str, quantity: u64) -> (Value, Option<f64>) {
-    let price = price_for(book, sku, name);
-    let cost = price.map(|p| quantity as f64 * p.unit_price);
-    let v = json!({
-        "component": name,
-        "quantity": quantity,
-        "unit": "token",
-        "billable": true,
-        "unit_price": price.map(|p| p.unit_price),
-        "cost_usd": cost,
-        "price_id": price.map(|p| p.id.as_str()),
-    });
-    (v, cost)
-}
-
 /// The sum of the priced costs; `None` when nothing was priced.
 fn sum(costs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     costs.into_iter().flatten().fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c))
+}
+
+/// One token component of an event, and the row that priced it.
+struct Part {
+    name: &'static str,
+    quantity: u64,
+    price: Option<(f64, String)>,
+}
+
+impl Part {
+    fn cost(&self) -> Option<f64> {
+        self.price.as_ref().map(|(unit_price, _)| self.quantity as f64 * unit_price)
+    }
+
+    /// SOAT's `UsageComponent`.
+    fn view(&self) -> Value {
+        json!({
+            "component": self.name,
+            "quantity": self.quantity,
+            "unit": "token",
+            "billable": true,
+            "unit_price": self.price.as_ref().map(|p| p.0),
+            "cost_usd": self.cost(),
+            "price_id": self.price.as_ref().map(|p| p.1.as_str()),
+        })
+    }
+}
+
+/// A usage event: what one generation's model calls spent. Quarry meters each
+/// generation as one `llm_tokens` event whose id is the generation's (its record holds
+/// the provider's reported tokens, saved in the step's transaction that also adds them
+/// to the project's, agent's and actor's meters), priced from the book.
+struct Event {
+    g: GenerationRecord,
+    provider: String,
+    model: String,
+    /// When it ran: its `completed_at`, else its last activity, else its start.
+    at: String,
+    parts: Vec<Part>,
+}
+
+impl Event {
+    fn of(g: GenerationRecord, provider: Option<String>, book: &[PriceRecord]) -> Event {
+        let (provider, model) = (provider.unwrap_or_default(), g.state.served_by.clone().unwrap_or_default());
+        let at = g.completed_at.clone().or_else(|| g.last_activity_at.clone()).unwrap_or_else(|| g.started_at.clone());
+        let sku = Sku { ai_provider_id: g.ai_provider_id.as_deref(), provider: &provider, model: &model, at: &at };
+        let u = &g.state.usage;
+        let parts = [("input_tokens", u.input_tokens), ("output_tokens", u.output_tokens), ("cached_tokens", u.cached_tokens)]
+            .into_iter()
+            .map(|(name, quantity)| Part { name, quantity, price: price_for(book, &sku, name).map(|p| (p.unit_price, p.id.clone())) })
+            .collect();
+        Event { g, provider, model, at, parts }
+    }
+
+    fn cost(&self) -> Option<f64> {
+        sum(self.parts.iter().map(Part::cost))
+    }
+
+    fn tokens(&self, name: &str) -> u64 {
+        self.parts.iter().find(|p| p.name == name).map_or(0, |p| p.quantity)
+    }
+
+    /// SOAT's `UsageEvent`.
+    fn view(&self) -> Value {
+        let g = &self.g;
+        json!({
+            "id": g.id,
+            "project_id": g.project_id,
+            "orchestration_run_id": null,
+            "node_id": null,
+            "agent_id": g.agent_id,
+            "generation_id": g.id,
+            "trace_id": g.trace_id,
+            "actor_id": g.state.input.actor_id,
+            "session_id": g.state.input.session_id,
+            "ai_provider_id": g.ai_provider_id,
+            "trigger_id": null,
+            "action_id": g.action_id,
+            "meter_type": "llm_tokens",
+            "source": null,
+            "provider": self.provider,
+            "model": self.model,
+            "cost_usd": self.cost(),
+            "components": self.parts.iter().map(Part::view).collect::<Vec<_>>(),
+            "created_at": self.at,
+        })
+    }
+}
+
+/// The generations' events, each priced from the account's book (providers looked up
+/// once each).
+fn events(records: &Records, account_id: &str, gens: Vec<GenerationRecord>) -> Result<Vec<Event>, ApiError> {
+    let book = book(records, account_id)?;
+    let mut providers: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(gens.len());
+    for g in gens {
+        let provider = match &g.ai_provider_id {
+            Some(id) => match providers.get(id) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = records.get::<crate::store::AiProviderRecord>(account_id, id)?.map(|p| p.provider);
+                    providers.insert(id.clone(), p.clone());
+                    p
+                }
+            },
+            None => None,
+        };
+        out.push(Event::of(g, provider, &book));
+    }
+    Ok(out)
 }
 
 /// The receipt of one generation the scope sees: one `llm_tokens` line for what its
 /// model calls spent, on the provider and model that served it, priced from the book.
 pub fn receipt(records: &Records, scope: &Scope, generation_id: &str) -> Result<Value, ApiError> {
     let g: GenerationRecord = scope.find(records, "generation", generation_id).map_err(|_| SoatError::not_found("generation", generation_id))?;
-    let u = &g.state.usage;
-    let provider = match &g.ai_provider_id {
-        Some(id) => records.get::<crate::store::AiProviderRecord>(&g.account_id, id)?.map(|p| p.provider),
-        None => None,
-    };
-    let (provider, model) = (provider.unwrap_or_default(), g.state.served_by.clone().unwrap_or_default());
-    let at = g.completed_at.as_deref().or(g.last_activity_at.as_deref()).unwrap_or(&g.started_at);
-    let sku = Sku { ai_provider_id: g.ai_provider_id.as_deref(), provider: &provider, model: &model, at };
-    let book = book(records, &g.account_id)?;
-    let (components, costs): (Vec<Value>, Vec<Option<f64>>) =
-        [("input_tokens", u.input_tokens), ("output_tokens", u.output_tokens), ("cached_tokens", u.cached_tokens)]
-            .into_iter()
-            .map(|(name, quantity)| component(&book, &sku, name, quantity))
-            .unzip();
-    let cost = sum(costs);
+    let account_id = g.account_id.clone();
+    let e = events(records, &account_id, vec![g])?.pop().expect("one generation, one event");
+    let (cost, view) = (e.cost(), e.view());
     let line = json!({
-        "event_id": g.id,
+        "event_id": e.g.id,
         "meter_type": "llm_tokens",
-        "provider": provider,
-        "model": model,
+        "provider": e.provider,
+        "model": e.model,
         "cost_usd": cost,
-        "components": components,
+        "components": view["components"],
     });
     Ok(json!({
-        "generation_id": g.id,
+        "generation_id": e.g.id,
         "currency": "USD",
         "line_items": [line],
         "by_meter_type": [{"meter_type": "llm_tokens", "cost_usd": cost}],
-        "total_input_tokens": u.input_tokens,
-        "total_output_tokens": u.output_tokens,
-        "total_cached_tokens": u.cached_tokens,
+        "total_input_tokens": e.tokens("input_tokens"),
+        "total_output_tokens": e.tokens("output_tokens"),
+        "total_cached_tokens": e.tokens("cached_tokens"),
         "total_reasoning_tokens": 0,
         "total_cost_usd": cost,
+    }))
+}
+
+/// `listUsageMeters`'s filters (each absent: any). Quarry's events have no trigger
+/// and no source (no triggers, and evaluation spend is not told apart yet), so
+/// naming one matches none.
+#[derive(Debug, Default)]
+pub struct MeterFilter {
+    pub agent_id: Option<String>,
+    pub generation_id: Option<String>,
+    pub trace_id: Option<String>,
+    pub actor_id: Option<String>,
+    pub session_id: Option<String>,
+    pub trigger_id: Option<String>,
+    pub action_id: Option<String>,
+    pub meter_type: Option<String>,
+    pub source: Option<String>,
+}
+
+impl MeterFilter {
+    fn admits(&self, g: &GenerationRecord) -> bool {
+        let is = |want: &Option<String>, have: Option<&String>| want.as_ref().is_none_or(|w| Some(w) == have);
+        is(&self.agent_id, Some(&g.agent_id))
+            && is(&self.generation_id, Some(&g.id))
+            && is(&self.trace_id, Some(&g.trace_id))
+            && is(&self.actor_id, g.state.input.actor_id.as_ref())
+            && is(&self.session_id, g.state.input.session_id.as_ref())
+            && is(&self.action_id, g.action_id.as_ref())
+            && self.meter_type.as_deref().is_none_or(|m| m == "llm_tokens")
+            && self.trigger_id.is_none()
+            && self.source.is_none()
+    }
+}
+
+/// Whether a generation metered anything (one refused before its model call did not).
+fn metered(g: &GenerationRecord) -> bool {
+    let u = &g.state.usage;
+    u.input_tokens + u.output_tokens + u.cached_tokens > 0
+}
+
+/// `listUsageMeters`: the events of the scope's project the filter admits, most
+/// recent first, as SOAT's `UsageEvent`.
+pub fn meters(records: &Records, scope: &Scope, filter: &MeterFilter) -> Result<Vec<Value>, ApiError> {
+    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(|g| metered(g) && filter.admits(g)).collect();
+    let mut all = events(records, &scope.account_id, gens)?;
+    all.sort_by(|a, b| (&b.at, &b.g.id).cmp(&(&a.at, &a.g.id)));
+    Ok(all.iter().map(Event::view).collect())
+}
+
+/// `getUsage`'s dimensions.
+const GROUP_BY: [&str; 8] = ["model", "agent", "run", "day", "meter_type", "actor", "session", "source"];
+
+/// `getUsage`'s query.
+#[derive(Debug, Default)]
+pub struct Rollup {
+    pub group_by: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub meter_type: Option<String>,
+}
+
+/// A bound of `getUsage`'s window, in `PriceRecord::effective_from`'s form.
+fn bound(field: &str, t: Option<String>) -> Result<Option<String>, SoatError> {
+    t.map(|t| {
+        humantime::parse_rfc3339_weak(&t)
+            .map(|at| humantime::format_rfc3339_millis(at).to_string())
+            .map_err(|_| SoatError::invalid(field, "give an RFC 3339 time in UTC, like 2027-01-01T00:00:00Z."))
+    })
+    .transpose()
+}
+
+/// Summed tokens and costs of a bucket (SOAT's `UsageAggregateTotals`).
+#[derive(Default)]
+struct Totals {
+    /// `component` → (quantity, cost of its priced events).
+    parts: std::collections::BTreeMap<&'static str, (u64, Option<f64>)>,
+}
+
+impl Totals {
+    fn add(&mut self, e: &Event) {
+        for p in &e.parts {
+            let (q, c) = self.parts.entry(p.name).or_default();
+            *q += p.quantity;
+            *c = sum([*c, p.cost()]);
+        }
+    }
+
+    fn view(&self) -> Value {
+        let tokens = |name: &str| self.parts.get(name).map_or(0, |p| p.0);
+        let components: Vec<Value> =
+            self.parts.iter().map(|(name, (q, c))| json!({"component": name, "unit": "token", "quantity": q, "cost_usd": c})).collect();
+        json!({
+            "cost_usd": sum(self.parts.values().map(|p| p.1)),
+            "input_tokens": tokens("input_tokens"),
+            "output_tokens": tokens("output_tokens"),
+            "cached_tokens": tokens("cached_tokens"),
+            "reasoning_tokens": 0,
+            "components": components,
+        })
+    }
+}
+
+/// `getUsage`: the project's events in `[from, to]` (of one meter type, if named),
+/// summed per value of `group_by` and in all; groups in key order, `null` first.
+pub fn rollup(records: &Records, scope: &Scope, q: Rollup) -> Result<Value, ApiError> {
+    let group_by = q.group_by.ok_or_else(|| SoatError::invalid("group_by", format!("name one of {}.", GROUP_BY.join(", "))))?;
+    if !GROUP_BY.contains(&group_by.as_str()) {
+        return Err(SoatError::invalid("group_by", format!("{group_by} is none of {}.", GROUP_BY.join(", "))).into());
+    }
+    let (from, to) = (bound("from", q.from)?, bound("to", q.to)?);
+    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(metered).collect();
+    let all = events(records, &scope.account_id, gens)?;
+    let within = |e: &&Event| {
+        from.as_ref().is_none_or(|f| e.at >= *f)
+            && to.as_ref().is_none_or(|t| e.at <= *t)
+            && q.meter_type.as_deref().is_none_or(|m| m == "llm_tokens")
+    };
+    let (mut groups, mut totals) = (std::collections::BTreeMap::<Option<String>, Totals>::new(), Totals::default());
+    for e in all.iter().filter(within) {
+        let key = match group_by.as_str() {
+            "model" => Some(e.model.clone()),
+            "agent" => Some(e.g.agent_id.clone()),
+            "day" => Some(e.at.chars().take(10).collect()),
+            "meter_type" => Some("llm_tokens".to_owned()),
+            "actor" => e.g.state.input.actor_id.clone(),
+            "session" => e.g.state.input.session_id.clone(),
+            _ => None, // `run`, `source`: no Quarry event has one
+        };
+        groups.entry(key).or_default().add(e);
+        totals.add(e);
+    }
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|(key, t)| {
+            let mut v = t.view();
+            v["key"] = json!(key);
+            v
+        })
+        .collect();
+    Ok(json!({
+        "project_id": scope.project_id,
+        "from": from,
+        "to": to,
+        "group_by": group_by,
+        "meter_type": q.meter_type,
+        "groups": groups,
+        "totals": totals.view(),
     }))
 }
 
