@@ -288,4 +288,8 @@ fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran_an
     // Another account's book is its own.
     let (_, other) = s.signup("usage-prices-other@example.com");
     assert_eq!(ok(call(&s, "GET", "/api/v1/usage/prices", &other, None), 200), json!({"prices": []}));
+    // Nor does it see this account's usage: not its project, nor a single event.
+    refused(call(&s, "GET", &format!("/api/v1/usage?project_id={pid}&group_by=model"), &other, None), 403);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/usage/meters", &other, None), 200)["total"], 0);
+    refused(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={dear}"), &other, None), 404);
 }
