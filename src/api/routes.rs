@@ -391,6 +391,12 @@ pub fn table(config: &Config) -> Vec<Route> {
         row(M::PATCH, "/api/v1/quotas/{quota_id}", "soat_update_quota", call!(soat::quotas::update, quota_id)),
         row(M::DELETE, "/api/v1/quotas/{quota_id}", "soat_delete_quota", call!(soat::quotas::delete, quota_id)),
         row(M::GET, "/api/v1/usage/receipt", "soat_get_usage_receipt", call!(soat::usage::receipt)),
+        // SOAT (/api/v1): usage events and their rollup (issue 37).
+        row(M::GET, "/api/v1/usage/meters", "soat_list_usage_meters", call!(soat::usage::meters)),
+        row(M::GET, "/api/v1/usage", "soat_get_usage", call!(soat::usage::rollup)),
+        // SOAT (/api/v1): the usage price book (issue 37).
+        row(M::GET, "/api/v1/usage/prices", "soat_get_price_book", call!(soat::usage::prices)),
+        row(M::PUT, "/api/v1/usage/prices", "soat_upsert_price_book", call!(soat::usage::upsert_prices)),
         // SOAT (/api/v1): actors (issue 36, actors).
         row(M::GET, "/api/v1/actors", "soat_list_actors", call!(soat::actors::list)),
         row(M::POST, "/api/v1/actors", "soat_create_actor", call!(soat::actors::create)),

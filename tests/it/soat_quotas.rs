@@ -6,6 +6,11 @@
 //! generation past it; and 64 generations at once against a `tokens` quota of N,
 //! the scripted upstream reporting each call's usage: what they spend is at most N,
 //! every one refused is `QUOTA_EXCEEDED` and never reached the model.
+//!
+//! usage (issue 37, SOAT v0.28's usage.yaml): the account's price book, and receipts
+//! priced at the row in force when their generation ran, so a price change shows in
+//! the next receipt and not in the ones before it; the usage events (one per
+//! generation) and their rollup, whose sums are the receipts'.
 
 use std::time::Duration;
 
@@ -168,4 +173,123 @@ fn sixty_four_concurrent_generations_against_a_tokens_quota_of_n_spend_at_most_n
     // Raised, the quota lets the next one through.
     ok(call(&s, "PATCH", &format!("/api/v1/quotas/{quota_id}"), &st.key, Some(json!({"limit": N * 10}))), 200);
     ok(generate(&s, &st.key, &a, "Once more."), 200);
+}
+
+/// `t` seconds from now, as RFC 3339 in UTC (whole seconds).
+fn in_seconds(t: u64) -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + t;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // The civil date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+fn close(got: &Value, want: f64) -> bool {
+    got.as_f64().is_some_and(|g| (g - want).abs() < 1e-9)
+}
+
+#[test]
+fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran_and_meters_sum_them() {
+    let up = Scripted::start();
+    up.otherwise(Reply::Text("fine".into(), 1000, 200));
+    let s = server();
+    let st = setup(&s, &up, "usage-prices@example.com");
+    let a = agent(&s, &st, json!({}));
+    let receipt = |g: &str| ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={g}"), &st.key, None), 200);
+    let run = || ok(generate(&s, &st.key, &a, "Hello."), 200)["id"].as_str().unwrap().to_owned();
+    let put = |key: &str, body: Value| call(&s, "PUT", "/api/v1/usage/prices", key, Some(body));
+    // No price book yet: the quantities are there, the costs null (not zero).
+    let unpriced = run();
+    let r = receipt(&unpriced);
+    assert!(r["total_cost_usd"].is_null() && r["line_items"][0]["components"][0]["unit_price"].is_null(), "{r}");
+    assert_eq!(r["line_items"][0]["components"][0]["quantity"], 1000, "{r}");
+    let (provider, model) = (r["line_items"][0]["provider"].clone(), r["line_items"][0]["model"].clone());
+    let prices = |input: f64, output: f64, from: &str| {
+        let row = |component: &str, price: f64| json!({"provider": provider, "model": model, "component": component, "unit": "token", "unit_price": price, "effective_from": from});
+        json!({"prices": [row("input_tokens", input), row("output_tokens", output)]})
+    };
+    // Refused, and nothing written: a past price, a negative one, an unknown field, a project key.
+    for (bad, field) in [
+        (prices(0.001, 0.002, "2020-01-01T00:00:00Z"), "prices[0].effective_from"),
+        (prices(0.001, -0.002, &in_seconds(60)), "prices[1].unit_price"),
+        (json!({"prices": [], "currency": "EUR"}), "currency"),
+    ] {
+        let e = refused(put(&st.key, bad.clone()), 400);
+        assert_eq!(e["code"], "VALIDATION_FAILED", "{bad}: {e}");
+        assert!(e.to_string().contains(field), "{bad}: {e}");
+    }
+    let project = ok(call(&s, "GET", "/api/v1/projects", &st.key, None), 200)["data"][0]["id"].clone();
+    let pid = project.as_str().unwrap().to_owned();
+    let sk = ok(call(&s, "POST", "/api/v1/api-keys", &st.key, Some(json!({"name": "ci", "project_id": project}))), 201)["key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    refused(put(&sk, prices(0.001, 0.002, &in_seconds(60))), 403);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/usage/prices", &sk, None), 200), json!({"prices": []}));
+    // A price in force from two seconds on prices the generations after it.
+    let first = ok(put(&st.key, prices(0.001, 0.002, &in_seconds(2))), 200);
+    let first_input = first["prices"][0]["id"].as_str().unwrap().to_owned();
+    assert!(first_input.starts_with("price_") && first["prices"][0]["component"] == "input_tokens", "{first}");
+    std::thread::sleep(Duration::from_secs(3));
+    let cheap = run();
+    let r = receipt(&cheap);
+    assert!(close(&r["total_cost_usd"], 1000.0 * 0.001 + 200.0 * 0.002), "{r}");
+    let input = &r["line_items"][0]["components"][0];
+    assert!(close(&input["unit_price"], 0.001) && close(&input["cost_usd"], 1.0) && input["price_id"] == first_input.as_str(), "{r}");
+    assert!(close(&r["by_meter_type"][0]["cost_usd"], 1.4) && close(&r["line_items"][0]["cost_usd"], 1.4), "{r}");
+    // A price change shows in the next receipt; the ones already written keep theirs.
+    ok(put(&st.key, prices(0.002, 0.004, &in_seconds(2))), 200);
+    std::thread::sleep(Duration::from_secs(3));
+    let dear = run();
+    assert!(close(&receipt(&dear)["total_cost_usd"], 2.8), "{}", receipt(&dear));
+    assert!(close(&receipt(&cheap)["total_cost_usd"], 1.4), "{}", receipt(&cheap));
+    assert!(receipt(&unpriced)["total_cost_usd"].is_null());
+    // A row upserted again under its key is replaced, keeping its id.
+    let later = in_seconds(3600);
+    let once = ok(put(&st.key, prices(0.5, 0.5, &later)), 200);
+    let again = ok(put(&st.key, prices(0.25, 0.5, &later)), 200);
+    assert_eq!(once["prices"][0]["id"], again["prices"][0]["id"], "{once} {again}");
+    let book = ok(call(&s, "GET", "/api/v1/usage/prices", &st.key, None), 200);
+    let rows = book["prices"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{book}");
+    assert!(rows.iter().any(|p| p["id"] == again["prices"][0]["id"] && close(&p["unit_price"], 0.25)), "{book}");
+    // Usage meters and the rollup: one event per generation, their sums the receipts'.
+    let receipts: Vec<Value> = [&unpriced, &cheap, &dear].into_iter().map(|g| receipt(g)).collect();
+    let input: u64 = receipts.iter().map(|r| r["total_input_tokens"].as_u64().unwrap()).sum();
+    let cost: f64 = receipts.iter().filter_map(|r| r["total_cost_usd"].as_f64()).sum();
+    assert_eq!(input, 3000);
+    let m = ok(call(&s, "GET", "/api/v1/usage/meters", &st.key, None), 200);
+    assert_eq!((m["total"].as_u64(), m["data"][0]["generation_id"].as_str()), (Some(3), Some(dear.as_str())), "most recent first: {m}");
+    let listed: f64 = m["data"].as_array().unwrap().iter().filter_map(|e| e["cost_usd"].as_f64()).sum();
+    assert!((listed - cost).abs() < 1e-9, "{m}");
+    let one = ok(call(&s, "GET", &format!("/api/v1/usage/meters?generation_id={cheap}"), &st.key, None), 200);
+    assert!(one["total"] == 1 && close(&one["data"][0]["cost_usd"], 1.4), "{one}");
+    let none = ok(call(&s, "GET", "/api/v1/usage/meters?source=eval", &st.key, None), 200);
+    assert_eq!(none["total"], 0, "{none}");
+    let rollup = |q: &str| call(&s, "GET", &format!("/api/v1/usage?{q}"), &st.key, None);
+    let by_model = ok(rollup(&format!("project_id={pid}&group_by=model")), 200);
+    let t = &by_model["totals"];
+    assert!(t["input_tokens"] == input && t["output_tokens"] == 600 && close(&t["cost_usd"], cost), "{by_model}");
+    assert_eq!((by_model["groups"].as_array().map(Vec::len), &by_model["groups"][0]["key"]), (Some(1), &model), "{by_model}");
+    let by_day = ok(rollup(&format!("project_id={pid}&group_by=day")), 200);
+    assert!(close(&by_day["groups"][0]["cost_usd"], cost) && by_day["groups"][0]["key"].as_str().is_some_and(|d| d.len() == 10), "{by_day}");
+    let after = ok(rollup(&format!("project_id={pid}&group_by=agent&from={}", in_seconds(3600))), 200);
+    assert!(after["groups"] == json!([]) && after["totals"]["cost_usd"].is_null() && after["totals"]["input_tokens"] == 0, "{after}");
+    refused(rollup(&format!("project_id={pid}&group_by=colour")), 400);
+    refused(rollup("group_by=model"), 400);
+    // Another account's book is its own.
+    let (_, other) = s.signup("usage-prices-other@example.com");
+    assert_eq!(ok(call(&s, "GET", "/api/v1/usage/prices", &other, None), 200), json!({"prices": []}));
+    // Nor does it see this account's usage: not its project, nor a single event.
+    refused(call(&s, "GET", &format!("/api/v1/usage?project_id={pid}&group_by=model"), &other, None), 403);
+    assert_eq!(ok(call(&s, "GET", "/api/v1/usage/meters", &other, None), 200)["total"], 0);
+    refused(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={dear}"), &other, None), 404);
 }

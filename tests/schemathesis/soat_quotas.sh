@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Schemathesis against the real server: SOAT v0.28's quotas operations (quotas.yaml,
-# and usage.yaml's receipt, bundled likewise,
+# and usage.yaml's served operations, bundled likewise,
 # bundled into tests/data/specs/soat-quotas.bundled.openapi.json by
 # `ops/bundle-soat-module-specs SPECS tests/data/specs quotas`; issue 37), checking
 # that no response is a server error and that every response matches the schema the
@@ -22,17 +22,18 @@ call, key = seed.account("schemathesis-quotas@example.com")
 ids = {"ST_KEY": key}
 for name, window in [("ST_QUOTA", "rolling_1m"), ("ST_QUOTA_PATCH", "rolling_1h"), ("ST_QUOTA_DOOMED", "rolling_24h")]:
     ids[name] = call("POST", "/api/v1/quotas", {"scope": "project", "metric": "tokens", "window": window, "limit": 1000}, key)["id"]
+ids["ST_PROJECT"] = call("GET", "/api/v1/projects", None, key)["data"][0]["id"]  # usage (issue 37): getUsage's project
 print(" ".join(f"{k}={v}" for k, v in ids.items()))
 PY
 )"
-export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED
+export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED ST_PROJECT
 say "seeded quota $ST_QUOTA"
 
 status=0
 say "spec soat-quotas"
 st_check soat_quotas.toml "soat-quotas.bundled.openapi.json" "${ST_MAX_EXAMPLES:-8}" \
     --phases examples,coverage,fuzzing || status=1
-# usage (issue 37): the receipt, the one operation of usage.yaml served.
+# usage (issue 37): the operations of usage.yaml served (the receipt, the price book).
 say "spec soat-usage"
 st_check soat_quotas.toml "soat-usage.bundled.openapi.json" "${ST_MAX_EXAMPLES:-8}" \
     --phases examples,coverage,fuzzing || status=1

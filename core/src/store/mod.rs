@@ -23,6 +23,8 @@ mod memory;
 pub mod owned;
 // quotas and usage meters (issue 37).
 pub mod quotas;
+// the usage price book (issue 37).
+pub mod prices;
 mod records;
 mod soat;
 mod tools;
@@ -72,6 +74,8 @@ pub use exceptions::ExceptionRecord;
 pub use policies::PolicyRecord;
 // quotas (issue 37)
 pub use quotas::QuotaRecord;
+// the usage price book (issue 37)
+pub use prices::PriceRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -153,6 +157,7 @@ impl Records {
         self.ensure::<ExceptionRecord>()?;
         self.ensure_audit()?;
         self.ensure_quotas()?; // quotas and usage (issue 37)
+        self.ensure_prices()?; // the usage price book (issue 37)
         self.count_records_once()
     }
 

@@ -1,53 +1,493 @@
-//! Usage (issue 37, SOAT v0.28's usage.yaml): a generation's receipt
-//! (`getUsageReceipt`). What a generation spent is in its record, saved with each step
-//! (the provider's reported tokens, summed over its model calls); the same step's
-//! transaction settles its quota reservation and adds the call to the project's, the
-//! agent's and the actor's meters (`store::quotas`). Costs are `null`: Quarry has no
-//! price book yet, and an unpriced quantity is not a free one.
+//! Usage (issue 37, SOAT v0.28's usage.yaml): the price book (`getPriceBook`,
+//! `upsertPriceBook`) and a generation's receipt (`getUsageReceipt`). What a generation
+//! spent is in its record, saved with each step (the provider's reported tokens, summed
+//! over its model calls); the same step's transaction settles its quota reservation and
+//! adds the call to the project's, the agent's and the actor's meters
+//! (`store::quotas`).
+//!
+//! The price book is the account's (`store::prices`). A receipt prices each component
+//! at the row in force when its generation last ran (its `completed_at`, else its last
+//! activity): of the rows for its provider and model, an override for its AI provider
+//! before a default, and of those the one with the latest `effective_from` not after
+//! that time. Since a row's `effective_from` must be in the future when it is written,
+//! a receipt's price never changes once it could be read. A component no row prices
+//! has a `null` cost: an unpriced quantity is not a free one.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::generation::record::GenerationRecord;
 use super::{Scope, SoatError};
 use crate::error::ApiError;
-use crate::store::Records;
+use crate::store::prices::PRICE_PREFIX;
+use crate::store::{PriceRecord, Records};
 
-/// One token component of a receipt line (SOAT's `UsageComponent`), unpriced.
-fn component(name: &str, quantity: u64, billable: bool) -> Value {
-    json!({"component": name, "quantity": quantity, "unit": "token", "billable": billable, "unit_price": null, "cost_usd": null, "price_id": null})
+/// The longest provider, model, component, unit or meter type a price row names.
+const MAX_NAME_CHARS: usize = 256;
+
+/// `upsertPriceBook`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewPrices {
+    pub prices: Vec<NewPrice>,
+}
+
+/// One row of `upsertPriceBook`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewPrice {
+    #[serde(default)]
+    pub ai_provider_id: Option<String>,
+    #[serde(default)]
+    pub meter_type: Option<String>,
+    pub provider: String,
+    pub model: String,
+    pub component: String,
+    pub unit: String,
+    pub unit_price: f64,
+    pub effective_from: String,
+}
+
+fn price_view(p: &PriceRecord) -> Value {
+    json!({
+        "id": p.id,
+        "ai_provider_id": p.ai_provider_id,
+        "meter_type": p.meter_type,
+        "provider": p.provider,
+        "model": p.model,
+        "component": p.component,
+        "unit": p.unit,
+        "unit_price": p.unit_price,
+        "effective_from": p.effective_from,
+        "created_at": p.created_at,
+    })
+}
+
+/// The account's price book, by provider, model, component, then effective time.
+fn book(records: &Records, account_id: &str) -> Result<Vec<PriceRecord>, ApiError> {
+    let mut all: Vec<PriceRecord> = records.list(account_id)?;
+    all.sort_by(|a, b| {
+        (&a.provider, &a.model, &a.component, &a.effective_from, &a.ai_provider_id, &a.id).cmp(&(
+            &b.provider,
+            &b.model,
+            &b.component,
+            &b.effective_from,
+            &b.ai_provider_id,
+            &b.id,
+        ))
+    });
+    Ok(all)
+}
+
+/// `getPriceBook`: the scope's account's rows (any key of the account reads them).
+pub fn price_book(records: &Records, scope: &Scope) -> Result<Value, ApiError> {
+    let rows: Vec<Value> = book(records, &scope.account_id)?.iter().map(price_view).collect();
+    Ok(json!({"prices": rows}))
+}
+
+fn name(field: String, value: String) -> Result<String, SoatError> {
+    if value.trim().is_empty() || value.chars().count() > MAX_NAME_CHARS {
+        return Err(SoatError::invalid(field, format!("give 1 to {MAX_NAME_CHARS} characters.")));
+    }
+    Ok(value)
+}
+
+/// `upsertPriceBook`: checks every row, then writes them all in one transaction (or,
+/// any row refused, none). The book is the account's: a project key may not change it.
+pub fn upsert_prices(records: &Records, scope: &Scope, new: NewPrices) -> Result<Value, ApiError> {
+    if scope.is_project_key() {
+        return Err(SoatError::Forbidden("The price book is the account's: a project key cannot change it.".into()).into());
+    }
+    let now = std::time::SystemTime::now();
+    let created_at = crate::clock::now_rfc3339();
+    let mut rows = Vec::with_capacity(new.prices.len());
+    for (i, p) in new.prices.into_iter().enumerate() {
+        let field = |f: &str| format!("prices[{i}].{f}");
+        if !p.unit_price.is_finite() || p.unit_price < 0.0 {
+            return Err(SoatError::invalid(field("unit_price"), "give a price of 0 or more (USD per unit).").into());
+        }
+        let at = humantime::parse_rfc3339_weak(&p.effective_from)
+            .map_err(|_| SoatError::invalid(field("effective_from"), "give an RFC 3339 time in UTC, like 2027-01-01T00:00:00Z."))?;
+        if at <= now {
+            return Err(SoatError::invalid(
+                field("effective_from"),
+                "give a time in the future: past prices are immutable, so recorded costs stay explainable.",
+            )
+            .into());
+        }
+        if let Some(id) = &p.ai_provider_id {
+            scope
+                .get::<crate::store::AiProviderRecord>(records, id)?
+                .ok_or_else(|| SoatError::invalid(field("ai_provider_id"), format!("no AI provider {id} in this account.")))?;
+        }
+        rows.push(PriceRecord {
+            id: format!("{PRICE_PREFIX}{}", crate::ids::random_base62(16)),
+            account_id: scope.account_id.clone(),
+            ai_provider_id: p.ai_provider_id,
+            meter_type: name(field("meter_type"), p.meter_type.unwrap_or_else(|| "llm_tokens".to_owned()))?,
+            provider: name(field("provider"), p.provider)?,
+            model: name(field("model"), p.model)?,
+            component: name(field("component"), p.component)?,
+            unit: name(field("unit"), p.unit)?,
+            unit_price: p.unit_price,
+            effective_from: humantime::format_rfc3339_millis(at).to_string(),
+            created_at: created_at.clone(),
+        });
+    }
+    let stored = records.upsert_prices(&scope.account_id, rows)?;
+    Ok(json!({"prices": stored.iter().map(price_view).collect::<Vec<_>>()}))
+}
+
+/// What prices one model's calls: the provider the generation ran on.
+struct Sku<'a> {
+    ai_provider_id: Option<&'a str>,
+    provider: &'a str,
+    model: &'a str,
+    /// When the call ran (the form of `PriceRecord::effective_from`).
+    at: &'a str,
+}
+
+/// The row that prices `component` of `sku` (see the module's note), if any.
+fn price_for<'a>(book: &'a [PriceRecord], sku: &Sku<'_>, component: &str) -> Option<&'a PriceRecord> {
+    book.iter()
+        .filter(|p| {
+            p.meter_type == "llm_tokens"
+                && p.provider == sku.provider
+                && p.model == sku.model
+                && p.component == component
+                && p.effective_from.as_str() <= sku.at
+                && (p.ai_provider_id.is_none() || p.ai_provider_id.as_deref() == sku.ai_provider_id)
+        })
+        .max_by(|a, b| (a.ai_provider_id.is_some(), &a.effective_from).cmp(&(b.ai_provider_id.is_some(), &b.effective_from)))
+}
+
+/// The sum of the priced costs; `None` when nothing was priced.
+fn sum(costs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    costs.into_iter().flatten().fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c))
+}
+
+/// One token component of an event, and the row that priced it.
+struct Part {
+    name: &'static str,
+    quantity: u64,
+    price: Option<(f64, String)>,
+}
+
+impl Part {
+    fn cost(&self) -> Option<f64> {
+        self.price.as_ref().map(|(unit_price, _)| self.quantity as f64 * unit_price)
+    }
+
+    /// SOAT's `UsageComponent`.
+    fn view(&self) -> Value {
+        json!({
+            "component": self.name,
+            "quantity": self.quantity,
+            "unit": "token",
+            "billable": true,
+            "unit_price": self.price.as_ref().map(|p| p.0),
+            "cost_usd": self.cost(),
+            "price_id": self.price.as_ref().map(|p| p.1.as_str()),
+        })
+    }
+}
+
+/// A usage event: what one generation's model calls spent. Quarry meters each
+/// generation as one `llm_tokens` event whose id is the generation's (its record holds
+/// the provider's reported tokens, saved in the step's transaction that also adds them
+/// to the project's, agent's and actor's meters), priced from the book.
+struct Event {
+    g: GenerationRecord,
+    provider: String,
+    model: String,
+    /// When it ran: its `completed_at`, else its last activity, else its start.
+    at: String,
+    parts: Vec<Part>,
+}
+
+impl Event {
+    fn of(g: GenerationRecord, provider: Option<String>, book: &[PriceRecord]) -> Event {
+        let (provider, model) = (provider.unwrap_or_default(), g.state.served_by.clone().unwrap_or_default());
+        let at = g.completed_at.clone().or_else(|| g.last_activity_at.clone()).unwrap_or_else(|| g.started_at.clone());
+        let sku = Sku { ai_provider_id: g.ai_provider_id.as_deref(), provider: &provider, model: &model, at: &at };
+        let u = &g.state.usage;
+        let parts = [("input_tokens", u.input_tokens), ("output_tokens", u.output_tokens), ("cached_tokens", u.cached_tokens)]
+            .into_iter()
+            .map(|(name, quantity)| Part { name, quantity, price: price_for(book, &sku, name).map(|p| (p.unit_price, p.id.clone())) })
+            .collect();
+        Event { g, provider, model, at, parts }
+    }
+
+    fn cost(&self) -> Option<f64> {
+        sum(self.parts.iter().map(Part::cost))
+    }
+
+    fn tokens(&self, name: &str) -> u64 {
+        self.parts.iter().find(|p| p.name == name).map_or(0, |p| p.quantity)
+    }
+
+    /// SOAT's `UsageEvent`.
+    fn view(&self) -> Value {
+        let g = &self.g;
+        json!({
+            "id": g.id,
+            "project_id": g.project_id,
+            "orchestration_run_id": null,
+            "node_id": null,
+            "agent_id": g.agent_id,
+            "generation_id": g.id,
+            "trace_id": g.trace_id,
+            "actor_id": g.state.input.actor_id,
+            "session_id": g.state.input.session_id,
+            "ai_provider_id": g.ai_provider_id,
+            "trigger_id": null,
+            "action_id": g.action_id,
+            "meter_type": "llm_tokens",
+            "source": null,
+            "provider": self.provider,
+            "model": self.model,
+            "cost_usd": self.cost(),
+            "components": self.parts.iter().map(Part::view).collect::<Vec<_>>(),
+            "created_at": self.at,
+        })
+    }
+}
+
+/// The generations' events, each priced from the account's book (providers looked up
+/// once each).
+fn events(records: &Records, account_id: &str, gens: Vec<GenerationRecord>) -> Result<Vec<Event>, ApiError> {
+    let book = book(records, account_id)?;
+    let mut providers: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(gens.len());
+    for g in gens {
+        let provider = match &g.ai_provider_id {
+            Some(id) => match providers.get(id) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = records.get::<crate::store::AiProviderRecord>(account_id, id)?.map(|p| p.provider);
+                    providers.insert(id.clone(), p.clone());
+                    p
+                }
+            },
+            None => None,
+        };
+        out.push(Event::of(g, provider, &book));
+    }
+    Ok(out)
 }
 
 /// The receipt of one generation the scope sees: one `llm_tokens` line for what its
-/// model calls spent, on the provider and model that served it.
+/// model calls spent, on the provider and model that served it, priced from the book.
 pub fn receipt(records: &Records, scope: &Scope, generation_id: &str) -> Result<Value, ApiError> {
     let g: GenerationRecord = scope.find(records, "generation", generation_id).map_err(|_| SoatError::not_found("generation", generation_id))?;
-    let u = &g.state.usage;
-    let provider = match &g.ai_provider_id {
-        Some(id) => records.get::<crate::store::AiProviderRecord>(&g.account_id, id)?.map(|p| p.provider),
-        None => None,
-    };
-    let components = vec![
-        component("input_tokens", u.input_tokens, true),
-        component("output_tokens", u.output_tokens, true),
-        component("cached_tokens", u.cached_tokens, true),
-    ];
+    let account_id = g.account_id.clone();
+    let e = events(records, &account_id, vec![g])?.pop().expect("one generation, one event");
+    let (cost, view) = (e.cost(), e.view());
     let line = json!({
-        "event_id": g.id,
+        "event_id": e.g.id,
         "meter_type": "llm_tokens",
-        "provider": provider.unwrap_or_default(),
-        "model": g.state.served_by.clone().unwrap_or_default(),
-        "cost_usd": null,
-        "components": components,
+        "provider": e.provider,
+        "model": e.model,
+        "cost_usd": cost,
+        "components": view["components"],
     });
     Ok(json!({
-        "generation_id": g.id,
+        "generation_id": e.g.id,
         "currency": "USD",
         "line_items": [line],
-        "by_meter_type": [{"meter_type": "llm_tokens", "cost_usd": null}],
-        "total_input_tokens": u.input_tokens,
-        "total_output_tokens": u.output_tokens,
-        "total_cached_tokens": u.cached_tokens,
+        "by_meter_type": [{"meter_type": "llm_tokens", "cost_usd": cost}],
+        "total_input_tokens": e.tokens("input_tokens"),
+        "total_output_tokens": e.tokens("output_tokens"),
+        "total_cached_tokens": e.tokens("cached_tokens"),
         "total_reasoning_tokens": 0,
-        "total_cost_usd": null,
+        "total_cost_usd": cost,
     }))
+}
+
+/// `listUsageMeters`'s filters (each absent: any). Quarry's events have no trigger
+/// and no source (no triggers, and evaluation spend is not told apart yet), so
+/// naming one matches none.
+#[derive(Debug, Default)]
+pub struct MeterFilter {
+    pub agent_id: Option<String>,
+    pub generation_id: Option<String>,
+    pub trace_id: Option<String>,
+    pub actor_id: Option<String>,
+    pub session_id: Option<String>,
+    pub trigger_id: Option<String>,
+    pub action_id: Option<String>,
+    pub meter_type: Option<String>,
+    pub source: Option<String>,
+}
+
+impl MeterFilter {
+    fn admits(&self, g: &GenerationRecord) -> bool {
+        let is = |want: &Option<String>, have: Option<&String>| want.as_ref().is_none_or(|w| Some(w) == have);
+        is(&self.agent_id, Some(&g.agent_id))
+            && is(&self.generation_id, Some(&g.id))
+            && is(&self.trace_id, Some(&g.trace_id))
+            && is(&self.actor_id, g.state.input.actor_id.as_ref())
+            && is(&self.session_id, g.state.input.session_id.as_ref())
+            && is(&self.action_id, g.action_id.as_ref())
+            && self.meter_type.as_deref().is_none_or(|m| m == "llm_tokens")
+            && self.trigger_id.is_none()
+            && self.source.is_none()
+    }
+}
+
+/// Whether a generation metered anything (one refused before its model call did not).
+fn metered(g: &GenerationRecord) -> bool {
+    let u = &g.state.usage;
+    u.input_tokens + u.output_tokens + u.cached_tokens > 0
+}
+
+/// `listUsageMeters`: the events of the scope's project the filter admits, most
+/// recent first, as SOAT's `UsageEvent`.
+pub fn meters(records: &Records, scope: &Scope, filter: &MeterFilter) -> Result<Vec<Value>, ApiError> {
+    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(|g| metered(g) && filter.admits(g)).collect();
+    let mut all = events(records, &scope.account_id, gens)?;
+    all.sort_by(|a, b| (&b.at, &b.g.id).cmp(&(&a.at, &a.g.id)));
+    Ok(all.iter().map(Event::view).collect())
+}
+
+/// `getUsage`'s dimensions.
+const GROUP_BY: [&str; 8] = ["model", "agent", "run", "day", "meter_type", "actor", "session", "source"];
+
+/// `getUsage`'s query.
+#[derive(Debug, Default)]
+pub struct Rollup {
+    pub group_by: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub meter_type: Option<String>,
+}
+
+/// A bound of `getUsage`'s window, in `PriceRecord::effective_from`'s form.
+fn bound(field: &str, t: Option<String>) -> Result<Option<String>, SoatError> {
+    t.map(|t| {
+        humantime::parse_rfc3339_weak(&t)
+            .map(|at| humantime::format_rfc3339_millis(at).to_string())
+            .map_err(|_| SoatError::invalid(field, "give an RFC 3339 time in UTC, like 2027-01-01T00:00:00Z."))
+    })
+    .transpose()
+}
+
+/// Summed tokens and costs of a bucket (SOAT's `UsageAggregateTotals`).
+#[derive(Default)]
+struct Totals {
+    /// `component` → (quantity, cost of its priced events).
+    parts: std::collections::BTreeMap<&'static str, (u64, Option<f64>)>,
+}
+
+impl Totals {
+    fn add(&mut self, e: &Event) {
+        for p in &e.parts {
+            let (q, c) = self.parts.entry(p.name).or_default();
+            *q += p.quantity;
+            *c = sum([*c, p.cost()]);
+        }
+    }
+
+    fn view(&self) -> Value {
+        let tokens = |name: &str| self.parts.get(name).map_or(0, |p| p.0);
+        let components: Vec<Value> =
+            self.parts.iter().map(|(name, (q, c))| json!({"component": name, "unit": "token", "quantity": q, "cost_usd": c})).collect();
+        json!({
+            "cost_usd": sum(self.parts.values().map(|p| p.1)),
+            "input_tokens": tokens("input_tokens"),
+            "output_tokens": tokens("output_tokens"),
+            "cached_tokens": tokens("cached_tokens"),
+            "reasoning_tokens": 0,
+            "components": components,
+        })
+    }
+}
+
+/// `getUsage`: the project's events in `[from, to]` (of one meter type, if named),
+/// summed per value of `group_by` and in all; groups in key order, `null` first.
+pub fn rollup(records: &Records, scope: &Scope, q: Rollup) -> Result<Value, ApiError> {
+    let group_by = q.group_by.ok_or_else(|| SoatError::invalid("group_by", format!("name one of {}.", GROUP_BY.join(", "))))?;
+    if !GROUP_BY.contains(&group_by.as_str()) {
+        return Err(SoatError::invalid("group_by", format!("{group_by} is none of {}.", GROUP_BY.join(", "))).into());
+    }
+    let (from, to) = (bound("from", q.from)?, bound("to", q.to)?);
+    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(metered).collect();
+    let all = events(records, &scope.account_id, gens)?;
+    let within = |e: &&Event| {
+        from.as_ref().is_none_or(|f| e.at >= *f)
+            && to.as_ref().is_none_or(|t| e.at <= *t)
+            && q.meter_type.as_deref().is_none_or(|m| m == "llm_tokens")
+    };
+    let (mut groups, mut totals) = (std::collections::BTreeMap::<Option<String>, Totals>::new(), Totals::default());
+    for e in all.iter().filter(within) {
+        let key = match group_by.as_str() {
+            "model" => Some(e.model.clone()),
+            "agent" => Some(e.g.agent_id.clone()),
+            "day" => Some(e.at.chars().take(10).collect()),
+            "meter_type" => Some("llm_tokens".to_owned()),
+            "actor" => e.g.state.input.actor_id.clone(),
+            "session" => e.g.state.input.session_id.clone(),
+            _ => None, // `run`, `source`: no Quarry event has one
+        };
+        groups.entry(key).or_default().add(e);
+        totals.add(e);
+    }
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|(key, t)| {
+            let mut v = t.view();
+            v["key"] = json!(key);
+            v
+        })
+        .collect();
+    Ok(json!({
+        "project_id": scope.project_id,
+        "from": from,
+        "to": to,
+        "group_by": group_by,
+        "meter_type": q.meter_type,
+        "groups": groups,
+        "totals": totals.view(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, override_of: Option<&str>, from: &str, price: f64) -> PriceRecord {
+        PriceRecord {
+            id: id.into(),
+            account_id: "acct_a".into(),
+            ai_provider_id: override_of.map(str::to_owned),
+            meter_type: "llm_tokens".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            component: "input_tokens".into(),
+            unit: "token".into(),
+            unit_price: price,
+            effective_from: from.into(),
+            created_at: from.into(),
+        }
+    }
+
+    #[test]
+    fn the_row_in_force_prices_a_call_and_an_override_before_a_default() {
+        let book = [
+            row("price_old", None, "2026-01-01T00:00:00.000Z", 1.0),
+            row("price_new", None, "2026-06-01T00:00:00.000Z", 2.0),
+            row("price_later", None, "2027-01-01T00:00:00.000Z", 3.0),
+            row("price_mine", Some("aip_1"), "2026-03-01T00:00:00.000Z", 0.5),
+        ];
+        let at = |at, aip| Sku { ai_provider_id: aip, provider: "openai", model: "m", at };
+        let id = |sku: Sku<'_>| price_for(&book, &sku, "input_tokens").map(|p| p.id.clone());
+        assert_eq!(id(at("2025-12-31T00:00:00.000Z", None)), None, "before any row");
+        assert_eq!(id(at("2026-02-01T00:00:00.000Z", None)).as_deref(), Some("price_old"));
+        assert_eq!(id(at("2026-07-01T00:00:00.000Z", None)).as_deref(), Some("price_new"), "the latest in force");
+        assert_eq!(id(at("2026-07-01T00:00:00.000Z", Some("aip_2"))).as_deref(), Some("price_new"), "another provider's override");
+        assert_eq!(id(at("2026-07-01T00:00:00.000Z", Some("aip_1"))).as_deref(), Some("price_mine"), "its own override");
+        assert_eq!(id(at("2026-02-01T00:00:00.000Z", Some("aip_1"))).as_deref(), Some("price_old"), "the override not yet in force");
+        assert_eq!(sum([None, Some(1.5), None, Some(0.25)]), Some(1.75));
+        assert_eq!(sum([None, None]), None);
+    }
 }
