@@ -226,4 +226,17 @@ mod tests {
         assert!(glob("customer*", "customer-support") && glob("*", "") && glob("a?c", "abc") && glob("*port", "support"));
         assert!(!glob("customer*", "support") && !glob("a?c", "ac") && !glob("support", "supports"));
     }
+
+    /// The same match serves policies' actions and SRN parts (`agents::policies`).
+    #[test]
+    fn stars_and_marks_match_as_globs() {
+        assert!(glob("*", "files:ListFiles"));
+        assert!(glob("files:*", "files:ListFiles"));
+        assert!(!glob("files:*", "filesx:ListFiles"));
+        assert!(glob("files:Get?ile", "files:GetFile"));
+        assert!(glob("proj_*", "proj_abc"));
+        assert!(!glob("proj_a", "proj_ab"));
+        assert!(glob("a*b*c", "axxbyyc"));
+        assert!(!glob("a*b*c", "axxbyy"));
+    }
 }

@@ -21,14 +21,13 @@
 //! policy attached (or whose attached policies were all deleted) is allowed, where SOAT
 //! denies a plain user with none. Attaching a policy is what restricts.
 
-mod glob;
-
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::memory::glob;
 use super::users::require_admin;
 use super::SoatError;
 use crate::auth::Principal;
@@ -220,7 +219,7 @@ fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
 }
 
 fn matches_statement(s: &Value, action: &str, target: &Target, deny: bool) -> bool {
-    if !strings(s.get("action")).any(|a| glob::matches(a, action)) {
+    if !strings(s.get("action")).any(|a| glob(a, action)) {
         return false;
     }
     let resource_ok = match s.get("resource") {
@@ -239,7 +238,7 @@ fn condition_holds(c: &Value) -> bool {
         block.values().all(|expected| match op.as_str() {
             "StringEquals" => false,
             "StringNotEquals" => true,
-            "StringLike" => expected.as_str().is_some_and(|e| glob::matches(e, "")),
+            "StringLike" => expected.as_str().is_some_and(|e| glob(e, "")),
             _ => true,
         })
     })
@@ -254,10 +253,10 @@ fn resource_matches(pattern: &str, target: &Target, deny: bool) -> bool {
     let parts: Vec<&str> = pattern.splitn(4, ':').collect();
     let [_, project, kind, id] = parts[..] else { return false };
     let project_ok = match &target.project {
-        Some(p) => glob::matches(project, p),
+        Some(p) => glob(project, p),
         None => deny || project == "*",
     };
-    project_ok && glob::matches(kind, &target.kind) && glob::matches(id, target.id.as_deref().unwrap_or("*"))
+    project_ok && glob(kind, &target.kind) && glob(id, target.id.as_deref().unwrap_or("*"))
 }
 
 /// Checks a document as SOAT's `validatePolicyDocument` and `validatePolicyActions` do
