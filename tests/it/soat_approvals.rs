@@ -128,11 +128,15 @@ fn an_approval_past_its_expiry_is_settled_expired_with_its_event_and_the_generat
     );
     assert!(seen.lock().unwrap().is_empty(), "an expired call never runs");
     // Settled in the store: its event is in the outbox, once, and it can never be approved.
-    let d = events(&s, &st.key, &hook, 1);
-    let names: Vec<&str> = d.iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
-    assert_eq!(names, ["approvals.expired"], "{d:?}");
-    assert_eq!(d[0]["payload"]["data"]["approval"]["id"].as_str(), Some(item.as_str()), "{d:?}");
-    assert_eq!(d[0]["payload"]["data"]["approval"]["status"], "expired");
+    let d = events(&s, &st.key, &hook, 2);
+    let mut names: Vec<&str> = d.iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["approvals.created", "approvals.expired"], "filed once, expired once: {d:?}");
+    for e in &d {
+        let status = if e["event_type"] == "approvals.created" { "pending" } else { "expired" };
+        assert_eq!(e["payload"]["data"]["approval"]["id"].as_str(), Some(item.as_str()), "{e}");
+        assert_eq!(e["payload"]["data"]["approval"]["status"], status, "{e}");
+    }
     let late = refused(call(&s, "POST", &format!("/api/v1/approvals/{item}/approve"), &st.key, None), 409);
     assert_eq!(late["code"], "APPROVAL_EXPIRED", "{late}");
 }

@@ -62,7 +62,8 @@ owned_record!(ApprovalRecord, "soat_approvals", "soat_approvals_by_account");
 /// same step's call (its id is derived from the generation and the call), or a gate
 /// that took a pending item of the same `dedup_key` over (`also_waiting` then names
 /// this generation). A proposal that follows a rejected item with the same
-/// `dedup_key` links back to it (`previous_item_id`).
+/// `dedup_key` links back to it (`previous_item_id`). Each item filed raises
+/// `approvals.created`.
 pub(super) fn file_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), StoreError> {
     let filed = g.approvals_filed();
     if filed.is_empty() {
@@ -91,6 +92,13 @@ pub(super) fn file_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), Stor
         }
         insert_in(txn, &a)?;
         txn.put_name(PENDING, &a.id, &a.account_id)?;
+        let created = Raised {
+            event_type: "approvals.created".into(),
+            resource_type: "approval",
+            resource_id: a.id.clone(),
+            data: serde_json::json!({"approval": g.approval_view(&a)}),
+        };
+        super::webhooks::enqueue_in(txn, &a.account_id, &a.project_id, &[created])?;
     }
     Ok(())
 }

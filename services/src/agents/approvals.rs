@@ -8,7 +8,9 @@
 //! its `expires_at` reads `expired` and can never be approved; the sweeper ([`sweep`])
 //! then settles it `expired` in the store with its `approvals.expired` event, and its
 //! generation goes on told so (the decision output `expired`). A second proposal of a
-//! pending item (same `dedup_key`) waits on it rather than filing another.
+//! pending item (same `dedup_key`) waits on it rather than filing another. Each change
+//! raises its event in its own transaction: `approvals.created` (filed),
+//! `.approved`, `.rejected`, `.expired`.
 
 use std::rc::Rc;
 

@@ -660,6 +660,10 @@ impl GenerationRow for GenerationRecord {
         self.state.guardrails.iter().any(|e| e.get("notable").and_then(Value::as_bool) == Some(true))
     }
 
+    fn approval_view(&self, a: &crate::store::ApprovalRecord) -> Value {
+        crate::agents::approvals::view(a)
+    }
+
     /// guardrails (issue 37): the approval items this pause holds.
     fn approvals_filed(&self) -> Vec<crate::store::ApprovalRecord> {
         if self.status != Status::RequiresAction {
