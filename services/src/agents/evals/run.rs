@@ -286,15 +286,7 @@ const CAP_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 /// the run ends. `None`: the run ended first.
 async fn start_item(host: &Rc<Host>, run: &EvalRunRecord, args: StartArgs) -> Option<Result<GenerationRecord, ApiError>> {
     loop {
-        let again = StartArgs {
-            scope: args.scope.clone(),
-            agent_id: args.agent_id.clone(),
-            body: args.body.clone(),
-            idempotency: args.idempotency.clone(),
-            initiator: args.initiator.clone(),
-            version: args.version,
-        };
-        match generation::start(host.clone(), again).await {
+        match generation::start(host.clone(), args.clone()).await {
             Ok(Started::New { record, .. }) | Ok(Started::Replay(record)) => return Some(Ok(record)),
             Err(e) if e.code == Code::TooManyConcurrent => {
                 glommio::timer::sleep(e.retry_after.map_or(CAP_RETRY, |s| CAP_RETRY.min(std::time::Duration::from_secs(s)))).await;

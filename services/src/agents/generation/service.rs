@@ -97,6 +97,7 @@ fn documents_read(messages: &[InMessage], config: &AgentConfig, body: &GenerateB
 }
 
 /// What a start needs beyond the body.
+#[derive(Clone)]
 pub struct StartArgs {
     pub scope: Scope,
     pub agent_id: String,
