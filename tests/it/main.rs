@@ -44,6 +44,7 @@ mod soat;
 // SOAT actors (issue 36, actors).
 mod soat_actors;
 mod soat_agents;
+mod soat_approvals;
 mod soat_files;
 mod soat_generate;
 mod soat_generations;

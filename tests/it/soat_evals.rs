@@ -257,3 +257,138 @@ fn an_item_curated_from_a_generation_copies_its_input_and_answer_and_outlives_it
     assert_eq!(unlinked.len(), 1, "{results}");
     assert_eq!(unlinked[0]["input"], question, "the result keeps its frozen input");
 }
+
+/// An eval of `st`'s dataset with only `scorers`, and a run of it on version 2 waited for.
+fn run_with(s: &TestServer, st: &Setup, name: &str, scorers: Value) -> (String, Value) {
+    let eval = json!({"name": name, "agent_id": st.agent, "dataset_id": st.dataset, "scorers": scorers, "pass_threshold": 1.0});
+    let eval = id(&ok(call(s, "POST", "/api/v1/evals", &st.key, Some(eval)), 201));
+    let run = ok(call(s, "POST", &format!("/api/v1/evals/{eval}/runs"), &st.key, Some(json!({"agent_version": 2, "wait": true}))), 201);
+    (eval, run)
+}
+
+fn results(s: &TestServer, st: &Setup, eval: &str, run: &str) -> Vec<Value> {
+    let r = ok(call(s, "GET", &format!("/api/v1/evals/{eval}/runs/{run}/results"), &st.key, None), 200);
+    r["data"].as_array().unwrap().clone()
+}
+
+#[test]
+fn embedding_similarity_scores_the_cosine_of_the_answer_and_the_reference_on_the_servers_embedder() {
+    use super::server::Options;
+    let up = upstream();
+    let s = TestServer::with(Options { config: LAB.into(), embedder: Some("multilingual-e5-small".into()), ..Options::default() });
+    let st = setup(&s, &up, "evals-embedding@example.org", 2);
+    let (eval, run) = run_with(&s, &st, "similar", json!([{"type": "embedding_similarity", "pass_threshold": 0.99}]));
+    assert_eq!((run["status"].as_str(), run["passed"].as_bool()), (Some("completed"), Some(true)), "{run}");
+    for r in results(&s, &st, &eval, &id(&run)) {
+        let score = &r["scores"][0];
+        assert_eq!(score["scorer"], "embedding_similarity", "{r}");
+        assert!(score["score"].as_f64().unwrap() > 0.99, "the canary answers the reference itself: {r}");
+    }
+    // Version 1 answers something else: its cosine is lower, and under a high bar it fails.
+    let v1 = ok(call(&s, "POST", &format!("/api/v1/evals/{eval}/runs"), &st.key, Some(json!({"agent_version": 1, "wait": true}))), 201);
+    assert_eq!(v1["passed"], false, "{v1}");
+    let low = results(&s, &st, &eval, &id(&v1))[0]["scores"][0]["score"].as_f64().unwrap();
+    assert!(low < 0.99, "an unrelated answer is less similar: {low}");
+    // No embedder on a server: the item errs, it never scores 0.
+    let bare = TestServer::with_config(LAB);
+    let st = setup(&bare, &up, "evals-embedding-none@example.org", 1);
+    let (eval, run) = run_with(&bare, &st, "similar", json!([{"type": "embedding_similarity", "pass_threshold": 0.5}]));
+    assert_eq!(run["errored_count"], 1, "{run}");
+    assert!(results(&bare, &st, &eval, &id(&run))[0]["error"].as_str().unwrap_or_default().contains("embedder"));
+}
+
+#[test]
+fn a_tool_scorer_calls_its_tool_with_the_items_variables_and_reads_its_verdict() {
+    use std::io::BufReader;
+    let up = upstream();
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-tool-scorer@example.org", 2);
+    // The scoring service: full marks when the output says what the reference says.
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    let seen2 = seen.clone();
+    let addr = super::loopback::listen(move |stream| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut out = stream;
+        while let Some(r) = super::loopback::read_request(&mut reader) {
+            seen2.lock().unwrap().push(r.body.clone());
+            let same = r.body["output"] == r.body["expected"];
+            let verdict = if same { json!({"score": 1, "reasoning": "matches"}) } else { json!({"score": 0.2}) };
+            if !super::loopback::respond(&mut out, 200, &verdict) {
+                return;
+            }
+        }
+    });
+    let t = json!({"name": "grader", "type": "http", "execute": {"url": format!("http://{addr}/grade")}});
+    let tool = id(&ok(call(&s, "POST", "/api/v1/tools", &st.key, Some(t)), 201));
+    let scorer = json!({"type": "tool", "name": "grader", "tool_id": tool, "preset_parameters": {"strict": true}, "pass_threshold": 0.5});
+    let (eval, run) = run_with(&s, &st, "graded", json!([scorer]));
+    assert_eq!((run["status"].as_str(), run["passed"].as_bool()), (Some("completed"), Some(true)), "{run}");
+    let rs = results(&s, &st, &eval, &id(&run));
+    assert_eq!((rs[0]["scores"][0]["scorer"].as_str(), rs[0]["scores"][0]["reasoning"].as_str()), (Some("grader"), Some("matches")), "{rs:?}");
+    let bodies = seen.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2, "one call per item");
+    assert_eq!(
+        (bodies[0]["output"].as_str(), bodies[0]["expected"].as_str(), bodies[0]["strict"].as_bool()),
+        (Some(ANSWER), Some(ANSWER), Some(true))
+    );
+    assert_eq!(bodies[0]["input"][0]["role"], "user", "{}", bodies[0]);
+    let v1 = ok(call(&s, "POST", &format!("/api/v1/evals/{eval}/runs"), &st.key, Some(json!({"agent_version": 1, "wait": true}))), 201);
+    assert_eq!(v1["passed"], false, "the threshold decides without a passed: {v1}");
+    // Refused at write: a built-in's name, a reserved preset key, a tool of no project of ours.
+    for bad in [
+        json!({"type": "tool", "name": "contains", "tool_id": tool}),
+        json!({"type": "tool", "name": "g", "tool_id": tool, "preset_parameters": {"output": "fixed"}}),
+        json!({"type": "tool", "name": "g", "tool_id": "tool_nope"}),
+    ] {
+        let e = json!({"name": "bad", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [bad]});
+        assert_eq!(refused(call(&s, "POST", "/api/v1/evals", &st.key, Some(e)), 400)["code"], "VALIDATION_FAILED", "{bad}");
+    }
+}
+
+#[test]
+fn a_settled_eval_run_raises_its_event_and_a_failed_one_is_filed_as_an_exception() {
+    let up = upstream();
+    up.on("CANARY-RULES", Reply::Slow(Duration::from_secs(2), Box::new(text(ANSWER))));
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-events@example.org", 2);
+    let hook = json!({"name": "gate", "url": "http://127.0.0.1:9/hook", "events": ["eval_run.*"]});
+    let hook = id(&ok(call(&s, "POST", "/api/v1/webhooks", &st.key, Some(hook)), 201));
+    let (_, run) = run_with(&s, &st, "events", json!([{"type": "contains", "value": "first of the month"}]));
+    let d = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={hook}"), &st.key, None), 200);
+    assert_eq!(d["data"].as_array().unwrap().len(), 1, "{d}");
+    let e = &d["data"][0];
+    assert_eq!(e["event_type"], "eval_run.completed", "{e}");
+    let data = &e["payload"]["data"];
+    assert_eq!((data["eval_run_id"].as_str(), data["passed"].as_bool()), (run["id"].as_str(), Some(true)), "{e}");
+    assert_eq!(data["aggregate_scores"]["pass_rate"], 1.0, "the verdict travels with the event: {e}");
+    // A run whose agent is deleted under it fails: eval_run.failed, and an exception.
+    let runs = format!("/api/v1/evals/{}/runs", st.eval);
+    let run = id(&ok(call(&s, "POST", &runs, &st.key, Some(json!({"agent_version": 2}))), 201));
+    wait_for(&s, &st, &run, Duration::from_secs(10), |r| r["status"] == "running");
+    ok(call(&s, "DELETE", &format!("/api/v1/agents/{}?force=true", st.agent), &st.key, None), 204);
+    let failed = wait_for(&s, &st, &run, Duration::from_secs(30), |r| r["status"] == "failed" || r["status"] == "completed");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let d = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={hook}"), &st.key, None), 200);
+    let names: Vec<&str> = d["data"].as_array().unwrap().iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
+    assert!(names.contains(&"eval_run.failed"), "{names:?}");
+    let x = ok(call(&s, "GET", "/api/v1/exceptions", &st.key, None), 200);
+    let filed: Vec<&Value> = x["data"].as_array().unwrap().iter().filter(|x| x["detail"]["eval_run_id"].as_str() == Some(run.as_str())).collect();
+    assert_eq!(filed.len(), 1, "{x}");
+    assert_eq!((filed[0]["kind"].as_str(), filed[0]["status"].as_str()), (Some("run_failed"), Some("open")), "{x}");
+}
+
+#[test]
+fn an_eval_item_the_running_cap_refuses_waits_for_a_slot_instead_of_erring() {
+    let up = upstream();
+    up.on("CANARY-RULES", Reply::Slow(Duration::from_millis(300), Box::new(text(ANSWER))));
+    // One generation at a time for the account, and a run of four items, four at once.
+    let s = TestServer::with_config(&format!("{LAB}[agents]\nmax_running_per_account = 1\n"));
+    let st = setup(&s, &up, "evals-cap@example.org", 4);
+    let (eval, run) = run_with(&s, &st, "capped", json!([{"type": "exact_match"}]));
+    assert_eq!(
+        (run["status"].as_str(), run["completed_count"].as_u64(), run["errored_count"].as_u64(), run["passed"].as_bool()),
+        (Some("completed"), Some(4), Some(0), Some(true)),
+        "{run}"
+    );
+    assert!(results(&s, &st, &eval, &id(&run)).iter().all(|r| r["error"].is_null()));
+}

@@ -21,7 +21,7 @@ fn id(v: &Value) -> String {
     v["id"].as_str().unwrap().to_owned()
 }
 
-fn session(s: &TestServer, st: &Setup, agent: &str, extra: Value) -> Value {
+pub(super) fn session(s: &TestServer, st: &Setup, agent: &str, extra: Value) -> Value {
     let mut body = json!({"agent_id": agent, "name": "My first chat"});
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
@@ -29,12 +29,12 @@ fn session(s: &TestServer, st: &Setup, agent: &str, extra: Value) -> Value {
     ok(call(s, "POST", "/api/v1/sessions", &st.key, Some(body)), 201)
 }
 
-fn say(s: &TestServer, key: &str, session: &str, text: &str) -> super::client::Response {
+pub(super) fn say(s: &TestServer, key: &str, session: &str, text: &str) -> super::client::Response {
     call(s, "POST", &format!("/api/v1/sessions/{session}/messages"), key, Some(json!({"message": text})))
 }
 
 /// `(position, role, content)` of every message of the conversation.
-fn history(s: &TestServer, key: &str, conversation: &str) -> Vec<(u64, String, String)> {
+pub(super) fn history(s: &TestServer, key: &str, conversation: &str) -> Vec<(u64, String, String)> {
     let page = ok(call(s, "GET", &format!("/api/v1/conversations/{conversation}/messages?limit=100"), key, None), 200);
     page["data"]
         .as_array()

@@ -496,6 +496,7 @@ fn seed_approval(s: &mut TestServer, account_id: &str, project_id: &str) -> Stri
             edited_arguments: None,
             created_at: at.clone(),
             updated_at: at,
+            also_waiting: Vec::new(),
         };
         records.insert(&a).expect("an approval is written");
     }

@@ -8,11 +8,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::generations::GenerationRow;
-use super::kv::WriteTx;
+use super::kv::{Names, Read, Table, WriteTx};
 use super::owned::{get_in, insert_in, list_in, owned_record, put_in, remove_in, Change, Owned};
+use super::webhooks::Raised;
 use super::{Charge, Records, StoreError};
 
 pub const APPROVAL_PREFIX: &str = "apr_";
+
+/// The durable queue of items still `pending` (id → account), which the expiry
+/// sweeper reads instead of every item ever filed: put by the write that files an
+/// item, dropped by the write that settles it.
+const PENDING: Names = Names("soat_approvals_pending");
 
 /// One approval item (approvals.yaml's `ApprovalItem`; the account is ours). Its
 /// `status` is written `pending`, `approved` or `rejected`; a pending item past its
@@ -43,13 +49,21 @@ pub struct ApprovalRecord {
     pub edited_arguments: Option<Value>,
     pub created_at: String,
     pub updated_at: String,
+    /// Other generations paused on this same item: a later identical proposal (same
+    /// `dedup_key`, still pending) waits on it instead of filing a second (ours).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_waiting: Vec<String>,
 }
 
 owned_record!(ApprovalRecord, "soat_approvals", "soat_approvals_by_account");
 
 /// Files the approvals `g`'s state holds that are not yet recorded, in `txn` (the
-/// transaction that commits the pause). A proposal that follows a rejected item with
-/// the same `dedup_key` links back to it (`previous_item_id`).
+/// transaction that commits the pause). An item already filed is not filed again: the
+/// same step's call (its id is derived from the generation and the call), or a gate
+/// that took a pending item of the same `dedup_key` over (`also_waiting` then names
+/// this generation). A proposal that follows a rejected item with the same
+/// `dedup_key` links back to it (`previous_item_id`). Each item filed raises
+/// `approvals.created`.
 pub(super) fn file_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), StoreError> {
     let filed = g.approvals_filed();
     if filed.is_empty() {
@@ -57,7 +71,12 @@ pub(super) fn file_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), Stor
     }
     let mut known: Option<Vec<ApprovalRecord>> = None;
     for mut a in filed {
-        if get_in::<ApprovalRecord>(txn, &a.account_id, &a.id)?.is_some() {
+        if let Some(mut old) = get_in::<ApprovalRecord>(txn, &a.account_id, &a.id)? {
+            let other = old.generation_id != a.generation_id;
+            if let Some(gid) = a.generation_id.filter(|gid| other && !old.also_waiting.contains(gid)) {
+                old.also_waiting.push(gid);
+                put_in(txn, &old)?;
+            }
             continue;
         }
         if let Some(key) = a.dedup_key.clone() {
@@ -72,38 +91,85 @@ pub(super) fn file_in<G: GenerationRow>(txn: &WriteTx, g: &G) -> Result<(), Stor
                 .map(|p| p.id.clone());
         }
         insert_in(txn, &a)?;
+        txn.put_name(PENDING, &a.id, &a.account_id)?;
+        let created = Raised {
+            event_type: "approvals.created".into(),
+            resource_type: "approval",
+            resource_id: a.id.clone(),
+            data: serde_json::json!({"approval": g.approval_view(&a)}),
+        };
+        super::webhooks::enqueue_in(txn, &a.account_id, &a.project_id, &[created])?;
     }
     Ok(())
 }
 
 impl Records {
-    /// Reads the account's approval `id` and the generation it gates, lets `f` decide
-    /// both, and writes them back in one transaction (with the generation's webhook
-    /// events). `None` when there is no such approval of this account.
+    pub(super) fn ensure_approvals(&self) -> Result<(), StoreError> {
+        self.ensure::<ApprovalRecord>()?;
+        let txn = self.kv.write()?;
+        txn.create(Table::Names(PENDING))?;
+        txn.commit()
+    }
+
+    /// Reads the account's approval `id` and the generations it holds (the one that
+    /// filed it, and those that wait on it too), lets `f` decide them, and writes them
+    /// back in one transaction, with the generations' webhook events and the event
+    /// `raise` names for the item's own change. `None` when there is no such approval
+    /// of this account.
     pub fn resolve_approval<G: GenerationRow, T>(
         &self,
         account_id: &str,
         id: &str,
-        f: impl FnOnce(&mut ApprovalRecord, Option<&mut G>) -> Change<T>,
+        f: impl FnOnce(&mut ApprovalRecord, &mut [G]) -> Change<T>,
+        raise: impl FnOnce(&ApprovalRecord) -> Vec<Raised>,
     ) -> Result<Option<T>, StoreError> {
         let txn = self.kv.write()?;
         let Some(mut a) = get_in::<ApprovalRecord>(&txn, account_id, id)? else { return Ok(None) };
-        let before: Option<G> = match &a.generation_id {
-            Some(gid) => get_in::<G>(&txn, account_id, gid)?,
-            None => None,
-        };
-        let mut g = before.clone();
-        let out = match f(&mut a, g.as_mut()) {
+        let mut before: Vec<G> = Vec::new();
+        for gid in a.generation_id.iter().chain(&a.also_waiting) {
+            if let Some(g) = get_in::<G>(&txn, account_id, gid)? {
+                before.push(g);
+            }
+        }
+        let mut gs = before.clone();
+        let out = match f(&mut a, &mut gs) {
             Change::Keep(t) => return Ok(Some(t)),
             Change::Write(t) => t,
         };
         put_in(&txn, &a)?;
-        if let (Some(g), Some(before)) = (&g, &before) {
+        if a.status != "pending" {
+            txn.delete_name(PENDING, &a.id)?;
+        }
+        super::webhooks::enqueue_in(&txn, account_id, &a.project_id, &raise(&a))?;
+        for (g, before) in gs.iter().zip(&before) {
             put_in(&txn, g)?;
             super::webhooks::enqueue_in(&txn, account_id, g.project_id(), &g.raised(Some(before)))?;
         }
         self.commit_charged(txn, Charge::Counted(account_id))?;
         Ok(Some(out))
+    }
+
+    /// The items still pending (expiry is the reader's to judge), and entries of the
+    /// queue that no longer need it (settled, or gone) dropped from it.
+    pub fn pending_approvals(&self) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let read = self.kv.read()?;
+        let mut out = Vec::new();
+        let mut stale = Vec::new();
+        for (id, account) in read.names(PENDING)? {
+            match get_in::<ApprovalRecord>(&read, &account, &id)? {
+                Some(a) if a.status == "pending" => out.push(a),
+                _ => stale.push(id),
+            }
+        }
+        drop(read);
+        if !stale.is_empty() {
+            let txn = self.kv.write()?;
+            for id in stale {
+                txn.delete_name(PENDING, &id)?;
+            }
+            txn.commit()?;
+        }
+        Ok(out)
     }
 
     /// guardrails: adds `r` with the first version it archives, in one transaction.

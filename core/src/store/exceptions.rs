@@ -44,8 +44,8 @@ pub struct ExceptionRecord {
 
 owned_record!(ExceptionRecord, "soat_exceptions", "soat_exceptions_by_account");
 
-/// Files a `run_failed` exception for each `agents.generation.failed` event of
-/// `raised`, inside the transition's transaction.
+/// Files a `run_failed` exception for each `agents.generation.failed` and
+/// `eval_run.failed` event of `raised`, inside the transition's transaction.
 pub(super) fn file_in(txn: &WriteTx, account_id: &str, project_id: &str, raised: &[Raised]) -> Result<(), StoreError> {
     for e in raised.iter().filter(|e| e.event_type == "agents.generation.failed") {
         let agent_id = e.data.get("agent_id").and_then(Value::as_str).map(str::to_owned);
@@ -54,6 +54,14 @@ pub(super) fn file_in(txn: &WriteTx, account_id: &str, project_id: &str, raised:
         let dedup = format!("run_failed:{}:{code}", agent_id.as_deref().unwrap_or(""));
         let detail = json!({"generation_id": e.resource_id, "trace_id": e.data.get("trace_id"), "error": {"code": code, "message": message}});
         file_one(txn, account_id, project_id, agent_id, dedup, format!("Generation {} failed: {code}", e.resource_id), detail)?;
+    }
+    // evaluations (issue 37): a failed eval run, as a failed generation is.
+    for e in raised.iter().filter(|e| e.event_type == "eval_run.failed") {
+        let agent_id = e.data.get("agent_id").and_then(Value::as_str).map(str::to_owned);
+        let eval_id = e.data.get("eval_id").and_then(Value::as_str).unwrap_or_default();
+        let dedup = format!("eval_run_failed:{eval_id}");
+        let detail = json!({"eval_id": eval_id, "eval_run_id": e.resource_id, "error": e.data.get("error")});
+        file_one(txn, account_id, project_id, agent_id, dedup, format!("Eval run {} failed", e.resource_id), detail)?;
     }
     Ok(())
 }

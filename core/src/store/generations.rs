@@ -85,6 +85,13 @@ pub trait GenerationRow: Owned + Clone {
         Vec::new()
     }
 
+    /// approvals (issue 37): an item as its `approvals.created` event carries it (the
+    /// reader's view), raised by the transaction that files it.
+    fn approval_view(&self, a: &super::approvals::ApprovalRecord) -> serde_json::Value {
+        let _ = a;
+        serde_json::Value::Null
+    }
+
     /// guardrails (issue 37): whether the generation has notes for its trace (what a
     /// guardrail decided), which each save brings to the trace through `count_steps_on`.
     fn has_trace_notes(&self) -> bool {

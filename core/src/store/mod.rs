@@ -158,6 +158,7 @@ impl Records {
         self.ensure_audit()?;
         self.ensure_quotas()?; // quotas and usage (issue 37)
         self.ensure_prices()?; // the usage price book (issue 37)
+        self.ensure_approvals()?; // approvals: the items and their expiry queue (issue 37)
         self.count_records_once()
     }
 

@@ -224,6 +224,33 @@ pub(super) fn enqueue_in(txn: &WriteTx, account_id: &str, project_id: &str, even
     Ok(())
 }
 
+// evaluations (issue 37): a record's change with the events it raises.
+impl Records {
+    /// [`Records::update`], with the events `f` names addressed to `project_id`'s
+    /// webhooks, and the exceptions a failure files, in the change's own transaction
+    /// (an eval run's settle: `eval_run.completed` or `.failed`).
+    pub fn update_raising<R: super::owned::Owned, T>(
+        &self,
+        account_id: &str,
+        project_id: &str,
+        id: &str,
+        f: impl FnOnce(&mut R) -> super::owned::Change<(T, Vec<Raised>)>,
+    ) -> Result<Option<T>, StoreError> {
+        let txn = self.kv.write()?;
+        let Some(mut record) = get_in::<R>(&txn, account_id, id)? else { return Ok(None) };
+        let (out, raised) = match f(&mut record) {
+            super::owned::Change::Keep((t, _)) => return Ok(Some(t)),
+            super::owned::Change::Write(x) => x,
+        };
+        assert!(record.id() == id && record.account_id() == account_id, "an update changed a record's id or owner");
+        put_in(&txn, &record)?;
+        enqueue_in(&txn, account_id, project_id, &raised)?;
+        super::exceptions::file_in(&txn, account_id, project_id, &raised)?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
+        Ok(Some(out))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::matches;

@@ -5,7 +5,12 @@
 //! the item and the generation in one transaction, then resumes the run: an approved
 //! call runs (with the edited arguments, if any), a rejected one answers the model with
 //! the decision output (`{"decision": "rejected", "reason", ...}`). A pending item past
-//! its `expires_at` reads `expired` and can never be approved.
+//! its `expires_at` reads `expired` and can never be approved; the sweeper ([`sweep`])
+//! then settles it `expired` in the store with its `approvals.expired` event, and its
+//! generation goes on told so (the decision output `expired`). A second proposal of a
+//! pending item (same `dedup_key`) waits on it rather than filing another. Each change
+//! raises its event in its own transaction: `approvals.created` (filed),
+//! `.approved`, `.rejected`, `.expired`.
 
 use std::rc::Rc;
 
@@ -18,6 +23,7 @@ use crate::agents::Scope;
 use crate::error::{ApiError, Code};
 use crate::runtime::blocking;
 use crate::store::owned::Change;
+use crate::store::webhooks::Raised;
 use crate::store::{ApprovalRecord, Records, StoreError};
 
 const STATUSES: &[&str] = &["pending", "approved", "rejected", "expired"];
@@ -172,12 +178,6 @@ pub enum Decision {
     Reject(String),
 }
 
-/// The decision output a rejected call answers the model with (approvals.md,
-/// "Decision output").
-fn refusal(a: &ApprovalRecord) -> Value {
-    json!({"decision": "rejected", "approval_id": a.id, "resolved_by": a.resolved_by, "edited_args": null, "reason": a.resolution_reason, "result": null})
-}
-
 /// Whether the paused generation still waits for something: a gated call not yet
 /// decided, or a client call not yet answered.
 fn still_waiting(g: &GenerationRecord) -> bool {
@@ -185,8 +185,8 @@ fn still_waiting(g: &GenerationRecord) -> bool {
         || g.state.held.as_ref().is_some_and(|h| !h.gate.approved)
 }
 
-/// Decides item `id` and the generation it holds, in one transaction, then resumes the
-/// generation on this shard when nothing else holds it.
+/// Decides item `id` and the generations it holds, in one transaction, then resumes
+/// each of them that waits for nothing else on this shard.
 pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> Result<Value, ApiError> {
     if let Decision::Approve(Some(args)) = &decision {
         if !args.is_object() {
@@ -201,7 +201,7 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
     let (r, s, i) = (host.agents.records.clone(), p.clone(), id.to_owned());
     let who = p.principal_id().to_owned();
     let out = blocking(move || {
-        r.resolve_approval::<GenerationRecord, Result<(ApprovalRecord, Option<GenerationRecord>), ApiError>>(&s.account_id, &i, |a, g| {
+        let decided = |a: &mut ApprovalRecord, gs: &mut [GenerationRecord]| {
             if !s.sees(&a.project_id) {
                 return Change::Keep(Err(not_found(&a.id)));
             }
@@ -217,9 +217,8 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
                     return Change::Keep(Err(ApiError::new(Code::ApprovalAlreadyResolved, format!("The approval item {} is already {other}.", a.id))))
                 }
             }
-            let now = crate::clock::now_rfc3339();
             a.resolved_by = Some(who);
-            a.updated_at = now;
+            a.updated_at = crate::clock::now_rfc3339();
             match decision {
                 Decision::Approve(args) => {
                     a.status = "approved".into();
@@ -230,47 +229,76 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
                     a.resolution_reason = Some(reason);
                 }
             }
-            let mut resumed = None;
-            if let Some(g) = g.filter(|g| g.status() == Status::RequiresAction && g.content_redacted_at.is_none()) {
-                let call = g.state.pending.iter_mut().find(|c| c.gate.as_ref().is_some_and(|x| x.approval_id == a.id) && c.result.is_none());
-                if let Some(c) = call {
-                    if let Some(gate) = &mut c.gate {
-                        gate.approved = true;
-                    }
-                    if a.status == "approved" {
-                        if let Some(edited) = &a.edited_arguments {
-                            c.args = edited.clone();
-                        }
-                    } else {
-                        c.result = Some(refusal(a));
-                        c.is_error = true;
-                    }
-                }
-                // A held answer: released once approved, refused once rejected.
-                if let Some(h) = g.state.held.as_mut().filter(|h| h.gate.approval_id == a.id && !h.gate.approved) {
-                    h.gate.approved = true;
-                    if a.status == "rejected" {
-                        h.refusal = Some(a.resolution_reason.clone().unwrap_or_default());
-                    }
-                }
-                if !still_waiting(g) {
-                    g.apply(Transition::Resume);
-                    resumed = Some(g.clone());
-                }
-            }
-            Change::Write(Ok((a.clone(), resumed)))
-        })
+            Change::Write(Ok((a.clone(), settle(a, gs))))
+        };
+        r.resolve_approval::<GenerationRecord, Result<(ApprovalRecord, Vec<GenerationRecord>), ApiError>>(&s.account_id, &i, decided, raised)
     })
     .await
     .map_err(store_err)?;
     let (a, resumed) = out.ok_or_else(|| not_found(id))??;
-    if let Some(mut g) = resumed {
+    resume(&host, resumed).await;
+    Ok(view(&a))
+}
+
+/// The event an item's change raises (approvals.md: `approvals.approved`, `.rejected`,
+/// `.expired`), with the item as a reader sees it.
+fn raised(a: &ApprovalRecord) -> Vec<Raised> {
+    vec![Raised {
+        event_type: format!("approvals.{}", a.status),
+        resource_type: "approval",
+        resource_id: a.id.clone(),
+        data: json!({"approval": view(a)}),
+    }]
+}
+
+/// What deciding `a` does to the generations it holds: each gated call or held text
+/// answered as decided; the generations that now wait for nothing else resume (and
+/// are returned, to be run).
+fn settle(a: &ApprovalRecord, gs: &mut [GenerationRecord]) -> Vec<GenerationRecord> {
+    let mut resumed = Vec::new();
+    for g in gs.iter_mut().filter(|g| g.status() == Status::RequiresAction && g.content_redacted_at.is_none()) {
+        for c in g.state.pending.iter_mut().filter(|c| c.result.is_none() && c.gate.as_ref().is_some_and(|x| x.approval_id == a.id && !x.approved)) {
+            if let Some(gate) = &mut c.gate {
+                gate.approved = true;
+            }
+            match a.status.as_str() {
+                "approved" => {
+                    if let Some(edited) = &a.edited_arguments {
+                        c.args = edited.clone();
+                    }
+                }
+                _ => {
+                    c.result = Some(decision_output(a));
+                    c.is_error = true;
+                }
+            }
+        }
+        // A held answer or input: released once approved, refused otherwise.
+        if let Some(h) = g.state.held.as_mut().filter(|h| h.gate.approval_id == a.id && !h.gate.approved) {
+            h.gate.approved = true;
+            if a.status != "approved" {
+                h.refusal = Some(a.resolution_reason.clone().unwrap_or_default());
+                h.expired = a.status == "expired";
+            }
+        }
+        if !still_waiting(g) {
+            g.apply(Transition::Resume);
+            resumed.push(g.clone());
+        }
+    }
+    resumed
+}
+
+/// Runs each resumed generation on this shard (one whose content was kept in memory
+/// only, and is gone, ends interrupted).
+async fn resume(host: &Rc<Host>, resumed: Vec<GenerationRecord>) {
+    for mut g in resumed {
         if host.agents.content.restore(&mut g) {
-            run::spawn(host, g, None);
+            run::spawn(host.clone(), g, None);
         } else {
             let log = crate::agents::generation::live::open(&g.id);
             crate::agents::generation::recover::interrupt(
-                &host,
+                host,
                 g.clone(),
                 "its content was kept in memory only (trace_content_mode none) and the server restarted",
             )
@@ -278,6 +306,65 @@ pub async fn decide(host: Rc<Host>, p: &Scope, id: &str, decision: Decision) -> 
             crate::agents::generation::live::finish(&g.id, &log);
         }
     }
-    Ok(view(&a))
+}
+
+/// Settles item `id` of `account_id` `expired` when it is pending and past its
+/// `expires_at`: the item, the generations it holds (each gated call answered with the
+/// decision output `expired`, as SOAT's continuation tells the agent; a held text
+/// refused) and the `approvals.expired` event in one transaction; then the generations
+/// that wait for nothing else resume.
+pub async fn expire(host: &Rc<Host>, account_id: &str, id: &str) {
+    let (r, a, i) = (host.agents.records.clone(), account_id.to_owned(), id.to_owned());
+    let out = blocking(move || {
+        let due = |a: &mut ApprovalRecord, gs: &mut [GenerationRecord]| {
+            if status_now(a) != "expired" || a.status != "pending" {
+                return Change::Keep(Vec::new());
+            }
+            a.status = "expired".into();
+            a.updated_at = crate::clock::now_rfc3339();
+            Change::Write(settle(a, gs))
+        };
+        r.resolve_approval::<GenerationRecord, Vec<GenerationRecord>>(&a, &i, due, raised)
+    })
+    .await;
+    match out {
+        Ok(Some(resumed)) => resume(host, resumed).await,
+        Ok(None) => {}
+        Err(e) => tracing::error!(approval = id, error = %e, "expiring an approval item failed"),
+    }
+}
+
+/// How often the sweeper looks for items past their expiry.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The expiry sweeper of this shard (started at shard start, so it runs again after a
+/// restart): settles this shard's share of the pending items past `expires_at`.
+pub fn sweep(host: Rc<Host>, shard: usize, shards: usize) {
+    glommio::spawn_local(async move {
+        loop {
+            let r = host.agents.records.clone();
+            match blocking(move || r.pending_approvals()).await {
+                Ok(items) => {
+                    let due = items.into_iter().filter(|a| crate::clock::is_past(&a.expires_at));
+                    for a in due.filter(|a| crate::agents::generation::recover::mine(&a.id, shard, shards)) {
+                        expire(&host, &a.account_id, &a.id).await;
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "reading the pending approval items failed"),
+            }
+            glommio::timer::sleep(SWEEP_EVERY).await;
+        }
+    })
+    .detach();
+}
+
+/// The decision output a refused or expired call answers the model with (approvals.md,
+/// "Decision output").
+fn decision_output(a: &ApprovalRecord) -> Value {
+    let reason = match a.status.as_str() {
+        "expired" => Some("It expired before a human decided, so nothing was executed. Do not silently retry; report the staleness.".to_owned()),
+        _ => a.resolution_reason.clone(),
+    };
+    json!({"decision": a.status, "approval_id": a.id, "resolved_by": a.resolved_by, "edited_args": null, "reason": reason, "result": null})
 }
 crate::agents::scope::in_project!(ApprovalRecord);

@@ -351,6 +351,7 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
     let records = host.agents.records.clone();
     let s = get(&records, scope, id)?;
     let c = conversation::get(&records, scope, &s.conversation_id)?;
+    let text = screen_message(&records, scope, &s, text)?;
     let m =
         ConversationMessageRecord { idempotency_key: new.idempotency_key, actor_id: s.actor_id.clone(), ..conversation::message(&c, "user", text) };
     let m = match conversation::place(&records, m, None).await? {
@@ -366,6 +367,31 @@ pub async fn add_message(host: Rc<Host>, scope: &Scope, id: &str, new: NewMessag
         started => started?,
     };
     Ok(Sent::Generated(conversation::rested(&host, &g, 0).await?))
+}
+
+/// guardrails (issue 37): a user message screened at the input stage by the session
+/// agent's guardrails before its conversation keeps it: kept as they leave it
+/// (redacted), or, when one blocks it, not kept at all (422 `GUARDRAIL_BLOCKED`).
+fn screen_message(records: &Records, scope: &Scope, s: &SessionRecord, text: String) -> Result<String, ApiError> {
+    use crate::agents::guardrails::{document::Stage, Decision, Subject};
+    let agent = agent(records, scope, &s.agent_id)?;
+    let ids = agent.config.guardrail_ids.clone().unwrap_or_default();
+    let guards = crate::agents::guardrails::applicable(records, &scope.account_id, &agent.project_id, &ids, &[])?;
+    if guards.is_empty() {
+        return Ok(text);
+    }
+    let subject = Subject { project_id: &agent.project_id, agent_id: Some(&agent.id), ..Subject::default() };
+    let (out, found) = super::generation::guard::screen(&guards, Stage::Input, &text, &subject);
+    if let Some(e) = found.iter().find(|e| e.decision == Decision::Blocked) {
+        let version = e.guardrail_version.map_or(Value::Null, Value::from);
+        return Err(ApiError::new(
+            Code::GuardrailBlocked,
+            format!("The guardrail {} (version {version}) blocked this message; it was not stored.", e.guardrail_id),
+        )
+        .with_meta("guardrail_id", e.guardrail_id.clone())
+        .with_meta("guardrail_version", version));
+    }
+    Ok(out)
 }
 
 /// Records activity on the session (a message added).

@@ -66,6 +66,21 @@ fn check_judges(records: &Records, scope: &Scope, scorers: &[Scorer]) -> Result<
                 return Err(invalid(&format!("scorers[{i}].ai_provider_id"), format!("There is no AI provider {p} in this project.")));
             }
         }
+        // A tool scorer's tool is one of the eval's project, and one the server calls.
+        if let Scorer::Tool { tool_id, .. } = s {
+            let found: Option<crate::store::ToolRecord> = records.get(&scope.account_id, tool_id).map_err(store)?;
+            let Some(t) = found.filter(|t| t.project_id == scope.project_id) else {
+                return Err(invalid(&format!("scorers[{i}].tool_id"), format!("There is no tool {tool_id} in this project.")));
+            };
+            if t.def.get("type").and_then(Value::as_str) == Some("client") {
+                return Err(invalid(
+                    &format!("scorers[{i}].tool_id"),
+                    format!(
+                        "The tool {tool_id} is a client tool, which pauses for a client an eval run does not have; score with a server-callable one."
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ use crate::error::{ApiError, Code, ErrorCode};
 use crate::llm::request::{Block, ChatRequest, Message, Role};
 use crate::runtime::blocking;
 use crate::store::owned::Change;
+use crate::store::webhooks::Raised;
 use crate::store::{Records, StoreError};
 
 pub const RUN_PREFIX: &str = "evrun_";
@@ -213,7 +214,11 @@ async fn one_item(host: &Rc<Host>, run: &EvalRunRecord, item_id: &str) {
     }
     let item: Option<DatasetItemRecord> = records.get(&run.account_id, item_id).ok().flatten();
     let result = match item {
-        Some(item) => run_item(host, run, &item).await,
+        Some(item) => match run_item(host, run, &item).await {
+            Some(result) => result,
+            // The run ended while the item waited for a slot: nothing to record.
+            None => return,
+        },
         None => result_of(
             run,
             item_id,
@@ -228,14 +233,25 @@ async fn one_item(host: &Rc<Host>, run: &EvalRunRecord, item_id: &str) {
 }
 
 enum Outcome {
-    Scored { generation_id: String, output: String, scores: Vec<ScoreOut> },
-    Errored { generation_id: Option<String>, output: Option<String>, why: String },
+    Scored {
+        generation_id: String,
+        output: String,
+        scores: Vec<ScoreOut>,
+    },
+    Errored {
+        generation_id: Option<String>,
+        output: Option<String>,
+        why: String,
+    },
+    /// The run ended (canceled) before the item could start.
+    Stopped,
 }
 
 fn result_of(run: &EvalRunRecord, item_id: &str, item: Option<&DatasetItemRecord>, outcome: Outcome) -> EvalResultRecord {
     let (generation_id, output, scores, error) = match outcome {
         Outcome::Scored { generation_id, output, scores } => (Some(generation_id), Some(output), scores, None),
         Outcome::Errored { generation_id, output, why } => (generation_id, output, Vec::new(), Some(why)),
+        Outcome::Stopped => unreachable!("a stopped item records nothing"),
     };
     EvalResultRecord {
         id: result_id(&run.id, item_id),
@@ -255,9 +271,34 @@ fn result_of(run: &EvalRunRecord, item_id: &str, item: Option<&DatasetItemRecord
 }
 
 /// The item's generation on the version under test, rested, and its scores.
-async fn run_item(host: &Rc<Host>, run: &EvalRunRecord, item: &DatasetItemRecord) -> EvalResultRecord {
-    let outcome = generate_and_score(host, run, item).await;
-    result_of(run, &item.id, Some(item), outcome)
+async fn run_item(host: &Rc<Host>, run: &EvalRunRecord, item: &DatasetItemRecord) -> Option<EvalResultRecord> {
+    match generate_and_score(host, run, item).await {
+        Outcome::Stopped => None,
+        outcome => Some(result_of(run, &item.id, Some(item), outcome)),
+    }
+}
+
+/// How long an item the account's running cap refused waits before it asks again.
+const CAP_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Starts the item's generation; one the account's running cap refuses is asked again
+/// once a slot may be free (the cap is the server's, not the item's failing), until
+/// the run ends. `None`: the run ended first.
+async fn start_item(host: &Rc<Host>, run: &EvalRunRecord, args: StartArgs) -> Option<Result<GenerationRecord, ApiError>> {
+    loop {
+        match generation::start(host.clone(), args.clone()).await {
+            Ok(Started::New { record, .. }) | Ok(Started::Replay(record)) => return Some(Ok(record)),
+            Err(e) if e.code == Code::TooManyConcurrent => {
+                glommio::timer::sleep(e.retry_after.map_or(CAP_RETRY, |s| CAP_RETRY.min(std::time::Duration::from_secs(s)))).await;
+                let (r, a, id) = (host.agents.records.clone(), run.account_id.clone(), run.id.clone());
+                let status = blocking(move || r.get::<EvalRunRecord>(&a, &id)).await.ok().flatten().map(|x| x.status);
+                if status != Some(RunStatus::Running) {
+                    return None;
+                }
+            }
+            Err(e) => return Some(Err(e)),
+        }
+    }
 }
 
 async fn generate_and_score(host: &Rc<Host>, run: &EvalRunRecord, item: &DatasetItemRecord) -> Outcome {
@@ -280,9 +321,10 @@ async fn generate_and_score(host: &Rc<Host>, run: &EvalRunRecord, item: &Dataset
         initiator: None,
         version: Some(run.agent_version),
     };
-    let g = match generation::start(host.clone(), args).await {
-        Ok(Started::New { record, .. }) | Ok(Started::Replay(record)) => record,
-        Err(e) => return errored(None, None, format!("The item's generation could not start: {}", e.message)),
+    let g = match start_item(host, run, args).await {
+        None => return Outcome::Stopped,
+        Some(Ok(record)) => record,
+        Some(Err(e)) => return errored(None, None, format!("The item's generation could not start: {}", e.message)),
     };
     let g: GenerationRecord = match crate::agents::conversation::rested(host, &g, 0).await {
         Ok(g) => g,
@@ -306,13 +348,86 @@ async fn generate_and_score(host: &Rc<Host>, run: &EvalRunRecord, item: &Dataset
     for s in &run.scorers {
         match scorers::score(s, &answer, schema) {
             Some(out) => scores.push(out),
-            None => match judge(host, &scope, s, item, &text).await {
+            None => match asked(host, &scope, run, s, item, &answer).await {
                 Ok(out) => scores.push(out),
                 Err(why) => return errored(Some(g.id.clone()), Some(text.clone()), why),
             },
         }
     }
     Outcome::Scored { generation_id: g.id.clone(), output: text, scores }
+}
+
+/// The outcome of a scorer that asks: the judge, the embedder or a tool. A call that
+/// fails errs the item, never scores 0.
+async fn asked(
+    host: &Rc<Host>,
+    scope: &Scope,
+    run: &EvalRunRecord,
+    s: &Scorer,
+    item: &DatasetItemRecord,
+    a: &Answer<'_>,
+) -> Result<ScoreOut, String> {
+    match s {
+        Scorer::LlmJudge { .. } => judge(host, scope, s, item, a.text).await,
+        Scorer::EmbeddingSimilarity { pass_threshold } => similarity(host, a, *pass_threshold).await,
+        Scorer::Tool { .. } => by_tool(host, scope, run, s, item, a).await,
+        _ => unreachable!("the other scorers are deterministic"),
+    }
+}
+
+/// `embedding_similarity`: the output and the reference embedded by the server's
+/// default embedder (the one its collections and `/api/v1/embeddings` use), as
+/// passages, and their cosine.
+async fn similarity(host: &Rc<Host>, a: &Answer<'_>, pass_threshold: f64) -> Result<ScoreOut, String> {
+    let expected = a.expected.unwrap_or_default();
+    let req =
+        crate::agents::embeddings::EmbedIn { input: None, inputs: Some(vec![a.text.to_owned(), expected.to_owned()]), model: None, input_type: None };
+    let e = crate::agents::embeddings::embed(req, host.agents.search.embedders(), &host.embedders)
+        .await
+        .map_err(|e| format!("The embedder could not score the item: {e}"))?;
+    match e.embeddings.as_deref() {
+        Some([output, reference]) => Ok(scorers::similar(scorers::cosine(output, reference), pass_threshold)),
+        _ => Err("The embedder answered no pair of vectors.".into()),
+    }
+}
+
+/// A `tool` scorer: its tool called with the item's variables (`input`, `output`,
+/// `object`, `expected`, `item.metadata`) over the scorer's `preset_parameters`, in
+/// the eval's project, as the run's starter; its answer read as a verdict.
+async fn by_tool(
+    host: &Rc<Host>,
+    scope: &Scope,
+    run: &EvalRunRecord,
+    s: &Scorer,
+    item: &DatasetItemRecord,
+    a: &Answer<'_>,
+) -> Result<ScoreOut, String> {
+    let Scorer::Tool { name, tool_id, action, preset_parameters, pass_threshold } = s else { unreachable!("a tool scorer") };
+    let mut input = preset_parameters.clone().unwrap_or_default();
+    input.insert("input".into(), Value::Array(item.input.clone()));
+    input.insert("output".into(), Value::from(a.text));
+    input.insert("object".into(), a.object.cloned().unwrap_or(Value::Null));
+    input.insert("expected".into(), a.expected.map_or(Value::Null, Value::from));
+    input.insert("item".into(), json!({"id": item.id, "metadata": item.metadata}));
+    let agents = &host.agents;
+    let (r, account) = (agents.records.clone(), run.account_id.clone());
+    let plan = blocking(move || r.account(&account)).await.map_err(|e| e.to_string())?.map(|a| a.plan).unwrap_or_default();
+    let env = crate::agents::tools::call::Env {
+        search: &agents.search,
+        records: &agents.records,
+        embedders: &host.embedders,
+        caller: crate::search::Caller { account_id: &run.account_id, plan: agents.plan(&plan), reach: scope.reach() },
+        timeouts: crate::agents::tools::outbound::Timeouts::default(),
+    };
+    let call = crate::agents::tools::call::CallInput {
+        action: action.clone(),
+        input,
+        context: BTreeMap::new(),
+        idempotency_key: Some(format!("{}:{}:{name}", run.id, item.id)),
+    };
+    let answer =
+        agents.tools.call(&env, scope, tool_id, call).await.map_err(|e| format!("The scorer tool {tool_id} of {name} failed: {}", e.message()))?;
+    scorers::tool_verdict(name, &answer, *pass_threshold)
 }
 
 /// The judge's verdict: the rendered prompt alone, no tools, through the scorer's
@@ -449,22 +564,30 @@ async fn settle(host: &Rc<Host>, run: &EvalRunRecord) {
         let (aggregate, rate) = aggregate(&results, base.as_ref().map(|(b, rs)| (b.as_str(), rs.as_slice())));
         let errored = results.iter().filter(|x| x.error.is_some()).count() as u64;
         let missing = run.item_ids.len().saturating_sub(results.len());
-        r.update(&run.account_id, &run.id, |x: &mut EvalRunRecord| {
+        let agent_gone = r.agent::<AgentRecord>(&run.account_id, &run.agent_id)?.is_none();
+        r.update_raising(&run.account_id, &run.project_id, &run.id, |x: &mut EvalRunRecord| {
             if x.status != RunStatus::Running {
-                return Change::Keep(());
+                return Change::Keep(((), Vec::new()));
             }
             x.errored_count = errored;
             x.completed_count = results.len() as u64 - errored;
             x.finished_at = Some(now());
-            if missing > 0 {
+            let failed = if missing > 0 {
+                Some(format!("{missing} items have no recorded result."))
+            } else if agent_gone {
+                Some(format!("The agent {} under test was deleted while the run ran; its results judge no version.", x.agent_id))
+            } else {
+                None
+            };
+            if let Some(why) = failed {
                 x.status = RunStatus::Failed;
-                x.error = Some(format!("{missing} items have no recorded result."));
-                return Change::Write(());
+                x.error = Some(why);
+            } else {
+                x.status = RunStatus::Completed;
+                x.passed = x.pass_threshold.map(|t| rate.is_some_and(|rate| rate >= t));
+                x.aggregate_scores = Some(aggregate);
             }
-            x.status = RunStatus::Completed;
-            x.passed = x.pass_threshold.map(|t| rate.is_some_and(|rate| rate >= t));
-            x.aggregate_scores = Some(aggregate);
-            Change::Write(())
+            Change::Write(((), vec![raised(x)]))
         })?;
         Ok(())
     })
@@ -472,6 +595,18 @@ async fn settle(host: &Rc<Host>, run: &EvalRunRecord) {
     if let Err(e) = settled {
         tracing::error!(run = %id, error = %e, "settling an eval run failed");
     }
+}
+
+/// The event a settled run raises (evaluations.md): `eval_run.completed` with its
+/// verdict and aggregates inline (a gate that must call again to learn its answer can
+/// fail open), or `eval_run.failed`.
+fn raised(x: &EvalRunRecord) -> Raised {
+    let what = if x.status == RunStatus::Completed { "completed" } else { "failed" };
+    let mut data = json!({"eval_id": x.eval_id, "eval_run_id": x.id, "agent_id": x.agent_id, "agent_version": x.agent_version, "passed": x.passed, "aggregate_scores": x.aggregate_scores});
+    if let Some(e) = &x.error {
+        data["error"] = json!({"code": "EVAL_RUN_FAILED", "message": e});
+    }
+    Raised { event_type: format!("eval_run.{what}"), resource_type: "eval_run", resource_id: x.id.clone(), data }
 }
 
 /// The run `run_id` of eval `eval_id` the scope sees, or 404.

@@ -1,8 +1,11 @@
 //! The scorers an eval freezes (evaluations.yaml `Scorers`): `exact_match`,
 //! `contains`, `regex` (Quarry's: the output matches a pattern), `output_schema`
 //! (JSON Schema through the `jsonschema` crate, as an agent's own `output_schema` is
-//! checked) and `llm_judge` (a model's verdict on a rubric). This file is pure: the
-//! judge's call is made by `run`, which hands its reply to [`verdict`].
+//! checked), `llm_judge` (a model's verdict on a rubric), `embedding_similarity` (the
+//! cosine of the output's and the reference's vectors, through the server's embedder)
+//! and `tool` (a project tool's verdict on the item). This file is pure: the judge's,
+//! the embedder's and the tool's calls are made by `run`, which hands what they
+//! answered to [`verdict`], [`similar`] and [`tool_verdict`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -35,19 +38,44 @@ pub enum Scorer {
         #[serde(default)]
         model: Option<String>,
     },
+    EmbeddingSimilarity {
+        pass_threshold: f64,
+    },
+    /// A custom algorithm: a server-callable project tool, called once per item.
+    Tool {
+        name: String,
+        tool_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preset_parameters: Option<Map<String, Value>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pass_threshold: Option<f64>,
+    },
 }
+
+/// The built-in scorer types (a `tool` scorer's name may not be one of them: results
+/// and aggregates key on it).
+const BUILT_IN: &[&str] = &["exact_match", "contains", "json_logic", "regex", "output_schema", "embedding_similarity", "llm_judge", "tool"];
+
+/// The keys the engine gives a `tool` scorer's call, which `preset_parameters` may
+/// not set (the engine's values win, or a config could pin `output` and grade a fiction).
+pub const TOOL_RESERVED_KEYS: &[&str] = &["input", "output", "object", "expected", "item"];
 
 /// The most characters of a regex pattern (compiled once per item).
 const MAX_PATTERN_CHARS: usize = 1_000;
 
 impl Scorer {
-    pub fn name(&self) -> &'static str {
+    /// What its results and aggregates key on: the type, or a `tool` scorer's name.
+    pub fn name(&self) -> &str {
         match self {
             Scorer::ExactMatch => "exact_match",
             Scorer::Contains { .. } => "contains",
             Scorer::Regex { .. } => "regex",
             Scorer::OutputSchema { .. } => "output_schema",
             Scorer::LlmJudge { .. } => "llm_judge",
+            Scorer::EmbeddingSimilarity { .. } => "embedding_similarity",
+            Scorer::Tool { name, .. } => name,
         }
     }
 }
@@ -70,10 +98,14 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
     for (i, v) in raw.iter().enumerate() {
         let field = format!("scorers[{i}]");
         let s: Scorer = serde_json::from_value(v.clone()).map_err(|e| {
-            invalid(field.clone(), format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema and llm_judge)."))
+            invalid(
+                field.clone(),
+                format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema, llm_judge, embedding_similarity and tool)."),
+            )
         })?;
         if out.iter().any(|o| o.name() == s.name()) {
-            return Err(invalid(field.clone(), format!("{field}: the scorer type {} appears more than once.", s.name())));
+            let what = if matches!(s, Scorer::Tool { .. }) { "tool scorer name" } else { "scorer type" };
+            return Err(invalid(field.clone(), format!("{field}: the {what} {} appears more than once.", s.name())));
         }
         match &s {
             Scorer::Contains { value, .. } if value.is_empty() => return Err(invalid(format!("{field}.value"), "value must not be empty.")),
@@ -99,6 +131,27 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
                 }
                 check_threshold(&format!("{field}.pass_threshold"), *pass_threshold)?;
             }
+            Scorer::EmbeddingSimilarity { pass_threshold } => check_threshold(&format!("{field}.pass_threshold"), *pass_threshold)?,
+            Scorer::Tool { name, tool_id, preset_parameters, pass_threshold, .. } => {
+                if name.trim().is_empty() {
+                    return Err(invalid(format!("{field}.name"), "name must not be empty."));
+                }
+                if BUILT_IN.contains(&name.as_str()) {
+                    return Err(invalid(
+                        format!("{field}.name"),
+                        format!("name must not be a built-in scorer type ({name:?}); pick a name of your own."),
+                    ));
+                }
+                if tool_id.is_empty() {
+                    return Err(invalid(format!("{field}.tool_id"), "tool_id must be a tool id."));
+                }
+                if let Some(k) = preset_parameters.iter().flat_map(|p| p.keys()).find(|k| TOOL_RESERVED_KEYS.contains(&k.as_str())) {
+                    return Err(invalid(format!("{field}.preset_parameters"), format!("preset_parameters cannot set {k:?}: the engine gives it.")));
+                }
+                if let Some(t) = pass_threshold {
+                    check_threshold(&format!("{field}.pass_threshold"), *t)?;
+                }
+            }
             _ => {}
         }
         out.push(s);
@@ -118,7 +171,9 @@ fn binary(scorer: &Scorer, passed: bool) -> ScoreOut {
     ScoreOut { scorer: scorer.name().to_owned(), score: if passed { 1.0 } else { 0.0 }, passed, reasoning: None }
 }
 
-/// Scores `a` with a deterministic scorer; `None` for the judge (see [`verdict`]).
+/// Scores `a` with a deterministic scorer; `None` for one that asks something (the
+/// judge, the embedder, a tool). An item without a reference scores 0 on
+/// `embedding_similarity`, the embedder never asked.
 pub fn score(s: &Scorer, a: &Answer<'_>, agent_schema: Option<&Map<String, Value>>) -> Option<ScoreOut> {
     let passed = match s {
         Scorer::ExactMatch => a.expected.is_some_and(|e| e.trim() == a.text.trim()),
@@ -140,9 +195,51 @@ pub fn score(s: &Scorer, a: &Answer<'_>, agent_schema: Option<&Map<String, Value
                 _ => false,
             }
         }
-        Scorer::LlmJudge { .. } => return None,
+        Scorer::EmbeddingSimilarity { .. } if a.expected.is_none() => false,
+        Scorer::LlmJudge { .. } | Scorer::EmbeddingSimilarity { .. } | Scorer::Tool { .. } => return None,
     };
     Some(binary(s, passed))
+}
+
+/// The cosine of two vectors clamped to 0–1 (below 0 is equally "not the reference");
+/// a vector without magnitude has no direction: 0.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    (dot / (na.sqrt() * nb.sqrt())).clamp(0.0, 1.0)
+}
+
+/// `embedding_similarity`'s outcome for a similarity.
+pub fn similar(similarity: f64, pass_threshold: f64) -> ScoreOut {
+    ScoreOut { scorer: "embedding_similarity".into(), score: similarity, passed: similarity >= pass_threshold, reasoning: None }
+}
+
+/// A `tool` scorer's outcome from what its tool answered: an object with a `score`
+/// from 0 to 1, an optional `passed` (which wins) and `reasoning`; without `passed`
+/// the scorer's `pass_threshold` decides, and without one there is no verdict.
+/// Anything else errs the item, never scores 0.
+pub fn tool_verdict(name: &str, answer: &Value, pass_threshold: Option<f64>) -> Result<ScoreOut, String> {
+    let Value::Object(o) = answer else {
+        return Err(format!("The scorer tool of {name} did not answer a JSON object with a score."));
+    };
+    let score = o.get("score").and_then(Value::as_f64).filter(|s| (0.0..=1.0).contains(s));
+    let score = score.ok_or_else(|| format!("The scorer tool of {name} answered no numeric score from 0 to 1."))?;
+    let passed = match (o.get("passed"), pass_threshold) {
+        (Some(Value::Bool(p)), _) => *p,
+        (Some(other), _) if !other.is_null() => return Err(format!("The scorer tool of {name} answered passed: {other}, not true or false.")),
+        (_, Some(t)) => score >= t,
+        (_, None) => return Err(format!("The scorer tool of {name} answered no passed, and the scorer has no pass_threshold: no verdict.")),
+    };
+    let reasoning = o.get("reasoning").and_then(Value::as_str).map(str::to_owned);
+    Ok(ScoreOut { scorer: name.to_owned(), score, passed, reasoning })
 }
 
 /// Fills the judge prompt's `{{input}}`, `{{output}}` and `{{expected}}` slots in one
@@ -225,6 +322,11 @@ mod tests {
         for (raw, field) in [
             (json!([{"type": "exact_match"}, {"type": "exact_match"}]), "scorers[1]"),
             (json!([{"type": "json_logic", "expression": {}}]), "scorers[0]"),
+            (json!([{"type": "embedding_similarity"}]), "scorers[0]"),
+            (json!([{"type": "embedding_similarity", "pass_threshold": -0.1}]), "scorers[0].pass_threshold"),
+            (json!([{"type": "tool", "name": "contains", "tool_id": "tool_1"}]), "scorers[0].name"),
+            (json!([{"type": "tool", "name": "t", "tool_id": "tool_1", "preset_parameters": {"output": "fixed"}}]), "scorers[0].preset_parameters"),
+            (json!([{"type": "tool", "name": "t", "tool_id": "tool_1"}, {"type": "tool", "name": "t", "tool_id": "tool_2"}]), "scorers[1]"),
             (json!([{"type": "regex", "pattern": "("}]), "scorers[0].pattern"),
             (json!([{"type": "output_schema"}]), "scorers[0]"),
             (json!([{"type": "llm_judge", "prompt": "x", "pass_threshold": 1.5}]), "scorers[0].pass_threshold"),
@@ -236,6 +338,39 @@ mod tests {
         }
         let agent = json!({"type": "object"}).as_object().unwrap().clone();
         assert!(parse(&[json!({"type": "output_schema"})], Some(&agent)).is_ok());
+    }
+
+    #[test]
+    fn embedding_similarity_is_a_clamped_cosine_and_needs_a_reference() {
+        let s = parse(&[json!({"type": "embedding_similarity", "pass_threshold": 0.8})], None).unwrap();
+        assert!(score(&s[0], &answer("anything", None), None).is_some_and(|o| o.score == 0.0 && !o.passed), "no reference: 0, no call");
+        assert!(score(&s[0], &answer("anything", Some("ref")), None).is_none(), "with one, the embedder is asked");
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-9);
+        assert_eq!(cosine(&[1.0, 0.0], &[-1.0, 0.0]), 0.0, "clamped at 0");
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0, "no direction");
+        assert!((cosine(&[1.0, 1.0], &[1.0, 0.0]) - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert!(similar(0.85, 0.8).passed && !similar(0.75, 0.8).passed);
+    }
+
+    #[test]
+    fn a_tool_scorers_verdict_is_its_passed_else_its_threshold_else_none() {
+        let s = parse(
+            &[
+                json!({"type": "tool", "name": "tone", "tool_id": "tool_1", "preset_parameters": {"lang": "en"}, "pass_threshold": 0.5}),
+                json!({"type": "tool", "name": "facts", "tool_id": "tool_2"}),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!((s[0].name(), s[1].name()), ("tone", "facts"), "several tool scorers under distinct names");
+        assert!(score(&s[0], &answer("x", None), None).is_none());
+        let v = tool_verdict("tone", &json!({"score": 0.4, "passed": true, "reasoning": "polite"}), Some(0.5)).unwrap();
+        assert_eq!((v.scorer.as_str(), v.passed, v.reasoning.as_deref()), ("tone", true, Some("polite")), "passed wins");
+        assert!(!tool_verdict("tone", &json!({"score": 0.4}), Some(0.5)).unwrap().passed);
+        assert!(tool_verdict("tone", &json!({"score": 0.6}), Some(0.5)).unwrap().passed);
+        assert!(tool_verdict("facts", &json!({"score": 0.6}), None).is_err(), "no passed, no threshold: no verdict");
+        assert!(tool_verdict("facts", &json!({"score": 1.5, "passed": true}), None).is_err());
+        assert!(tool_verdict("facts", &json!("fine"), None).is_err());
     }
 
     #[test]

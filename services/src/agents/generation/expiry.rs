@@ -3,6 +3,8 @@
 //! it `failed` with stop_reason `approval_expired`; `react` ends it the same way and
 //! spawns a continuation that tells the agent the calls expired, unless the chain has
 //! spawned its limit (then the continuation is not made: stop_reason `chain_limit`).
+//! The approval items it waits on expire first (`approvals::expire`): a pause that
+//! waited only on them goes on, told that they expired.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -25,6 +27,17 @@ pub fn schedule(host: Rc<Host>, account_id: String, id: String, after: Duration)
 }
 
 async fn expire(host: &Rc<Host>, account_id: &str, id: &str) {
+    // approvals (issue 37): the items this pause waits on expire first, each with its
+    // generation told (which resumes it when it waits for nothing else).
+    let r = host.agents.records.clone();
+    let (a, i) = (account_id.to_owned(), id.to_owned());
+    if let Ok(Some(g)) = blocking(move || r.get::<GenerationRecord>(&a, &i)).await {
+        let gates =
+            g.state.pending.iter().filter(|c| c.result.is_none()).filter_map(|c| c.gate.as_ref()).chain(g.state.held.as_ref().map(|h| &h.gate));
+        for gate in gates.filter(|x| !x.approved) {
+            crate::agents::approvals::expire(host, account_id, &gate.approval_id).await;
+        }
+    }
     let (r, a, i) = (host.agents.records.clone(), account_id.to_owned(), id.to_owned());
     let ended = blocking(move || {
         r.update_generation::<GenerationRecord, Option<GenerationRecord>>(&a, &i, |g| {

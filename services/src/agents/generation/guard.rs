@@ -41,9 +41,18 @@ pub fn screen(guards: &[Applied], stage: Stage, text: &str, s: &Subject<'_>) -> 
     (out, found)
 }
 
-/// The request's text messages screened before anything is written: redacted in place;
-/// the evaluations, and the one that blocks the input, if any.
-pub fn screen_input(guards: &[Applied], messages: &mut [InMessage], s: &Subject<'_>) -> (Vec<Value>, Option<Value>) {
+/// What screening a request's input decided.
+pub struct Screened {
+    /// Every evaluation that found something, as the run's state keeps it.
+    pub evaluations: Vec<Value>,
+    /// The evaluation that blocks the input, if any.
+    pub blocked: Option<Value>,
+    /// The evaluation that sends the input to approval, if any (and none blocks).
+    pub approval: Option<Evaluation>,
+}
+
+/// The request's text messages screened before anything is written: redacted in place.
+pub fn screen_input(guards: &[Applied], messages: &mut [InMessage], s: &Subject<'_>) -> Screened {
     let mut all = Vec::new();
     for m in messages.iter_mut() {
         if let InContent::Text(t) = &mut m.content {
@@ -53,7 +62,34 @@ pub fn screen_input(guards: &[Applied], messages: &mut [InMessage], s: &Subject<
         }
     }
     let blocked = all.iter().find(|e| e.decision == Decision::Blocked).map(|e| e.to_value());
-    (all.iter().map(record).collect(), blocked)
+    let approval = all.iter().find(|e| e.decision == Decision::RouteToApproval && blocked.is_none()).cloned();
+    Screened { evaluations: all.iter().map(record).collect(), blocked, approval }
+}
+
+/// The gate an approval-routed evaluation `e` sets on what it holds (`what`: the call's
+/// id, `output`, `input`), its item's id derived from the generation and `what`, so a
+/// step decided again (after a restart) files no second item.
+pub fn gate(e: &Evaluation, generation_id: &str, what: &str, dedup_key: String, expires_in: Option<u64>, tool_id: Option<String>) -> Gate {
+    let version = e.guardrail_version.map_or_else(|| "null".to_owned(), |v| v.to_string());
+    Gate {
+        approval_id: approval_id(generation_id, what),
+        approved: false,
+        policy_version: Some(format!("{}@{version}", e.guardrail_id)),
+        expires_in,
+        tool_id,
+        dedup_key,
+        created_at: crate::clock::now_rfc3339(),
+    }
+}
+
+/// The approval item's id for what generation `generation_id` holds at `what`.
+pub fn approval_id(generation_id: &str, what: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(generation_id.as_bytes());
+    h.update([0]);
+    h.update(what.as_bytes());
+    let hex: String = h.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("{}{hex}", crate::store::APPROVAL_PREFIX)
 }
 
 /// A call's dedup key: the agent, the tool and its arguments (approvals.md).
@@ -88,6 +124,7 @@ pub fn gate_call(guards: &[Applied], p: &mut PendingCall, tool_id: Option<&str>,
     let decision = evaluate::strictest(&evaluations);
     let Some(governing) = evaluations.iter().find(|e| e.decision == decision && decision != Decision::Execute) else { return Ok(()) };
     let version = governing.guardrail_version.map_or_else(|| "null".to_owned(), |v| v.to_string());
+    let generation_id = s.generation_id.unwrap_or_default();
     match decision {
         Decision::Execute => {}
         Decision::Blocked => {
@@ -103,15 +140,9 @@ pub fn gate_call(guards: &[Applied], p: &mut PendingCall, tool_id: Option<&str>,
         Decision::Tripwire => return Err(stopped(governing, Code::GuardrailTripwire, "tripped: its guard failed for this call, which did not run")),
         Decision::RouteToApproval => {
             p.started = false;
-            p.gate = Some(Gate {
-                approval_id: format!("{}{}", crate::store::APPROVAL_PREFIX, crate::ids::random_base62(16)),
-                approved: false,
-                policy_version: Some(format!("{}@{version}", governing.guardrail_id)),
-                expires_in: evaluate::expires_in(&evaluations, guards),
-                tool_id: tool_id.map(str::to_owned),
-                dedup_key: dedup_key(s.agent_id.unwrap_or_default(), &p.tool_name, &p.args),
-                created_at: crate::clock::now_rfc3339(),
-            });
+            let key = dedup_key(s.agent_id.unwrap_or_default(), &p.tool_name, &p.args);
+            let expires_in = evaluate::expires_in(&evaluations, guards);
+            p.gate = Some(gate(governing, generation_id, &p.id, key, expires_in, tool_id.map(str::to_owned)));
         }
     }
     Ok(())

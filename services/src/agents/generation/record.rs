@@ -202,6 +202,39 @@ pub struct Held {
     /// The rejection's reason, once rejected.
     #[serde(default)]
     pub refusal: Option<String>,
+    /// What is held: the final answer (`content`), or the request's input (approvals:
+    /// an input a guardrail sends to approval; `content` is then the input's text).
+    #[serde(default)]
+    pub stage: HeldStage,
+    /// Its approval expired before anyone decided (then `refusal` is set too).
+    #[serde(default)]
+    pub expired: bool,
+}
+
+impl Held {
+    /// Why it was refused, once refused.
+    pub fn refused(&self) -> Option<String> {
+        let reason = self.refusal.as_ref()?;
+        Some(if self.expired { "its approval expired before anyone decided".to_owned() } else { format!("its approval was rejected ({reason})") })
+    }
+}
+
+/// What a [`Held`] holds back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldStage {
+    #[default]
+    Output,
+    Input,
+}
+
+impl HeldStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HeldStage::Output => "output",
+            HeldStage::Input => "input",
+        }
+    }
 }
 
 /// What the generate request asked for beyond its messages, kept so a resumed run
@@ -418,7 +451,9 @@ impl GenerationRecord {
             .collect();
         let mut held = held;
         if let Some(h) = self.state.held.as_ref().filter(|h| !h.gate.approved) {
-            held.push(json!({"approval_id": h.gate.approval_id, "tool_call_id": null, "stage": "output", "expires_at": self.state.expires_at}));
+            held.push(
+                json!({"approval_id": h.gate.approval_id, "tool_call_id": null, "stage": h.stage.as_str(), "expires_at": self.state.expires_at}),
+            );
         }
         if !held.is_empty() {
             action["approvals"] = Value::Array(held);
@@ -625,6 +660,10 @@ impl GenerationRow for GenerationRecord {
         self.state.guardrails.iter().any(|e| e.get("notable").and_then(Value::as_bool) == Some(true))
     }
 
+    fn approval_view(&self, a: &crate::store::ApprovalRecord) -> Value {
+        crate::agents::approvals::view(a)
+    }
+
     /// guardrails (issue 37): the approval items this pause holds.
     fn approvals_filed(&self) -> Vec<crate::store::ApprovalRecord> {
         if self.status != Status::RequiresAction {
@@ -639,8 +678,17 @@ impl GenerationRow for GenerationRecord {
             status: "pending".into(),
             proposed_action: None,
             reasoning: None,
-            evidence: Some(json!({"stage": "output", "output": h.content})),
-            predicted_impact: Some("The agent's answer is returned and stored.".into()),
+            evidence: Some(match h.stage {
+                HeldStage::Output => json!({"stage": "output", "output": h.content}),
+                HeldStage::Input => json!({"stage": "input", "input": h.content}),
+            }),
+            predicted_impact: Some(
+                match h.stage {
+                    HeldStage::Output => "The agent's answer is returned and stored.",
+                    HeldStage::Input => "The request's input is sent to the model.",
+                }
+                .into(),
+            ),
             expires_at: expires_at.clone(),
             dedup_key: Some(h.gate.dedup_key.clone()),
             generation_id: Some(self.id.clone()),
@@ -654,6 +702,7 @@ impl GenerationRow for GenerationRecord {
             edited_arguments: None,
             created_at: h.gate.created_at.clone(),
             updated_at: h.gate.created_at.clone(),
+            also_waiting: Vec::new(),
         });
         self.state
             .pending
@@ -685,6 +734,7 @@ impl GenerationRow for GenerationRecord {
                     edited_arguments: None,
                     created_at: g.created_at.clone(),
                     updated_at: g.created_at.clone(),
+                    also_waiting: Vec::new(),
                 })
             })
             .chain(output)

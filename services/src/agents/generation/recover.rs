@@ -63,11 +63,13 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     if resumed > 0 {
         tracing::info!(shard, resumed, "generations resumed after a restart");
     }
+    // approvals (issue 37): the expiry sweeper of this shard's share of the items.
+    crate::agents::approvals::sweep(host.clone(), shard, shards);
     // Memory extractions recorded and not done (issue 36, knowledge).
     super::extract::resume(host, shard, shards).await;
 }
 
-fn until(t: &str) -> std::time::Duration {
+pub(crate) fn until(t: &str) -> std::time::Duration {
     humantime::parse_rfc3339(t).ok().and_then(|at| at.duration_since(std::time::SystemTime::now()).ok()).unwrap_or_default()
 }
 

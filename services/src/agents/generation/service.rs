@@ -97,6 +97,7 @@ fn documents_read(messages: &[InMessage], config: &AgentConfig, body: &GenerateB
 }
 
 /// What a start needs beyond the body.
+#[derive(Clone)]
 pub struct StartArgs {
     pub scope: Scope,
     pub agent_id: String,
@@ -180,7 +181,10 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         context: body.guardrail_context.as_ref(),
         ..Default::default()
     };
-    let (screened, blocked) = super::guard::screen_input(&guards, &mut messages, &subject);
+    let screened = super::guard::screen_input(&guards, &mut messages, &subject);
+    let generation_id = format!("{GENERATION_PREFIX}{}", crate::ids::random_base62(16));
+    // approvals (issue 37): an input a guardrail sends to approval is held until decided.
+    let held = screened.approval.as_ref().map(|e| held_input(e, &guards, &generation_id, &agent.id, &messages));
     // What the run would read of /v1, the starting key must reach (crate::access):
     // refused here, before anything is recorded; the run asks again at each read.
     let own = |id: &str| crate::agents::documents::in_project(&records, &scope.account_id, &scope.project_id, id);
@@ -260,7 +264,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let r = records.clone();
     blocking(move || crate::agents::quotas::reserve(&r, &who, "requests", 1)).await?;
     let new = NewGeneration {
-        id: format!("{GENERATION_PREFIX}{}", crate::ids::random_base62(16)),
+        id: generation_id,
         account_id: scope.account_id.clone(),
         project_id: scope.project_id.clone(),
         agent_id: agent.id.clone(),
@@ -302,9 +306,9 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             expires_at: None,
             chain: 0,
             usage: Usage::default(),
-            guardrails: screened,
-            blocked,
-            held: None,
+            guardrails: screened.evaluations,
+            blocked: screened.blocked,
+            held,
         },
     };
     // The account's share of the server: a new generation past the cap is refused before
@@ -345,6 +349,30 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             let found = records.get::<GenerationRecord>(&scope.account_id, &claim.generation_id).map_err(store_err)?;
             replay_or_conflict(claim, &agent.id, &fp, found)
         }
+    }
+}
+
+/// approvals (issue 37): the request's input held for the approval item `e` routes it to.
+fn held_input(
+    e: &crate::agents::guardrails::Evaluation,
+    guards: &[crate::agents::guardrails::Applied],
+    generation_id: &str,
+    agent_id: &str,
+    messages: &[InMessage],
+) -> super::record::Held {
+    let text: Vec<&str> = messages.iter().filter_map(|m| if let InContent::Text(t) = &m.content { Some(t.as_str()) } else { None }).collect();
+    let text = text.join("\n");
+    let key = super::guard::dedup_key(agent_id, "input", &Value::from(text.as_str()));
+    let expires_in = crate::agents::guardrails::evaluate::expires_in(std::slice::from_ref(e), guards);
+    super::record::Held {
+        gate: super::guard::gate(e, generation_id, "input", key, expires_in, None),
+        content: text,
+        stop: "stop".into(),
+        finish: "stop".into(),
+        object: None,
+        refusal: None,
+        stage: super::record::HeldStage::Input,
+        expired: false,
     }
 }
 

@@ -4,8 +4,8 @@
 //! to do when Quarry's identifier scanner (`quarry_index::identify`, the masking of
 //! `/v1/scan`) finds identifiers in a generation's input, its output or a tool call's
 //! arguments: `redact` (masked before anything is sent, stored or streamed), `block`,
-//! `flag` (recorded, the run goes on) or `require_approval` (a tool call, or the final
-//! answer, held for an approval item).
+//! `flag` (recorded, the run goes on) or `require_approval` (a tool call, the final
+//! answer, or the request's input, held for an approval item).
 
 use serde_json::{Map, Value};
 
@@ -184,9 +184,6 @@ fn rule_of(v: &Value) -> Result<Rule, String> {
             }
         }
         Some(_) => return Err("document.identifiers.on must be a list of input, output, tool_call.".into()),
-    }
-    if action == Action::RequireApproval && on[Stage::Input as usize] {
-        return Err("document.identifiers: require_approval gates tool calls and answers; set on to [\"tool_call\"] or [\"output\"].".into());
     }
     let kinds = match m.get("kinds") {
         None => Kinds::default_mask(),

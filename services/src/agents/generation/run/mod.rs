@@ -30,7 +30,7 @@ use serde_json::{json, Map, Value};
 
 use super::event::Event;
 use super::live::{self, Log};
-use super::record::{Block, Failure, Gate, GenerationRecord, Held, Message, Output, PendingCall, Role, Runner, Transition};
+use super::record::{Block, Failure, GenerationRecord, Held, HeldStage, Message, Output, PendingCall, Role, Runner, Transition};
 use super::tools::{self as gtools, Bound};
 use crate::agents::agent::config::StopKind;
 use crate::agents::guardrails::document::{self as gdoc, Stage};
@@ -262,6 +262,21 @@ impl Run {
             .with("guardrail_version", version));
         }
         self.load_guards().await?;
+        // approvals (issue 37): an input a guardrail sent to approval waits for it; once
+        // decided it goes on (approved), or the run ends with the refusal, the model
+        // never called.
+        if let Some(h) = self.g.state.held.clone().filter(|h| h.stage == HeldStage::Input) {
+            if !h.gate.approved {
+                return self.pause().await;
+            }
+            self.g.state.held = None;
+            if let Some(why) = h.refused() {
+                let note = format!("The request was not run: {why}.");
+                self.emit(Event::Delta { text: &note });
+                self.g.state.messages.push(Message::text(Role::Assistant, note.clone()));
+                return self.complete("stop", "stop", note, None).await;
+            }
+        }
         if self.g.state.steps == 0 && self.g.state.pending.is_empty() && self.g.input_depth() == Some(0) {
             let note = "The call depth limit was reached (max_call_depth 0): this agent was not run.".to_owned();
             return self.complete("max_call_depth", "stop", note, None).await;
@@ -276,8 +291,8 @@ impl Run {
         // guardrails (issue 37): a held answer, decided: released, or its refusal.
         if let Some(h) = self.g.state.held.clone().filter(|h| h.gate.approved) {
             self.g.state.held = None;
-            let (content, object) = match &h.refusal {
-                Some(reason) => (format!("The answer was withheld: its approval was rejected ({reason})."), None),
+            let (content, object) = match h.refused() {
+                Some(why) => (format!("The answer was withheld: {why}."), None),
                 None => (h.content, h.object),
             };
             self.emit(Event::Delta { text: &content });
@@ -347,16 +362,18 @@ impl Run {
                 let (stop, finish) = if reason == crate::llm::Reason::MaxTokens { ("length", "length") } else { ("stop", "stop") };
                 // guardrails (issue 37): an answer a guardrail sends to approval waits for it.
                 if let Some(e) = approval {
-                    let gate = Gate {
-                        approval_id: format!("{}{}", crate::store::APPROVAL_PREFIX, crate::ids::random_base62(16)),
-                        approved: false,
-                        policy_version: Some(format!("{}@{}", e.guardrail_id, e.guardrail_version.map_or_else(|| "null".into(), |v| v.to_string()))),
-                        expires_in: None,
-                        tool_id: None,
-                        dedup_key: super::guard::dedup_key(&self.g.agent_id, "output", &Value::from(text.as_str())),
-                        created_at: crate::clock::now_rfc3339(),
-                    };
-                    self.g.state.held = Some(Held { gate, content: text, stop: stop.into(), finish: finish.into(), object, refusal: None });
+                    let key = super::guard::dedup_key(&self.g.agent_id, "output", &Value::from(text.as_str()));
+                    let gate = super::guard::gate(&e, &self.g.id, &format!("output:{step}"), key, None, None);
+                    self.g.state.held = Some(Held {
+                        gate,
+                        content: text,
+                        stop: stop.into(),
+                        finish: finish.into(),
+                        object,
+                        refusal: None,
+                        stage: HeldStage::Output,
+                        expired: false,
+                    });
                     return self.pause().await;
                 }
                 self.g.state.messages.push(Message::text(Role::Assistant, text.clone()));
@@ -412,6 +429,11 @@ impl Run {
 
     async fn pause(&mut self) -> Result<Rest, Failure> {
         let mut expiry = self.host.agents.config.approval_expiry;
+        // approvals (issue 37): a proposal already pending (same dedup_key) is waited on,
+        // not filed again; the pause ends no later than that item.
+        if let Some(left) = self.join_pending_items().await? {
+            expiry = expiry.min(left);
+        }
         // guardrails (issue 37): a governing guardrail's own approval window, if shorter.
         let window = self.g.state.pending.iter().filter_map(|c| c.gate.as_ref().filter(|g| !g.approved)?.expires_in).min();
         if let Some(secs) = window {
@@ -520,5 +542,35 @@ impl Run {
         }
         let s = Subject { project_id: &self.g.project_id, ..Subject::default() };
         super::guard::scrub_result(&self.guards, result, &s)
+    }
+
+    /// Points each undecided gate whose proposal is pending already in the project (the
+    /// same `dedup_key`, another item, not past its expiry) at that item; the time
+    /// left on the first of them, if any.
+    async fn join_pending_items(&mut self) -> Result<Option<std::time::Duration>, Failure> {
+        let held = self.g.state.held.as_ref().is_some_and(|h| !h.gate.approved);
+        if !held && !self.g.state.pending.iter().any(|c| c.result.is_none() && c.gate.as_ref().is_some_and(|g| !g.approved)) {
+            return Ok(None);
+        }
+        let (r, a) = (self.host.agents.records.clone(), self.g.account_id.clone());
+        let items: Vec<crate::store::ApprovalRecord> = blocking(move || r.list(&a)).await?;
+        let project = self.g.project_id.clone();
+        let mut left: Option<std::time::Duration> = None;
+        let gates = self.g.state.pending.iter_mut().filter(|c| c.result.is_none()).filter_map(|c| c.gate.as_mut());
+        for gate in gates.chain(self.g.state.held.as_mut().map(|h| &mut h.gate)).filter(|g| !g.approved) {
+            let open = items.iter().find(|i| {
+                i.project_id == project
+                    && i.id != gate.approval_id
+                    && i.status == "pending"
+                    && !crate::clock::is_past(&i.expires_at)
+                    && i.dedup_key.as_deref() == Some(gate.dedup_key.as_str())
+            });
+            if let Some(i) = open {
+                gate.approval_id = i.id.clone();
+                let until = super::recover::until(&i.expires_at);
+                left = Some(left.map_or(until, |l| l.min(until)));
+            }
+        }
+        Ok(left)
     }
 }
