@@ -1,13 +1,16 @@
 //! The scorers an eval freezes (evaluations.yaml `Scorers`): `exact_match`,
 //! `contains`, `regex` (Quarry's: the output matches a pattern), `output_schema`
 //! (JSON Schema through the `jsonschema` crate, as an agent's own `output_schema` is
-//! checked) and `llm_judge` (a model's verdict on a rubric). This file is pure: the
+//! checked), `json_logic` (an expression over `{input, output, object, expected,
+//! item.metadata}`, truthy scores 1, evaluated as guardrails' JSON Logic is) and
+//! `llm_judge` (a model's verdict on a rubric). This file is pure: the
 //! judge's call is made by `run`, which hands its reply to [`verdict`].
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::record::ScoreOut;
+use crate::agents::guardrails::logic;
 use crate::error::{ApiError, Code};
 
 /// One scorer's frozen config; each type at most once per eval.
@@ -26,6 +29,9 @@ pub enum Scorer {
     OutputSchema {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         schema: Option<Map<String, Value>>,
+    },
+    JsonLogic {
+        expression: Map<String, Value>,
     },
     LlmJudge {
         prompt: String,
@@ -47,6 +53,7 @@ impl Scorer {
             Scorer::Contains { .. } => "contains",
             Scorer::Regex { .. } => "regex",
             Scorer::OutputSchema { .. } => "output_schema",
+            Scorer::JsonLogic { .. } => "json_logic",
             Scorer::LlmJudge { .. } => "llm_judge",
         }
     }
@@ -70,7 +77,10 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
     for (i, v) in raw.iter().enumerate() {
         let field = format!("scorers[{i}]");
         let s: Scorer = serde_json::from_value(v.clone()).map_err(|e| {
-            invalid(field.clone(), format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema and llm_judge)."))
+            invalid(
+                field.clone(),
+                format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema, json_logic and llm_judge)."),
+            )
         })?;
         if out.iter().any(|o| o.name() == s.name()) {
             return Err(invalid(field.clone(), format!("{field}: the scorer type {} appears more than once.", s.name())));
@@ -93,6 +103,13 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
                 jsonschema::validator_for(&Value::Object(schema.clone()))
                     .map_err(|e| invalid(format!("{field}.schema"), format!("schema does not compile: {e}")))?;
             }
+            Scorer::JsonLogic { expression } => {
+                if expression.len() != 1 {
+                    return Err(invalid(format!("{field}.expression"), "expression must be one JSON Logic operation: an object of one operator."));
+                }
+                logic::compiles(&Value::Object(expression.clone()))
+                    .map_err(|e| invalid(format!("{field}.expression"), format!("expression does not compile: {e}")))?;
+            }
             Scorer::LlmJudge { prompt, pass_threshold, .. } => {
                 if prompt.trim().is_empty() {
                     return Err(invalid(format!("{field}.prompt"), "prompt must not be empty."));
@@ -112,6 +129,22 @@ pub struct Answer<'a> {
     /// The structured output, when the agent has an `output_schema`.
     pub object: Option<&'a Value>,
     pub expected: Option<&'a str>,
+    /// The item's input messages and metadata (`json_logic` reads them).
+    pub input: &'a [Value],
+    pub metadata: Option<&'a Value>,
+}
+
+/// What a `json_logic` expression reads (evaluations.yaml `Scorers`): `object` only when
+/// there is a structured output.
+fn logic_data(a: &Answer<'_>) -> Value {
+    let mut data = json!({
+        "input": a.input, "output": a.text, "expected": a.expected,
+        "item": {"metadata": a.metadata.cloned().unwrap_or_else(|| json!({}))},
+    });
+    if let Some(o) = a.object {
+        data["object"] = o.clone();
+    }
+    data
 }
 
 fn binary(scorer: &Scorer, passed: bool) -> ScoreOut {
@@ -140,6 +173,8 @@ pub fn score(s: &Scorer, a: &Answer<'_>, agent_schema: Option<&Map<String, Value
                 _ => false,
             }
         }
+        // An expression that errs over this answer scores 0, as a falsy one does.
+        Scorer::JsonLogic { expression } => logic::apply(&Value::Object(expression.clone()), &logic_data(a)).is_ok_and(|v| logic::truthy(&v)),
         Scorer::LlmJudge { .. } => return None,
     };
     Some(binary(s, passed))
@@ -197,7 +232,7 @@ mod tests {
     use serde_json::json;
 
     fn answer<'a>(text: &'a str, expected: Option<&'a str>) -> Answer<'a> {
-        Answer { text, object: None, expected }
+        Answer { text, object: None, expected, input: &[], metadata: None }
     }
 
     #[test]
@@ -224,7 +259,10 @@ mod tests {
     fn bad_scorers_are_refused_naming_the_field() {
         for (raw, field) in [
             (json!([{"type": "exact_match"}, {"type": "exact_match"}]), "scorers[1]"),
-            (json!([{"type": "json_logic", "expression": {}}]), "scorers[0]"),
+            (json!([{"type": "json_logic", "expression": {}}]), "scorers[0].expression"),
+            (json!([{"type": "json_logic", "expression": {"regex": ["a", "b"]}}]), "scorers[0].expression"),
+            (json!([{"type": "json_logic"}]), "scorers[0]"),
+            (json!([{"type": "tool", "name": "t", "tool_id": "tool_x"}]), "scorers[0]"),
             (json!([{"type": "regex", "pattern": "("}]), "scorers[0].pattern"),
             (json!([{"type": "output_schema"}]), "scorers[0]"),
             (json!([{"type": "llm_judge", "prompt": "x", "pass_threshold": 1.5}]), "scorers[0].pass_threshold"),
@@ -236,6 +274,25 @@ mod tests {
         }
         let agent = json!({"type": "object"}).as_object().unwrap().clone();
         assert!(parse(&[json!({"type": "output_schema"})], Some(&agent)).is_ok());
+    }
+
+    #[test]
+    fn a_json_logic_scorer_reads_output_expected_object_input_and_metadata() {
+        let expr = json!({"type": "json_logic", "expression": {"and": [
+            {"in": ["invoice", {"var": "output"}]},
+            {"==": [{"var": "object.total"}, {"var": "item.metadata.total"}]},
+            {"==": [{"var": "input.0.role"}, "user"]},
+            {"!=": [{"var": "expected"}, null]},
+        ]}});
+        let s = parse(&[expr], None).unwrap();
+        let input = [json!({"role": "user", "content": "total?"})];
+        let (object, metadata) = (json!({"total": "12"}), json!({"total": 12}));
+        let a = Answer { text: "the invoice says 12", object: Some(&object), expected: Some("12"), input: &input, metadata: Some(&metadata) };
+        let out = score(&s[0], &a, None).unwrap();
+        assert_eq!((out.scorer.as_str(), out.score, out.passed), ("json_logic", 1.0, true));
+        let wrong = json!({"total": 13});
+        assert!(!score(&s[0], &Answer { object: Some(&wrong), ..a }, None).unwrap().passed);
+        assert!(!score(&s[0], &Answer { object: None, expected: None, ..answer("the invoice", None) }, None).unwrap().passed);
     }
 
     #[test]

@@ -297,6 +297,30 @@ fn missing(arg: &Value) -> Option<Value> {
     Some(json!({ "merge": each }))
 }
 
+/// Whether `expr` compiles (every operator known, each well formed), the message
+/// naming what does not.
+pub fn compiles(expr: &Value) -> Result<(), String> {
+    known_operators(expr)?;
+    engine().compile(&rewrite(expr, false)).map(drop).map_err(|e| e.to_string())
+}
+
+/// Every operator of `v` one the engine runs (the crate compiles an unknown one into a
+/// call that fails only when evaluated).
+fn known_operators(v: &Value) -> Result<(), String> {
+    match v {
+        Value::Array(a) => a.iter().try_for_each(known_operators),
+        Value::Object(m) if m.len() == 1 => {
+            let (op, arg) = m.iter().next().expect("one key");
+            if !engine().builtin_operator_names().any(|b| b == op) {
+                return Err(format!("the JSON Logic operator {op:?} is not one this server runs"));
+            }
+            known_operators(arg)
+        }
+        Value::Object(m) => m.values().try_for_each(known_operators),
+        _ => Ok(()),
+    }
+}
+
 /// Evaluates a JSON Logic expression over `data` as json-logic-js would (no namespace
 /// fails closed): the evals `json_logic` scorer's evaluator.
 pub fn apply(expr: &Value, data: &Value) -> Result<Value, String> {
