@@ -148,3 +148,55 @@ fn check_refuses_unknown_operators_namespaces_and_runtime_keys() {
     assert!(check(&json!({"var": "secrets.a"})).is_err());
     assert!(check(&json!({"var": "runtime.usage.nope"})).is_err());
 }
+
+/// Odd but well-formed expressions (what a fuzzer sends `evaluateGuardrail`) answer or
+/// err; none panics.
+#[test]
+fn odd_expressions_answer_or_err_and_never_panic() {
+    let data = json!({"args": {"s": "abc", "n": 1, "a": [1, 2]}, "context": {}, "runtime": {}});
+    for expr in [
+        json!({"substr": ["abc", 99_999_999_999_i64]}),
+        json!({"substr": ["abc", -99_999_999_999_i64, -5]}),
+        json!({"substr": [{"var": "args.s"}, 1.5]}),
+        json!({"%": [1, 0]}),
+        json!({"/": [1, 0]}),
+        json!({"/": [0, 0]}),
+        json!({"-": []}),
+        json!({"min": []}),
+        json!({"max": ["a"]}),
+        json!({"merge": []}),
+        json!({"cat": []}),
+        json!({"in": [1, 2]}),
+        json!({"in": [{"var": "args.a"}, {"var": "args.n"}]}),
+        json!({"missing_some": [1, "a"]}),
+        json!({"missing_some": [-1, ["args.x"]]}),
+        json!({"missing": [1, null]}),
+        json!({"var": [[1]]}),
+        json!({"var": [{"var": "args.s"}]}),
+        json!({"if": []}),
+        json!({"?:": [1]}),
+        json!({"!": []}),
+        json!({"==": []}),
+        json!({"==": [1]}),
+        json!({"<": [1]}),
+        json!({"<": []}),
+        json!({"+": [1e308, 1e308]}),
+        json!({"*": [-1e308, 1e308]}),
+        json!({"+": [9_223_372_036_854_775_807_i64, 1]}),
+        json!({"*": [9_223_372_036_854_775_807_i64, 2]}),
+        json!({"-": [-9_223_372_036_854_775_807_i64, 9]}),
+        json!({"%": [-9_223_372_036_854_775_807_i64, -1]}),
+        json!({"and": []}),
+        json!({"or": []}),
+        json!({"!!": []}),
+        json!({"cat": [[1, [2, {"a": 1}]], {"var": "args"}]}),
+        json!({"==": [{"var": "args"}, "[object Object]"]}),
+        json!({"var": "runtime.usage.tokens_24h"}),
+        json!([[[[[[[[[[[[[[[[[[[[{"var": "args.n"}]]]]]]]]]]]]]]]]]]]]),
+    ] {
+        let mut d = Data { root: &data, read: Map::new() };
+        let _ = eval(&expr, &mut d);
+        let _ = apply(&expr, &data);
+        let _ = compiles(&expr);
+    }
+}
