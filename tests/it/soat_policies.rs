@@ -320,7 +320,7 @@ fn key_with(s: &TestServer, owner: &str, name: &str, policies: &[&str]) -> (Stri
 }
 
 #[test]
-fn a_condition_allows_only_in_its_time_window_or_for_its_principal() {
+fn a_condition_allows_only_in_its_time_window_for_its_principal_or_on_its_tags() {
     let s = TestServer::with_config(ROOMY);
     let (_, owner) = s.signup("policy-conditions@example.org");
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
@@ -355,6 +355,17 @@ fn a_condition_allows_only_in_its_time_window_or_for_its_principal() {
     let (_, bob) = user_with(&s, &owner, "bob", &[&by_name]);
     ok(call(&s, "GET", "/api/v1/secrets", &alice, None), 200);
     refused(call(&s, "GET", "/api/v1/secrets", &bob, None), 403);
+    // A record's tags: an actor tagged env=dev may be read, one tagged prod not.
+    let tagged = |env: &str| {
+        let a = id(&ok(call(&s, "POST", "/api/v1/actors", &owner, Some(json!({"name": format!("actor-{env}")}))), 201));
+        ok(call(&s, "PUT", &format!("/api/v1/actors/{a}/tags"), &owner, Some(json!({"env": env}))), 200);
+        a
+    };
+    let (dev, prod) = (tagged("dev"), tagged("prod"));
+    held_to(&allow_when(&s, &owner, json!({"StringEquals": {"soat:ResourceTag/env": "dev"}})));
+    ok(call(&s, "GET", &format!("/api/v1/actors/{dev}"), &probe_sk, None), 200);
+    refused(call(&s, "GET", &format!("/api/v1/actors/{prod}"), &probe_sk, None), 403);
+    refused(call(&s, "GET", "/api/v1/actors", &probe_sk, None), 403);
     // The action and method are keys too: this key may read, not delete.
     held_to(&allow_when(&s, &owner, json!({"StringEquals": {"soat:Method": "GET"}})));
     let secret = id(&ok(call(&s, "POST", "/api/v1/secrets", &owner, Some(json!({"name": "TOKEN", "value": "v"}))), 201));

@@ -24,9 +24,10 @@
 //! `soat:ProjectId`, `soat:ResourceId`, `soat:Method`, `soat:SourceIp`,
 //! `soat:UserAgent`) and the time in UTC (`soat:CurrentTime` RFC 3339 to the second,
 //! `soat:CurrentDate` `YYYY-MM-DD`, `soat:CurrentHour` `00`–`23`, `soat:CurrentWeekday`
-//! `Mon`–`Sun`). A key the request does not have (`soat:ResourceTag/<key>`: tags are
-//! not read at dispatch) is absent, as SOAT's: `StringEquals` fails, `StringNotEquals`
-//! holds, `StringLike` matches it as `""`.
+//! `Mon`–`Sun`), and SOAT's `soat:ResourceTag/<key>` of the record a row names when it
+//! is an actor, document, file, conversation or session (read only when a condition
+//! names a tag). A key the request does not have is absent, as SOAT's: `StringEquals`
+//! fails, `StringNotEquals` holds, `StringLike` matches it as `""`.
 //!
 //! One difference from SOAT, so nothing that works today breaks: a user or key with no
 //! policy attached (or whose attached policies were all deleted) is allowed, where SOAT
@@ -44,7 +45,9 @@ use super::SoatError;
 use crate::auth::Principal;
 use crate::error::{ApiError, Code};
 use crate::ids::random_base62;
-use crate::store::{PolicyRecord, ProjectKeyRecord, Records, StoreError, UserRecord};
+use crate::store::{
+    ActorRecord, ConversationRecord, DocumentRecord, FileRecord, PolicyRecord, ProjectKeyRecord, Records, SessionRecord, StoreError, UserRecord,
+};
 
 pub const POLICY_PREFIX: &str = "pol_";
 const MAX_STATEMENTS: usize = 100;
@@ -249,7 +252,39 @@ pub fn authorize(records: &Records, p: &Principal, action: &str, target: &Target
     for id in &ids {
         policies.extend(records.get::<PolicyRecord>(&p.account_id, id)?);
     }
-    Ok(evaluate(&policies, action, target, ctx))
+    if !reads_tags(&policies) {
+        return Ok(evaluate(&policies, action, target, ctx));
+    }
+    let mut ctx = ctx.clone();
+    for (k, v) in tags_of(records, &p.account_id, target)? {
+        ctx.0.insert(format!("soat:ResourceTag/{k}"), v);
+    }
+    Ok(evaluate(&policies, action, target, &ctx))
+}
+
+/// Whether a condition of `policies` names a resource tag (only then is the record read).
+fn reads_tags(policies: &[PolicyRecord]) -> bool {
+    policies
+        .iter()
+        .flat_map(|p| statements(&p.document))
+        .filter_map(|s| s.get("condition")?.as_object())
+        .flat_map(|c| c.values().filter_map(Value::as_object))
+        .any(|block| block.keys().any(|k| k.starts_with("soat:ResourceTag/")))
+}
+
+/// The tags of the record a target names, of the kinds that have tags (actors,
+/// documents, files, conversations, sessions); none for any other or an absent record.
+fn tags_of(records: &Records, account_id: &str, t: &Target) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+    let Some(id) = &t.id else { return Ok(Default::default()) };
+    let tags = match t.kind.as_str() {
+        "actor" => records.get::<ActorRecord>(account_id, id)?.map(|r| r.tags),
+        "document" => records.get::<DocumentRecord>(account_id, id)?.map(|r| r.tags),
+        "file" => records.get::<FileRecord>(account_id, id)?.map(|r| r.tags),
+        "conversation" => records.get::<ConversationRecord>(account_id, id)?.map(|r| r.tags),
+        "session" => records.get::<SessionRecord>(account_id, id)?.map(|r| r.tags),
+        _ => None,
+    };
+    Ok(tags.unwrap_or_default())
 }
 
 /// SOAT's evaluation of `policies` (none: allowed, see the module).
