@@ -34,6 +34,11 @@ pub struct Call<'a> {
     /// The surface of the route, whose error shape a handler answering its own errors uses.
     pub surface: Surface,
     pub peer: Option<SocketAddr>,
+    /// The body as the dispatch already read it (policies: a create naming its project
+    /// in the body), handed out by the first [`Call::bytes`].
+    pub prefetched: Option<Result<bytes::Bytes, ApiError>>,
+    /// That body parsed as JSON, for the strict body reader to use instead of parsing it again.
+    pub body_value: Option<serde_json::Value>,
 }
 
 impl Call<'_> {
@@ -85,6 +90,9 @@ impl Call<'_> {
 
     /// The whole body, within the limits.
     pub async fn bytes(&mut self) -> Result<bytes::Bytes, ApiError> {
+        if let Some(read) = self.prefetched.take() {
+            return read;
+        }
         body::read(&self.parts.headers, self.body, self.limits).await
     }
 

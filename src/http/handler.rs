@@ -19,7 +19,7 @@ use super::call::Call;
 use super::conn::ConnState;
 use super::oversight;
 use super::response::{self, Reply, X_QUARRY_SHARD, X_REQUEST_ID};
-use super::router::{Handler, Matched};
+use super::router::{Handler, Matched, Route};
 use super::server::Shard;
 use super::surface::Surface;
 use crate::error::{ApiError, Code};
@@ -146,9 +146,27 @@ async fn serve(
         params,
         surface,
         peer: conn.peer,
+        prefetched: None,
+        body_value: None,
     };
     if !route.auth {
-        return handler(call).await.unwrap_or_else(|e| surface.error(&e));
+        if !oversight::audits_public(route) {
+            return handler(call).await.unwrap_or_else(|e| surface.error(&e));
+        }
+        // policies (issue 37): login and bootstrap are audited on the user they name.
+        let request = audit_request(&call, route, request_id, conn);
+        let read = call.bytes().await;
+        let username = match &read {
+            Ok(bytes) => {
+                let (parsed, username) = oversight::username_in(bytes);
+                call.body_value = parsed;
+                username
+            }
+            Err(_) => None,
+        };
+        call.prefetched = Some(read);
+        let reply = handler(call).await.unwrap_or_else(|e| surface.error(&e));
+        return oversight::record_public(&shard.app, route, request, username, reply).await;
     }
     let principal = match shard.auth.authenticate(call.parts.headers.get(AUTHORIZATION).map(HeaderValue::as_bytes)) {
         Ok(p) => p,
@@ -166,18 +184,19 @@ async fn serve(
     let mut reply = if decision.allowed {
         // policies (issue 37): the one policy check and audit record of every route.
         let gate = oversight::gate(&shard.app, route, &call.params, &call.parts, &principal);
-        let Some(gate) = gate else {
+        let Some(mut gate) = gate else {
             call.principal = Some(principal);
             return with_rate(handler(call).await.unwrap_or_else(|e| surface.error(&e)), &decision);
         };
-        let request = oversight::Request {
-            method: call.parts.method.to_string(),
-            route: route.path,
-            request_id: request_id.to_str().ok().map(str::to_owned),
-            ip: conn.peer.map(|a| a.ip().to_string()),
-            user_agent: call.parts.headers.get(hyper::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(512).collect()),
-        };
-        let denied = gate.check(&shard.app, &principal).err();
+        let request = audit_request(&call, route, request_id, conn);
+        if gate.reads_body(&call.parts.method) {
+            let read = call.bytes().await;
+            if let Ok(bytes) = &read {
+                call.body_value = gate.body_names(bytes);
+            }
+            call.prefetched = Some(read);
+        }
+        let denied = gate.check(&shard.app, &principal, &request).err();
         let reply = match &denied {
             Some(d) => surface.error(&d.error()),
             None => {
@@ -195,6 +214,17 @@ async fn serve(
     };
     response::rate_headers(&mut reply, &decision);
     reply
+}
+
+/// What an audit entry says of the request itself (never its body).
+fn audit_request(call: &Call<'_>, route: &Route, request_id: &HeaderValue, conn: &ConnState) -> oversight::Request {
+    oversight::Request {
+        method: call.parts.method.to_string(),
+        route: route.path,
+        request_id: request_id.to_str().ok().map(str::to_owned),
+        ip: conn.peer.map(|a| a.ip().to_string()),
+        user_agent: call.parts.headers.get(hyper::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(512).collect()),
+    }
 }
 
 fn with_rate(mut reply: Reply, decision: &crate::limits::Decision) -> Reply {

@@ -6,8 +6,13 @@
 //! or a change of `/v1`'s keys, is appended to the audit log (`agents::audit`) with its
 //! status, before the answer goes. No handler checks or records anything itself.
 //!
-//! Exempt: the rows without a key (bootstrap, login, the presigned upload: no caller to
-//! check or record) and `GET /users/me` (who the caller is, no resource).
+//! A create whose project is named only in its body (`project_id`) is checked against
+//! that project: the dispatch reads and parses the body once, before the check, and
+//! hands both to the handler ([`Gate::reads_body`], [`Gate::body_names`]).
+//!
+//! Exempt: the rows without a key (no caller to check) — of which bootstrap and login
+//! are recorded all the same, on the user they name ([`record_public`]) — and
+//! `GET /users/me` (who the caller is, no resource).
 
 use http_body_util::{BodyExt, Either, Full};
 use hyper::Method;
@@ -17,7 +22,7 @@ use super::response::Reply;
 use super::router::{Params, Route};
 use super::surface::Surface;
 use crate::agents::audit;
-use crate::agents::policies::{self, Denied, Target};
+use crate::agents::policies::{self, Context, Denied, RequestFacts, Target};
 use crate::app::App;
 use crate::auth::{Principal, ProjectKey};
 use crate::store::AuditEntry;
@@ -69,12 +74,31 @@ fn project(app: &App, p: &Principal, parts: &hyper::http::request::Parts, no_rec
 }
 
 impl Gate {
+    /// Whether the check needs the body: a policy applies, the request writes a new
+    /// record (no record in its path), and nothing else named its project.
+    pub fn reads_body(&self, method: &Method) -> bool {
+        self.checked && writes(method) && self.target.id.is_none() && self.target.project.is_none()
+    }
+
+    /// Takes the project a body names (`project_id`, a string) as the request's; the
+    /// parsed body, for the handler to use instead of parsing it again.
+    pub fn body_names(&mut self, bytes: &[u8]) -> Option<Value> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        if let Some(p) = v.get("project_id").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+            self.target.project = Some(p.to_owned());
+        }
+        Some(v)
+    }
+
     /// The denial, if the caller's policies refuse this request.
-    pub fn check(&self, app: &App, p: &Principal) -> Result<(), Denied> {
+    pub fn check(&self, app: &App, p: &Principal, request: &Request) -> Result<(), Denied> {
         if !self.checked {
             return Ok(());
         }
-        match policies::authorize(&app.records, p, &self.action, &self.target) {
+        let facts = RequestFacts { method: &request.method, ip: request.ip.as_deref(), user_agent: request.user_agent.as_deref() };
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let ctx = Context::of(p, &self.action, &self.target, &facts, now);
+        match policies::authorize(&app.records, p, &self.action, &self.target, &ctx) {
             Ok(None) => Ok(()),
             Ok(Some(denied)) => Err(denied),
             Err(e) => {
@@ -126,6 +150,61 @@ impl Gate {
         crate::runtime::blocking(move || audit::record(&app.records, entry)).await;
         reply
     }
+}
+
+/// The rows without a key that are audited all the same: who logged in (or tried, on
+/// a user that exists) and the first user's bootstrap. The body is read once by the
+/// dispatch for its `username` and handed to the handler; never recorded.
+const PUBLIC_AUDITED: [&str; 2] = ["soat_bootstrap_user", "soat_login_user"];
+
+/// Whether `route`, a row without a key, is audited ([`record_public`]).
+pub fn audits_public(route: &Route) -> bool {
+    PUBLIC_AUDITED.contains(&route.name)
+}
+
+/// The body parsed once, and the `username` it names.
+pub fn username_in(bytes: &[u8]) -> (Option<Value>, Option<String>) {
+    let v: Option<Value> = serde_json::from_slice(bytes).ok();
+    let name = v.as_ref().and_then(|v| v.get("username")).and_then(Value::as_str).map(str::to_owned);
+    (v, name)
+}
+
+/// Appends the audit entry of a login or bootstrap, on the account of the user it
+/// names (a name no user has: nothing to attribute it to, not recorded), durable
+/// before the answer goes.
+pub async fn record_public(app: &std::sync::Arc<App>, route: &Route, request: Request, username: Option<String>, reply: Reply) -> Reply {
+    let Some(username) = username else { return reply };
+    let status = reply.status();
+    let action = policies::action_of(route.name, route.path);
+    let app = app.clone();
+    crate::runtime::blocking(move || {
+        let user = match app.records.user_by_username(&username) {
+            Ok(Some(u)) => u,
+            Ok(None) => return,
+            Err(e) => return tracing::error!(error = %e, "audit: the user could not be read"),
+        };
+        let target = Target { project: None, kind: "user".into(), id: Some(user.id.clone()) };
+        let outcome = if status.is_success() { "success" } else { "failed" };
+        let entry = AuditEntry {
+            id: String::new(),
+            account_id: user.account_id.clone(),
+            project_id: None,
+            principal_type: Some("user".into()),
+            principal_id: Some(user.id.clone()),
+            action,
+            resource_srn: Some(target.srn()),
+            resource_public_id: Some(user.id),
+            status: status.as_u16(),
+            request_id: request.request_id,
+            ip: request.ip,
+            user_agent: request.user_agent,
+            detail: Some(json!({"outcome": outcome, "method": request.method, "route": request.route})),
+            created_at: crate::clock::now_rfc3339(),
+        };
+        audit::record(&app.records, entry);
+    })
+    .await;
+    reply
 }
 
 /// What the audit entry says of the request itself (never its body).

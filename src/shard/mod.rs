@@ -232,6 +232,10 @@ fn spawn_shard(
             // webhooks: shard 0 sends what the outbox owes (the deliveries a restart finds too).
             if id == 0 {
                 glommio::spawn_local(crate::agents::webhooks::deliver::run(shard.app.webhooks.clone())).detach();
+                // policies (issue 37): the audit log's retention.
+                let agents = &shard.app.config.agents;
+                let retain = crate::agents::audit::retain(shard.app.records.clone(), agents.audit_retention_days, agents.audit_sweep_interval);
+                glommio::spawn_local(retain).detach();
             }
             serve_shard(Rc::new(shard), listener, stop).await;
         })

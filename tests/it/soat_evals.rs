@@ -144,6 +144,45 @@ fn a_promotion_gate_refuses_every_run_a_client_posts_and_takes_one_quarry_ran_on
 }
 
 #[test]
+fn a_json_logic_scorer_scores_each_item_by_its_expression_over_output_input_and_metadata() {
+    let up = upstream();
+    let s = TestServer::with_config(LAB);
+    let st = setup(&s, &up, "evals-logic@example.org", 0);
+    let items = format!("/api/v1/datasets/{}/items", st.dataset);
+    for (question, must) in [("When is it issued?", "first of the month"), ("When is it due?", "last day")] {
+        let item = json!({"input": [{"role": "user", "content": question}], "expected_output": ANSWER, "metadata": {"must": must}});
+        ok(call(&s, "POST", &items, &st.key, Some(item)), 201);
+    }
+    // The answer must hold the item's phrase, and the item be asked by a user.
+    let expression = json!({"and": [
+        {"in": [{"var": "item.metadata.must"}, {"var": "output"}]},
+        {"==": [{"var": "input.0.role"}, "user"]},
+        {"!=": [{"var": "expected"}, null]},
+    ]});
+    let eval =
+        json!({"name": "phrases", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "json_logic", "expression": expression}]});
+    let eval = id(&ok(call(&s, "POST", "/api/v1/evals", &st.key, Some(eval)), 201));
+    let runs = format!("/api/v1/evals/{eval}/runs");
+    let run = ok(call(&s, "POST", &runs, &st.key, Some(json!({"wait": true, "agent_version": 2}))), 201);
+    assert_eq!((run["status"].as_str(), run["completed_count"].as_u64()), (Some("completed"), Some(2)), "{run}");
+    let results = ok(call(&s, "GET", &format!("{runs}/{}/results", id(&run)), &st.key, None), 200);
+    let mut by_question: Vec<(String, f64, bool)> = results["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!((r["scores"][0]["scorer"].as_str(), r["output"].as_str()), (Some("json_logic"), Some(ANSWER)), "{r}");
+            (r["input"][0]["content"].as_str().unwrap().to_owned(), r["scores"][0]["score"].as_f64().unwrap(), r["passed"].as_bool().unwrap())
+        })
+        .collect();
+    by_question.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(by_question, [("When is it due?".to_owned(), 0.0, false), ("When is it issued?".to_owned(), 1.0, true)]);
+    // Version 1 answers "I do not know.": neither phrase, both score 0.
+    let stable = ok(call(&s, "POST", &runs, &st.key, Some(json!({"wait": true, "agent_version": 1}))), 201);
+    assert_eq!(stable["aggregate_scores"]["pass_rate"].as_f64(), Some(0.0), "{stable}");
+}
+
+#[test]
 fn datasets_and_evals_are_checked_and_a_background_run_cancels() {
     let up = upstream();
     up.on("Question 0", Reply::Slow(Duration::from_secs(2), Box::new(text(ANSWER))));
@@ -160,7 +199,18 @@ fn datasets_and_evals_are_checked_and_a_background_run_cancels() {
     assert_eq!(ok(call(&s, "GET", &items, &st.key, None), 200)["total"], 3);
     let evals = "/api/v1/evals";
     for (bad, why) in [
-        (json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "json_logic", "expression": {}}]}), "unsupported"),
+        (
+            json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "json_logic", "expression": {}}]}),
+            "empty expression",
+        ),
+        (
+            json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "json_logic", "expression": {"nope": [1]}}]}),
+            "unknown operator",
+        ),
+        (
+            json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "tool", "name": "t", "tool_id": "tool_x"}]}),
+            "unsupported",
+        ),
         (
             json!({"name": "x", "agent_id": st.agent, "dataset_id": st.dataset, "scorers": [{"type": "exact_match"}, {"type": "exact_match"}]}),
             "twice",

@@ -306,3 +306,209 @@ fn a_failed_generation_files_an_exception_that_is_acknowledged_then_resolved() {
     assert_eq!(ok(call(&s, "GET", &format!("/api/v1/exceptions/{xid}"), &st.key, None), 200)["status"], "resolved");
     assert_eq!(ok(call(&s, "GET", "/api/v1/audit-log", &st.key, None), 200)["total"], audited);
 }
+
+/// A policy document of one Allow of everything under `condition`.
+fn allow_when(s: &TestServer, owner: &str, condition: Value) -> String {
+    let doc = json!({"document": {"statement": [{"effect": "Allow", "action": ["*"], "condition": condition}]}});
+    id(&ok(call(s, "POST", "/api/v1/policies", owner, Some(doc)), 201))
+}
+
+/// A key of the owner's held to `policies`: (id, secret).
+fn key_with(s: &TestServer, owner: &str, name: &str, policies: &[&str]) -> (String, String) {
+    let k = ok(call(s, "POST", "/api/v1/api-keys", owner, Some(json!({"name": name, "policy_ids": policies}))), 201);
+    (id(&k), k["key"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn a_condition_allows_only_in_its_time_window_for_its_principal_or_on_its_tags() {
+    let s = TestServer::with_config(ROOMY);
+    let (_, owner) = s.signup("policy-conditions@example.org");
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let (today, hour) = (&now[..10], &now[11..13]);
+    // A window around now (today, this hour or the next, in case the hour turns), and one long past.
+    let next = format!("{:02}", (hour.parse::<u32>().unwrap() + 1) % 24);
+    // One key, its policy swapped: each case is checked on the next request.
+    let (probe, probe_sk) = key_with(&s, &owner, "probe", &[]);
+    let held_to = |policy: &str| {
+        ok(call(&s, "PUT", &format!("/api/v1/api-keys/{probe}"), &owner, Some(json!({"policy_ids": [policy]}))), 200);
+    };
+    held_to(&allow_when(&s, &owner, json!({"StringLike": {"soat:CurrentTime": format!("{today}T*")}})));
+    ok(call(&s, "GET", "/api/v1/secrets", &probe_sk, None), 200);
+    held_to(&allow_when(&s, &owner, json!({"StringNotEquals": {"soat:CurrentHour": "never"}, "StringLike": {"soat:CurrentDate": today}})));
+    ok(call(&s, "GET", "/api/v1/secrets", &probe_sk, None), 200);
+    let closed = allow_when(&s, &owner, json!({"StringLike": {"soat:CurrentDate": "1999-*"}}));
+    held_to(&closed);
+    let e = refused(call(&s, "GET", "/api/v1/secrets", &probe_sk, None), 403);
+    assert_eq!((e["code"].as_str(), e["meta"]["policy_id"].as_str()), (Some("FORBIDDEN"), Some(closed.as_str())), "{e}");
+    held_to(&allow_when(&s, &owner, json!({"StringEquals": {"soat:CurrentHour": format!("{:02}", (next.parse::<u32>().unwrap() + 12) % 24)}})));
+    refused(call(&s, "GET", "/api/v1/secrets", &probe_sk, None), 403);
+    // One policy, two keys: its condition names one of them.
+    let (first, first_sk) = key_with(&s, &owner, "first", &[]);
+    let only_first = allow_when(&s, &owner, json!({"StringEquals": {"soat:PrincipalId": first, "soat:PrincipalType": "api_key"}}));
+    ok(call(&s, "PUT", &format!("/api/v1/api-keys/{first}"), &owner, Some(json!({"policy_ids": [only_first]}))), 200);
+    let (_, second_sk) = key_with(&s, &owner, "second", &[&only_first]);
+    ok(call(&s, "GET", "/api/v1/secrets", &first_sk, None), 200);
+    refused(call(&s, "GET", "/api/v1/secrets", &second_sk, None), 403);
+    // A user's role and name: a plain user named alice may, bob may not.
+    let by_name = allow_when(&s, &owner, json!({"StringEquals": {"soat:PrincipalRole": "user"}, "StringLike": {"soat:Username": "ali*"}}));
+    let (_, alice) = user_with(&s, &owner, "alice", &[&by_name]);
+    let (_, bob) = user_with(&s, &owner, "bob", &[&by_name]);
+    ok(call(&s, "GET", "/api/v1/secrets", &alice, None), 200);
+    refused(call(&s, "GET", "/api/v1/secrets", &bob, None), 403);
+    // A record's tags: an actor tagged env=dev may be read, one tagged prod not.
+    let tagged = |env: &str| {
+        let a = id(&ok(call(&s, "POST", "/api/v1/actors", &owner, Some(json!({"name": format!("actor-{env}")}))), 201));
+        ok(call(&s, "PUT", &format!("/api/v1/actors/{a}/tags"), &owner, Some(json!({"env": env}))), 200);
+        a
+    };
+    let (dev, prod) = (tagged("dev"), tagged("prod"));
+    held_to(&allow_when(&s, &owner, json!({"StringEquals": {"soat:ResourceTag/env": "dev"}})));
+    ok(call(&s, "GET", &format!("/api/v1/actors/{dev}"), &probe_sk, None), 200);
+    refused(call(&s, "GET", &format!("/api/v1/actors/{prod}"), &probe_sk, None), 403);
+    refused(call(&s, "GET", "/api/v1/actors", &probe_sk, None), 403);
+    // The action and method are keys too: this key may read, not delete.
+    held_to(&allow_when(&s, &owner, json!({"StringEquals": {"soat:Method": "GET"}})));
+    let secret = id(&ok(call(&s, "POST", "/api/v1/secrets", &owner, Some(json!({"name": "TOKEN", "value": "v"}))), 201));
+    ok(call(&s, "GET", &format!("/api/v1/secrets/{secret}"), &probe_sk, None), 200);
+    refused(call(&s, "DELETE", &format!("/api/v1/secrets/{secret}"), &probe_sk, None), 403);
+    ok(call(&s, "GET", &format!("/api/v1/secrets/{secret}"), &owner, None), 200);
+}
+
+#[test]
+fn a_create_naming_its_project_only_in_its_body_is_checked_against_that_project() {
+    let s = TestServer::with_config(ROOMY);
+    let (_, owner) = s.signup("policy-body-project@example.org");
+    let p1 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P1"}))), 201));
+    let p2 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P2"}))), 201));
+    // Everything, but no secret made in P2; and a key allowed P1 alone.
+    let doc = json!({"document": {"statement": [
+        {"effect": "Allow", "action": ["*"]},
+        {"effect": "Deny", "action": ["secrets:CreateSecret"], "resource": [format!("srn:{p2}:*:*")]},
+    ]}});
+    let no_p2 = id(&ok(call(&s, "POST", "/api/v1/policies", &owner, Some(doc)), 201));
+    let (_, sk) = key_with(&s, &owner, "not-p2", &[&no_p2]);
+    let made = ok(call(&s, "POST", "/api/v1/secrets", &sk, Some(json!({"name": "IN_P1", "value": "v", "project_id": p1}))), 201);
+    assert_eq!(made["project_id"], p1.as_str(), "{made}");
+    let e = refused(call(&s, "POST", "/api/v1/secrets", &sk, Some(json!({"name": "IN_P2", "value": "v", "project_id": p2}))), 403);
+    assert_eq!(
+        (e["meta"]["policy_id"].as_str(), e["meta"]["resource"].as_str()),
+        (Some(no_p2.as_str()), Some(format!("srn:{p2}:secret:*").as_str())),
+        "{e}"
+    );
+    let listed = ok(call(&s, "GET", &format!("/api/v1/secrets?project_id={p2}"), &owner, None), 200);
+    assert_eq!(listed["total"], 0, "the denied create made nothing: {listed}");
+    let only_p1 = id(&ok(
+        call(
+            &s,
+            "POST",
+            "/api/v1/policies",
+            &owner,
+            Some(json!({"document": {"statement": [{"effect": "Allow", "action": ["*"], "resource": [format!("srn:{p1}:*:*")]}]}})),
+        ),
+        201,
+    ));
+    let (_, p1_sk) = key_with(&s, &owner, "p1-only", &[&only_p1]);
+    ok(call(&s, "POST", "/api/v1/secrets", &p1_sk, Some(json!({"name": "ALSO_P1", "value": "v", "project_id": p1}))), 201);
+    refused(call(&s, "POST", "/api/v1/secrets", &p1_sk, Some(json!({"name": "NOT_P2", "value": "v", "project_id": p2}))), 403);
+    // The body read before the check is the one the handler parses: its errors are as before.
+    let e = refused(call(&s, "POST", "/api/v1/secrets", &sk, Some(json!({"name": "X", "value": "v", "project_id": p1, "nme": 1}))), 400);
+    assert_eq!(e["meta"]["field"], "nme", "{e}");
+    // A body that names no project it can be read for (not JSON): the project is
+    // unknown, and a Deny of any project applies, as before the body was read.
+    let bad = s.request("POST", "/api/v1/secrets", Some(&sk), Some("{\"name\": "));
+    assert_eq!(bad.status, 403, "{}", bad.text());
+    let bad = s.request("POST", "/api/v1/secrets", None, Some("{\"name\": "));
+    assert_eq!(bad.status, 401, "{}", bad.text());
+    let plain = s.request("POST", "/api/v1/secrets", Some(&owner), Some("{\"name\": "));
+    assert_eq!(plain.status, 400, "no policy, no body read before the handler: {}", plain.text());
+    // The audit entry names the body's project.
+    // The audit entries name the body's project: P2's are the two refused creates.
+    let log = ok(call(&s, "GET", &format!("/api/v1/audit-log?project_id={p2}"), &owner, None), 200);
+    let p2_entries: Vec<(&str, &str)> =
+        log["data"].as_array().unwrap().iter().map(|e| (e["detail"]["outcome"].as_str().unwrap(), e["resource_srn"].as_str().unwrap())).collect();
+    let srn = format!("srn:{p2}:secret:*");
+    assert_eq!(p2_entries, [("denied", srn.as_str()), ("denied", srn.as_str())], "{log}");
+}
+
+#[test]
+fn the_audit_log_filters_and_pages_in_the_store_over_many_rows() {
+    let s = TestServer::with_config(ROOMY);
+    let (_, owner) = s.signup("audit-pages@example.org");
+    let p1 = id(&ok(call(&s, "POST", "/api/v1/projects", &owner, Some(json!({"name": "P1"}))), 201));
+    let (a_id, a) = {
+        let k = ok(call(&s, "POST", "/api/v1/api-keys", &owner, Some(json!({"name": "a", "project_id": p1}))), 201);
+        (id(&k), k["key"].as_str().unwrap().to_owned())
+    };
+    let (b_id, b) = key_with(&s, &owner, "b", &[]);
+    // 75 writes by a (in P1), 50 by b (in the default project), interleaved.
+    let mut made_by_a = Vec::new();
+    for i in 0..125 {
+        let (key, name) = if i % 5 < 3 { (&a, format!("A{i}")) } else { (&b, format!("B{i}")) };
+        let r = ok(call(&s, "POST", "/api/v1/secrets", key, Some(json!({"name": name, "value": "v"}))), 201);
+        if key == &a {
+            made_by_a.push(id(&r));
+        }
+    }
+    assert_eq!(made_by_a.len(), 75);
+    // a's entries, newest first, page by page: each page the next slice, the total all of them.
+    let mut seen = Vec::new();
+    for offset in (0..75).step_by(20) {
+        let page = ok(call(&s, "GET", &format!("/api/v1/audit-log?principal_id={a_id}&limit=20&offset={offset}"), &owner, None), 200);
+        assert_eq!((page["total"].as_u64(), page["offset"].as_u64(), page["limit"].as_u64()), (Some(75), Some(offset), Some(20)), "{page}");
+        seen.extend(page["data"].as_array().unwrap().iter().map(|e| e["resource_public_id"].as_str().unwrap().to_owned()));
+    }
+    made_by_a.reverse();
+    assert_eq!(seen, made_by_a, "every entry once, newest first");
+    let past_end = ok(call(&s, "GET", &format!("/api/v1/audit-log?principal_id={a_id}&offset=75"), &owner, None), 200);
+    assert_eq!((past_end["total"].as_u64(), past_end["data"].as_array().map(Vec::len)), (Some(75), Some(0)));
+    // Filters combine: b's creates; P1's; a window from the 100th write on.
+    assert_eq!(ok(call(&s, "GET", &format!("/api/v1/audit-log?principal_id={b_id}&action=secrets:CreateSecret"), &owner, None), 200)["total"], 50);
+    assert_eq!(
+        ok(call(&s, "GET", &format!("/api/v1/audit-log?project_id={p1}&action=secrets:CreateSecret&limit=1"), &owner, None), 200)["total"],
+        75
+    );
+    let all = ok(call(&s, "GET", "/api/v1/audit-log?action=secrets:CreateSecret&limit=100", &owner, None), 200);
+    assert_eq!(all["total"], 125);
+    let from = all["data"][24]["created_at"].as_str().unwrap();
+    let recent = ok(call(&s, "GET", &format!("/api/v1/audit-log?action=secrets:CreateSecret&from={from}&limit=100"), &owner, None), 200);
+    let n = recent["total"].as_u64().unwrap();
+    assert!((25..125).contains(&n), "the window from the 25th newest holds it and those after, not every entry: {n}");
+    assert!(recent["data"].as_array().unwrap().iter().all(|e| e["created_at"].as_str().unwrap() >= from));
+    // The project key sees its project's entries alone (its writes and its own making), paged the same.
+    let mine = ok(call(&s, "GET", "/api/v1/audit-log?limit=5&offset=72", &a, None), 200);
+    assert_eq!((mine["total"].as_u64(), mine["data"].as_array().map(Vec::len)), (Some(76), Some(4)), "{mine}");
+    assert_eq!(mine["data"][3]["action"], "api-keys:CreateApiKey", "the oldest of P1's entries: {mine}");
+    // The export holds every one, oldest first.
+    let export = call(&s, "GET", &format!("/api/v1/audit-log/export?principal_id={b_id}"), &owner, None);
+    assert_eq!(export.text().lines().count(), 50);
+}
+
+#[test]
+fn login_and_bootstrap_are_audited_on_the_user_they_name() {
+    let s = TestServer::with_config(ROOMY);
+    let creds = |name: &str, password: &str| json!({"username": name, "password": password}).to_string();
+    let boot = s.request("POST", "/api/v1/users/bootstrap", None, Some(&creds("root", "Bootstrap-123")));
+    assert_eq!(boot.status, 201, "{}", boot.text());
+    let root = boot.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(s.request("POST", "/api/v1/users/login", None, Some(&creds("root", "wrong-password"))).status, 401);
+    assert_eq!(s.request("POST", "/api/v1/users/login", None, Some(&creds("nobody", "wrong-password"))).status, 401);
+    let login = s.request("POST", "/api/v1/users/login", None, Some(&creds("root", "Bootstrap-123")));
+    assert_eq!(login.status, 200, "{}", login.text());
+    let token = login.json()["token"].as_str().unwrap().to_owned();
+    let log = ok(call(&s, "GET", &format!("/api/v1/audit-log?principal_id={root}"), &token, None), 200);
+    let seen: Vec<(&str, u64, &str)> = log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["status"].as_u64().unwrap(), e["detail"]["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(seen, [("users:LoginUser", 200, "success"), ("users:LoginUser", 401, "failed"), ("users:BootstrapUser", 201, "success")], "{log}");
+    let entry = &log["data"][0];
+    assert_eq!((entry["principal_type"].as_str(), entry["resource_public_id"].as_str()), (Some("user"), Some(root.as_str())), "{entry}");
+    let export = call(&s, "GET", "/api/v1/audit-log/export", &token, None);
+    assert!(!export.text().contains("Bootstrap-123") && !export.text().contains("wrong-password"), "a password was audited");
+    // A failed bootstrap on a taken name is recorded on that user; the login's body reached its handler whole.
+    assert_eq!(s.request("POST", "/api/v1/users/bootstrap", None, Some(&creds("root", "Bootstrap-456"))).status, 409);
+    let e = s.request("POST", "/api/v1/users/login", None, Some("{\"username\": \"root\", \"password\": \"x\", \"extra\": 1}"));
+    assert_eq!(e.status, 400, "{}", e.text());
+}

@@ -13,6 +13,8 @@ pub struct RawAgents {
     pub max_chain_generations: u32,
     pub max_running_per_account: u32,
     pub ollama_base_url: String,
+    pub audit_retention_days: u64,
+    pub audit_sweep_interval: String,
 }
 
 #[derive(Debug, Clone)]
@@ -30,6 +32,10 @@ pub struct AgentsConfig {
     /// `OLLAMA_BASE_URL`): an http(s) URL of an OpenAI-compatible API, `…/v1`.
     /// Judged by the egress policy like any tenant's `base_url`.
     pub ollama_base_url: String,
+    /// How many days an audit entry is kept (SOAT's `AUDIT_RETENTION_DAYS`).
+    pub audit_retention_days: u64,
+    /// How often the audit retention sweep runs.
+    pub audit_sweep_interval: Duration,
 }
 
 pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
@@ -48,10 +54,19 @@ pub fn resolve(raw: RawAgents) -> Result<AgentsConfig, ConfigError> {
     if !matches!(scheme, Some(("http" | "https", false))) || ollama.chars().any(char::is_whitespace) {
         return Err(invalid("agents.ollama_base_url", "must be an http:// or https:// URL"));
     }
+    if raw.audit_retention_days == 0 {
+        return Err(invalid("agents.audit_retention_days", "must be at least 1"));
+    }
+    let audit_sweep_interval = duration("agents.audit_sweep_interval", &raw.audit_sweep_interval)?;
+    if audit_sweep_interval.is_zero() {
+        return Err(invalid("agents.audit_sweep_interval", "must be longer than 0"));
+    }
     Ok(AgentsConfig {
         approval_expiry,
         max_chain_generations: raw.max_chain_generations,
         max_running_per_account: raw.max_running_per_account,
         ollama_base_url: ollama.trim_end_matches('/').to_owned(),
+        audit_retention_days: raw.audit_retention_days,
+        audit_sweep_interval,
     })
 }

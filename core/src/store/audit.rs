@@ -2,7 +2,11 @@
 //! account, kept as rows keyed `account/sequence` so an account's entries read in the
 //! order they were written. The sequence is one counter for the whole store, so an
 //! entry's id (`audit_…`, `acte_…`: the sequence, zero-padded) is unique across
-//! accounts and grows with time. Nothing here updates or deletes an entry.
+//! accounts and grows with time, so an account's key range is in time order: a list
+//! walks it newest first a row at a time ([`Records::audit_page`],
+//! [`Records::activity_page`]), filtering as it goes and holding only its page. No
+//! entry is ever updated; the audit log's entries older than the configured retention
+//! are removed by [`Records::sweep_audit`], oldest first, nothing else is.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -87,7 +91,109 @@ fn all_of<T: serde::de::DeserializeOwned>(txn: &impl Read, t: Rows, account_id: 
     txn.rows(t, Keys::Between(&start, &end))?.iter().map(|(_, v)| from_json(what, v)).collect()
 }
 
+/// A page of a log, newest first: the entries `keep` holds, after skipping `offset`,
+/// at most `limit`; the walk ends at the first entry `past` holds (the log is in time
+/// order, so an entry older than a `from` ends it).
+pub struct LogQuery<'a, T> {
+    pub keep: &'a dyn Fn(&T) -> bool,
+    pub past: &'a dyn Fn(&T) -> bool,
+    pub offset: usize,
+    pub limit: usize,
+    /// Count every kept entry (for a `total`), not only up to the page's end.
+    pub count_all: bool,
+}
+
+/// A page and how many entries the query kept in all (when counted; else at least
+/// the page's end, plus one when there are more).
+pub struct LogPage<T> {
+    pub entries: Vec<T>,
+    pub total: usize,
+}
+
+fn page_of<T: serde::de::DeserializeOwned>(
+    txn: &impl Read,
+    t: Rows,
+    start: &str,
+    end: &str,
+    q: &LogQuery<'_, T>,
+    what: &str,
+) -> Result<LogPage<T>, StoreError> {
+    let (mut entries, mut total, mut failed) = (Vec::new(), 0usize, None);
+    let stop = q.offset.saturating_add(q.limit);
+    txn.walk(t, start, end, true, &mut |_, v| {
+        let e: T = match from_json(what, v) {
+            Ok(e) => e,
+            Err(err) => {
+                failed = Some(err);
+                return false;
+            }
+        };
+        if (q.past)(&e) {
+            return false;
+        }
+        if (q.keep)(&e) {
+            if total >= q.offset && total < stop {
+                entries.push(e);
+            }
+            total += 1;
+        }
+        q.count_all || total <= stop
+    })?;
+    match failed {
+        Some(err) => Err(err),
+        None => Ok(LogPage { entries, total }),
+    }
+}
+
 impl Records {
+    /// A page of the account's audit log, newest first (see [`LogQuery`]).
+    pub fn audit_page(&self, account_id: &str, q: &LogQuery<'_, AuditEntry>) -> Result<LogPage<AuditEntry>, StoreError> {
+        page_of(&self.kv.read()?, AUDIT, &format!("{account_id}/"), &format!("{account_id}0"), q, "audit entry")
+    }
+
+    /// A page of the account's activity, newest first, from below the entry of sequence
+    /// `before` (exclusive; `None`: from the newest).
+    pub fn activity_page(
+        &self,
+        account_id: &str,
+        before: Option<u64>,
+        q: &LogQuery<'_, ActivityEntry>,
+    ) -> Result<LogPage<ActivityEntry>, StoreError> {
+        let end = before.map_or_else(|| format!("{account_id}0"), |b| key(account_id, b));
+        page_of(&self.kv.read()?, ACTIVITY, &format!("{account_id}/"), &end, q, "activity entry")
+    }
+
+    /// Removes, account by account, the audit entries `expired` holds from the oldest
+    /// on (up to the first it does not: the log is in time order); how many went.
+    pub fn sweep_audit(&self, expired: &dyn Fn(&AuditEntry) -> bool) -> Result<usize, StoreError> {
+        let (mut removed, mut start) = (0, String::new());
+        loop {
+            let (mut account, mut end, mut old) = (None::<String>, None::<String>, 0usize);
+            self.kv.read()?.walk(AUDIT, &start, "\u{10FFFF}", false, &mut |k, v| {
+                let acct = k.split('/').next().unwrap_or_default();
+                match &account {
+                    None => account = Some(acct.to_owned()),
+                    Some(a) if a != acct => return false,
+                    Some(_) => {}
+                }
+                if !from_json::<AuditEntry>("audit entry", v).is_ok_and(|e| expired(&e)) {
+                    end = Some(k.to_owned());
+                    return false;
+                }
+                old += 1;
+                true
+            })?;
+            let Some(account) = account else { return Ok(removed) };
+            if old > 0 {
+                let txn = self.kv.write()?;
+                txn.delete_rows(AUDIT, &format!("{account}/"), &end.unwrap_or_else(|| format!("{account}0")))?;
+                txn.commit()?;
+                removed += old;
+            }
+            start = format!("{account}0");
+        }
+    }
+
     pub(super) fn ensure_audit(&self) -> Result<(), StoreError> {
         let txn = self.kv.write()?;
         for t in [Table::Rows(AUDIT), Table::Rows(ACTIVITY), Table::Counts(SEQUENCES)] {

@@ -69,7 +69,7 @@ pub use chats::{ChatRecord, CHAT_PREFIX};
 // guardrails and approvals (issue 37)
 pub use approvals::{ApprovalRecord, APPROVAL_PREFIX};
 // policies (issue 37)
-pub use audit::{ActivityEntry, AuditEntry};
+pub use audit::{ActivityEntry, AuditEntry, LogPage, LogQuery};
 pub use exceptions::ExceptionRecord;
 pub use policies::PolicyRecord;
 // quotas (issue 37)

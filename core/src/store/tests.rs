@@ -143,3 +143,56 @@ fn stored_chars_are_reconciled_to_the_truth() {
     assert_eq!((stored("acct_a"), stored("acct_b"), stored("acct_c"), stored("acct_d")), (168_620, 0, 9, 4));
     assert!(r.reconcile_stored_chars(&truth).unwrap().is_empty(), "nothing left to change");
 }
+
+fn audit_entry(account: &str, project: &str, created_at: &str) -> AuditEntry {
+    AuditEntry {
+        id: String::new(),
+        account_id: account.into(),
+        project_id: Some(project.into()),
+        principal_type: None,
+        principal_id: None,
+        action: "secrets:CreateSecret".into(),
+        resource_srn: None,
+        resource_public_id: None,
+        status: 201,
+        request_id: None,
+        ip: None,
+        user_agent: None,
+        detail: None,
+        created_at: created_at.into(),
+    }
+}
+
+#[test]
+fn the_audit_log_pages_newest_first_in_the_store_and_its_retention_removes_only_the_old() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::open(dir.path()).unwrap();
+    // Three accounts, interleaved: 2020 entries then 2026 ones (the log is in time order).
+    for (i, year) in ["2020", "2020", "2020", "2026", "2026"].iter().enumerate() {
+        for acct in ["acct_a", "acct_b", "acct_c"] {
+            let project = if i % 2 == 0 { "proj_even" } else { "proj_odd" };
+            r.append_audit(&mut audit_entry(acct, project, &format!("{year}-01-0{}T00:00:00.000Z", i + 1))).unwrap();
+        }
+    }
+    let created = |e: &AuditEntry| e.created_at.clone();
+    let even = |e: &AuditEntry| e.project_id.as_deref() == Some("proj_even");
+    let page = r.audit_page("acct_b", &LogQuery { keep: &even, past: &|_| false, offset: 1, limit: 1, count_all: true }).unwrap();
+    assert_eq!((page.entries.iter().map(created).collect::<Vec<_>>(), page.total), (vec!["2020-01-03T00:00:00.000Z".to_owned()], 3));
+    // `past` ends the walk: only the 2026 entries are looked at.
+    let recent = |e: &AuditEntry| e.created_at.as_str() < "2021";
+    let page = r.audit_page("acct_a", &LogQuery { keep: &|_| true, past: &recent, offset: 0, limit: 10, count_all: true }).unwrap();
+    assert_eq!(page.entries.iter().map(created).collect::<Vec<_>>(), ["2026-01-05T00:00:00.000Z", "2026-01-04T00:00:00.000Z"]);
+    // Retention: every account's 2020 entries go, the 2026 ones stay, ids unchanged.
+    let before: Vec<String> = r.audit_entries("acct_c").unwrap().iter().map(|e| e.id.clone()).collect();
+    assert_eq!(r.sweep_audit(&|e| e.created_at.as_str() < "2021").unwrap(), 9);
+    for acct in ["acct_a", "acct_b", "acct_c"] {
+        let left: Vec<String> = r.audit_entries(acct).unwrap().iter().map(created).collect();
+        assert_eq!(left, ["2026-01-04T00:00:00.000Z", "2026-01-05T00:00:00.000Z"], "{acct}");
+    }
+    assert_eq!(r.audit_entries("acct_c").unwrap().iter().map(|e| e.id.clone()).collect::<Vec<_>>(), before[3..]);
+    assert_eq!(r.sweep_audit(&|e| e.created_at.as_str() < "2021").unwrap(), 0, "a second sweep finds nothing");
+    // A new entry's id still grows.
+    let mut e = audit_entry("acct_a", "proj_even", "2026-02-01T00:00:00.000Z");
+    r.append_audit(&mut e).unwrap();
+    assert!(e.id > before[4], "{} after {}", e.id, before[4]);
+}

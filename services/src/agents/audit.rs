@@ -3,15 +3,16 @@
 //! (the user, the key), the action (`module:Operation`, as policies name it), the
 //! resource (its SRN and id), when, and the status, a policy's denial included. Never
 //! a request body or a secret's value. Append-only (`store::audit`): no route changes
-//! or removes an entry. Read by list (filters of the spec, newest first), get, and an
-//! NDJSON export.
+//! or removes an entry; the retention sweep ([`retain`], `[agents] audit_retention_days`)
+//! removes entries past their days. Read by list (filters of the spec, newest first,
+//! paged in the store's walk), get, and an NDJSON export.
 
 use serde_json::{json, Value};
 
 use super::scope::{KeyRef, Scope};
 use super::SoatError;
 use crate::auth::Principal;
-use crate::store::{AuditEntry, Records, StoreError};
+use crate::store::{AuditEntry, LogQuery, Records, StoreError};
 
 /// SOAT's principal type and id for a caller: `user` with its `user_…` id; `api_key`
 /// with its `key_…` id, or an account key's prefix.
@@ -52,14 +53,16 @@ pub fn time(field: &str, v: &str) -> Result<std::time::SystemTime, SoatError> {
 
 fn holds(f: &Filter, e: &AuditEntry) -> bool {
     let is = |want: &Option<String>, have: &Option<String>| want.as_ref().is_none_or(|w| have.as_ref() == Some(w));
-    let at = humantime::parse_rfc3339(&e.created_at).ok();
     is(&f.project_id, &e.project_id)
         && f.action.as_ref().is_none_or(|a| *a == e.action)
         && is(&f.principal_id, &e.principal_id)
         && is(&f.resource_public_id, &e.resource_public_id)
         && is(&f.resource_srn, &e.resource_srn)
-        && f.from.is_none_or(|from| at.is_some_and(|at| at >= from))
-        && f.to.is_none_or(|to| at.is_some_and(|at| at <= to))
+        && f.to.is_none_or(|to| at(e).is_some_and(|at| at <= to))
+}
+
+fn at(e: &AuditEntry) -> Option<std::time::SystemTime> {
+    humantime::parse_rfc3339(&e.created_at).ok()
 }
 
 /// Whether the caller sees `e`: a project key only its project's entries.
@@ -70,12 +73,38 @@ fn visible(scope: &Scope, e: &AuditEntry) -> bool {
     }
 }
 
-/// The entries the caller sees that `f` holds, newest first.
-pub fn list(records: &Records, scope: &Scope, f: &Filter) -> Result<Vec<AuditEntry>, StoreError> {
-    let mut all = records.audit_entries(&scope.account_id)?;
-    all.retain(|e| visible(scope, e) && holds(f, e));
-    all.reverse();
-    Ok(all)
+/// The entries the caller sees that `f` holds, newest first: `limit` of them after
+/// `offset`, and how many there are. Filtered in the store's walk of the account's
+/// log, which a `from` ends early.
+pub fn list(records: &Records, scope: &Scope, f: &Filter, offset: usize, limit: usize) -> Result<(Vec<AuditEntry>, usize), StoreError> {
+    let keep = |e: &AuditEntry| visible(scope, e) && holds(f, e);
+    let past = |e: &AuditEntry| f.from.is_some_and(|from| at(e).is_some_and(|at| at < from));
+    let page = records.audit_page(&scope.account_id, &LogQuery { keep: &keep, past: &past, offset, limit, count_all: true })?;
+    Ok((page.entries, page.total))
+}
+
+/// Every entry the caller sees that `f` holds, newest first (the export).
+pub fn all(records: &Records, scope: &Scope, f: &Filter) -> Result<Vec<AuditEntry>, StoreError> {
+    Ok(list(records, scope, f, 0, usize::MAX)?.0)
+}
+
+/// Removes the entries older than `days` days, every account's (the retention sweep).
+pub fn sweep(records: &Records, days: u64) -> Result<usize, StoreError> {
+    let cutoff = std::time::SystemTime::now() - std::time::Duration::from_secs(days.saturating_mul(86_400));
+    records.sweep_audit(&|e| at(e).is_some_and(|at| at < cutoff))
+}
+
+/// Sweeps the audit log every `every` while the server runs (shard 0), keeping `days`.
+pub async fn retain(records: std::sync::Arc<Records>, days: u64, every: std::time::Duration) {
+    loop {
+        let r = records.clone();
+        match crate::runtime::blocking(move || sweep(&r, days)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, days, "audit entries past their retention removed"),
+            Err(e) => tracing::warn!(error = %e, "the audit retention sweep failed"),
+        }
+        glommio::timer::sleep(every).await;
+    }
 }
 
 pub fn get(records: &Records, scope: &Scope, id: &str) -> Result<AuditEntry, SoatError> {

@@ -153,14 +153,10 @@ pub fn activity(records: &Records, scope: &Scope, q: ActivityQuery) -> Result<(V
             .ok_or_else(|| ApiError::new(Code::ActivityInvalidCursor, format!("The cursor {c:?} is not one this server handed out.")).at("cursor"))?,
     };
     let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
-    let mut all = records.activity(&scope.account_id)?;
-    all.retain(|a| {
-        seen_in(scope, &q.project_id, &a.project_id)
-            && is(&kind, &a.kind)
-            && is(&severity, &a.severity)
-            && sequence_of(ACTIVITY_PREFIX, &a.id).is_some_and(|s| s < before)
-    });
-    all.reverse();
+    let keep = |a: &ActivityEntry| seen_in(scope, &q.project_id, &a.project_id) && is(&kind, &a.kind) && is(&severity, &a.severity);
+    // Filtered in the store's walk from the cursor back, which stops one past the page.
+    let query = crate::store::LogQuery { keep: &keep, past: &|_| false, offset: 0, limit: q.limit.saturating_add(1), count_all: false };
+    let mut all = records.activity_page(&scope.account_id, (before != u64::MAX).then_some(before), &query)?.entries;
     let more = all.len() > q.limit;
     all.truncate(q.limit);
     let next = if more { all.last().map(|a| a.id.clone()) } else { None };

@@ -30,14 +30,16 @@ pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
     let page = Page::from_query(q, 25)?;
     let f = filter(q)?;
     let scope = scope_in_query(&call).await?;
-    let all: Vec<Value> = audit::list(&call.app.records, &scope, &f)?.iter().map(audit::view).collect();
-    Ok(page.reply(&all))
+    let offset = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let (entries, total) = audit::list(&call.app.records, &scope, &f, offset, page.limit as usize)?;
+    let data: Vec<Value> = entries.iter().map(audit::view).collect();
+    Ok(page.reply_counted(&data, total))
 }
 
 pub async fn export(call: Call<'_>) -> Result<Reply, ApiError> {
     let f = filter(call.parts.uri.query())?;
     let scope = scope_in_query(&call).await?;
-    let entries = audit::list(&call.app.records, &scope, &f)?;
+    let entries = audit::all(&call.app.records, &scope, &f)?;
     Ok(response::bytes(StatusCode::OK, HeaderValue::from_static("application/x-ndjson"), audit::ndjson(&entries).into()))
 }
 

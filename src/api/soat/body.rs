@@ -15,7 +15,8 @@ use crate::http::call::Call;
 /// The body, parsed strictly into `T`.
 pub async fn read<T: DeserializeOwned>(call: &mut Call<'_>) -> Result<T, ApiError> {
     let bytes = call.bytes().await?;
-    strict(&bytes)
+    let parsed = call.body_value.take();
+    strict_parsed(&bytes, parsed)
 }
 
 /// As [`read`], with `T::default()` for an empty body (restore's optional body).
@@ -29,9 +30,14 @@ pub async fn read_or_default<T: DeserializeOwned + Default>(call: &mut Call<'_>)
 
 /// Parses `bytes` strictly into `T` (see the module's note).
 pub fn strict<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    strict_parsed(bytes, None)
+}
+
+/// As [`strict`], with the body already parsed as JSON when the dispatch did (`parsed`).
+fn strict_parsed<T: DeserializeOwned>(bytes: &[u8], parsed: Option<serde_json::Value>) -> Result<T, ApiError> {
     // Bounds first, so a body past one is refused as such whatever else is wrong with
     // it; a body that is not JSON gets the typed parse's error, with line and column.
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+    if let Some(value) = parsed.or_else(|| serde_json::from_slice::<serde_json::Value>(bytes).ok()) {
         super::bounds::check(&value)?;
     }
     body::json(bytes, Code::SoatValidation).map_err(|mut e| {

@@ -52,6 +52,11 @@ impl Page {
         &all[start..end]
     }
 
+    /// `{data, total, limit, offset}` for a page the store already cut, of `total` (200).
+    pub fn reply_counted<T: Serialize>(&self, data: &[T], total: usize) -> Reply {
+        response::json(StatusCode::OK, &Listed { data, total, limit: self.limit, offset: self.offset })
+    }
+
     /// `{data, total, limit, offset}` for this page of `all` (200).
     pub fn reply<T: Serialize>(&self, all: &[T]) -> Reply {
         response::json(StatusCode::OK, &Listed { data: self.slice(all), total: all.len(), limit: self.limit, offset: self.offset })

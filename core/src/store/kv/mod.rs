@@ -72,6 +72,9 @@ pub trait Read {
     /// Every row of every `Rows` table, as `(table, key, value)`: for a pass over the
     /// whole store (the records' recount), not for requests.
     fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError>;
+    /// The rows `start <= key < end` one at a time, in key order or (`back`) the
+    /// reverse, until `f` returns false: a page read without loading the range.
+    fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError>;
 }
 
 /// The database, whichever backend holds it.
@@ -164,6 +167,9 @@ macro_rules! reads {
             fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
                 dispatch!(self, tx => tx.every_row(f))
             }
+            fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError> {
+                dispatch!(self, tx => tx.walk(t, start, end, back, f))
+            }
         }
     };
 }
@@ -198,6 +204,9 @@ impl Read for WriteTx {
     }
     fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
         self.tx.every_row(f)
+    }
+    fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError> {
+        self.tx.walk(t, start, end, back, f)
     }
 }
 

@@ -99,6 +99,36 @@ fn scan_rows(t: &impl ReadableTable<&'static str, &'static [u8]>, keys: Keys<'_>
     Ok(out)
 }
 
+fn walk_rows(
+    t: &impl ReadableTable<&'static str, &'static [u8]>,
+    (start, end, back): (&str, &str, bool),
+    f: &mut dyn FnMut(&str, &[u8]) -> bool,
+    name: &'static str,
+) -> Result<(), StoreError> {
+    if start >= end {
+        return Ok(());
+    }
+    let range = t.range(start..end).on("scan", name)?;
+    let mut visit = |row: Result<(redb::AccessGuard<&str>, redb::AccessGuard<&[u8]>), redb::StorageError>| -> Result<bool, StoreError> {
+        let (k, v) = row.on("read", name)?;
+        Ok(f(k.value(), v.value()))
+    };
+    if back {
+        for row in range.rev() {
+            if !visit(row)? {
+                break;
+            }
+        }
+    } else {
+        for row in range {
+            if !visit(row)? {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn get_name(t: &impl ReadableTable<&'static str, &'static str>, key: &str, name: &'static str) -> Result<Option<String>, StoreError> {
     Ok(t.get(key).on("read", name)?.map(|v| v.value().to_owned()))
 }
@@ -173,6 +203,12 @@ impl ReadTx {
     pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
         every_row!(self.0, f)
     }
+    pub fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError> {
+        match open_read!(self.0, rows(t), t.0) {
+            Some(table) => walk_rows(&table, (start, end, back), f, t.0),
+            None => Ok(()),
+        }
+    }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match open_read!(self.0, rows(t), t.0) {
             Some(table) => get_row(&table, key, t.0),
@@ -227,6 +263,9 @@ impl ReadTx {
 impl WriteTx {
     pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
         every_row!(self.0, f)
+    }
+    pub fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError> {
+        walk_rows(&self.0.open_table(rows(t)).on("open", t.0)?, (start, end, back), f, t.0)
     }
     pub fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         get_row(&self.0.open_table(rows(t)).on("open", t.0)?, key, t.0)

@@ -342,7 +342,13 @@ async fn generate_and_score(host: &Rc<Host>, run: &EvalRunRecord, item: &Dataset
         return errored(Some(g.id.clone()), output.map(|o| o.content.clone()), why);
     }
     let text = output.map(|o| o.content.clone()).unwrap_or_default();
-    let answer = Answer { text: &text, object: output.and_then(|o| o.object.as_ref()), expected: item.expected_output.as_deref() };
+    let answer = Answer {
+        text: &text,
+        object: output.and_then(|o| o.object.as_ref()),
+        expected: item.expected_output.as_deref(),
+        input: &item.input,
+        metadata: item.metadata.as_ref(),
+    };
     let schema = g.state.config.output_schema.as_ref();
     let mut scores = Vec::with_capacity(run.scorers.len());
     for s in &run.scorers {

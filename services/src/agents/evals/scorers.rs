@@ -1,16 +1,19 @@
 //! The scorers an eval freezes (evaluations.yaml `Scorers`): `exact_match`,
 //! `contains`, `regex` (Quarry's: the output matches a pattern), `output_schema`
 //! (JSON Schema through the `jsonschema` crate, as an agent's own `output_schema` is
-//! checked), `llm_judge` (a model's verdict on a rubric), `embedding_similarity` (the
-//! cosine of the output's and the reference's vectors, through the server's embedder)
-//! and `tool` (a project tool's verdict on the item). This file is pure: the judge's,
-//! the embedder's and the tool's calls are made by `run`, which hands what they
-//! answered to [`verdict`], [`similar`] and [`tool_verdict`].
+//! checked), `json_logic` (an expression over `{input, output, object, expected,
+//! item.metadata}`, truthy scores 1, evaluated as guardrails' JSON Logic is),
+//! `llm_judge` (a model's verdict on a rubric), `embedding_similarity` (the cosine of
+//! the output's and the reference's vectors, through the server's embedder) and `tool`
+//! (a project tool's verdict on the item). This file is pure: the judge's, the
+//! embedder's and the tool's calls are made by `run`, which hands what they answered to
+//! [`verdict`], [`similar`] and [`tool_verdict`].
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::record::ScoreOut;
+use crate::agents::guardrails::logic;
 use crate::error::{ApiError, Code};
 
 /// One scorer's frozen config; each type at most once per eval.
@@ -29,6 +32,9 @@ pub enum Scorer {
     OutputSchema {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         schema: Option<Map<String, Value>>,
+    },
+    JsonLogic {
+        expression: Map<String, Value>,
     },
     LlmJudge {
         prompt: String,
@@ -73,6 +79,7 @@ impl Scorer {
             Scorer::Contains { .. } => "contains",
             Scorer::Regex { .. } => "regex",
             Scorer::OutputSchema { .. } => "output_schema",
+            Scorer::JsonLogic { .. } => "json_logic",
             Scorer::LlmJudge { .. } => "llm_judge",
             Scorer::EmbeddingSimilarity { .. } => "embedding_similarity",
             Scorer::Tool { name, .. } => name,
@@ -100,7 +107,7 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
         let s: Scorer = serde_json::from_value(v.clone()).map_err(|e| {
             invalid(
                 field.clone(),
-                format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema, llm_judge, embedding_similarity and tool)."),
+                format!("{field}: {e} (this server scores exact_match, contains, regex, output_schema, json_logic, llm_judge, embedding_similarity and tool)."),
             )
         })?;
         if out.iter().any(|o| o.name() == s.name()) {
@@ -124,6 +131,13 @@ pub fn parse(raw: &[Value], agent_schema: Option<&Map<String, Value>>) -> Result
                 };
                 jsonschema::validator_for(&Value::Object(schema.clone()))
                     .map_err(|e| invalid(format!("{field}.schema"), format!("schema does not compile: {e}")))?;
+            }
+            Scorer::JsonLogic { expression } => {
+                if expression.len() != 1 {
+                    return Err(invalid(format!("{field}.expression"), "expression must be one JSON Logic operation: an object of one operator."));
+                }
+                logic::compiles(&Value::Object(expression.clone()))
+                    .map_err(|e| invalid(format!("{field}.expression"), format!("expression does not compile: {e}")))?;
             }
             Scorer::LlmJudge { prompt, pass_threshold, .. } => {
                 if prompt.trim().is_empty() {
@@ -165,6 +179,22 @@ pub struct Answer<'a> {
     /// The structured output, when the agent has an `output_schema`.
     pub object: Option<&'a Value>,
     pub expected: Option<&'a str>,
+    /// The item's input messages and metadata (`json_logic` reads them).
+    pub input: &'a [Value],
+    pub metadata: Option<&'a Value>,
+}
+
+/// What a `json_logic` expression reads (evaluations.yaml `Scorers`): `object` only when
+/// there is a structured output.
+fn logic_data(a: &Answer<'_>) -> Value {
+    let mut data = json!({
+        "input": a.input, "output": a.text, "expected": a.expected,
+        "item": {"metadata": a.metadata.cloned().unwrap_or_else(|| json!({}))},
+    });
+    if let Some(o) = a.object {
+        data["object"] = o.clone();
+    }
+    data
 }
 
 fn binary(scorer: &Scorer, passed: bool) -> ScoreOut {
@@ -196,6 +226,8 @@ pub fn score(s: &Scorer, a: &Answer<'_>, agent_schema: Option<&Map<String, Value
             }
         }
         Scorer::EmbeddingSimilarity { .. } if a.expected.is_none() => false,
+        // An expression that errs over this answer scores 0, as a falsy one does.
+        Scorer::JsonLogic { expression } => logic::apply(&Value::Object(expression.clone()), &logic_data(a)).is_ok_and(|v| logic::truthy(&v)),
         Scorer::LlmJudge { .. } | Scorer::EmbeddingSimilarity { .. } | Scorer::Tool { .. } => return None,
     };
     Some(binary(s, passed))
@@ -294,7 +326,7 @@ mod tests {
     use serde_json::json;
 
     fn answer<'a>(text: &'a str, expected: Option<&'a str>) -> Answer<'a> {
-        Answer { text, object: None, expected }
+        Answer { text, object: None, expected, input: &[], metadata: None }
     }
 
     #[test]
@@ -321,7 +353,9 @@ mod tests {
     fn bad_scorers_are_refused_naming_the_field() {
         for (raw, field) in [
             (json!([{"type": "exact_match"}, {"type": "exact_match"}]), "scorers[1]"),
-            (json!([{"type": "json_logic", "expression": {}}]), "scorers[0]"),
+            (json!([{"type": "json_logic", "expression": {}}]), "scorers[0].expression"),
+            (json!([{"type": "json_logic", "expression": {"regex": ["a", "b"]}}]), "scorers[0].expression"),
+            (json!([{"type": "json_logic"}]), "scorers[0]"),
             (json!([{"type": "embedding_similarity"}]), "scorers[0]"),
             (json!([{"type": "embedding_similarity", "pass_threshold": -0.1}]), "scorers[0].pass_threshold"),
             (json!([{"type": "tool", "name": "contains", "tool_id": "tool_1"}]), "scorers[0].name"),
@@ -371,6 +405,25 @@ mod tests {
         assert!(tool_verdict("facts", &json!({"score": 0.6}), None).is_err(), "no passed, no threshold: no verdict");
         assert!(tool_verdict("facts", &json!({"score": 1.5, "passed": true}), None).is_err());
         assert!(tool_verdict("facts", &json!("fine"), None).is_err());
+    }
+
+    #[test]
+    fn a_json_logic_scorer_reads_output_expected_object_input_and_metadata() {
+        let expr = json!({"type": "json_logic", "expression": {"and": [
+            {"in": ["invoice", {"var": "output"}]},
+            {"==": [{"var": "object.total"}, {"var": "item.metadata.total"}]},
+            {"==": [{"var": "input.0.role"}, "user"]},
+            {"!=": [{"var": "expected"}, null]},
+        ]}});
+        let s = parse(&[expr], None).unwrap();
+        let input = [json!({"role": "user", "content": "total?"})];
+        let (object, metadata) = (json!({"total": "12"}), json!({"total": 12}));
+        let a = Answer { text: "the invoice says 12", object: Some(&object), expected: Some("12"), input: &input, metadata: Some(&metadata) };
+        let out = score(&s[0], &a, None).unwrap();
+        assert_eq!((out.scorer.as_str(), out.score, out.passed), ("json_logic", 1.0, true));
+        let wrong = json!({"total": 13});
+        assert!(!score(&s[0], &Answer { object: Some(&wrong), ..a }, None).unwrap().passed);
+        assert!(!score(&s[0], &Answer { object: None, expected: None, ..answer("the invoice", None) }, None).unwrap().passed);
     }
 
     #[test]

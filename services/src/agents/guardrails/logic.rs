@@ -1,12 +1,32 @@
-//! The JSON Logic a guardrail's `class` and `guard` are written in (jsonlogic.com's
-//! operators, as far as a policy needs them), evaluated over `{args, context, runtime}`.
-//! No crate for JSON Logic is in this workspace, and the semantics a guardrail needs
-//! are narrower than the library's: a `var` of `context.*` or `runtime.*` that does not
-//! resolve is not a falsy value but a failure ([`Unresolved`]), so that forgetting to
-//! supply context tightens a policy rather than loosening it (guardrails.md,
-//! "Fail-closed at both ends"); an absent `args.*` reads as `null`, as JSON Logic says.
+//! The JSON Logic a guardrail's `class` and `guard` (and an eval's `json_logic` scorer)
+//! are written in, evaluated by the `datalogic-rs` crate as json-logic-js (which SOAT
+//! runs) evaluates it. Three adjustments, made by rewriting the expression before the
+//! crate compiles it (each pinned by the table in this file's tests):
+//!
+//! - **Fail closed on context.** In a guardrail, a `var` of `context.*` or `runtime.*`
+//!   without a default that does not resolve is not a falsy value but a failure
+//!   ([`Unresolved`]), so that forgetting to supply context tightens a policy rather
+//!   than loosening it (guardrails.md, "Fail-closed at both ends"); it fails only when
+//!   evaluated (an untaken `if` branch does not). An absent `args.*` reads as `null`,
+//!   as JSON Logic says.
+//! - **`==` and `!=` are JavaScript's loose equality**, as json-logic-js's: `null`
+//!   equals only `null` (the crate makes `null == 0` true, so a missing `args.*` would
+//!   compare equal to `0` or `false`), `"" == 0` and `true == "1"` hold.
+//! - **`missing` counts `null` and `""` as missing**, as json-logic-js does (the crate
+//!   only absent keys), for literal key lists; a computed key list keeps the crate's.
+//!
+//! The engine's truthiness is json-logic-js's (`[]` falsy, `{}` truthy). Where the
+//! crate is stricter than JavaScript and stays so: an ordering comparison (`<`, ...)
+//! or arithmetic on a value that is no number (`"a" < 1`) is an error, not `false`; a
+//! guard that errs fails, a class that errs falls back to `default_class`.
 
-use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+use datalogic_rs::bumpalo::Bump;
+use datalogic_rs::datavalue::OwnedDataValue;
+use datalogic_rs::operator::EvalContext;
+use datalogic_rs::{CustomOperator, DataValue, Engine, Error, ErrorKind, EvaluationConfig, TruthyEvaluator};
+use serde_json::{json, Map, Value};
 
 /// The namespaces a `var` may read.
 pub const ROOTS: &[&str] = &["args", "context", "runtime"];
@@ -32,13 +52,46 @@ pub const RUNTIME: &[&str] = &[
     "runtime.usage.run_cost_usd",
 ];
 
+/// The operators a guardrail document may use (each `var` also checked, see [`check`]).
 const OPERATORS: &[&str] = &[
-    "var", "missing", "if", "?:", "==", "===", "!=", "!==", "!", "!!", "and", "or", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "min", "max",
-    "in", "cat",
+    "var",
+    "missing",
+    "missing_some",
+    "if",
+    "?:",
+    "==",
+    "===",
+    "!=",
+    "!==",
+    "!",
+    "!!",
+    "and",
+    "or",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "min",
+    "max",
+    "in",
+    "cat",
+    "substr",
+    "merge",
 ];
 
-/// A `var` that did not resolve (a missing `context.*` key, a `runtime.*` value this
-/// server cannot compute).
+/// The custom operators the rewrite introduces (not nameable in a document: their
+/// names hold a character `check` refuses and no JSON Logic operator has).
+const STRICT_VAR: &str = "quarry:var_strict";
+const LOOSE_EQ: &str = "quarry:==";
+const LOOSE_NE: &str = "quarry:!=";
+
+/// What did not evaluate: a `var` of `context.*`/`runtime.*` that did not resolve (its
+/// path), or an expression the evaluator refused (its message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unresolved(pub String);
 
@@ -84,28 +137,20 @@ pub struct Data<'a> {
     pub read: Map<String, Value>,
 }
 
-impl Data<'_> {
-    fn var(&mut self, path: &str, default: Option<&Value>) -> Result<Value, Unresolved> {
-        let mut at = Some(self.root);
-        for part in path.split('.') {
-            at = at.and_then(|v| match v {
-                Value::Object(m) => m.get(part),
-                Value::Array(a) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
-                _ => None,
-            });
-        }
-        let found = match (at, default) {
-            (Some(v), _) => v.clone(),
-            (None, Some(d)) => d.clone(),
-            (None, None) if path.starts_with("args.") => Value::Null,
-            (None, None) => return Err(Unresolved(path.to_owned())),
-        };
-        self.read.insert(path.to_owned(), found.clone());
-        Ok(found)
-    }
+/// `path` in `root`, objects by key and arrays by index.
+fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(root, |at, part| match at {
+        Value::Object(m) => m.get(part),
+        Value::Array(a) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
+        _ => None,
+    })
 }
 
-/// JavaScript's truthiness, as JSON Logic uses it.
+fn fails_closed(path: &str) -> bool {
+    path.starts_with("context.") || path.starts_with("runtime.")
+}
+
+/// json-logic-js's truthiness: `null`, `false`, `0`, `NaN`, `""` and `[]` are false.
 pub fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
@@ -117,202 +162,206 @@ pub fn truthy(v: &Value) -> bool {
     }
 }
 
-fn num(v: &Value) -> Option<f64> {
+fn owned_truthy(v: &OwnedDataValue) -> bool {
     match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        Value::Null => Some(0.0),
-        _ => None,
+        OwnedDataValue::Null => false,
+        OwnedDataValue::Bool(b) => *b,
+        OwnedDataValue::Number(n) => {
+            let f = n.as_f64();
+            f != 0.0 && !f.is_nan()
+        }
+        OwnedDataValue::String(s) => !s.is_empty(),
+        OwnedDataValue::Array(a) => !a.is_empty(),
+        _ => true,
     }
 }
 
-fn loose_eq(a: &Value, b: &Value) -> bool {
+/// JavaScript's `ToNumber` of a string (`""` and blanks are 0; no number is NaN).
+fn string_number(s: &str) -> f64 {
+    let t = s.trim();
+    if t.is_empty() {
+        return 0.0;
+    }
+    t.parse().unwrap_or(f64::NAN)
+}
+
+/// JavaScript's `ToPrimitive` of an array or object, as `==` takes it.
+fn primitive(v: &Value) -> String {
+    match v {
+        Value::Array(a) => a.iter().map(|x| if x.is_null() { String::new() } else { primitive(x) }).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// JavaScript's abstract equality (`==`) over JSON values. Two arrays or objects are
+/// equal when structurally equal (JavaScript compares identity, which JSON cannot
+/// express).
+pub fn loose_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::Null, _) | (_, Value::Null) => false,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Bool(x), other) | (other, Value::Bool(x)) => loose_eq(&json!(u8::from(*x)), other),
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::String(x), Value::String(y)) => x == y,
-        _ => match (num(a), num(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        },
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => n.as_f64() == Some(string_number(s)),
+        (Value::Array(_) | Value::Object(_), Value::Array(_) | Value::Object(_)) => a == b,
+        (c @ (Value::Array(_) | Value::Object(_)), p) | (p, c @ (Value::Array(_) | Value::Object(_))) => loose_eq(&Value::String(primitive(c)), p),
     }
 }
 
-fn compare(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        _ => num(a)?.partial_cmp(&num(b)?),
-    }
-}
+/// `{"quarry:var_strict": path}`: a `context.*`/`runtime.*` var that fails when absent.
+struct StrictVar;
 
-fn number(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 9.0e15 {
-        Value::from(f as i64)
-    } else {
-        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
-    }
-}
-
-/// Evaluates `v` over `data`.
-pub fn eval(v: &Value, data: &mut Data<'_>) -> Result<Value, Unresolved> {
-    let (op, arg) = match v {
-        Value::Object(m) if m.len() == 1 => m.iter().next().expect("one key"),
-        Value::Array(a) => return a.iter().map(|x| eval(x, data)).collect::<Result<Vec<_>, _>>().map(Value::Array),
-        other => return Ok(other.clone()),
-    };
-    let args: Vec<Value> = match arg {
-        Value::Array(a) => a.clone(),
-        other => vec![other.clone()],
-    };
-    let lazy = |i: usize, data: &mut Data<'_>| -> Result<Value, Unresolved> { args.get(i).map_or(Ok(Value::Null), |a| eval(a, data)) };
-    Ok(match op.as_str() {
-        "var" => {
-            let path = lazy(0, data)?;
-            let path = path.as_str().unwrap_or_default().to_owned();
-            let default = args.get(1).cloned();
-            return data.var(&path, default.as_ref());
-        }
-        "missing" => {
-            let mut out = Vec::new();
-            for i in 0..args.len() {
-                let p = lazy(i, data)?;
-                if let Some(p) = p.as_str() {
-                    if data.var(p, None).map_or(true, |v| v.is_null()) {
-                        out.push(Value::from(p));
-                    }
-                }
-            }
-            Value::Array(out)
-        }
-        "if" | "?:" => {
-            let mut i = 0;
-            while i + 1 < args.len() {
-                if truthy(&lazy(i, data)?) {
-                    return lazy(i + 1, data);
-                }
-                i += 2;
-            }
-            if i < args.len() {
-                lazy(i, data)?
-            } else {
-                Value::Null
-            }
-        }
-        "and" => {
-            let mut last = Value::Bool(true);
-            for i in 0..args.len() {
-                last = lazy(i, data)?;
-                if !truthy(&last) {
-                    return Ok(last);
-                }
-            }
-            last
-        }
-        "or" => {
-            let mut last = Value::Bool(false);
-            for i in 0..args.len() {
-                last = lazy(i, data)?;
-                if truthy(&last) {
-                    return Ok(last);
-                }
-            }
-            last
-        }
-        "!" => Value::Bool(!truthy(&lazy(0, data)?)),
-        "!!" => Value::Bool(truthy(&lazy(0, data)?)),
-        "==" => Value::Bool(loose_eq(&lazy(0, data)?, &lazy(1, data)?)),
-        "!=" => Value::Bool(!loose_eq(&lazy(0, data)?, &lazy(1, data)?)),
-        "===" => Value::Bool(lazy(0, data)? == lazy(1, data)?),
-        "!==" => Value::Bool(lazy(0, data)? != lazy(1, data)?),
-        "<" | "<=" | ">" | ">=" => {
-            let vals: Vec<Value> = (0..args.len()).map(|i| lazy(i, data)).collect::<Result<_, _>>()?;
-            let ok = |a: &Value, b: &Value| {
-                compare(a, b).is_some_and(|o| match op.as_str() {
-                    "<" => o.is_lt(),
-                    "<=" => o.is_le(),
-                    ">" => o.is_gt(),
-                    _ => o.is_ge(),
-                })
+impl CustomOperator for StrictVar {
+    fn evaluate<'a>(&self, args: &[&'a DataValue<'a>], ctx: &mut EvalContext<'_, 'a>, _arena: &'a Bump) -> Result<&'a DataValue<'a>, Error> {
+        let path = args.first().and_then(|a| a.as_str()).unwrap_or_default();
+        let mut at: &'a DataValue<'a> = ctx.root_input();
+        for part in path.split('.') {
+            let next = match at {
+                DataValue::Object(_) => at.get(part),
+                DataValue::Array(_) => part.parse::<usize>().ok().and_then(|i| at.get(i)),
+                _ => None,
             };
-            Value::Bool(vals.len() >= 2 && vals.windows(2).all(|w| ok(&w[0], &w[1])))
+            at = next.ok_or_else(|| Error::variable_not_found(path.to_owned()))?;
         }
-        "+" | "*" | "min" | "max" => {
-            let vals: Vec<f64> = (0..args.len()).map(|i| lazy(i, data).map(|v| num(&v).unwrap_or(f64::NAN))).collect::<Result<_, _>>()?;
-            let f = match op.as_str() {
-                "+" => vals.iter().sum(),
-                "*" => vals.iter().product(),
-                "min" => vals.iter().copied().fold(f64::INFINITY, f64::min),
-                _ => vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            };
-            number(f)
-        }
-        "-" | "/" | "%" => {
-            let a = num(&lazy(0, data)?).unwrap_or(f64::NAN);
-            if args.len() == 1 && op == "-" {
-                return Ok(number(-a));
-            }
-            let b = num(&lazy(1, data)?).unwrap_or(f64::NAN);
-            number(match op.as_str() {
-                "-" => a - b,
-                "/" => a / b,
-                _ => a % b,
-            })
-        }
-        "in" => {
-            let (needle, hay) = (lazy(0, data)?, lazy(1, data)?);
-            Value::Bool(match (&needle, &hay) {
-                (_, Value::Array(a)) => a.iter().any(|x| x == &needle),
-                (Value::String(n), Value::String(h)) => h.contains(n.as_str()),
-                _ => false,
-            })
-        }
-        "cat" => {
-            let mut s = String::new();
-            for i in 0..args.len() {
-                match lazy(i, data)? {
-                    Value::String(x) => s.push_str(&x),
-                    Value::Null => {}
-                    other => s.push_str(&other.to_string()),
-                }
-            }
-            Value::String(s)
-        }
-        // Not an operator (refused on write): a literal object.
-        _ => v.clone(),
+        Ok(at)
+    }
+}
+
+/// `quarry:==` / `quarry:!=`: [`loose_eq`] on the two evaluated operands.
+struct Loose {
+    negate: bool,
+}
+
+impl CustomOperator for Loose {
+    fn evaluate<'a>(&self, args: &[&'a DataValue<'a>], _ctx: &mut EvalContext<'_, 'a>, arena: &'a Bump) -> Result<&'a DataValue<'a>, Error> {
+        let side = |i: usize| args.get(i).map_or(Value::Null, |v| v.to_serde_value());
+        let eq = loose_eq(&side(0), &side(1));
+        Ok(arena.alloc(DataValue::Bool(eq != self.negate)))
+    }
+}
+
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let config = EvaluationConfig::default().with_loose_equality_errors(false).with_truthy_evaluator(TruthyEvaluator::custom(owned_truthy));
+        Engine::builder()
+            .with_config(config)
+            .add_operator(STRICT_VAR, StrictVar)
+            .add_operator(LOOSE_EQ, Loose { negate: false })
+            .add_operator(LOOSE_NE, Loose { negate: true })
+            .build()
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn run(expr: Value, data: Value) -> Result<Value, Unresolved> {
-        let mut d = Data { root: &data, read: Map::new() };
-        eval(&expr, &mut d)
-    }
-
-    #[test]
-    fn classifies_by_a_threshold_and_reads_a_missing_arg_as_null() {
-        let class = json!({"if": [{"<": [{"var": "args.amount"}, 500]}, "B", "C"]});
-        assert_eq!(run(class.clone(), json!({"args": {"amount": 100}})), Ok(json!("B")));
-        assert_eq!(run(class.clone(), json!({"args": {"amount": 900}})), Ok(json!("C")));
-        assert_eq!(run(class, json!({"args": {}})), Ok(json!("B")));
-    }
-
-    #[test]
-    fn a_missing_context_key_is_unresolved_not_falsy() {
-        let guard = json!({"<=": [{"var": "args.amount"}, {"var": "context.max"}]});
-        assert_eq!(run(guard.clone(), json!({"args": {"amount": 1}, "context": {"max": 5}})), Ok(json!(true)));
-        assert_eq!(run(guard, json!({"args": {"amount": 1}, "context": {}})), Err(Unresolved("context.max".into())));
-    }
-
-    #[test]
-    fn check_refuses_unknown_operators_namespaces_and_runtime_keys() {
-        assert!(check(&json!({"and": [{"var": "args.a"}, {"var": "runtime.usage.cost_usd_24h"}]})).is_ok());
-        assert!(check(&json!({"regex": ["a", "b"]})).is_err());
-        assert!(check(&json!({"var": "secrets.a"})).is_err());
-        assert!(check(&json!({"var": "runtime.usage.nope"})).is_err());
+/// The expression the crate runs: the adjustments of the module doc applied.
+fn rewrite(v: &Value, strict: bool) -> Value {
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(|x| rewrite(x, strict)).collect()),
+        Value::Object(m) if m.len() == 1 => {
+            let (op, arg) = m.iter().next().expect("one key");
+            match op.as_str() {
+                "var" => {
+                    let no_default = !matches!(arg, Value::Array(a) if a.len() > 1);
+                    match var_path(arg) {
+                        Some(path) if strict && no_default && fails_closed(path) => json!({ STRICT_VAR: path }),
+                        _ => json!({ "var": rewrite(arg, strict) }),
+                    }
+                }
+                "==" => json!({ LOOSE_EQ: rewrite(arg, strict) }),
+                "!=" => json!({ LOOSE_NE: rewrite(arg, strict) }),
+                "missing" => missing(arg).unwrap_or_else(|| json!({ "missing": rewrite(arg, strict) })),
+                _ => json!({ op.clone(): rewrite(arg, strict) }),
+            }
+        }
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), rewrite(x, strict))).collect()),
+        other => other.clone(),
     }
 }
+
+/// json-logic-js's `missing` of literal keys: each key whose value is absent, `null` or
+/// `""`, in order (a `var`, so never strict: `missing` is how a document asks).
+fn missing(arg: &Value) -> Option<Value> {
+    let keys: Vec<&str> = match arg {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => match a.as_slice() {
+            [Value::Array(inner)] => inner.iter().map(Value::as_str).collect::<Option<_>>()?,
+            items => items.iter().map(Value::as_str).collect::<Option<_>>()?,
+        },
+        _ => return None,
+    };
+    let each: Vec<Value> = keys.iter().map(|k| json!({"if": [{"or": [{"===": [{"var": k}, null]}, {"===": [{"var": k}, ""]}]}, [k], []]})).collect();
+    Some(json!({ "merge": each }))
+}
+
+/// Whether `expr` compiles (every operator known, each well formed), the message
+/// naming what does not.
+pub fn compiles(expr: &Value) -> Result<(), String> {
+    known_operators(expr)?;
+    engine().compile(&rewrite(expr, false)).map(drop).map_err(|e| e.to_string())
+}
+
+/// Every operator of `v` one the engine runs (the crate compiles an unknown one into a
+/// call that fails only when evaluated).
+fn known_operators(v: &Value) -> Result<(), String> {
+    match v {
+        Value::Array(a) => a.iter().try_for_each(known_operators),
+        Value::Object(m) if m.len() == 1 => {
+            let (op, arg) = m.iter().next().expect("one key");
+            if !engine().builtin_operator_names().any(|b| b == op) {
+                return Err(format!("the JSON Logic operator {op:?} is not one this server runs"));
+            }
+            known_operators(arg)
+        }
+        Value::Object(m) => m.values().try_for_each(known_operators),
+        _ => Ok(()),
+    }
+}
+
+/// Evaluates a JSON Logic expression over `data` as json-logic-js would (no namespace
+/// fails closed): the evals `json_logic` scorer's evaluator.
+pub fn apply(expr: &Value, data: &Value) -> Result<Value, String> {
+    engine().eval_into::<Value, _, _>(&rewrite(expr, false), data).map_err(|e| e.to_string())
+}
+
+/// Evaluates a guardrail expression `v` over `data`, recording in `data.read` the
+/// values of the namespace vars it names.
+pub fn eval(v: &Value, data: &mut Data<'_>) -> Result<Value, Unresolved> {
+    snapshot(v, data);
+    engine().eval_into::<Value, _, _>(&rewrite(v, true), data.root).map_err(|e| match &e.kind {
+        ErrorKind::VariableNotFound(path) => Unresolved(path.to_string()),
+        _ => Unresolved(e.to_string()),
+    })
+}
+
+/// Records each literal namespace `var` of `v` with the value it reads: found, else its
+/// default, else `null` for `args.*`; an unresolved `context.*`/`runtime.*` is left out.
+fn snapshot(v: &Value, data: &mut Data<'_>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| snapshot(x, data)),
+        Value::Object(m) => {
+            for (op, arg) in m {
+                if op == "var" {
+                    if let Some(path) = var_path(arg).filter(|p| ROOTS.contains(&p.split('.').next().unwrap_or_default())) {
+                        let default = match arg {
+                            Value::Array(a) => a.get(1),
+                            _ => None,
+                        };
+                        let found = lookup(data.root, path).or(default).cloned().or_else(|| (!fails_closed(path)).then_some(Value::Null));
+                        if let Some(found) = found {
+                            data.read.insert(path.to_owned(), found);
+                        }
+                    }
+                }
+                snapshot(arg, data);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

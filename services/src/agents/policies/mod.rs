@@ -17,6 +17,18 @@
 //! - an `/api/v1` key against the policies attached to it (`policy_ids`);
 //! - an account key (`al_…`) never: it is the account's owner.
 //!
+//! A statement's `condition` (SOAT's `StringEquals`, `StringNotEquals`, `StringLike`)
+//! is evaluated against the request's [`Context`]: SOAT's `soat:ResourceType`, and
+//! Quarry's keys of the principal (`soat:PrincipalType`, `soat:PrincipalId`,
+//! `soat:PrincipalRole`, `soat:Username`), the request (`soat:Action`,
+//! `soat:ProjectId`, `soat:ResourceId`, `soat:Method`, `soat:SourceIp`,
+//! `soat:UserAgent`) and the time in UTC (`soat:CurrentTime` RFC 3339 to the second,
+//! `soat:CurrentDate` `YYYY-MM-DD`, `soat:CurrentHour` `00`–`23`, `soat:CurrentWeekday`
+//! `Mon`–`Sun`), and SOAT's `soat:ResourceTag/<key>` of the record a row names when it
+//! is an actor, document, file, conversation or session (read only when a condition
+//! names a tag). A key the request does not have is absent, as SOAT's: `StringEquals`
+//! fails, `StringNotEquals` holds, `StringLike` matches it as `""`.
+//!
 //! One difference from SOAT, so nothing that works today breaks: a user or key with no
 //! policy attached (or whose attached policies were all deleted) is allowed, where SOAT
 //! denies a plain user with none. Attaching a policy is what restricts.
@@ -33,7 +45,9 @@ use super::SoatError;
 use crate::auth::Principal;
 use crate::error::{ApiError, Code};
 use crate::ids::random_base62;
-use crate::store::{PolicyRecord, ProjectKeyRecord, Records, StoreError, UserRecord};
+use crate::store::{
+    ActorRecord, ConversationRecord, DocumentRecord, FileRecord, PolicyRecord, ProjectKeyRecord, Records, SessionRecord, StoreError, UserRecord,
+};
 
 pub const POLICY_PREFIX: &str = "pol_";
 const MAX_STATEMENTS: usize = 100;
@@ -137,6 +151,58 @@ impl Target {
     }
 }
 
+/// What a statement's `condition` reads: `soat:…` keys and their string values.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context(pub HashMap<String, String>);
+
+/// What the dispatch knows of a request besides its principal and target.
+#[derive(Debug, Clone, Default)]
+pub struct RequestFacts<'a> {
+    pub method: &'a str,
+    pub ip: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+}
+
+impl Context {
+    /// The context of `p` taking `action` on `target` at `now` (unix seconds).
+    pub fn of(p: &Principal, action: &str, target: &Target, facts: &RequestFacts<'_>, now: u64) -> Context {
+        let mut c = Context::request(action, target, facts, now);
+        let who = match (&p.user, &p.project_key) {
+            (Some(u), _) => [
+                ("PrincipalType", "user".to_owned()),
+                ("PrincipalId", u.id.clone()),
+                ("PrincipalRole", u.role.clone()),
+                ("Username", u.username.clone()),
+            ]
+            .to_vec(),
+            (None, Some(k)) => vec![("PrincipalType", "api_key".to_owned()), ("PrincipalId", k.id.clone())],
+            (None, None) => vec![("PrincipalType", "account_key".to_owned()), ("PrincipalId", p.prefix.clone())],
+        };
+        c.0.extend(who.into_iter().map(|(k, v)| (format!("soat:{k}"), v)));
+        c
+    }
+
+    /// The keys of the request and the time, without the principal's.
+    pub fn request(action: &str, target: &Target, facts: &RequestFacts<'_>, now: u64) -> Context {
+        let time = humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(now)).to_string();
+        const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+        let pairs = [
+            ("ResourceType", Some(target.kind.clone())),
+            ("ResourceId", target.id.clone()),
+            ("ProjectId", target.project.clone()),
+            ("Action", Some(action.to_owned())),
+            ("Method", Some(facts.method.to_owned())),
+            ("SourceIp", facts.ip.map(str::to_owned)),
+            ("UserAgent", facts.user_agent.map(str::to_owned)),
+            ("CurrentDate", time.get(..10).map(str::to_owned)),
+            ("CurrentHour", time.get(11..13).map(str::to_owned)),
+            ("CurrentWeekday", Some(WEEKDAYS[((now / 86_400) % 7) as usize].to_owned())),
+            ("CurrentTime", Some(time.clone())),
+        ];
+        Context(pairs.into_iter().filter_map(|(k, v)| Some((format!("soat:{k}"), v?))).collect())
+    }
+}
+
 /// Why a request was refused: the policy that denied it (or the attached ones, none of
 /// which allows it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,18 +244,51 @@ fn attached(records: &Records, p: &Principal) -> Result<Option<Vec<String>>, Sto
     }
 }
 
-/// Whether `p` may take `action` on `target`: `Ok(None)` allowed, `Ok(Some(_))` denied.
-pub fn authorize(records: &Records, p: &Principal, action: &str, target: &Target) -> Result<Option<Denied>, StoreError> {
+/// Whether `p` may take `action` on `target` in `ctx`: `Ok(None)` allowed,
+/// `Ok(Some(_))` denied.
+pub fn authorize(records: &Records, p: &Principal, action: &str, target: &Target, ctx: &Context) -> Result<Option<Denied>, StoreError> {
     let Some(ids) = attached(records, p)? else { return Ok(None) };
     let mut policies = Vec::new();
     for id in &ids {
         policies.extend(records.get::<PolicyRecord>(&p.account_id, id)?);
     }
-    Ok(evaluate(&policies, action, target))
+    if !reads_tags(&policies) {
+        return Ok(evaluate(&policies, action, target, ctx));
+    }
+    let mut ctx = ctx.clone();
+    for (k, v) in tags_of(records, &p.account_id, target)? {
+        ctx.0.insert(format!("soat:ResourceTag/{k}"), v);
+    }
+    Ok(evaluate(&policies, action, target, &ctx))
+}
+
+/// Whether a condition of `policies` names a resource tag (only then is the record read).
+fn reads_tags(policies: &[PolicyRecord]) -> bool {
+    policies
+        .iter()
+        .flat_map(|p| statements(&p.document))
+        .filter_map(|s| s.get("condition")?.as_object())
+        .flat_map(|c| c.values().filter_map(Value::as_object))
+        .any(|block| block.keys().any(|k| k.starts_with("soat:ResourceTag/")))
+}
+
+/// The tags of the record a target names, of the kinds that have tags (actors,
+/// documents, files, conversations, sessions); none for any other or an absent record.
+fn tags_of(records: &Records, account_id: &str, t: &Target) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+    let Some(id) = &t.id else { return Ok(Default::default()) };
+    let tags = match t.kind.as_str() {
+        "actor" => records.get::<ActorRecord>(account_id, id)?.map(|r| r.tags),
+        "document" => records.get::<DocumentRecord>(account_id, id)?.map(|r| r.tags),
+        "file" => records.get::<FileRecord>(account_id, id)?.map(|r| r.tags),
+        "conversation" => records.get::<ConversationRecord>(account_id, id)?.map(|r| r.tags),
+        "session" => records.get::<SessionRecord>(account_id, id)?.map(|r| r.tags),
+        _ => None,
+    };
+    Ok(tags.unwrap_or_default())
 }
 
 /// SOAT's evaluation of `policies` (none: allowed, see the module).
-pub fn evaluate(policies: &[PolicyRecord], action: &str, target: &Target) -> Option<Denied> {
+pub fn evaluate(policies: &[PolicyRecord], action: &str, target: &Target, ctx: &Context) -> Option<Denied> {
     if policies.is_empty() {
         return None;
     }
@@ -198,7 +297,7 @@ pub fn evaluate(policies: &[PolicyRecord], action: &str, target: &Target) -> Opt
     for policy in policies {
         for s in statements(&policy.document) {
             let deny = s.get("effect").and_then(Value::as_str) == Some("Deny");
-            if !matches_statement(s, action, target, deny) {
+            if !matches_statement(s, action, target, deny, ctx) {
                 continue;
             }
             if deny {
@@ -218,7 +317,7 @@ fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
     v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
 }
 
-fn matches_statement(s: &Value, action: &str, target: &Target, deny: bool) -> bool {
+fn matches_statement(s: &Value, action: &str, target: &Target, deny: bool, ctx: &Context) -> bool {
     if !strings(s.get("action")).any(|a| glob(a, action)) {
         return false;
     }
@@ -226,20 +325,22 @@ fn matches_statement(s: &Value, action: &str, target: &Target, deny: bool) -> bo
         None => true,
         r => strings(r).any(|pattern| resource_matches(pattern, target, deny)),
     };
-    // No request context is known at dispatch: a condition is evaluated against none,
-    // as SOAT's evaluator does without one.
-    resource_ok && s.get("condition").is_none_or(condition_holds)
+    resource_ok && s.get("condition").is_none_or(|c| condition_holds(c, ctx))
 }
 
-fn condition_holds(c: &Value) -> bool {
+/// SOAT's `evaluateCondition`: every key of every operator holds.
+fn condition_holds(c: &Value, ctx: &Context) -> bool {
     let Some(ops) = c.as_object() else { return true };
     ops.iter().all(|(op, block)| {
         let Some(block) = block.as_object() else { return true };
-        block.values().all(|expected| match op.as_str() {
-            "StringEquals" => false,
-            "StringNotEquals" => true,
-            "StringLike" => expected.as_str().is_some_and(|e| glob(e, "")),
-            _ => true,
+        block.iter().all(|(key, expected)| {
+            let (actual, expected) = (ctx.0.get(key).map(String::as_str), expected.as_str().unwrap_or_default());
+            match op.as_str() {
+                "StringEquals" => actual == Some(expected),
+                "StringNotEquals" => actual != Some(expected),
+                "StringLike" => glob(expected, actual.unwrap_or_default()),
+                _ => true,
+            }
         })
     })
 }
