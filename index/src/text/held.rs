@@ -13,6 +13,7 @@ use tantivy::tokenizer::{TokenStream, Tokenizer};
 
 use super::arabic::is_arabic_mark;
 use super::unicode::normalizes_to_ascii;
+use super::unspaced::is_unspaced;
 use super::{fold_arabic, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
@@ -177,11 +178,13 @@ impl<'t> Lowered<'t> {
     }
 
     /// The word (run of alphanumeric characters) that begins at byte `at`, if one
-    /// begins there. A match is ASCII, so `at` is a character boundary of the text.
+    /// begins there. A match is ASCII, so `at` is a character boundary of the text. A
+    /// word begins right after an unspaced character too (`東京iPhone`): the tokenizer
+    /// splits a run where the script changes.
     #[inline]
     fn word_at(&self, at: usize) -> Option<&'t str> {
         let text = self.text;
-        if text[..at].chars().next_back().is_some_and(char::is_alphanumeric) {
+        if text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() && !is_unspaced(c)) {
             return None;
         }
         let end = text[at..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| at + n);
@@ -439,6 +442,7 @@ mod tests {
             "Naïve T-cells (CD4⁺) express β-catenin; μg/ml doses; Ébola and éCells; \u{212A}inase; \u{130}nsulin.",
             "Cell\u{64B}s grow; \u{64B}cells; ce\u{64B}lls divide — résumé of yields.",
             "Ce\u{640}lls stretched by tatweel; الخلايcells; naïvecells; yield\u{640}s.",
+            "東京cells 細胞yields「細胞」の研究; ภาษาcells ไทย; 서울cells에서",
             "",
         ];
         let queries = [
@@ -447,6 +451,7 @@ mod tests {
             "الاعمال بالنيات المدرسه قال",
             "yearly yield yttrium chromosome neil quoted",
             "naive cell express catenin dose ebola kinase insulin grow divide yield",
+            "細胞 研究 東京 cell yield ภาษา 서울",
         ];
         for t in texts {
             for q in queries {

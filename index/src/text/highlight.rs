@@ -19,7 +19,8 @@ pub struct Span {
     pub term: usize,
 }
 
-/// The words of `text` whose index term is one of `wanted`, in text order. Only words
+/// The words of `text` whose index term is one of `wanted`, in text order, none
+/// overlapping (in unspaced scripts, a run of matched bigrams is one span). Only words
 /// whose first two letters could begin a wanted term are analysed (a stem keeps its
 /// word's head, as `held.rs` relies on too), so a passage costs a split, not a stemming.
 pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
@@ -38,7 +39,12 @@ pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
         }
         for term in terms(&t.text) {
             if let Some(i) = wanted.iter().position(|w| *w == term) {
-                bytes_spans.push((t.offset_from, t.offset_to, i));
+                match bytes_spans.last_mut() {
+                    // Overlapping bigrams of an unspaced script (`東京`, `京都` in
+                    // `東京都`): one span over both, named by the first term.
+                    Some((_, to, _)) if t.offset_from < *to => *to = (*to).max(t.offset_to),
+                    _ => bytes_spans.push((t.offset_from, t.offset_to, i)),
+                }
             }
         }
     }
@@ -113,6 +119,18 @@ mod tests {
             assert_eq!(got, full, "line {i}");
         }
         assert!(spans > 5000, "{spans} spans");
+    }
+
+    #[test]
+    fn unspaced_scripts_are_marked_where_their_bigrams_match() {
+        let text = "😀 「東京都」に住む。東京タワー😀 ภาษาไทย, नमस्ते दुनिया";
+        assert_eq!(marked(text, "東京都"), [("東京都", 0), ("東京", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "タワー"), [("タワー", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "ไทย"), [("ไทย", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "दुनिया"), [("दुनिया", 0)].map(|(w, t)| (w.to_owned(), t)));
+        // Character offsets, past an emoji outside the basic plane.
+        let spans = term_spans(text, &terms("東京都"));
+        assert_eq!((spans[0].start, spans[0].end), (3, 6));
     }
 
     #[test]
