@@ -14,7 +14,7 @@ use tantivy::tokenizer::{TokenStream, Tokenizer};
 use super::arabic::is_arabic_mark;
 use super::unicode::normalizes_to_ascii;
 use super::unspaced::is_unspaced;
-use super::{fold_arabic, terms, QuarryTokenizer};
+use super::{fold_arabic, term_of, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
 pub(super) fn head(s: &str) -> String {
@@ -311,10 +311,8 @@ fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, cap: 
         if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
             continue;
         }
-        for t in terms(word) {
-            if let Some(i) = wanted.iter().position(|w| *w == t) {
-                found[i] = (found[i] + 1).min(cap);
-            }
+        if let Some(i) = term_of(word).and_then(|t| wanted.iter().position(|w| *w == t)) {
+            found[i] = (found[i] + 1).min(cap);
         }
         if found.iter().all(|&n| n == cap) {
             break;
