@@ -33,7 +33,7 @@ fn main() {
     let queries: Vec<Vec<String>> = (0..texts.len())
         .map(|i| {
             let other = &texts[(i * 7 + 3) % texts.len()];
-            text::terms(&other[..other.floor_char_boundary(60)])
+            text::terms(&other[..other.char_indices().nth(60).map_or(other.len(), |(i, _)| i)])
         })
         .collect();
     let held: Vec<text::Held> = queries.iter().map(|q| text::Held::new(q)).collect();
