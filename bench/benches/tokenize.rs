@@ -33,13 +33,21 @@ const ARABIC_VOCALISED: &str = "مَرَضُ السُّكَّرِيِّ حَال
 يُنْتِجُهُ بِفَعَّالِيَّةٍ. وَمِنْ أَعْرَاضِهِ الشَّائِعَةِ العَطَشُ الشَّدِيدُ وَكَثْرَةُ التَّبَوُّلِ وَالتَّعَبُ وَفُقْدَانُ \
 الوَزْنِ دُونَ سَبَبٍ وَاضِحٍ وَتَشَوُّشُ الرُّؤْيَةِ وَبُطْءُ الْتِئَامِ الجُرُوحِ.";
 
+/// Paragraphs in scripts written without spaces, written for this bench: each run becomes
+/// overlapping bigrams of its grapheme clusters (`text/unspaced.rs`).
+const JAPANESE: &str = "糖尿病は、膵臓が十分なインスリンを作れないか、体がインスリンをうまく使えないときに起こる慢性の病気です。\
+よくある症状は、強いのどの渇き、頻尿、疲れやすさ、原因のはっきりしない体重減少、目のかすみです。\
+長く血糖値が高いままだと、心臓や血管、腎臓、神経、目が傷つきます。";
+const THAI: &str = "โรคเบาหวานเป็นโรคเรื้อรังที่เกิดขึ้นเมื่อตับอ่อนสร้างอินซูลินได้ไม่เพียงพอ \
+หรือร่างกายไม่สามารถใช้อินซูลินได้อย่างมีประสิทธิภาพ อาการที่พบบ่อยคือกระหายน้ำมากและปัสสาวะบ่อย";
+
 fn analyse(c: &mut Criterion) {
     let english = common::passages(32, 100);
     let mut g = c.benchmark_group("analyse");
     let bytes: usize = english.iter().map(String::len).sum();
     g.throughput(Throughput::Bytes(bytes as u64));
     g.bench_function("english-32x100w", |b| b.iter(|| english.iter().map(|p| text::terms(black_box(p)).len()).sum::<usize>()));
-    for (name, arabic) in [("arabic-plain", ARABIC), ("arabic-vocalised", ARABIC_VOCALISED)] {
+    for (name, arabic) in [("arabic-plain", ARABIC), ("arabic-vocalised", ARABIC_VOCALISED), ("japanese", JAPANESE), ("thai", THAI)] {
         g.throughput(Throughput::Bytes(arabic.len() as u64));
         g.bench_function(name, |b| b.iter(|| text::terms(black_box(arabic))));
     }

@@ -40,6 +40,8 @@ mod scan;
 mod schema;
 mod search;
 mod search_keyword;
+// every script searchable (issue 38)
+mod search_scripts;
 mod soat;
 // SOAT actors (issue 36, actors).
 mod soat_actors;

@@ -233,10 +233,12 @@ fn is_identity(searcher: &Searcher, columns: &[tantivy::columnar::Column<u64>]) 
 
 /// The version of [`crate::text::analyzer`] the terms of an index written today come
 /// from. 1: the analyser before Unicode normalisation (no version file); 2: words
-/// normalised (NFKC, Latin diacritics folded, combining marks inside words). Bump it
-/// whenever the analyser changes the terms it makes: segments of another version have
-/// their index rebuilt on open (`collection/reanalyse.rs`).
-pub const ANALYZER_VERSION: u32 = 2;
+/// normalised (NFKC, Latin diacritics folded, combining marks inside words); 3: scripts
+/// written without spaces (CJK, Thai, …) indexed as overlapping bigrams of their units
+/// instead of whole runs (`text/unspaced.rs`). Bump it whenever the analyser changes the
+/// terms it makes: segments of another version have their index rebuilt on open
+/// (`collection/reanalyse.rs`).
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// The file in an index directory that records its analyser version; written last, once
 /// the index is committed.

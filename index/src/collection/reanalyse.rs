@@ -130,6 +130,27 @@ mod tests {
         assert!(!sibling(&path, ".new").exists() && !sibling(&path, ".old").exists());
     }
 
+    /// Version 2 kept a run of CJK text between punctuation as one term: a segment
+    /// written then is rebuilt on open, and a two-character query finds its page.
+    #[test]
+    fn a_version_2_segment_is_rebuilt_so_a_short_cjk_query_finds_it() {
+        let (_t, dir) = flushed("東京都は日本の首都です。");
+        let seq = only_segment(&dir);
+        // Version 2's terms for this text are version 1's: the whole run, lowercased.
+        make_version_1(&dir, seq);
+        let path = view::bm25_path(&dir, seq);
+        fs::write(path.join("ANALYZER"), "2\n").unwrap();
+        assert_eq!(bm25::analyzer_version(&path), Some(2));
+        let stale = Bm25::open(&path).unwrap();
+        let terms = crate::text::terms("首都");
+        let stats = bm25::Stats::of(&[&stale], &terms).unwrap();
+        assert!(stale.scored(&terms, &stats, 10, None::<fn(u64) -> bool>).unwrap().chunks.is_empty());
+        drop(stale);
+        assert_eq!(found(&dir, "首都"), 1);
+        assert_eq!(found(&dir, "東京"), 1);
+        assert_eq!(bm25::analyzer_version(&path), Some(bm25::ANALYZER_VERSION));
+    }
+
     #[test]
     fn a_rebuild_cut_short_leaves_a_usable_index() {
         let (_t, dir) = flushed("Le café du coin");

@@ -13,7 +13,8 @@ use tantivy::tokenizer::{TokenStream, Tokenizer};
 
 use super::arabic::is_arabic_mark;
 use super::unicode::normalizes_to_ascii;
-use super::{fold_arabic, terms, QuarryTokenizer};
+use super::unspaced::is_unspaced;
+use super::{fold_arabic, term_of, terms, QuarryTokenizer};
 
 /// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
 pub(super) fn head(s: &str) -> String {
@@ -177,11 +178,13 @@ impl<'t> Lowered<'t> {
     }
 
     /// The word (run of alphanumeric characters) that begins at byte `at`, if one
-    /// begins there. A match is ASCII, so `at` is a character boundary of the text.
+    /// begins there. A match is ASCII, so `at` is a character boundary of the text. A
+    /// word begins right after an unspaced character too (`東京iPhone`): the tokenizer
+    /// splits a run where the script changes.
     #[inline]
     fn word_at(&self, at: usize) -> Option<&'t str> {
         let text = self.text;
-        if text[..at].chars().next_back().is_some_and(char::is_alphanumeric) {
+        if text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() && !is_unspaced(c)) {
             return None;
         }
         let end = text[at..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |n| at + n);
@@ -308,10 +311,8 @@ fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, cap: 
         if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
             continue;
         }
-        for t in terms(word) {
-            if let Some(i) = wanted.iter().position(|w| *w == t) {
-                found[i] = (found[i] + 1).min(cap);
-            }
+        if let Some(i) = term_of(word).and_then(|t| wanted.iter().position(|w| *w == t)) {
+            found[i] = (found[i] + 1).min(cap);
         }
         if found.iter().all(|&n| n == cap) {
             break;
@@ -439,6 +440,7 @@ mod tests {
             "Naïve T-cells (CD4⁺) express β-catenin; μg/ml doses; Ébola and éCells; \u{212A}inase; \u{130}nsulin.",
             "Cell\u{64B}s grow; \u{64B}cells; ce\u{64B}lls divide — résumé of yields.",
             "Ce\u{640}lls stretched by tatweel; الخلايcells; naïvecells; yield\u{640}s.",
+            "東京cells 細胞yields「細胞」の研究; ภาษาcells ไทย; 서울cells에서",
             "",
         ];
         let queries = [
@@ -447,6 +449,7 @@ mod tests {
             "الاعمال بالنيات المدرسه قال",
             "yearly yield yttrium chromosome neil quoted",
             "naive cell express catenin dose ebola kinase insulin grow divide yield",
+            "細胞 研究 東京 cell yield ภาษา 서울",
         ];
         for t in texts {
             for q in queries {

@@ -7,7 +7,7 @@
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
 use super::held::head;
-use super::{terms, QuarryTokenizer};
+use super::{term_of, QuarryTokenizer};
 
 /// A word of the text that analyses to one of the wanted terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +19,8 @@ pub struct Span {
     pub term: usize,
 }
 
-/// The words of `text` whose index term is one of `wanted`, in text order. Only words
+/// The words of `text` whose index term is one of `wanted`, in text order, none
+/// overlapping (in unspaced scripts, a run of matched bigrams is one span). Only words
 /// whose first two letters could begin a wanted term are analysed (a stem keeps its
 /// word's head, as `held.rs` relies on too), so a passage costs a split, not a stemming.
 pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
@@ -36,9 +37,12 @@ pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
         if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
             continue;
         }
-        for term in terms(&t.text) {
-            if let Some(i) = wanted.iter().position(|w| *w == term) {
-                bytes_spans.push((t.offset_from, t.offset_to, i));
+        if let Some(i) = term_of(&t.text).and_then(|term| wanted.iter().position(|w| *w == term)) {
+            match bytes_spans.last_mut() {
+                // Overlapping bigrams of an unspaced script (`東京`, `京都` in `東京都`):
+                // one span over both, named by the first term.
+                Some((_, to, _)) if t.offset_from < *to => *to = (*to).max(t.offset_to),
+                _ => bytes_spans.push((t.offset_from, t.offset_to, i)),
             }
         }
     }
@@ -113,6 +117,147 @@ mod tests {
             assert_eq!(got, full, "line {i}");
         }
         assert!(spans > 5000, "{spans} spans");
+    }
+
+    #[test]
+    fn unspaced_scripts_are_marked_where_their_bigrams_match() {
+        let text = "😀 「東京都」に住む。東京タワー😀 ภาษาไทย, नमस्ते दुनिया";
+        assert_eq!(marked(text, "東京都"), [("東京都", 0), ("東京", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "タワー"), [("タワー", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "ไทย"), [("ไทย", 0)].map(|(w, t)| (w.to_owned(), t)));
+        assert_eq!(marked(text, "दुनिया"), [("दुनिया", 0)].map(|(w, t)| (w.to_owned(), t)));
+        // Character offsets, past an emoji outside the basic plane.
+        let spans = term_spans(text, &terms("東京都"));
+        assert_eq!((spans[0].start, spans[0].end), (3, 6));
+    }
+
+    mod mixed_scripts {
+        use proptest::prelude::*;
+        use unicode_segmentation::UnicodeSegmentation;
+
+        use super::super::super::{held_terms, terms};
+        use super::super::term_spans;
+
+        /// Pieces of text in many scripts, each whole (marks on their letters): Han, kana
+        /// (a combining voicing mark included), halfwidth katakana, Hangul syllables and
+        /// conjoining jamo, Thai and Lao with their marks, Khmer, Myanmar, Devanagari
+        /// with viramas and vowel signs, Cyrillic, Greek, Hebrew and Arabic with their
+        /// points, Latin with accents, digits, emoji (ZWJ families, skin tones, flags,
+        /// keycaps) and punctuation.
+        const PIECES: &[&str] = &[
+            "東",
+            "京",
+            "都",
+            "日本",
+            "首都",
+            "美術館",
+            "长城",
+            "学习",
+            "𠀀",
+            "々",
+            "か\u{3099}",
+            "ガイド",
+            "ｶﾞｲﾄﾞ",
+            "ー",
+            "한국",
+            "서울에서",
+            "\u{1112}\u{1161}\u{11AB}",
+            "ภาษา",
+            "ไทย",
+            "ที่",
+            "เมือง",
+            "ລາວ",
+            "ខ្មែរ",
+            "မြန်မာ",
+            "हिन्दी",
+            "पवित्र",
+            "नदी",
+            "स्नान",
+            "Москва",
+            "озеро",
+            "Ἀθῆναι",
+            "שָׁלוֹם",
+            "مُحَمَّد",
+            "النيل",
+            "café",
+            "cafe\u{0301}",
+            "Kraków",
+            "running",
+            "dogs",
+            "iPhone",
+            "2020",
+            "😀",
+            "👨\u{200D}👩\u{200D}👧",
+            "👍🏽",
+            "🇯🇵",
+            "1\u{FE0F}\u{20E3}",
+            "ทำงาน",
+            "ㅋㅋㅋ",
+            "½",
+            " ",
+            " ",
+            "、",
+            "。",
+            "「",
+            "」",
+            ", ",
+            "-",
+            "\u{3000}",
+        ];
+
+        fn text() -> impl Strategy<Value = String> {
+            proptest::collection::vec(proptest::sample::select(PIECES), 1..30).prop_map(|p| p.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1000))]
+
+            /// Every highlight span of a query drawn from the text itself lies inside the
+            /// text on grapheme-cluster boundaries (an emoji, a Thai vowel, a virama is
+            /// never cut), spans never overlap, each covers a word that analyses to its
+            /// term, and together they cover every query term the text holds.
+            #[test]
+            fn spans_lie_on_character_boundaries_and_cover_matched_terms(
+                text in text(),
+                from in 0usize..64,
+                len in 1usize..12,
+                extra in proptest::sample::select(PIECES),
+            ) {
+                let chars: Vec<char> = text.chars().collect();
+                let from = from % chars.len();
+                let query: String = chars[from..(from + len).min(chars.len())].iter().collect::<String>() + " " + extra;
+                let mut wanted = terms(&query);
+                let mut seen = std::collections::HashSet::new();
+                wanted.retain(|w| seen.insert(w.clone()));
+                let spans = term_spans(&text, &wanted);
+                let mut boundaries = std::collections::HashSet::new();
+                let mut at = 0u32;
+                for g in text.graphemes(true) {
+                    boundaries.insert(at);
+                    at += g.chars().count() as u32;
+                }
+                boundaries.insert(at);
+                let mut end = 0;
+                let mut covered = Vec::new();
+                for s in &spans {
+                    prop_assert!(s.start < s.end && s.end as usize <= chars.len(), "{s:?} in {text:?}");
+                    prop_assert!(s.start >= end, "spans overlap: {spans:?} in {text:?}");
+                    end = s.end;
+                    prop_assert!(boundaries.contains(&s.start) && boundaries.contains(&s.end), "{s:?} cuts a cluster of {text:?}");
+                    let word: String = chars[s.start as usize..s.end as usize].iter().collect();
+                    let found = terms(&word);
+                    prop_assert!(found.contains(&wanted[s.term]), "{word:?} is no {:?} (query {query:?})", wanted[s.term]);
+                    covered.extend(found);
+                }
+                let held: Vec<String> = terms(&text).into_iter().filter(|t| wanted.contains(t)).collect();
+                for t in &held {
+                    prop_assert!(covered.contains(t), "{t:?} held by {text:?} but not marked: {spans:?}");
+                }
+                // Passages name the same terms the spans mark.
+                let named: Vec<String> = wanted.iter().filter(|w| held.contains(w)).cloned().collect();
+                prop_assert_eq!(held_terms(&text, &wanted), named);
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! 2. **List**: it starts with `list`, `enumerate`, `itemize`, `all`, `every`, `top N`, or a
 //!    list-asking opening such as `what are the`, `name all`, `give me all`, `types of`,
 //!    or Arabic `اذكر`. Checked before questions, since "what are the …?" asks for a list.
-//! 3. **Question**: it ends with `?` or `؟`, starts with a wh-word (what, who, how, …;
+//! 3. **Question**: it ends with `?`, `؟` or `？` (fullwidth, CJK), starts with a wh-word (what, who, how, …;
 //!    but not an all-caps acronym such as `WHO`), starts with an auxiliary (is, does, can,
 //!    …) and has three or more words, starts with explain/describe/tell, or starts with an
 //!    Arabic question word (ما، ماذا، من، متى، أين، لماذا، كيف، هل، كم).
@@ -146,7 +146,7 @@ fn is_list(lower: &str, words: &[&str]) -> bool {
 fn is_question(text: &str, words: &[&str]) -> bool {
     let first = first_word(words);
     let acronym = words.first().is_some_and(|w| is_all_caps(w));
-    text.ends_with(['?', '؟'])
+    text.ends_with(['?', '؟', '？'])
         || (WH_WORDS.contains(&first.as_str()) && !acronym)
         || (AUXILIARIES.contains(&first.as_str()) && words.len() >= 3)
         || ASKING_VERBS.contains(&first.as_str())

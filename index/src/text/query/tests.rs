@@ -48,6 +48,7 @@ fn recognises_questions() {
         "ما هو الحديث الحسن",
         "أين ولد البخاري",
         "حكم صلاة الجماعة؟",
+        "東京の美術館はどこ？",
     ] {
         assert_eq!(intent_of(q), "question", "{q}");
     }
