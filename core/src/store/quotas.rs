@@ -9,7 +9,9 @@
 //! see room that only one of them fits in: concurrency cannot overspend a quota. When
 //! the answer is in, [`Records::settle_quota`] gives back the part of the reservation the
 //! call did not spend, in the same transaction that adds the call's usage to the usage
-//! meters (`soat_usage_meters`: `account/project/day/dimension/metric` → units).
+//! meters (`soat_usage_meters`: `account/project/day/dimension/metric` → units; the
+//! call's priced cost is the metric `cost_nusd`, in billionths of a USD), and checks
+//! the project's usage thresholds against them (`store::thresholds`).
 //!
 //! A reservation that passes a quota's limit raises `quota.exceeded` (a webhook
 //! event, in the outbox of the same transaction) the first time in that window.
@@ -29,7 +31,7 @@ pub const QUOTA_PREFIX: &str = "quota_";
 /// `quota id/subject/window key` → units counted in that window (reserved or spent).
 const WINDOWS: Counts = Counts("soat_quota_windows");
 /// `account/project/day/dimension/metric` → units metered that day (usage meters).
-const METERS: Counts = Counts("soat_usage_meters");
+pub(super) const METERS: Counts = Counts("soat_usage_meters");
 
 /// A quota of one project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,12 +83,11 @@ pub struct Metered {
     pub units: Vec<(&'static str, u64)>,
 }
 
-/// A reservation's settle: its holds give back their units and gain `spent`, and the
-/// meters gain `metered`.
+/// A reservation's settle: each hold gives back its units and gains what the call
+/// spent of its metric (the pair's second), and the meters gain `metered`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settle {
-    pub holds: Vec<Hold>,
-    pub spent: u64,
+    pub holds: Vec<(Hold, u64)>,
     pub metered: Metered,
 }
 
@@ -190,12 +191,13 @@ impl Records {
     }
 }
 
-/// Each hold's counter loses the `units` it took and gains `spent` (the call's actual
-/// usage), and the usage meters gain what was metered.
+/// Each hold's counter loses the `units` it took and gains what was spent (the call's
+/// actual usage), the usage meters gain what was metered, and the project's usage
+/// thresholds are checked against them (`store::thresholds`), all in `txn`.
 pub(super) fn settle_in(txn: &WriteTx, s: &Settle) -> Result<(), StoreError> {
-    for h in &s.holds {
+    for (h, spent) in &s.holds {
         let now = txn.count(WINDOWS, &h.key)?.unwrap_or(0);
-        txn.put_count(WINDOWS, &h.key, now.saturating_sub(h.units).saturating_add(s.spent))?;
+        txn.put_count(WINDOWS, &h.key, now.saturating_sub(h.units).saturating_add(*spent))?;
     }
     let m = &s.metered;
     for dim in &m.dimensions {
@@ -205,10 +207,14 @@ pub(super) fn settle_in(txn: &WriteTx, s: &Settle) -> Result<(), StoreError> {
             txn.put_count(METERS, &key, now.saturating_add(*units))?;
         }
     }
+    // usage thresholds (issue 37): crossed by what this call metered, in its transaction.
+    if m.units.iter().any(|(_, u)| *u > 0) {
+        super::thresholds::cross_in(txn, &m.account_id, &m.project_id, &m.day)?;
+    }
     Ok(())
 }
 
-fn meter_key(account_id: &str, project_id: &str, day: &str, dimension: &str, metric: &str) -> String {
+pub(super) fn meter_key(account_id: &str, project_id: &str, day: &str, dimension: &str, metric: &str) -> String {
     format!("{account_id}/{project_id}/{day}/{dimension}/{metric}")
 }
 
@@ -240,7 +246,7 @@ mod tests {
             dimensions: vec!["project:proj_a".into()],
             units: vec![("input_tokens", 7)],
         };
-        r.settle_quota(&Settle { holds: vec![hold("quota_1/-/w", 100, 30)], spent: 12, metered: m }).unwrap();
+        r.settle_quota(&Settle { holds: vec![(hold("quota_1/-/w", 100, 30), 12)], metered: m }).unwrap();
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72);
         assert_eq!(r.reserve_quota("acct_a", "proj_a", &[hold("quota_1/-/w", 100, 10), hold("quota_2/-/w", 5, 10)]).unwrap(), Err(1));
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72, "a refused reservation takes nothing");

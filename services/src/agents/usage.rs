@@ -161,6 +161,59 @@ fn price_for<'a>(book: &'a [PriceRecord], sku: &Sku<'_>, component: &str) -> Opt
         .max_by(|a, b| (a.ai_provider_id.is_some(), &a.effective_from).cmp(&(b.ai_provider_id.is_some(), &b.effective_from)))
 }
 
+/// The unit prices of one target of a model call (an AI provider and a model), in
+/// force when the call was reserved; `None`: no row prices that component.
+#[derive(Debug, Clone)]
+pub struct TargetPrices {
+    pub ai_provider_id: String,
+    pub provider: String,
+    pub model: String,
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cached: Option<f64>,
+}
+
+impl TargetPrices {
+    /// The most a call of `prompt` prompt tokens and `max_output` output tokens can
+    /// cost, in billionths of a USD; `None` without an input and an output price.
+    pub fn bound_nusd(&self, prompt: u64, max_output: u64) -> Option<u64> {
+        let input = self.input?.max(self.cached.unwrap_or(0.0));
+        Some(nanos(prompt as f64 * input + max_output as f64 * self.output?).ceil() as u64)
+    }
+
+    /// What a call's reported usage costs as its receipt prices it (an unpriced
+    /// component adds nothing), in billionths of a USD.
+    pub fn cost_nusd(&self, input: u64, output: u64, cached: u64) -> u64 {
+        let part = |q: u64, p: Option<f64>| p.map_or(0.0, |p| q as f64 * p);
+        nanos(part(input, self.input) + part(output, self.output) + part(cached, self.cached)).round() as u64
+    }
+}
+
+fn nanos(usd: f64) -> f64 {
+    usd * crate::store::thresholds::NANOS_PER_USD
+}
+
+/// The prices in force now of each `(ai_provider_id, provider, model)` a call may run on.
+pub fn prices_in_force(records: &Records, account_id: &str, targets: &[(String, String, String)]) -> Result<Vec<TargetPrices>, ApiError> {
+    let book = book(records, account_id)?;
+    let at = crate::clock::now_rfc3339();
+    Ok(targets
+        .iter()
+        .map(|(aip, provider, model)| {
+            let sku = Sku { ai_provider_id: Some(aip), provider, model, at: &at };
+            let price = |c: &str| price_for(&book, &sku, c).map(|p| p.unit_price);
+            TargetPrices {
+                ai_provider_id: aip.clone(),
+                provider: provider.clone(),
+                model: model.clone(),
+                input: price("input_tokens"),
+                output: price("output_tokens"),
+                cached: price("cached_tokens"),
+            }
+        })
+        .collect())
+}
+
 /// The sum of the priced costs; `None` when nothing was priced.
 fn sum(costs: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     costs.into_iter().flatten().fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c))

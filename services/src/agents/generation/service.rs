@@ -258,7 +258,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         key_id: Some(scope.principal_id().to_owned()).filter(|id| id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX)),
     };
     let r = records.clone();
-    blocking(move || crate::agents::quotas::reserve(&r, &who, "requests", 1)).await?;
+    blocking(move || crate::agents::quotas::reserve(&r, &who, &[("requests", Ok(1))])).await?;
     let new = NewGeneration {
         id: format!("{GENERATION_PREFIX}{}", crate::ids::random_base62(16)),
         account_id: scope.account_id.clone(),
