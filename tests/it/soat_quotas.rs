@@ -283,6 +283,14 @@ fn receipts_are_priced_from_the_price_book_in_force_when_their_generation_ran_an
     assert!(close(&by_day["groups"][0]["cost_usd"], cost) && by_day["groups"][0]["key"].as_str().is_some_and(|d| d.len() == 10), "{by_day}");
     let after = ok(rollup(&format!("project_id={pid}&group_by=agent&from={}", in_seconds(3600))), 200);
     assert!(after["groups"] == json!([]) && after["totals"]["cost_usd"].is_null() && after["totals"]["input_tokens"] == 0, "{after}");
+    // Every group_by sums the same usage: its groups' tokens are the totals'.
+    for g in ["model", "agent", "run", "day", "meter_type", "actor", "session", "source"] {
+        let r = ok(rollup(&format!("project_id={pid}&group_by={g}")), 200);
+        let grouped: u64 = r["groups"].as_array().unwrap().iter().map(|g| g["input_tokens"].as_u64().unwrap()).sum();
+        assert!(r["totals"]["input_tokens"] == input && grouped == input && close(&r["totals"]["cost_usd"], cost), "{g}: {r}");
+    }
+    let none = ok(rollup(&format!("project_id={pid}&group_by=model&meter_type=storage")), 200);
+    assert_eq!(none["groups"], json!([]), "{none}");
     refused(rollup(&format!("project_id={pid}&group_by=colour")), 400);
     refused(rollup("group_by=model"), 400);
     // Another account's book is its own.

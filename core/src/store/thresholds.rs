@@ -14,13 +14,12 @@
 //! `calendar_month` is the UTC month (`2026-07`), `rolling_24h` the UTC day
 //! (`2026-07-07Z`). A threshold fires at most once per window. (SOAT sums a trailing 24
 //! hours and re-arms a fired `rolling_24h` threshold once usage falls under 90 %;
-//! Quarry's meters are daily, so its 24 hours are the day's.)
+//! Quarry keeps fixed windows, as its quotas do.)
 
 use serde::{Deserialize, Serialize};
 
 use super::kv::{Read, WriteTx};
 use super::owned::{insert_in, list_in, owned_record, put_in, remove_in};
-use super::quotas::{meter_key, METERS};
 use super::webhooks::Raised;
 use super::{Charge, Records, StoreError};
 
@@ -62,31 +61,24 @@ pub fn window_key(window: &str, day: &str) -> String {
     }
 }
 
-/// The days of the window `day` falls in, as meters key them.
-fn window_days(window: &str, day: &str) -> Vec<String> {
-    match window {
-        "calendar_month" => (1..=31).map(|d| format!("{}-{d:02}", &day[..7])).collect(),
-        _ => vec![day.to_owned()],
-    }
-}
-
 /// The project's metered `metric` over the window of `window` that `day` falls in.
 pub(super) fn windowed_in(txn: &impl Read, account_id: &str, project_id: &str, metric: &str, window: &str, day: &str) -> Result<f64, StoreError> {
     let dimension = format!("project:{project_id}");
     let meters: &[&str] = if metric == "cost_usd" { &[COST_METER] } else { &TOKEN_METERS };
-    let mut units = 0u64;
-    for d in window_days(window, day) {
-        for m in meters {
-            units = units.saturating_add(txn.count(METERS, &meter_key(account_id, project_id, &d, &dimension, m))?.unwrap_or(0));
-        }
-    }
+    // The window's hours are those its key's prefix of the date starts.
+    let within = if window == "calendar_month" { &day[..7] } else { day };
+    let units = super::quotas::meters_in(txn, account_id, project_id, Some(within), Some(within))?
+        .into_iter()
+        .filter(|(_, dim, m, _)| *dim == dimension && meters.contains(&m.as_str()))
+        .fold(0u64, |sum, (_, _, _, u)| sum.saturating_add(u));
     Ok(if metric == "cost_usd" { units as f64 / NANOS_PER_USD } else { units as f64 })
 }
 
-/// Checks the project's thresholds against its meters after a call metered on `day`:
+/// Checks the project's thresholds against its meters after a call metered in `hour`:
 /// each one crossed for the first time in its window is marked fired and raises
 /// `usage.threshold_crossed`, into the outbox of this transaction.
-pub(super) fn cross_in(txn: &WriteTx, account_id: &str, project_id: &str, day: &str) -> Result<(), StoreError> {
+pub(super) fn cross_in(txn: &WriteTx, account_id: &str, project_id: &str, hour: &str) -> Result<(), StoreError> {
+    let day = &hour[..10];
     let mine: Vec<UsageThresholdRecord> =
         list_in::<UsageThresholdRecord>(txn, account_id)?.into_iter().filter(|t| t.project_id == project_id).collect();
     let mut raised = Vec::new();
@@ -167,7 +159,7 @@ mod tests {
             let metered = Metered {
                 account_id: "acct_a".into(),
                 project_id: "proj_a".into(),
-                day: day.into(),
+                hour: format!("{day}T10"),
                 dimensions: vec!["project:proj_a".into()],
                 units: vec![("input_tokens", tokens), (COST_METER, 1)],
             };

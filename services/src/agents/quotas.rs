@@ -34,8 +34,8 @@ use serde_json::{json, Value};
 use super::agent::record::AgentRecord;
 use super::{Scope, SoatError};
 use crate::error::{ApiError, Code};
-use crate::store::quotas::{Hold, Metered, Settle, QUOTA_PREFIX};
-use crate::store::thresholds::{COST_METER, NANOS_PER_USD};
+use crate::store::quotas::{Hold, Settle, QUOTA_PREFIX};
+use crate::store::thresholds::NANOS_PER_USD;
 use crate::store::webhooks::Raised;
 use crate::store::{ActorRecord, ProjectKeyRecord, QuotaRecord, Records, StoreError};
 
@@ -252,6 +252,8 @@ pub struct Subject {
     pub actor_id: Option<String>,
     /// The project key that started it (`key_…`), if one did.
     pub key_id: Option<String>,
+    /// The session it runs in, if any (for the usage meters).
+    pub session_id: Option<String>,
 }
 
 /// The counter of `q` that `who` spends from, if `q` applies to `who`.
@@ -285,6 +287,8 @@ pub struct Reservation {
     pub prices: Vec<crate::agents::usage::TargetPrices>,
     /// What the call spent, once its answer is in (nothing, until then).
     pub spent: Spent,
+    /// The model that answered it.
+    pub model: Option<String>,
 }
 
 /// A call the price book cannot price, for a `cost_usd` reservation.
@@ -375,7 +379,7 @@ pub fn reserve(records: &Records, who: &Subject, asks: &[Ask]) -> Result<Reserva
     }
     let bare: Vec<Hold> = holds_of.iter().map(|(h, _)| h.clone()).collect();
     match records.reserve_quota(&who.account_id, &who.project_id, &bare)? {
-        Ok(()) => Ok(Reservation { who: who.clone(), holds: holds_of, prices: Vec::new(), spent: Spent::default() }),
+        Ok(()) => Ok(Reservation { who: who.clone(), holds: holds_of, prices: Vec::new(), spent: Spent::default(), model: None }),
         Err(i) => Err(exceeded(&quotas[i])),
     }
 }
@@ -396,8 +400,16 @@ pub struct Spent {
     pub output: u64,
     pub cached: u64,
     pub tool_calls: u64,
-    /// Its cost priced from the book, in billionths of a USD (0: unpriced).
-    pub cost_nusd: u64,
+    /// Each token component's cost (input, output, cached) priced from the book, in
+    /// billionths of a USD (`None`: no price for it).
+    pub costs: [Option<u64>; 3],
+}
+
+impl Spent {
+    /// The call's priced cost, in billionths of a USD (unpriced parts add nothing).
+    pub fn cost_nusd(&self) -> u64 {
+        self.costs.iter().flatten().sum()
+    }
 }
 
 impl Reservation {
@@ -407,35 +419,28 @@ impl Reservation {
     }
 
     /// The store's settle of this reservation to what the call spent, with the call
-    /// metered under the project, the agent and the actor: written in the step's own
-    /// transaction (`Records::save_step_settling`).
+    /// metered under the project, the agent, the actor, the session and the model
+    /// (`agents::usage::metered`): written in the step's own transaction
+    /// (`Records::save_step_settling`).
     pub fn settle(self) -> Settle {
         let (who, spent) = (self.who, self.spent);
-        let day = humantime::format_rfc3339_seconds(SystemTime::now()).to_string()[..10].to_owned();
-        let mut dimensions = vec![format!("project:{}", who.project_id), format!("agent:{}", who.agent_id)];
-        if let Some(a) = &who.actor_id {
-            dimensions.push(format!("actor:{a}"));
-        }
-        let metered = Metered {
-            account_id: who.account_id,
-            project_id: who.project_id,
-            day,
-            dimensions,
-            units: vec![
-                ("input_tokens", spent.input),
-                ("output_tokens", spent.output),
-                ("cached_tokens", spent.cached),
-                ("model_calls", spent.calls),
-                ("tool_calls", spent.tool_calls),
-                (COST_METER, spent.cost_nusd),
-            ],
+        let hour = humantime::format_rfc3339_seconds(SystemTime::now()).to_string()[..13].to_owned();
+        let by = crate::agents::usage::Meter {
+            account_id: &who.account_id,
+            project_id: &who.project_id,
+            agent_id: &who.agent_id,
+            actor_id: who.actor_id.as_deref(),
+            session_id: who.session_id.as_deref(),
+            model: self.model.as_deref(),
+            hour,
         };
+        let metered = crate::agents::usage::metered(by, [spent.input, spent.output, spent.cached], spent.costs, spent.calls, spent.tool_calls);
         let holds = self
             .holds
             .into_iter()
             .map(|(h, metric)| {
                 let used = match metric {
-                    "cost_usd" => spent.cost_nusd,
+                    "cost_usd" => spent.cost_nusd(),
                     "tokens" => spent.input + spent.output,
                     _ => h.units,
                 };
@@ -482,6 +487,7 @@ mod tests {
             agent_id: "agt_1".into(),
             actor_id: Some("actor_1".into()),
             key_id: None,
+            session_id: None,
         };
         let at = humantime::parse_rfc3339("2026-07-07T12:31:45Z").unwrap();
         assert_eq!(counter(&q("project", None), &who, at).as_deref(), Some("quota_1/-/2026-07-07T12:31Z"));

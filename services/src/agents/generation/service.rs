@@ -256,6 +256,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
         agent_id: agent.id.clone(),
         actor_id: actor.clone(),
         key_id: Some(scope.principal_id().to_owned()).filter(|id| id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX)),
+        session_id: None,
     };
     let r = records.clone();
     blocking(move || crate::agents::quotas::reserve(&r, &who, &[("requests", Ok(1))])).await?;

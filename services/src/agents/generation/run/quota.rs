@@ -23,6 +23,7 @@ impl Run {
             agent_id: self.g.agent_id.clone(),
             actor_id: self.g.state.input.actor_id.clone(),
             key_id: key.map(str::to_owned),
+            session_id: self.g.state.input.session_id.clone(),
         }
     }
 
@@ -67,8 +68,9 @@ impl Run {
                 output,
                 cached,
                 tool_calls: tool_calls as u64,
-                cost_nusd: priced.map_or(0, |p| p.cost_nusd(input, output, cached)),
+                costs: priced.map_or([None; 3], |p| p.costs_nusd(input, output, cached)),
             };
+            r.model = Some(model);
         }
     }
 }
