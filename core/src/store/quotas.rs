@@ -229,9 +229,9 @@ pub(super) fn meters_in(
         .counts_between(METERS, &start, &end)?
         .into_iter()
         .filter_map(|(k, v)| {
-            let rest = k.strip_prefix(&prefix)?;
-            let mut parts = rest.splitn(3, '/');
-            let (hour, dim, metric) = (parts.next()?, parts.next()?, parts.next()?);
+            // A dimension may hold a '/' (a model `openai/gpt-4o`); an hour and a metric never do.
+            let (hour, rest) = k.strip_prefix(&prefix)?.split_once('/')?;
+            let (dim, metric) = rest.rsplit_once('/')?;
             Some((hour.to_owned(), dim.to_owned(), metric.to_owned(), v))
         })
         .collect())
@@ -322,7 +322,7 @@ mod tests {
             account_id: "acct_a".into(),
             project_id: "proj_a".into(),
             hour: hour.into(),
-            dimensions: vec!["project:proj_a".into(), "model:m".into()],
+            dimensions: vec!["project:proj_a".into(), "model:org/m".into()],
             units: vec![("input_tokens", n)],
         };
         assert!(r.rebuild_meters_once(|| Ok(vec![m("2026-12-04T10", 5), m("2026-12-04T10", 2)])).unwrap());
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("2026-12-04T10".into(), "model:m".into(), "input_tokens".into(), 7),
+                ("2026-12-04T10".into(), "model:org/m".into(), "input_tokens".into(), 7),
                 ("2026-12-04T10".into(), "project:proj_a".into(), "input_tokens".into(), 7),
             ],
             "the day-keyed meter is gone"
