@@ -2,10 +2,15 @@
 //!
 //! `/api/v1/quotas` (SOAT v0.28's quotas.yaml) against the real binary: create, the
 //! duplicate's 409, the scope/metric pairs and refs refused, get with the window's
-//! count, PATCH, delete, another account's 404; a `requests` quota refusing the
-//! generation past it; and 64 generations at once against a `tokens` quota of N,
-//! the scripted upstream reporting each call's usage: what they spend is at most N,
-//! every one refused is `QUOTA_EXCEEDED` and never reached the model.
+//! count, PATCH, delete, another account's 404; a key's `requests` quota counting every
+//! request it makes and refusing the one past it (a generation never sent); and 64
+//! generations at once against a `tokens` quota of N, the scripted upstream reporting
+//! each call's usage: what they spend is at most N, every one refused is
+//! `QUOTA_EXCEEDED` and never reached the model; the same for a `cost_usd` quota priced
+//! from the price book, and a model it cannot price refused with `QUOTA_UNPRICED`.
+//!
+//! Usage thresholds: a crossing writes one `usage.threshold_crossed` to a subscribed
+//! webhook, and the next step in its window none.
 //!
 //! usage (issue 37, SOAT v0.28's usage.yaml): the account's price book, and receipts
 //! priced at the row in force when their generation ran, so a price change shows in
@@ -68,7 +73,7 @@ fn quotas_are_created_read_changed_and_deleted_and_refuse_what_cannot_be_enforce
 }
 
 #[test]
-fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() {
+fn a_requests_quota_counts_every_request_of_its_key_and_refuses_the_one_past_it_before_the_model_is_called() {
     let up = Scripted::start();
     up.otherwise(Reply::Text("fine".into(), 10, 5));
     let s = server();
@@ -78,27 +83,33 @@ fn a_requests_quota_refuses_the_generation_past_it_before_the_model_is_called() 
     let hook =
         ok(call(&s, "POST", "/api/v1/webhooks", &st.key, Some(json!({"name": "q", "url": "http://127.0.0.1:9/hook", "events": ["quota.*"]}))), 201);
     let hook = hook["id"].as_str().unwrap().to_owned();
-    let q = ok(
-        call(&s, "POST", "/api/v1/quotas", &st.key, Some(json!({"scope": "project", "metric": "requests", "window": "calendar_month", "limit": 2}))),
-        201,
-    );
-    let first = ok(generate(&s, &st.key, &a, "Hello."), 200)["id"].as_str().unwrap().to_owned();
-    ok(generate(&s, &st.key, &a, "Hello."), 200);
-    let e = refused(generate(&s, &st.key, &a, "Hello."), 429);
+    // A project key, and a quota of three requests a month on it.
+    let project = ok(call(&s, "GET", "/api/v1/projects", &st.key, None), 200)["data"][0]["id"].clone();
+    let made = ok(call(&s, "POST", "/api/v1/api-keys", &st.key, Some(json!({"name": "ci", "project_id": project}))), 201);
+    let (sk, key_id) = (made["key"].as_str().unwrap().to_owned(), made["id"].as_str().unwrap().to_owned());
+    let body = json!({"scope": "api_key", "scope_ref": key_id, "metric": "requests", "window": "calendar_month", "limit": 3});
+    let q = ok(call(&s, "POST", "/api/v1/quotas", &st.key, Some(body)), 201);
+    // Every request counts, a read as well as a generation.
+    ok(call(&s, "GET", "/api/v1/quotas", &sk, None), 200);
+    let first = ok(generate(&s, &sk, &a, "Hello."), 200)["id"].as_str().unwrap().to_owned();
+    ok(generate(&s, &sk, &a, "Hello."), 200);
+    let e = refused(generate(&s, &sk, &a, "Hello."), 429);
     assert_eq!(
         (e["code"].as_str(), e["meta"]["quota_id"].as_str(), e["meta"]["metric"].as_str()),
         (Some("QUOTA_EXCEEDED"), q["id"].as_str(), Some("requests")),
         "{e}"
     );
     assert_eq!(up.bodies().len(), 2, "the refused generation never reached the model");
+    let e = refused(call(&s, "GET", "/api/v1/quotas", &sk, None), 429);
+    assert_eq!(e["code"], "QUOTA_EXCEEDED", "a read past the quota is refused too: {e}");
     // The first breach of the window raised quota.exceeded, once: a second refusal adds none.
-    refused(generate(&s, &st.key, &a, "Hello."), 429);
     let d = ok(call(&s, "GET", &format!("/api/v1/webhook-deliveries?webhook_id={hook}"), &st.key, None), 200);
     let events: Vec<&str> = d["data"].as_array().unwrap().iter().map(|d| d["event_type"].as_str().unwrap_or("")).collect();
     assert_eq!(events, ["quota.exceeded"], "{d}");
     assert_eq!(d["data"][0]["payload"]["data"]["quota_id"], q["id"], "{d}");
+    // The account's key is not this quota's: it still reads, and the count is the key's three.
     let got = ok(call(&s, "GET", &format!("/api/v1/quotas/{}", q["id"].as_str().unwrap()), &st.key, None), 200);
-    assert_eq!(got["current_usage"]["count"], 2, "refusals take nothing: {got}");
+    assert_eq!(got["current_usage"]["count"], 3, "refusals take nothing: {got}");
     // usage (issue 37): the generation's receipt, what the provider reported for it.
     let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={first}"), &st.key, None), 200);
     assert_eq!(

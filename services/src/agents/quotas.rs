@@ -11,8 +11,10 @@
 //! settles to the usage the provider reported, with the usage meters in the same
 //! transaction. A quota's first breach in a window (a refusal, or a `monitor` quota's
 //! reservation past its limit, let through) raises the `quota.exceeded` webhook event,
-//! in the outbox of the reservation's transaction. A generation's start takes one unit of each `requests` quota it falls
-//! under. `monitor` quotas count and never refuse.
+//! in the outbox of the reservation's transaction. Every authenticated `/api/v1` request
+//! takes one unit of each `requests` quota of its project (and key) at the dispatch,
+//! before its handler ([`take_request`], called by `http::oversight`). `monitor`
+//! quotas count and never refuse.
 //!
 //! `cost_usd` quotas count billionths of a USD: a model call reserves its upper bound
 //! priced from the account's price book in force (`agents::usage::prices_in_force`:
@@ -382,6 +384,27 @@ pub fn reserve(records: &Records, who: &Subject, asks: &[Ask]) -> Result<Reserva
         Ok(()) => Ok(Reservation { who: who.clone(), holds: holds_of, prices: Vec::new(), spent: Spent::default(), model: None }),
         Err(i) => Err(exceeded(&quotas[i])),
     }
+}
+
+/// One request of `project` by the account's key `key_id` (a project key's `key_…`, if
+/// one made it): a unit of each `requests` quota it falls under, or `QUOTA_EXCEEDED`.
+/// Only reads when the project has no `requests` quota; `Ok(false)` then, and the
+/// caller need not wait for a write.
+pub fn has_request_quotas(records: &Records, account_id: &str, project_id: &str) -> Result<bool, ApiError> {
+    Ok(records.list::<QuotaRecord>(account_id)?.iter().any(|q| q.project_id == project_id && q.metric == "requests"))
+}
+
+/// Takes one unit of every `requests` quota `key_id`'s request in `project_id` falls under.
+pub fn take_request(records: &Records, account_id: &str, project_id: &str, key_id: Option<String>) -> Result<(), ApiError> {
+    let who = Subject {
+        account_id: account_id.to_owned(),
+        project_id: project_id.to_owned(),
+        agent_id: String::new(),
+        actor_id: None,
+        key_id: key_id.filter(|id| id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX)),
+        session_id: None,
+    };
+    reserve(records, &who, &[("requests", Ok(1))]).map(drop)
 }
 
 /// The tokens a model call may spend at most: its request's bytes (a token is at
