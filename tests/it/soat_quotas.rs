@@ -127,6 +127,35 @@ fn a_requests_quota_counts_every_request_of_its_key_and_refuses_the_one_past_it_
     refused(call(&s, "GET", "/api/v1/usage/receipt", &st.key, None), 400);
 }
 
+/// `n` generations of `agent` at once: the ids of those that completed, and how many
+/// were refused, each refusal `QUOTA_EXCEEDED` by `quota_id` (anything else fails).
+fn at_once(s: &TestServer, key: &str, agent: &str, n: usize, quota_id: &str) -> (Vec<String>, u64) {
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                scope.spawn(move || {
+                    let r = generate(s, key, agent, &format!("Question {i}."));
+                    (r.status, r.json())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (mut completed, mut refusals) = (Vec::new(), 0u64);
+    for (status, body) in &answers {
+        match status {
+            200 => completed.push(body["id"].as_str().unwrap().to_owned()),
+            429 => {
+                let e = &body["error"];
+                assert_eq!((e["code"].as_str(), e["meta"]["quota_id"].as_str()), (Some("QUOTA_EXCEEDED"), Some(quota_id)), "{body}");
+                refusals += 1;
+            }
+            other => panic!("answer {other}: {body}"),
+        }
+    }
+    (completed, refusals)
+}
+
 #[test]
 fn sixty_four_concurrent_generations_against_a_tokens_quota_of_n_spend_at_most_n() {
     const N: u64 = 2000;
@@ -142,36 +171,14 @@ fn sixty_four_concurrent_generations_against_a_tokens_quota_of_n_spend_at_most_n
         201,
     );
     let quota_id = q["id"].as_str().unwrap().to_owned();
-    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..64)
-            .map(|i| {
-                let (s, key, a) = (&s, &st.key, &a);
-                scope.spawn(move || {
-                    let r = generate(s, key, a, &format!("Question {i}."));
-                    (r.status, r.json())
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let (ids, refusals) = at_once(&s, &st.key, &a, 64, &quota_id);
     let mut spent = 0;
-    let (mut completed, mut refusals) = (0u64, 0u64);
-    for (status, body) in &answers {
-        match status {
-            200 => {
-                let g = ok(call(&s, "GET", &format!("/api/v1/generations/{}", body["id"].as_str().unwrap()), &st.key, None), 200);
-                assert_eq!(g["status"], "completed", "{g}");
-                spent += g["usage"]["input_tokens"].as_u64().unwrap() + g["usage"]["output_tokens"].as_u64().unwrap();
-                completed += 1;
-            }
-            429 => {
-                let e = &body["error"];
-                assert_eq!((e["code"].as_str(), e["meta"]["quota_id"].as_str()), (Some("QUOTA_EXCEEDED"), Some(quota_id.as_str())), "{body}");
-                refusals += 1;
-            }
-            other => panic!("answer {other}: {body}"),
-        }
+    for id in &ids {
+        let g = ok(call(&s, "GET", &format!("/api/v1/generations/{id}"), &st.key, None), 200);
+        assert_eq!(g["status"], "completed", "{g}");
+        spent += g["usage"]["input_tokens"].as_u64().unwrap() + g["usage"]["output_tokens"].as_u64().unwrap();
     }
+    let completed = ids.len() as u64;
     eprintln!("{completed} completed, {refusals} refused, {spent} tokens spent of {N}");
     assert!(spent <= N, "64 generations spent {spent} tokens against a quota of {N}");
     assert_eq!(spent, completed * PER_CALL);
@@ -426,36 +433,14 @@ fn concurrent_generations_against_a_cost_quota_never_spend_past_it_and_an_unpric
         201,
     );
     std::thread::sleep(Duration::from_secs(3));
-    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..32)
-            .map(|i| {
-                let (s, key, a) = (&s, &st.key, &a);
-                scope.spawn(move || {
-                    let r = generate(s, key, a, &format!("Question {i}."));
-                    (r.status, r.json())
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let (mut spent, mut completed, mut refusals) = (0.0, 0u64, 0u64);
-    for (status, body) in &answers {
-        match status {
-            200 => {
-                let id = body["id"].as_str().unwrap();
-                let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={id}"), &st.key, None), 200);
-                assert!(close(&r["total_cost_usd"], 30.0 * 0.001 + 10.0 * 0.002), "{r}");
-                spent += r["total_cost_usd"].as_f64().unwrap();
-                completed += 1;
-            }
-            429 => {
-                let e = &body["error"];
-                assert_eq!((e["code"].as_str(), e["meta"]["quota_id"].as_str()), (Some("QUOTA_EXCEEDED"), Some(quota_id.as_str())), "{body}");
-                refusals += 1;
-            }
-            other => panic!("answer {other}: {body}"),
-        }
+    let (ids, refusals) = at_once(&s, &st.key, &a, 32, &quota_id);
+    let mut spent = 0.0;
+    for id in &ids {
+        let r = ok(call(&s, "GET", &format!("/api/v1/usage/receipt?generation_id={id}"), &st.key, None), 200);
+        assert!(close(&r["total_cost_usd"], 30.0 * 0.001 + 10.0 * 0.002), "{r}");
+        spent += r["total_cost_usd"].as_f64().unwrap();
     }
+    let completed = ids.len() as u64;
     eprintln!("{completed} completed, {refusals} refused, {spent} USD spent of {LIMIT}");
     assert!(spent <= LIMIT, "32 generations spent {spent} USD against a quota of {LIMIT}");
     assert!(completed >= 1 && refusals >= 1, "{completed} completed, {refusals} refused");

@@ -80,7 +80,8 @@ pub struct QuotaPatch {
     pub mode: Option<String>,
 }
 
-fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
+/// `value` is one of `allowed`, else a 400 naming `field` (usage thresholds too).
+pub(super) fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
     if allowed.contains(&value) {
         return Ok(());
     }

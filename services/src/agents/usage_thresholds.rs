@@ -9,6 +9,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::quotas::one_of;
 use super::{Scope, SoatError};
 use crate::error::ApiError;
 use crate::store::thresholds::THRESHOLD_PREFIX;
@@ -28,13 +29,6 @@ pub struct NewThreshold {
     pub metric: String,
     pub window: String,
     pub threshold: f64,
-}
-
-fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
-    if allowed.contains(&value) {
-        return Ok(());
-    }
-    Err(SoatError::invalid(field, format!("must be one of {}, not {value:?}.", allowed.join(", "))))
 }
 
 /// Adds a threshold to the scope's project.
