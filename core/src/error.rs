@@ -229,6 +229,9 @@ codes! {
     // quota (meta: quota_id, metric, limit, window, resets_at); a quota like another.
     QuotaExceeded => ("quota_exceeded", 429),
     QuotaConflict => ("quota_conflict", 409),
+    // ours: an enforced cost_usd quota applies and the price book prices no part of
+    // the model's call (meta: quota_id, provider, model): a cost it cannot bound.
+    QuotaUnpriced => ("quota_unpriced", 409),
 }
 
 /// An error as the client sees it.
@@ -317,6 +320,7 @@ impl Code {
             // quotas (issue 37)
             Code::QuotaExceeded => return "QUOTA_EXCEEDED",
             Code::QuotaConflict => return "QUOTA_CONFLICT",
+            Code::QuotaUnpriced => return "QUOTA_UNPRICED",
             _ => {}
         }
         match self.status().as_u16() {

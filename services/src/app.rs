@@ -112,6 +112,12 @@ impl App {
             Ok(n) => tracing::info!(removed = n, "removed file bytes no record names"),
             Err(e) => tracing::warn!(error = %e, "could not sweep unrecorded file bytes"),
         }
+        // usage (issue 37): a store whose meters were kept by day gets them by hour, once.
+        match crate::agents::usage::rebuild_meters_once(&records) {
+            Ok(false) => {}
+            Ok(true) => tracing::info!("rebuilt the usage meters from the generations' records"),
+            Err(e) => tracing::warn!(error = %e, "could not rebuild the usage meters"),
+        }
         let local = config.llm.local.as_ref().and_then(|c| crate::llm::local::Local::prepare(c, &config.data));
         let egress = Arc::new(crate::net::egress::Policy::new(config.egress.allow.clone()).with_local_model(local.as_ref().map(|l| l.port())));
         let tools = Arc::new(crate::agents::tools::Tools::new(records.clone(), secrets.clone(), config.llm.tls_roots.clone(), egress.clone()));

@@ -397,6 +397,10 @@ pub fn table(config: &Config) -> Vec<Route> {
         // SOAT (/api/v1): the usage price book (issue 37).
         row(M::GET, "/api/v1/usage/prices", "soat_get_price_book", call!(soat::usage::prices)),
         row(M::PUT, "/api/v1/usage/prices", "soat_upsert_price_book", call!(soat::usage::upsert_prices)),
+        // SOAT (/api/v1): usage thresholds (issue 37).
+        row(M::GET, "/api/v1/usage/thresholds", "soat_list_usage_thresholds", call!(soat::usage::list_thresholds)),
+        row(M::POST, "/api/v1/usage/thresholds", "soat_create_usage_threshold", call!(soat::usage::create_threshold)),
+        row(M::DELETE, "/api/v1/usage/thresholds/{threshold_id}", "soat_delete_usage_threshold", call!(soat::usage::delete_threshold, threshold_id)),
         // SOAT (/api/v1): actors (issue 36, actors).
         row(M::GET, "/api/v1/actors", "soat_list_actors", call!(soat::actors::list)),
         row(M::POST, "/api/v1/actors", "soat_create_actor", call!(soat::actors::create)),

@@ -182,6 +182,10 @@ async fn serve(
     }
     let decision = principal.bucket.spend(route.cost);
     let mut reply = if decision.allowed {
+        // quotas (issue 37): every /api/v1 request counts in its project's requests quotas.
+        if let Err(e) = oversight::take_request(&shard.app, route, &call.parts, &principal).await {
+            return with_rate(surface.error(&e), &decision);
+        }
         // policies (issue 37): the one policy check and audit record of every route.
         let gate = oversight::gate(&shard.app, route, &call.params, &call.parts, &principal);
         let Some(mut gate) = gate else {

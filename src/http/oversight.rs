@@ -10,6 +10,10 @@
 //! that project: the dispatch reads and parses the body once, before the check, and
 //! hands both to the handler ([`Gate::reads_body`], [`Gate::body_names`]).
 //!
+//! quotas (issue 37): before both, every authenticated `/api/v1` request takes a unit
+//! of its project's `requests` quotas ([`take_request`]); past an enforced one it is
+//! 429 `QUOTA_EXCEEDED`, and neither policy nor handler runs.
+//!
 //! Exempt: the rows without a key (no caller to check) — of which bootstrap and login
 //! are recorded all the same, on the user they name ([`record_public`]) — and
 //! `GET /users/me` (who the caller is, no resource).
@@ -23,8 +27,10 @@ use super::router::{Params, Route};
 use super::surface::Surface;
 use crate::agents::audit;
 use crate::agents::policies::{self, Context, Denied, RequestFacts, Target};
+use crate::agents::quotas;
 use crate::app::App;
 use crate::auth::{Principal, ProjectKey};
+use crate::error::ApiError;
 use crate::store::AuditEntry;
 
 /// `/v1`'s rows that change keys, audited though not SOAT's.
@@ -71,6 +77,35 @@ fn project(app: &App, p: &Principal, parts: &hyper::http::request::Parts, no_rec
         return None;
     }
     p.default_project.get().cloned().or_else(|| app.records.default_project_id(&p.account_id).ok().flatten())
+}
+
+/// quotas (issue 37): counts the request in the `requests` quotas of the project it
+/// acts in (a bound key's, the query's `project_id`, else the account's default
+/// project), refusing it past an enforced one. A project with no such quota costs one
+/// read here; one with some, a store write on the blocking pool.
+pub async fn take_request(app: &std::sync::Arc<App>, route: &Route, parts: &hyper::http::request::Parts, p: &Principal) -> Result<(), ApiError> {
+    if route.surface != Surface::Soat {
+        return Ok(());
+    }
+    let own = p.project_key.as_ref().and_then(|k| k.project_id.clone());
+    let named = || {
+        parts
+            .uri
+            .query()
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .find_map(|kv| kv.strip_prefix("project_id="))
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+    };
+    let project =
+        own.or_else(named).or_else(|| p.default_project.get().cloned()).or_else(|| app.records.default_project_id(&p.account_id).ok().flatten());
+    let Some(project) = project else { return Ok(()) };
+    if !quotas::has_request_quotas(&app.records, &p.account_id, &project)? {
+        return Ok(());
+    }
+    let (app, account, key) = (app.clone(), p.account_id.clone(), p.project_key.as_ref().map(|k| k.id.clone()));
+    crate::runtime::blocking(move || quotas::take_request(&app.records, &account, &project, key)).await
 }
 
 impl Gate {

@@ -121,6 +121,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
     let chat = make("/api/v1/chats", json!({"ai_provider_id": aip, "name": "support"}));
     // quotas (issue 37)
     let quota = make("/api/v1/quotas", json!({"scope": "project", "metric": "tokens", "window": "rolling_1h", "limit": 1000}));
+    // usage thresholds (issue 37)
+    let threshold = make("/api/v1/usage/thresholds", json!({"metric": "tokens", "window": "calendar_month", "threshold": 1000}));
     // A generation and its trace, written into the store as the runner writes them.
     let o = super::soat_generations::Owner { account_id: owner_account.clone(), project_id: p1.clone(), agent_id: agent.clone() };
     let (trace, generation) = (
@@ -178,7 +180,8 @@ fn every_record_route_hides_it_from_other_accounts_and_other_projects() {
         // policies (issue 37)
         ("policy_id", policy),
         ("exception_id", exception),
-        ("quota_id", quota), // quotas (issue 37)
+        ("quota_id", quota),         // quotas (issue 37)
+        ("threshold_id", threshold), // usage thresholds (issue 37)
     ];
     let mut walked = Vec::new();
     for row in quarry::api::routes::table(&quarry::config::Config::defaults()) {

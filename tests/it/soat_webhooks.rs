@@ -22,7 +22,7 @@ use super::soat_generate::{agent, server, settle, setup};
 
 /// One POST as the receiver got it: headers (names lower case) and the raw body.
 #[derive(Clone, Debug)]
-struct Got {
+pub(super) struct Got {
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
@@ -31,7 +31,7 @@ impl Got {
     fn header(&self, name: &str) -> &str {
         self.headers.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
     }
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap()
     }
 }
@@ -39,13 +39,13 @@ impl Got {
 /// A loopback receiver: records every request, answers the next status of `script`,
 /// then 200s.
 #[derive(Clone)]
-struct Receiver {
+pub(super) struct Receiver {
     addr: SocketAddr,
     got: Arc<Mutex<Vec<Got>>>,
 }
 
 impl Receiver {
-    fn start(script: &[u16]) -> Receiver {
+    pub(super) fn start(script: &[u16]) -> Receiver {
         let got = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(script.to_vec()));
         let (g, sc) = (got.clone(), script.clone());
@@ -53,11 +53,11 @@ impl Receiver {
         Receiver { addr, got }
     }
 
-    fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         format!("http://{}/webhook", self.addr)
     }
 
-    fn got(&self) -> Vec<Got> {
+    pub(super) fn got(&self) -> Vec<Got> {
         self.got.lock().unwrap().clone()
     }
 }

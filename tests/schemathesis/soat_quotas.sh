@@ -23,17 +23,20 @@ ids = {"ST_KEY": key}
 for name, window in [("ST_QUOTA", "rolling_1m"), ("ST_QUOTA_PATCH", "rolling_1h"), ("ST_QUOTA_DOOMED", "rolling_24h")]:
     ids[name] = call("POST", "/api/v1/quotas", {"scope": "project", "metric": "tokens", "window": window, "limit": 1000}, key)["id"]
 ids["ST_PROJECT"] = call("GET", "/api/v1/projects", None, key)["data"][0]["id"]  # usage (issue 37): getUsage's project
+# usage thresholds (issue 37): one for deleteUsageThreshold to end.
+ids["ST_THRESHOLD_DOOMED"] = call("POST", "/api/v1/usage/thresholds", {"metric": "tokens", "window": "calendar_month", "threshold": 1000}, key)["id"]
 print(" ".join(f"{k}={v}" for k, v in ids.items()))
 PY
 )"
-export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED ST_PROJECT
+export ST_QUOTA ST_QUOTA_PATCH ST_QUOTA_DOOMED ST_PROJECT ST_THRESHOLD_DOOMED
 say "seeded quota $ST_QUOTA"
 
 status=0
 say "spec soat-quotas"
 st_check soat_quotas.toml "soat-quotas.bundled.openapi.json" "${ST_MAX_EXAMPLES:-8}" \
     --phases examples,coverage,fuzzing || status=1
-# usage (issue 37): the operations of usage.yaml served (the receipt, the price book).
+# usage (issue 37): the operations of usage.yaml (the receipt, the price book, the
+# meters, the rollup and the usage thresholds).
 say "spec soat-usage"
 st_check soat_quotas.toml "soat-usage.bundled.openapi.json" "${ST_MAX_EXAMPLES:-8}" \
     --phases examples,coverage,fuzzing || status=1

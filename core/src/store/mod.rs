@@ -25,8 +25,10 @@ pub mod owned;
 pub mod quotas;
 // the usage price book (issue 37).
 pub mod prices;
+// usage thresholds (issue 37)
 mod records;
 mod soat;
+pub mod thresholds;
 mod tools;
 // SOAT users and their login tokens (issue 36, users).
 mod users;
@@ -76,6 +78,8 @@ pub use policies::PolicyRecord;
 pub use quotas::QuotaRecord;
 // the usage price book (issue 37)
 pub use prices::PriceRecord;
+// usage thresholds (issue 37)
+pub use thresholds::UsageThresholdRecord;
 
 /// The schema this build writes. A store with a higher number is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -159,6 +163,7 @@ impl Records {
         self.ensure_quotas()?; // quotas and usage (issue 37)
         self.ensure_prices()?; // the usage price book (issue 37)
         self.ensure_approvals()?; // approvals: the items and their expiry queue (issue 37)
+        self.ensure_thresholds()?; // usage thresholds (issue 37)
         self.count_records_once()
     }
 

@@ -9,7 +9,11 @@
 //! see room that only one of them fits in: concurrency cannot overspend a quota. When
 //! the answer is in, [`Records::settle_quota`] gives back the part of the reservation the
 //! call did not spend, in the same transaction that adds the call's usage to the usage
-//! meters (`soat_usage_meters`: `account/project/day/dimension/metric` → units).
+//! meters (`soat_usage_meters`: `account/project/hour/dimension/metric` → units; the
+//! call's priced cost is the metric `cost_nusd`, in billionths of a USD), and checks
+//! the project's usage thresholds against them (`store::thresholds`). The meters are
+//! the one record of usage totals: the rollup (`getUsage`) and the thresholds read
+//! them, by key range, never the generations.
 //!
 //! A reservation that passes a quota's limit raises `quota.exceeded` (a webhook
 //! event, in the outbox of the same transaction) the first time in that window.
@@ -28,8 +32,8 @@ pub const QUOTA_PREFIX: &str = "quota_";
 
 /// `quota id/subject/window key` → units counted in that window (reserved or spent).
 const WINDOWS: Counts = Counts("soat_quota_windows");
-/// `account/project/day/dimension/metric` → units metered that day (usage meters).
-const METERS: Counts = Counts("soat_usage_meters");
+/// `account/project/hour/dimension/metric` → units metered that UTC hour (usage meters).
+pub(super) const METERS: Counts = Counts("soat_usage_meters");
 
 /// A quota of one project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,24 +73,23 @@ pub struct Hold {
     pub breach: Option<Raised>,
 }
 
-/// What a call spent, metered under each of its dimensions (`project:ID`,
-/// `agent:ID`, `actor:ID`) for the day `day`.
+/// What a call spent, metered under each of its dimensions (`project:ID`, `agent:ID`,
+/// `actor:ID`, `session:ID`, `model:NAME`) for the UTC hour `hour` (`YYYY-MM-DDTHH`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metered {
     pub account_id: String,
     pub project_id: String,
-    pub day: String,
+    pub hour: String,
     pub dimensions: Vec<String>,
     /// `(metric, units)`.
     pub units: Vec<(&'static str, u64)>,
 }
 
-/// A reservation's settle: its holds give back their units and gain `spent`, and the
-/// meters gain `metered`.
+/// A reservation's settle: each hold gives back its units and gains what the call
+/// spent of its metric (the pair's second), and the meters gain `metered`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settle {
-    pub holds: Vec<Hold>,
-    pub spent: u64,
+    pub holds: Vec<(Hold, u64)>,
     pub metered: Metered,
 }
 
@@ -174,33 +177,71 @@ impl Records {
         self.commit_charged(txn, Charge::Counted(&s.metered.account_id))
     }
 
-    /// The project's meters: `(day, dimension, metric, units)`, in key order.
-    pub fn usage_meters(&self, account_id: &str, project_id: &str) -> Result<Vec<(String, String, String, u64)>, StoreError> {
-        let prefix = format!("{account_id}/{project_id}/");
-        let all = self.kv.read()?.counts(METERS)?;
-        Ok(all
-            .into_iter()
-            .filter_map(|(k, v)| {
-                let rest = k.strip_prefix(&prefix)?;
-                let mut parts = rest.splitn(3, '/');
-                let (day, dim, metric) = (parts.next()?, parts.next()?, parts.next()?);
-                Some((day.to_owned(), dim.to_owned(), metric.to_owned(), v))
-            })
-            .collect())
+    /// The project's meters of the hours `from ..= to` (`YYYY-MM-DDTHH`, or a prefix
+    /// of one; `None`: unbounded): `(hour, dimension, metric, units)`, in key order.
+    pub fn usage_meters(
+        &self,
+        account_id: &str,
+        project_id: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<Vec<(String, String, String, u64)>, StoreError> {
+        meters_in(&self.kv.read()?, account_id, project_id, from, to)
+    }
+
+    /// Rebuilds the usage meters once (the store's first start with them keyed by
+    /// hour, with model, session and cost): drops every meter and writes `all()`'s,
+    /// in one transaction, which holds the store's writes while `all` reads. Whether
+    /// it ran.
+    pub fn rebuild_meters_once(&self, all: impl FnOnce() -> Result<Vec<Metered>, StoreError>) -> Result<bool, StoreError> {
+        let txn = self.kv.write()?;
+        if txn.count(super::META, METERS_REBUILT)?.is_some() {
+            return Ok(false);
+        }
+        for (key, _) in txn.counts(METERS)? {
+            txn.delete_count(METERS, &key)?;
+        }
+        for m in all()? {
+            meter_in(&txn, &m)?;
+        }
+        txn.put_count(super::META, METERS_REBUILT, 1)?;
+        txn.commit()?;
+        Ok(true)
     }
 }
 
-/// Each hold's counter loses the `units` it took and gains `spent` (the call's actual
-/// usage), and the usage meters gain what was metered.
-pub(super) fn settle_in(txn: &WriteTx, s: &Settle) -> Result<(), StoreError> {
-    for h in &s.holds {
-        let now = txn.count(WINDOWS, &h.key)?.unwrap_or(0);
-        txn.put_count(WINDOWS, &h.key, now.saturating_sub(h.units).saturating_add(s.spent))?;
-    }
-    let m = &s.metered;
+/// The `meta` mark that the meters were rebuilt by hour (see `rebuild_meters_once`).
+const METERS_REBUILT: &str = "usage_meters_by_hour";
+
+/// See [`Records::usage_meters`].
+pub(super) fn meters_in(
+    txn: &impl Read,
+    account_id: &str,
+    project_id: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<Vec<(String, String, String, u64)>, StoreError> {
+    let prefix = format!("{account_id}/{project_id}/");
+    let start = format!("{prefix}{}", from.unwrap_or(""));
+    // '~' sorts after every character of an hour and '/'; '0' right after '/'.
+    let end = to.map_or_else(|| format!("{account_id}/{project_id}0"), |to| format!("{prefix}{to}~"));
+    Ok(txn
+        .counts_between(METERS, &start, &end)?
+        .into_iter()
+        .filter_map(|(k, v)| {
+            // A dimension may hold a '/' (a model `openai/gpt-4o`); an hour and a metric never do.
+            let (hour, rest) = k.strip_prefix(&prefix)?.split_once('/')?;
+            let (dim, metric) = rest.rsplit_once('/')?;
+            Some((hour.to_owned(), dim.to_owned(), metric.to_owned(), v))
+        })
+        .collect())
+}
+
+/// Adds what `m` metered to the meters.
+fn meter_in(txn: &WriteTx, m: &Metered) -> Result<(), StoreError> {
     for dim in &m.dimensions {
         for (metric, units) in m.units.iter().filter(|(_, u)| *u > 0) {
-            let key = meter_key(&m.account_id, &m.project_id, &m.day, dim, metric);
+            let key = meter_key(&m.account_id, &m.project_id, &m.hour, dim, metric);
             let now = txn.count(METERS, &key)?.unwrap_or(0);
             txn.put_count(METERS, &key, now.saturating_add(*units))?;
         }
@@ -208,8 +249,25 @@ pub(super) fn settle_in(txn: &WriteTx, s: &Settle) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn meter_key(account_id: &str, project_id: &str, day: &str, dimension: &str, metric: &str) -> String {
-    format!("{account_id}/{project_id}/{day}/{dimension}/{metric}")
+/// Each hold's counter loses the `units` it took and gains what was spent (the call's
+/// actual usage), the usage meters gain what was metered, and the project's usage
+/// thresholds are checked against them (`store::thresholds`), all in `txn`.
+pub(super) fn settle_in(txn: &WriteTx, s: &Settle) -> Result<(), StoreError> {
+    for (h, spent) in &s.holds {
+        let now = txn.count(WINDOWS, &h.key)?.unwrap_or(0);
+        txn.put_count(WINDOWS, &h.key, now.saturating_sub(h.units).saturating_add(*spent))?;
+    }
+    let m = &s.metered;
+    meter_in(txn, m)?;
+    // usage thresholds (issue 37): crossed by what this call metered, in its transaction.
+    if m.units.iter().any(|(_, u)| *u > 0) {
+        super::thresholds::cross_in(txn, &m.account_id, &m.project_id, &m.hour)?;
+    }
+    Ok(())
+}
+
+pub(super) fn meter_key(account_id: &str, project_id: &str, hour: &str, dimension: &str, metric: &str) -> String {
+    format!("{account_id}/{project_id}/{hour}/{dimension}/{metric}")
 }
 
 #[cfg(test)]
@@ -236,14 +294,47 @@ mod tests {
         let m = Metered {
             account_id: "acct_a".into(),
             project_id: "proj_a".into(),
-            day: "2026-12-04".into(),
+            hour: "2026-12-04T10".into(),
             dimensions: vec!["project:proj_a".into()],
             units: vec![("input_tokens", 7)],
         };
-        r.settle_quota(&Settle { holds: vec![hold("quota_1/-/w", 100, 30)], spent: 12, metered: m }).unwrap();
+        r.settle_quota(&Settle { holds: vec![(hold("quota_1/-/w", 100, 30), 12)], metered: m }).unwrap();
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72);
         assert_eq!(r.reserve_quota("acct_a", "proj_a", &[hold("quota_1/-/w", 100, 10), hold("quota_2/-/w", 5, 10)]).unwrap(), Err(1));
         assert_eq!(r.quota_window("quota_1/-/w").unwrap(), 72, "a refused reservation takes nothing");
-        assert_eq!(r.usage_meters("acct_a", "proj_a").unwrap(), vec![("2026-12-04".into(), "project:proj_a".into(), "input_tokens".into(), 7)]);
+        let seven = vec![("2026-12-04T10".into(), "project:proj_a".into(), "input_tokens".into(), 7)];
+        assert_eq!(r.usage_meters("acct_a", "proj_a", None, None).unwrap(), seven);
+        assert_eq!(r.usage_meters("acct_a", "proj_a", Some("2026-12-04T10"), Some("2026-12-04T10")).unwrap(), seven);
+        assert_eq!(r.usage_meters("acct_a", "proj_a", Some("2026-12-04T11"), None).unwrap(), vec![]);
+        assert_eq!(r.usage_meters("acct_a", "proj_a", None, Some("2026-12-04T09")).unwrap(), vec![]);
+        assert_eq!(r.usage_meters("acct_a", "proj_b", None, None).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn the_meters_are_rebuilt_once_replacing_what_they_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Records::open(dir.path()).unwrap();
+        // A meter kept by day, as builds before this one wrote them.
+        let txn = r.kv.write().unwrap();
+        txn.put_count(METERS, "acct_a/proj_a/2026-12-04/project:proj_a/input_tokens", 99).unwrap();
+        txn.commit().unwrap();
+        let m = |hour: &str, n: u64| Metered {
+            account_id: "acct_a".into(),
+            project_id: "proj_a".into(),
+            hour: hour.into(),
+            dimensions: vec!["project:proj_a".into(), "model:org/m".into()],
+            units: vec![("input_tokens", n)],
+        };
+        assert!(r.rebuild_meters_once(|| Ok(vec![m("2026-12-04T10", 5), m("2026-12-04T10", 2)])).unwrap());
+        assert!(!r.rebuild_meters_once(|| panic!("not asked twice")).unwrap());
+        let got = r.usage_meters("acct_a", "proj_a", None, None).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("2026-12-04T10".into(), "model:org/m".into(), "input_tokens".into(), 7),
+                ("2026-12-04T10".into(), "project:proj_a".into(), "input_tokens".into(), 7),
+            ],
+            "the day-keyed meter is gone"
+        );
     }
 }

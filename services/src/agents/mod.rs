@@ -28,6 +28,8 @@ pub mod scope;
 pub mod secrets;
 pub mod service;
 pub mod usage;
+// usage thresholds (issue 37)
+pub mod usage_thresholds;
 // sessions
 pub mod session;
 pub mod tools;

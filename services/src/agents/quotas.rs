@@ -11,9 +11,19 @@
 //! settles to the usage the provider reported, with the usage meters in the same
 //! transaction. A quota's first breach in a window (a refusal, or a `monitor` quota's
 //! reservation past its limit, let through) raises the `quota.exceeded` webhook event,
-//! in the outbox of the reservation's transaction. A generation's start takes one unit of each `requests` quota it falls
-//! under. `monitor` quotas count and never refuse. `cost_usd` quotas
-//! are kept and listed but not enforced: the price book is not built yet.
+//! in the outbox of the reservation's transaction. Every authenticated `/api/v1` request
+//! takes one unit of each `requests` quota of its project (and key) at the dispatch,
+//! before its handler ([`take_request`], called by `http::oversight`). `monitor`
+//! quotas count and never refuse.
+//!
+//! `cost_usd` quotas count billionths of a USD: a model call reserves its upper bound
+//! priced from the account's price book in force (`agents::usage::prices_in_force`:
+//! the prompt's bound at the dearer of the input and cached prices, `max_tokens` at the
+//! output price, the dearest of the call's targets), and settles to its usage priced
+//! as its receipt prices it. A call the book cannot bound (no input or output price for
+//! a target's provider and model) is refused with `QUOTA_UNPRICED` when an enforced
+//! `cost_usd` quota applies, before the model is called: an unpriced call is not a free
+//! one. (SOAT lets such a call through and files a `quota_unpriced` exception.)
 //!
 //! As SOAT does, windows are fixed and keyed by the truncated time (`rolling_1m`:
 //! `2026-07-07T12:31Z`, `calendar_month`: `2026-07`).
@@ -26,7 +36,8 @@ use serde_json::{json, Value};
 use super::agent::record::AgentRecord;
 use super::{Scope, SoatError};
 use crate::error::{ApiError, Code};
-use crate::store::quotas::{Hold, Metered, Settle, QUOTA_PREFIX};
+use crate::store::quotas::{Hold, Settle, QUOTA_PREFIX};
+use crate::store::thresholds::NANOS_PER_USD;
 use crate::store::webhooks::Raised;
 use crate::store::{ActorRecord, ProjectKeyRecord, QuotaRecord, Records, StoreError};
 
@@ -69,7 +80,8 @@ pub struct QuotaPatch {
     pub mode: Option<String>,
 }
 
-fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
+/// `value` is one of `allowed`, else a 400 naming `field` (usage thresholds too).
+pub(super) fn one_of(field: &'static str, value: &str, allowed: &[&str]) -> Result<(), SoatError> {
     if allowed.contains(&value) {
         return Ok(());
     }
@@ -243,6 +255,8 @@ pub struct Subject {
     pub actor_id: Option<String>,
     /// The project key that started it (`key_…`), if one did.
     pub key_id: Option<String>,
+    /// The session it runs in, if any (for the usage meters).
+    pub session_id: Option<String>,
 }
 
 /// The counter of `q` that `who` spends from, if `q` applies to `who`.
@@ -269,20 +283,42 @@ fn counter(q: &QuotaRecord, who: &Subject, now: SystemTime) -> Option<String> {
 #[derive(Debug)]
 pub struct Reservation {
     who: Subject,
-    holds: Vec<Hold>,
+    /// Each hold with the metric it counts.
+    holds: Vec<(Hold, &'static str)>,
+    /// The prices of the call's targets in force when it was reserved (a model
+    /// call's; none for a generation's start).
+    pub prices: Vec<crate::agents::usage::TargetPrices>,
     /// What the call spent, once its answer is in (nothing, until then).
     pub spent: Spent,
+    /// The model that answered it.
+    pub model: Option<String>,
+}
+
+/// A call the price book cannot price, for a `cost_usd` reservation.
+#[derive(Debug, Clone)]
+pub struct Unpriced {
+    pub provider: String,
+    pub model: String,
+}
+
+/// Units of one metric a call asks to reserve (`Err`: a cost it cannot price).
+pub type Ask = (&'static str, Result<u64, Unpriced>);
+
+/// A quota's limit in the units its counter counts (billionths of a USD for cost).
+fn limit_units(q: &QuotaRecord) -> u64 {
+    if q.metric == "cost_usd" {
+        return (q.limit * NANOS_PER_USD).floor() as u64;
+    }
+    q.limit as u64
 }
 
 /// The holds of `units` on the quotas of `metric` that apply to `who`, with their quota.
-fn holds(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<Vec<(Hold, QuotaRecord)>, StoreError> {
+fn holds(all: &[QuotaRecord], who: &Subject, metric: &str, units: u64) -> Vec<(Hold, QuotaRecord)> {
     let now = SystemTime::now();
-    let all = records.list::<QuotaRecord>(&who.account_id)?;
-    Ok(all
-        .into_iter()
+    all.iter()
         .filter(|q| q.project_id == who.project_id && q.metric == metric)
         .filter_map(|q| {
-            let key = counter(&q, who, now)?;
+            let key = counter(q, who, now)?;
             let breach = Raised {
                 event_type: "quota.exceeded".into(),
                 resource_type: "quota",
@@ -293,9 +329,23 @@ fn holds(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<V
                     "agent_id": who.agent_id, "actor_id": who.actor_id,
                 }),
             };
-            Some((Hold { key, limit: q.limit as u64, enforce: q.mode == "enforce", units, breach: Some(breach) }, q))
+            Some((Hold { key, limit: limit_units(q), enforce: q.mode == "enforce", units, breach: Some(breach) }, q.clone()))
         })
-        .collect())
+        .collect()
+}
+
+/// What a QUOTA_UNPRICED says: the quota, and the provider and model it cannot price.
+fn unpriced(q: &QuotaRecord, u: &Unpriced) -> ApiError {
+    ApiError::new(
+        Code::QuotaUnpriced,
+        format!(
+            "Quota {} caps cost_usd, and the price book prices no input or output tokens of {} model {}: add its prices (PUT /api/v1/usage/prices) to run it under a cost quota.",
+            q.id, u.provider, u.model
+        ),
+    )
+    .with_meta("quota_id", q.id.clone())
+    .with_meta("provider", u.provider.clone())
+    .with_meta("model", u.model.clone())
 }
 
 /// What a QUOTA_EXCEEDED says: the quota, its limit and when its window resets.
@@ -313,15 +363,49 @@ pub fn exceeded(q: &QuotaRecord) -> ApiError {
     e
 }
 
-/// Takes `units` of `metric` from every quota that applies to `who`, or refuses with
-/// the first enforced one it would pass (nothing taken).
-pub fn reserve(records: &Records, who: &Subject, metric: &str, units: u64) -> Result<Reservation, ApiError> {
-    let found = holds(records, who, metric, units)?;
-    let (holds, quotas): (Vec<Hold>, Vec<QuotaRecord>) = found.into_iter().unzip();
-    match records.reserve_quota(&who.account_id, &who.project_id, &holds)? {
-        Ok(()) => Ok(Reservation { who: who.clone(), holds, spent: Spent::default() }),
+/// Takes each ask's units of its metric from every quota that applies to `who`, or
+/// refuses with the first enforced one it would pass (nothing taken). An unpriced ask
+/// is refused by an enforced quota of its metric (`QUOTA_UNPRICED`); a `monitor` one
+/// counts it as nothing.
+pub fn reserve(records: &Records, who: &Subject, asks: &[Ask]) -> Result<Reservation, ApiError> {
+    let all = records.list::<QuotaRecord>(&who.account_id)?;
+    let (mut holds_of, mut quotas) = (Vec::new(), Vec::new());
+    for (metric, units) in asks {
+        let found = holds(&all, who, metric, *units.as_ref().unwrap_or(&0));
+        if let (Err(u), Some((_, q))) = (units, found.iter().find(|(h, _)| h.enforce)) {
+            return Err(unpriced(q, u));
+        }
+        for (h, q) in found {
+            holds_of.push((h, *metric));
+            quotas.push(q);
+        }
+    }
+    let bare: Vec<Hold> = holds_of.iter().map(|(h, _)| h.clone()).collect();
+    match records.reserve_quota(&who.account_id, &who.project_id, &bare)? {
+        Ok(()) => Ok(Reservation { who: who.clone(), holds: holds_of, prices: Vec::new(), spent: Spent::default(), model: None }),
         Err(i) => Err(exceeded(&quotas[i])),
     }
+}
+
+/// One request of `project` by the account's key `key_id` (a project key's `key_…`, if
+/// one made it): a unit of each `requests` quota it falls under, or `QUOTA_EXCEEDED`.
+/// Only reads when the project has no `requests` quota; `Ok(false)` then, and the
+/// caller need not wait for a write.
+pub fn has_request_quotas(records: &Records, account_id: &str, project_id: &str) -> Result<bool, ApiError> {
+    Ok(records.list::<QuotaRecord>(account_id)?.iter().any(|q| q.project_id == project_id && q.metric == "requests"))
+}
+
+/// Takes one unit of every `requests` quota `key_id`'s request in `project_id` falls under.
+pub fn take_request(records: &Records, account_id: &str, project_id: &str, key_id: Option<String>) -> Result<(), ApiError> {
+    let who = Subject {
+        account_id: account_id.to_owned(),
+        project_id: project_id.to_owned(),
+        agent_id: String::new(),
+        actor_id: None,
+        key_id: key_id.filter(|id| id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX)),
+        session_id: None,
+    };
+    reserve(records, &who, &[("requests", Ok(1))]).map(drop)
 }
 
 /// The tokens a model call may spend at most: its request's bytes (a token is at
@@ -340,38 +424,54 @@ pub struct Spent {
     pub output: u64,
     pub cached: u64,
     pub tool_calls: u64,
+    /// Each token component's cost (input, output, cached) priced from the book, in
+    /// billionths of a USD (`None`: no price for it).
+    pub costs: [Option<u64>; 3],
+}
+
+impl Spent {
+    /// The call's priced cost, in billionths of a USD (unpriced parts add nothing).
+    pub fn cost_nusd(&self) -> u64 {
+        self.costs.iter().flatten().sum()
+    }
 }
 
 impl Reservation {
-    /// Whether a quota counts this call (it then needs a `max_tokens`).
+    /// Whether a quota counts this call's tokens or cost (it then needs a `max_tokens`).
     pub fn bounds(&self) -> bool {
-        !self.holds.is_empty()
+        self.holds.iter().any(|(_, m)| *m != "requests")
     }
 
     /// The store's settle of this reservation to what the call spent, with the call
-    /// metered under the project, the agent and the actor: written in the step's own
-    /// transaction (`Records::save_step_settling`).
+    /// metered under the project, the agent, the actor, the session and the model
+    /// (`agents::usage::metered`): written in the step's own transaction
+    /// (`Records::save_step_settling`).
     pub fn settle(self) -> Settle {
         let (who, spent) = (self.who, self.spent);
-        let day = humantime::format_rfc3339_seconds(SystemTime::now()).to_string()[..10].to_owned();
-        let mut dimensions = vec![format!("project:{}", who.project_id), format!("agent:{}", who.agent_id)];
-        if let Some(a) = &who.actor_id {
-            dimensions.push(format!("actor:{a}"));
-        }
-        let metered = Metered {
-            account_id: who.account_id,
-            project_id: who.project_id,
-            day,
-            dimensions,
-            units: vec![
-                ("input_tokens", spent.input),
-                ("output_tokens", spent.output),
-                ("cached_tokens", spent.cached),
-                ("model_calls", spent.calls),
-                ("tool_calls", spent.tool_calls),
-            ],
+        let hour = humantime::format_rfc3339_seconds(SystemTime::now()).to_string()[..13].to_owned();
+        let by = crate::agents::usage::Meter {
+            account_id: &who.account_id,
+            project_id: &who.project_id,
+            agent_id: &who.agent_id,
+            actor_id: who.actor_id.as_deref(),
+            session_id: who.session_id.as_deref(),
+            model: self.model.as_deref(),
+            hour,
         };
-        Settle { holds: self.holds, spent: spent.input + spent.output, metered }
+        let metered = crate::agents::usage::metered(by, [spent.input, spent.output, spent.cached], spent.costs, spent.calls, spent.tool_calls);
+        let holds = self
+            .holds
+            .into_iter()
+            .map(|(h, metric)| {
+                let used = match metric {
+                    "cost_usd" => spent.cost_nusd(),
+                    "tokens" => spent.input + spent.output,
+                    _ => h.units,
+                };
+                (h, used)
+            })
+            .collect();
+        Settle { holds, metered }
     }
 }
 
@@ -411,6 +511,7 @@ mod tests {
             agent_id: "agt_1".into(),
             actor_id: Some("actor_1".into()),
             key_id: None,
+            session_id: None,
         };
         let at = humantime::parse_rfc3339("2026-07-07T12:31:45Z").unwrap();
         assert_eq!(counter(&q("project", None), &who, at).as_deref(), Some("quota_1/-/2026-07-07T12:31Z"));

@@ -2,8 +2,10 @@
 //! `upsertPriceBook`) and a generation's receipt (`getUsageReceipt`). What a generation
 //! spent is in its record, saved with each step (the provider's reported tokens, summed
 //! over its model calls); the same step's transaction settles its quota reservation and
-//! adds the call to the project's, the agent's and the actor's meters
-//! (`store::quotas`).
+//! adds the call, priced, to the hourly meters of its project, agent, actor, session
+//! and model (`store::quotas`, [`metered`]). The receipts and the usage events
+//! (`listUsageMeters`) are the generations' records; the totals (`getUsage`, the
+//! thresholds) are the meters', read by key range: one record of each.
 //!
 //! The price book is the account's (`store::prices`). A receipt prices each component
 //! at the row in force when its generation last ran (its `completed_at`, else its last
@@ -159,6 +161,131 @@ fn price_for<'a>(book: &'a [PriceRecord], sku: &Sku<'_>, component: &str) -> Opt
                 && (p.ai_provider_id.is_none() || p.ai_provider_id.as_deref() == sku.ai_provider_id)
         })
         .max_by(|a, b| (a.ai_provider_id.is_some(), &a.effective_from).cmp(&(b.ai_provider_id.is_some(), &b.effective_from)))
+}
+
+/// The unit prices of one target of a model call (an AI provider and a model), in
+/// force when the call was reserved; `None`: no row prices that component.
+#[derive(Debug, Clone)]
+pub struct TargetPrices {
+    pub ai_provider_id: String,
+    pub provider: String,
+    pub model: String,
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cached: Option<f64>,
+}
+
+impl TargetPrices {
+    /// The most a call of `prompt` prompt tokens and `max_output` output tokens can
+    /// cost, in billionths of a USD; `None` without an input and an output price.
+    pub fn bound_nusd(&self, prompt: u64, max_output: u64) -> Option<u64> {
+        let input = self.input?.max(self.cached.unwrap_or(0.0));
+        Some(nanos(prompt as f64 * input + max_output as f64 * self.output?).ceil() as u64)
+    }
+
+    /// What each component of a call's reported usage costs as its receipt prices it
+    /// (input, output, cached; `None`: unpriced), in billionths of a USD.
+    pub fn costs_nusd(&self, input: u64, output: u64, cached: u64) -> [Option<u64>; 3] {
+        let part = |q: u64, p: Option<f64>| p.map(|p| nanos(q as f64 * p).round() as u64);
+        [part(input, self.input), part(output, self.output), part(cached, self.cached)]
+    }
+}
+
+/// The token components of a usage event, with their meters: the quantity, the cost
+/// in billionths of a USD, and the calls a row priced (a cost no row priced is `null`,
+/// not 0).
+const COMPONENTS: [(&str, &str, &str); 3] = [
+    ("input_tokens", "input_tokens_cost_nusd", "input_tokens_priced"),
+    ("output_tokens", "output_tokens_cost_nusd", "output_tokens_priced"),
+    ("cached_tokens", "cached_tokens_cost_nusd", "cached_tokens_priced"),
+];
+/// Model calls metered (a bucket with none is empty).
+const CALLS: &str = "model_calls";
+
+/// Whose usage a metering is, and its UTC hour (`YYYY-MM-DDTHH`).
+pub struct Meter<'a> {
+    pub account_id: &'a str,
+    pub project_id: &'a str,
+    pub agent_id: &'a str,
+    pub actor_id: Option<&'a str>,
+    pub session_id: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub hour: String,
+}
+
+/// What the usage meters gain for `calls` model calls that spent `quantities` of the
+/// input, output and cached tokens at `costs`: under the project, the agent, and the
+/// actor, session and model when there are ones (the dimensions `getUsage` groups by).
+pub fn metered(by: Meter<'_>, quantities: [u64; 3], costs: [Option<u64>; 3], calls: u64, tool_calls: u64) -> crate::store::quotas::Metered {
+    let mut dimensions = vec![format!("project:{}", by.project_id), format!("agent:{}", by.agent_id)];
+    dimensions.extend(by.actor_id.map(|a| format!("actor:{a}")));
+    dimensions.extend(by.session_id.map(|s| format!("session:{s}")));
+    dimensions.extend(by.model.map(|m| format!("model:{m}")));
+    let mut units = vec![(CALLS, calls), ("tool_calls", tool_calls)];
+    for (i, (name, cost, priced)) in COMPONENTS.into_iter().enumerate() {
+        units.extend([(name, quantities[i]), (cost, costs[i].unwrap_or(0)), (priced, u64::from(costs[i].is_some()) * calls)]);
+    }
+    units.push((crate::store::thresholds::COST_METER, costs.iter().flatten().sum()));
+    crate::store::quotas::Metered { account_id: by.account_id.to_owned(), project_id: by.project_id.to_owned(), hour: by.hour, dimensions, units }
+}
+
+/// Rebuilds the usage meters from the generations' records, once (a store whose
+/// meters were kept by day, without model, session or cost): each generation that
+/// spent is metered at the hour it ran, priced as its receipt is.
+pub fn rebuild_meters_once(records: &Records) -> Result<bool, crate::store::StoreError> {
+    records.rebuild_meters_once(|| {
+        let gens: Vec<GenerationRecord> = records.all::<GenerationRecord>()?.into_iter().filter(metered_any).collect();
+        let mut by_account: std::collections::BTreeMap<String, Vec<GenerationRecord>> = std::collections::BTreeMap::new();
+        for g in gens {
+            by_account.entry(g.account_id.clone()).or_default().push(g);
+        }
+        let mut out = Vec::new();
+        for (account, gens) in by_account {
+            let priced = events(records, &account, gens)
+                .map_err(|e| crate::store::StoreError::Corrupt { what: "usage meters' rebuild".into(), reason: e.message })?;
+            for e in priced {
+                let g = &e.g;
+                let by = Meter {
+                    account_id: &g.account_id,
+                    project_id: &g.project_id,
+                    agent_id: &g.agent_id,
+                    actor_id: g.state.input.actor_id.as_deref(),
+                    session_id: g.state.input.session_id.as_deref(),
+                    model: Some(e.model.as_str()),
+                    hour: e.at.chars().take(13).collect(),
+                };
+                let quantities = [e.tokens("input_tokens"), e.tokens("output_tokens"), e.tokens("cached_tokens")];
+                let costs = [0, 1, 2].map(|i| e.parts[i].cost().map(|c| nanos(c).round() as u64));
+                out.push(metered(by, quantities, costs, 1, 0));
+            }
+        }
+        Ok(out)
+    })
+}
+
+fn nanos(usd: f64) -> f64 {
+    usd * crate::store::thresholds::NANOS_PER_USD
+}
+
+/// The prices in force now of each `(ai_provider_id, provider, model)` a call may run on.
+pub fn prices_in_force(records: &Records, account_id: &str, targets: &[(String, String, String)]) -> Result<Vec<TargetPrices>, ApiError> {
+    let book = book(records, account_id)?;
+    let at = crate::clock::now_rfc3339();
+    Ok(targets
+        .iter()
+        .map(|(aip, provider, model)| {
+            let sku = Sku { ai_provider_id: Some(aip), provider, model, at: &at };
+            let price = |c: &str| price_for(&book, &sku, c).map(|p| p.unit_price);
+            TargetPrices {
+                ai_provider_id: aip.clone(),
+                provider: provider.clone(),
+                model: model.clone(),
+                input: price("input_tokens"),
+                output: price("output_tokens"),
+                cached: price("cached_tokens"),
+            }
+        })
+        .collect())
 }
 
 /// The sum of the priced costs; `None` when nothing was priced.
@@ -336,7 +463,7 @@ impl MeterFilter {
 }
 
 /// Whether a generation metered anything (one refused before its model call did not).
-fn metered(g: &GenerationRecord) -> bool {
+fn metered_any(g: &GenerationRecord) -> bool {
     let u = &g.state.usage;
     u.input_tokens + u.output_tokens + u.cached_tokens > 0
 }
@@ -344,7 +471,7 @@ fn metered(g: &GenerationRecord) -> bool {
 /// `listUsageMeters`: the events of the scope's project the filter admits, most
 /// recent first, as SOAT's `UsageEvent`.
 pub fn meters(records: &Records, scope: &Scope, filter: &MeterFilter) -> Result<Vec<Value>, ApiError> {
-    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(|g| metered(g) && filter.admits(g)).collect();
+    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(|g| metered_any(g) && filter.admits(g)).collect();
     let mut all = events(records, &scope.account_id, gens)?;
     all.sort_by(|a, b| (&b.at, &b.g.id).cmp(&(&a.at, &a.g.id)));
     Ok(all.iter().map(Event::view).collect())
@@ -372,65 +499,100 @@ fn bound(field: &str, t: Option<String>) -> Result<Option<String>, SoatError> {
     .transpose()
 }
 
-/// Summed tokens and costs of a bucket (SOAT's `UsageAggregateTotals`).
-#[derive(Default)]
-struct Totals {
-    /// `component` → (quantity, cost of its priced events).
-    parts: std::collections::BTreeMap<&'static str, (u64, Option<f64>)>,
-}
+/// A bucket's meters summed (SOAT's `UsageAggregateTotals` once viewed): metric → units.
+#[derive(Default, Clone)]
+struct Totals(std::collections::BTreeMap<String, u64>);
 
 impl Totals {
-    fn add(&mut self, e: &Event) {
-        for p in &e.parts {
-            let (q, c) = self.parts.entry(p.name).or_default();
-            *q += p.quantity;
-            *c = sum([*c, p.cost()]);
+    fn add(&mut self, metric: &str, units: u64) {
+        *self.0.entry(metric.to_owned()).or_default() += units;
+    }
+
+    fn get(&self, metric: &str) -> u64 {
+        self.0.get(metric).copied().unwrap_or(0)
+    }
+
+    /// What is left of `self` once `parts` are taken out (what no group holds).
+    fn less(&self, parts: &[&Totals]) -> Totals {
+        let mut rest = self.clone();
+        for (metric, units) in rest.0.iter_mut() {
+            *units = units.saturating_sub(parts.iter().map(|p| p.get(metric)).sum());
         }
+        rest
     }
 
     fn view(&self) -> Value {
-        let tokens = |name: &str| self.parts.get(name).map_or(0, |p| p.0);
-        let components: Vec<Value> =
-            self.parts.iter().map(|(name, (q, c))| json!({"component": name, "unit": "token", "quantity": q, "cost_usd": c})).collect();
+        let calls = self.get(CALLS);
+        let costs: Vec<(&str, u64, Option<f64>)> = COMPONENTS
+            .iter()
+            .map(|(name, cost, priced)| {
+                let usd = (self.get(priced) > 0).then(|| self.get(cost) as f64 / crate::store::thresholds::NANOS_PER_USD);
+                (*name, self.get(name), usd)
+            })
+            .collect();
+        let components: Vec<Value> = if calls == 0 {
+            Vec::new()
+        } else {
+            costs.iter().map(|(name, q, c)| json!({"component": name, "unit": "token", "quantity": q, "cost_usd": c})).collect()
+        };
         json!({
-            "cost_usd": sum(self.parts.values().map(|p| p.1)),
-            "input_tokens": tokens("input_tokens"),
-            "output_tokens": tokens("output_tokens"),
-            "cached_tokens": tokens("cached_tokens"),
+            "cost_usd": sum(costs.iter().map(|c| c.2)),
+            "input_tokens": self.get("input_tokens"),
+            "output_tokens": self.get("output_tokens"),
+            "cached_tokens": self.get("cached_tokens"),
             "reasoning_tokens": 0,
             "components": components,
         })
     }
 }
 
-/// `getUsage`: the project's events in `[from, to]` (of one meter type, if named),
-/// summed per value of `group_by` and in all; groups in key order, `null` first.
+/// `getUsage`: the project's usage meters of the hours `from ..= to` (of one meter
+/// type, if named), summed per value of `group_by` and in all; groups in key order,
+/// `null` first. Read from the meters (`store::quotas`), a key range of the project's,
+/// not from its generations: the window is whole UTC hours.
 pub fn rollup(records: &Records, scope: &Scope, q: Rollup) -> Result<Value, ApiError> {
     let group_by = q.group_by.ok_or_else(|| SoatError::invalid("group_by", format!("name one of {}.", GROUP_BY.join(", "))))?;
     if !GROUP_BY.contains(&group_by.as_str()) {
         return Err(SoatError::invalid("group_by", format!("{group_by} is none of {}.", GROUP_BY.join(", "))).into());
     }
     let (from, to) = (bound("from", q.from)?, bound("to", q.to)?);
-    let gens: Vec<GenerationRecord> = scope.list::<GenerationRecord>(records)?.into_iter().filter(metered).collect();
-    let all = events(records, &scope.account_id, gens)?;
-    let within = |e: &&Event| {
-        from.as_ref().is_none_or(|f| e.at >= *f)
-            && to.as_ref().is_none_or(|t| e.at <= *t)
-            && q.meter_type.as_deref().is_none_or(|m| m == "llm_tokens")
+    let hour = |t: &Option<String>| t.as_ref().map(|t| t.chars().take(13).collect::<String>());
+    let rows = match q.meter_type.as_deref() {
+        Some(m) if m != "llm_tokens" => Vec::new(),
+        _ => records.usage_meters(&scope.account_id, &scope.project_id, hour(&from).as_deref(), hour(&to).as_deref())?,
+    };
+    let project = format!("project:{}", scope.project_id);
+    // The dimension a group_by reads, when it is one the meters keep apart.
+    let apart = match group_by.as_str() {
+        "model" => Some("model:"),
+        "agent" => Some("agent:"),
+        "actor" => Some("actor:"),
+        "session" => Some("session:"),
+        _ => None,
     };
     let (mut groups, mut totals) = (std::collections::BTreeMap::<Option<String>, Totals>::new(), Totals::default());
-    for e in all.iter().filter(within) {
-        let key = match group_by.as_str() {
-            "model" => Some(e.model.clone()),
-            "agent" => Some(e.g.agent_id.clone()),
-            "day" => Some(e.at.chars().take(10).collect()),
-            "meter_type" => Some("llm_tokens".to_owned()),
-            "actor" => e.g.state.input.actor_id.clone(),
-            "session" => e.g.state.input.session_id.clone(),
-            _ => None, // `run`, `source`: no Quarry event has one
-        };
-        groups.entry(key).or_default().add(e);
-        totals.add(e);
+    for (hour, dim, metric, units) in rows {
+        if dim == project {
+            totals.add(&metric, units);
+            let key = match group_by.as_str() {
+                "day" => Some(Some(hour.chars().take(10).collect())),
+                "meter_type" => Some(Some("llm_tokens".to_owned())),
+                "run" | "source" => Some(None), // no Quarry event has one
+                _ => None,
+            };
+            if let Some(key) = key {
+                groups.entry(key).or_default().add(&metric, units);
+            }
+        } else if let Some(id) = apart.and_then(|p| dim.strip_prefix(p)) {
+            groups.entry(Some(id.to_owned())).or_default().add(&metric, units);
+        }
+    }
+    // What no actor (session) spent is the `null` group.
+    if matches!(group_by.as_str(), "actor" | "session") {
+        let rest = totals.less(&groups.values().collect::<Vec<_>>());
+        if rest.get(CALLS) > 0 {
+            groups.insert(None, rest);
+        }
     }
     let groups: Vec<Value> = groups
         .iter()

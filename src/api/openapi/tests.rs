@@ -224,6 +224,7 @@ fn on_agentlex(code: Code) -> bool {
         // quotas (issue 37)
         | QuotaExceeded
         | QuotaConflict
+        | QuotaUnpriced
         | EgressRefused => false,
     }
 }

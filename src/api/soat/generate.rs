@@ -61,6 +61,8 @@ const FAILURE_CODES: &[Code] = &[
     Code::Internal,
     // quotas (issue 37): a model call refused before it was made.
     Code::QuotaExceeded,
+    // usage (issue 37): a cost quota and a model the price book does not price.
+    Code::QuotaUnpriced,
 ];
 
 /// A rested generation as the waiting request's answer: 200 with the

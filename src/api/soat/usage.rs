@@ -2,12 +2,14 @@
 //! generation that spent anything), their rollup, a generation's receipt, priced
 //! from the account's price book, and the book itself (read with any key of the
 //! account; changed only with a key that spans it). Quarry has no orchestration runs,
-//! so `orchestration_run_id` names none (404). The service is `agents::usage`.
+//! so `orchestration_run_id` names none (404). The service is `agents::usage`; the
+//! usage thresholds' is `agents::usage_thresholds`.
 
 use hyper::StatusCode;
 
-use super::{body, query, scope, scope_in_query, Page};
+use super::{body, no_content, query, scope, scope_in_query, Page};
 use crate::agents::usage::{self, MeterFilter, NewPrices, Rollup};
+use crate::agents::usage_thresholds::{self, NewThreshold};
 use crate::agents::SoatError;
 use crate::api::{blocking, Call};
 use crate::error::ApiError;
@@ -67,4 +69,30 @@ pub async fn rollup(call: Call<'_>) -> Result<Reply, ApiError> {
     let (scope, app) = (scope(&call, Some(&project)).await?, call.app.clone());
     let body = blocking(move || usage::rollup(&app.records, &scope, r)).await?;
     Ok(response::json(StatusCode::OK, &body))
+}
+
+/// `listUsageThresholds`: the thresholds the key sees (of `project_id`, if named),
+/// newest first, a page of them.
+pub async fn list_thresholds(call: Call<'_>) -> Result<Reply, ApiError> {
+    let q = call.parts.uri.query();
+    let page = Page::from_query(q, super::list::DEFAULT_LIMIT)?;
+    let named = query::param(q, "project_id");
+    let scope = scope_in_query(&call).await?;
+    let all = usage_thresholds::list(&call.app.records, &scope, named.as_deref())?;
+    Ok(page.reply(&all.iter().map(usage_thresholds::view).collect::<Vec<_>>()))
+}
+
+/// `createUsageThreshold`: a threshold on the named project (or the key's).
+pub async fn create_threshold(mut call: Call<'_>) -> Result<Reply, ApiError> {
+    let new: NewThreshold = body::read(&mut call).await?;
+    let (scope, app) = (scope(&call, new.project_id.as_deref()).await?, call.app.clone());
+    let t = blocking(move || usage_thresholds::create(&app.records, &scope, new)).await?;
+    Ok(response::json(StatusCode::CREATED, &usage_thresholds::view(&t)))
+}
+
+/// `deleteUsageThreshold`: 204, its fire state gone with it.
+pub async fn delete_threshold(call: Call<'_>, threshold_id: String) -> Result<Reply, ApiError> {
+    let (scope, app) = (scope(&call, None).await?, call.app.clone());
+    blocking(move || usage_thresholds::delete(&app.records, &scope, &threshold_id)).await?;
+    Ok(no_content())
 }

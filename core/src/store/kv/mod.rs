@@ -65,6 +65,8 @@ pub trait Read {
     fn names(&self, t: Names) -> Result<Vec<(String, String)>, StoreError>;
     fn count(&self, t: Counts, key: &str) -> Result<Option<u64>, StoreError>;
     fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError>;
+    /// `(key, value)` with `start <= key < end`, in key order.
+    fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError>;
     /// The set's members, in order.
     fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError>;
     /// The entries of `key` with a sequence above `after`, in order.
@@ -158,6 +160,9 @@ macro_rules! reads {
             fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
                 dispatch!(self, tx => tx.counts(t))
             }
+            fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError> {
+                dispatch!(self, tx => tx.counts_between(t, start, end))
+            }
             fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
                 dispatch!(self, tx => tx.members(t, key))
             }
@@ -195,6 +200,9 @@ impl Read for WriteTx {
     }
     fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
         self.tx.counts(t)
+    }
+    fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        self.tx.counts_between(t, start, end)
     }
     fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
         self.tx.members(t, key)

@@ -155,6 +155,15 @@ fn scan_counts(t: &impl ReadableTable<&'static str, u64>, name: &'static str) ->
     Ok(out)
 }
 
+fn range_counts(t: &impl ReadableTable<&'static str, u64>, start: &str, end: &str, name: &'static str) -> Result<Vec<(String, u64)>, StoreError> {
+    let mut out = Vec::new();
+    for row in t.range(start..end).on("scan", name)? {
+        let (k, v) = row.on("read", name)?;
+        out.push((k.value().to_owned(), v.value()));
+    }
+    Ok(out)
+}
+
 fn get_members(t: &impl ReadableMultimapTable<&'static str, &'static str>, key: &str, name: &'static str) -> Result<Vec<String>, StoreError> {
     let mut out = Vec::new();
     for m in t.get(key).on("read", name)? {
@@ -245,6 +254,12 @@ impl ReadTx {
             None => Ok(Vec::new()),
         }
     }
+    pub fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        match open_read!(self.0, counts(t), t.0) {
+            Some(table) => range_counts(&table, start, end, t.0),
+            None => Ok(Vec::new()),
+        }
+    }
     pub fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
         let table = match self.0.open_multimap_table(sets(t)) {
             Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
@@ -284,6 +299,9 @@ impl WriteTx {
     }
     pub fn counts(&self, t: Counts) -> Result<Vec<(String, u64)>, StoreError> {
         scan_counts(&self.0.open_table(counts(t)).on("open", t.0)?, t.0)
+    }
+    pub fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        range_counts(&self.0.open_table(counts(t)).on("open", t.0)?, start, end, t.0)
     }
     pub fn members(&self, t: Sets, key: &str) -> Result<Vec<String>, StoreError> {
         get_members(&self.0.open_multimap_table(sets(t)).on("open", t.0)?, key, t.0)

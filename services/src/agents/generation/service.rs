@@ -253,16 +253,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             true,
         ),
     };
-    // quotas (issue 37): a generation's start is one request of the quotas counting them.
-    let who = crate::agents::quotas::Subject {
-        account_id: scope.account_id.clone(),
-        project_id: scope.project_id.clone(),
-        agent_id: agent.id.clone(),
-        actor_id: actor.clone(),
-        key_id: Some(scope.principal_id().to_owned()).filter(|id| id.starts_with(crate::agents::api_keys::KEY_ID_PREFIX)),
-    };
-    let r = records.clone();
-    blocking(move || crate::agents::quotas::reserve(&r, &who, "requests", 1)).await?;
+    // quotas (issue 37): the request that starts it counted at the dispatch (http::oversight).
     let new = NewGeneration {
         id: generation_id,
         account_id: scope.account_id.clone(),

@@ -38,7 +38,7 @@ impl Run {
         }
         let targets = self.targets().await?;
         // quotas (issue 37): reserved before the model is called, never after.
-        self.reserve_call(&mut req).await?;
+        self.reserve_call(&mut req, &targets).await?;
         let scope = self.scope();
         let agents = self.host.agents.clone();
         let routed = targets.iter().any(|t| t.index.is_some());
@@ -85,7 +85,7 @@ impl Run {
             };
             match out {
                 Ok(c) => {
-                    self.spent(&c.output.usage, c.output.tool_calls.len());
+                    self.spent(&c.output.usage, c.output.tool_calls.len(), t);
                     if let Some(p) = &t.breaker {
                         agents.breakers.succeeded(p);
                     }
