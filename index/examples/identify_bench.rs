@@ -31,7 +31,10 @@ fn main() {
     let cpu = cpu_seconds().zip(cpu_started).map_or("null".to_string(), |(b, a)| format!("{:.4}", b - a));
     assert_eq!(spans, found * rounds);
     let mb_s = (bytes * rounds) as f64 / secs / 1e6;
-    println!(r#"{{"texts": {}, "bytes": {bytes}, "rounds": {rounds}, "seconds": {secs:.4}, "mb_per_s": {mb_s:.3}, "cpu_seconds": {cpu}, "spans": {found}}}"#, texts.len());
+    println!(
+        r#"{{"texts": {}, "bytes": {bytes}, "rounds": {rounds}, "seconds": {secs:.4}, "mb_per_s": {mb_s:.3}, "cpu_seconds": {cpu}, "spans": {found}}}"#,
+        texts.len()
+    );
 }
 
 /// The CPU time this thread has run, in seconds: the first field of
