@@ -233,6 +233,8 @@ mod tests {
         assert_eq!(found("see https://example.org/a_(b)."), [(K::Url, "https://example.org/a_(b)")]);
         assert_eq!(found("(www.example.com)"), [(K::Url, "www.example.com")]);
         assert!(found("www.microsoft and http://microsoft").is_empty());
+        // No dot before a letter anywhere: a scheme is enough to look.
+        assert!(found("base http://127.0.0.1:9/v1 set").contains(&(K::Url, "http://127.0.0.1:9/v1")));
     }
 
     #[test]
