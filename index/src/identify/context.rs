@@ -83,14 +83,19 @@ pub fn present(text: &str) -> Present {
 /// Whether `b` holds `n` digits in a row, hyphens between them allowed.
 fn digit_run(b: &[u8], n: usize) -> bool {
     let mut count = 0;
-    for (i, &c) in b.iter().enumerate() {
+    let mut i = next_digit(b, 0);
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
         if c.is_ascii_digit() {
             count += 1;
             if count >= n {
                 return true;
             }
-        } else if !(c == b'-' && count > 0 && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if !(c == b'-' && count > 0 && b.get(i).is_some_and(u8::is_ascii_digit)) {
+            // No run goes on: straight to the next digit.
             count = 0;
+            i = next_digit(b, i);
         }
     }
     false
@@ -128,6 +133,10 @@ pub fn long_numbers(text: &str) -> Vec<(usize, usize)> {
                     push_window(text, s, e, &mut out);
                 }
             }
+        } else {
+            // Nothing happens until the next digit (or the end, which closes a run).
+            i = next_digit(b, i);
+            continue;
         }
         i += 1;
     }
