@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
-use super::context::{compile, free_left};
+use super::context::{compile, free_left, next_digit};
 use super::{IdentifierKind as K, Span};
 
 const SUFFIX: &str = "Street|St|Avenue|Ave|Av|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Loop|Alley|Plaza|Plz|Crescent|Cres|Close|Path|Pike|Turnpike|Tpke|Expressway|Expy|Freeway|Fwy|Row|Walk|Run|Crossing|Xing|Point|Pt|Ridge|Bend|Heights|Hts";
@@ -61,7 +61,7 @@ pub fn find(text: &str, out: &mut Vec<Span>) {
     // Every street starts with a number, a space and a capital or an ordinal ("5th");
     // a box says "box". Neither in the text: no pass.
     let b = text.as_bytes();
-    let po_box = b.windows(3).any(|w| w.eq_ignore_ascii_case(b"box"));
+    let po_box = memchr::memchr2_iter(b'b', b'B', b).any(|i| b.get(i..i + 3).is_some_and(|w| w.eq_ignore_ascii_case(b"box")));
     let found: Vec<(usize, usize)> = if po_box { ADDRESS.find_iter(text).map(|m| (m.start(), m.end())).collect() } else { streets(text) };
     for (s, mut e) in found {
         let t = &text[s..e];
@@ -205,12 +205,8 @@ fn windows(text: &str) -> Vec<(usize, usize)> {
 fn digit_zones(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut i = 0;
+    let mut i = next_digit(b, 0);
     while i < b.len() {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
         let s = i;
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
@@ -226,6 +222,7 @@ fn digit_zones(text: &str) -> Vec<(usize, usize)> {
             Some(last) if last.1 >= from => last.1 = last.1.max(to),
             _ => out.push((from, to)),
         }
+        i = next_digit(b, i);
     }
     out
 }

@@ -83,14 +83,19 @@ pub fn present(text: &str) -> Present {
 /// Whether `b` holds `n` digits in a row, hyphens between them allowed.
 fn digit_run(b: &[u8], n: usize) -> bool {
     let mut count = 0;
-    for (i, &c) in b.iter().enumerate() {
+    let mut i = next_digit(b, 0);
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
         if c.is_ascii_digit() {
             count += 1;
             if count >= n {
                 return true;
             }
-        } else if !(c == b'-' && count > 0 && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if !(c == b'-' && count > 0 && b.get(i).is_some_and(u8::is_ascii_digit)) {
+            // No run goes on: straight to the next digit.
             count = 0;
+            i = next_digit(b, i);
         }
     }
     false
@@ -128,6 +133,10 @@ pub fn long_numbers(text: &str) -> Vec<(usize, usize)> {
                     push_window(text, s, e, &mut out);
                 }
             }
+        } else {
+            // Nothing happens until the next digit (or the end, which closes a run).
+            i = next_digit(b, i);
+            continue;
         }
         i += 1;
     }
@@ -162,17 +171,14 @@ fn push_window(text: &str, s: usize, e: usize, out: &mut Vec<(usize, usize)>) {
 pub fn digit_windows(text: &str, before: usize, after: usize) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut i = 0;
+    let mut i = next_digit(b, 0);
     while i < b.len() {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
         let s = i;
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
         }
         if out.last().is_some_and(|last| last.1 >= i + after) {
+            i = next_digit(b, i);
             continue;
         }
         let (mut from, mut to) = (s.saturating_sub(before), (i + after).min(b.len()));
@@ -193,8 +199,22 @@ pub fn digit_windows(text: &str, before: usize, after: usize) -> Vec<(usize, usi
             Some(last) if last.1 >= from => last.1 = last.1.max(to),
             _ => out.push((from, to)),
         }
+        i = next_digit(b, i);
     }
     out
+}
+
+/// The index of the first ASCII digit of `b` at `from` or after it (`b.len()` if none):
+/// 32 bytes at a time while none is one, which the compiler makes a few vector
+/// instructions (prose has long stretches without a digit).
+pub fn next_digit(b: &[u8], mut from: usize) -> usize {
+    while let Some(chunk) = b.get(from..from + 32) {
+        if chunk.iter().fold(false, |any, c| any | c.is_ascii_digit()) {
+            break;
+        }
+        from += 32;
+    }
+    b.get(from..).and_then(|rest| rest.iter().position(u8::is_ascii_digit)).map_or(b.len(), |p| from + p)
 }
 
 /// The matches of `re` inside the `windows` of `text`, as byte ranges of `text`.

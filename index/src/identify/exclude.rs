@@ -1,5 +1,5 @@
 //! What only looks like an identifier: GUIDs and hashes, version numbers, prices, legal
-//! citations (`347 U.S. 483`, `42 U.S.C. § 1983`, `Pub. L. 111-148`) and ISBNs. Their
+//! citations (`347 U.S. 483`, `42 U.S.C. § 1983`, `Pub. L. 111-148`), ISBNs and ISSNs. Their
 //! byte ranges are zones no number-shaped identifier (ssn, phone, card, npi, passport,
 //! mrn, ip, date) may touch.
 
@@ -24,8 +24,7 @@ static ZONES: LazyLock<Regex> = LazyLock::new(|| {
     let section = r"(?:§§?|¶|(?-u:\b)(?:Section|Sections|Sec\.|Article|Art\.|Clause|Rule|Chapter|Part|Paragraph|Para\.|Schedule|Exhibit|Annex)\s)\s*\d+(?:[\w()\-–]|\.\w)*";
     let public_law = r"(?:Pub\.\s?L\.|P\.\s?L\.|Public Law)(?:\s?No\.)?\s?\d+[-–]\d+|(?-u:\b)\d+\s+Stat\.\s+\d+";
     let docket = r"(?:No\.|Case No\.|Docket No\.|Civ\. No\.|Civil Action No\.)\s*(?:\d:)?\d{2}[-–](?:[a-z]{2}[-–])?\d{1,6}(?-u:\b)";
-    let isbn =
-        r"(?i:ISBN(?:-1[03])?:?\s*)(?:97[89][-\s]?)?\d{1,5}[-\s]?\d{1,7}[-\s]?\d{1,7}[-\s]?[\dX]|(?-u:\b)97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d(?-u:\b)";
+    let isbn = r"(?i:ISSN:?\s*)\d{4}-\d{3}[\dX]|(?i:ISBN(?:-1[03])?:?\s*)(?:97[89][-\s]?)?\d{1,5}[-\s]?\d{1,7}[-\s]?\d{1,7}[-\s]?[\dX]|(?-u:\b)97[89]-\d{1,5}-\d{1,7}-\d{1,7}-\d(?-u:\b)";
     let all = [guid, hash, version, dotted, price, &citation, section, public_law, docket, isbn];
     compile(&all.map(|p| format!("(?:{p})")).join("|"))
 });
@@ -33,9 +32,18 @@ static ZONES: LazyLock<Regex> = LazyLock::new(|| {
 /// The sorted, disjoint byte ranges of `text` that are not identifiers. Each holds a
 /// digit (a hash of letters alone overlaps no number), so only the places around
 /// digits are read: 40 bytes before ("Civil Action No. "), 48 after.
+///
+/// A run of dotted numbers is a version or an OID, except as phone numbers are written
+/// with dots: after a `+` ("+47.40.61.23.45") or opening with a trunk prefix's 0 and a
+/// digit ("01.23.45.67.89"), which no version or OID does.
 pub fn zones(text: &str) -> Vec<(usize, usize)> {
     let windows = digit_windows(text, 40, 48);
-    find_in(&ZONES, text, &windows).collect()
+    let b = text.as_bytes();
+    let dotted_phone = |s: usize, e: usize| {
+        let z = &b[s..e];
+        z.iter().all(|c| c.is_ascii_digit() || *c == b'.') && (s > 0 && b[s - 1] == b'+' || z.len() > 1 && z[0] == b'0' && z[1].is_ascii_digit())
+    };
+    find_in(&ZONES, text, &windows).filter(|&(s, e)| !dotted_phone(s, e)).collect()
 }
 
 #[cfg(test)]
@@ -52,6 +60,8 @@ mod tests {
         assert_eq!(zone_texts("id 110bcd25-a55d-453a-8046-1297901ea002"), ["110bcd25-a55d-453a-8046-1297901ea002"]);
         assert_eq!(zone_texts("version 4.258.829.090 costs $4,258,829.09"), ["version 4.258.829.090", "$4,258,829.09"]);
         assert_eq!(zone_texts("ISBN 978-0-306-40615-7"), ["ISBN 978-0-306-40615-7"]);
+        assert_eq!(zone_texts("ISSN 0317-8471"), ["ISSN 0317-8471"]);
+        assert_eq!(zone_texts("at 1.2.840.113549.1.1.11 or +47.40.61.23.45 or 01.23.45.67.89"), ["1.2.840.113549.1.1.11"]);
         assert_eq!(zone_texts("Pub. L. 111-148, 124 Stat. 119"), ["Pub. L. 111-148", "124 Stat. 119"]);
         assert_eq!(zone_texts("Section 12.3.4.5 and ¶ 14"), ["Section 12.3.4.5", "¶ 14"]);
         assert!(zones("Call 415-555-0132 on 2024-01-15").is_empty());

@@ -29,23 +29,60 @@ static URL: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
-/// Each pattern's pass only over a text that holds what every match of it holds: an
-/// `@` for an email, three dotted runs of digits for an IPv4 address, `h:h` twice close
-/// together (or `::`) for an IPv6 address, a dot before a letter for a URL.
+/// Each pattern's pass only over a text that holds what every match of it holds: three
+/// dotted runs of digits for an IPv4 address, `h:h` twice close together (or `::`) for
+/// an IPv6 address. Emails and URLs hold no whitespace, so their patterns run only over
+/// the whitespace-free pieces of text ([`net_tokens`]) that hold an `@`, a `://`, a
+/// `www.` or a dot before a top-level domain: one pass over the text finds those.
 pub fn find(text: &str, excluded: &[(usize, usize)], out: &mut Vec<Span>) {
     let b = text.as_bytes();
-    if memchr::memchr(b'@', b).is_some() {
-        emails(text, out);
-    }
     if dotted_digits(b) {
         ipv4s(text, excluded, out);
     }
-    if b.windows(2).any(|w| w[0] == b':' && (w[1] == b':' || w[1].is_ascii_hexdigit())) {
+    if memchr::memchr_iter(b':', b).any(|i| b.get(i + 1).is_some_and(|&c| c == b':' || c.is_ascii_hexdigit())) {
         ipv6s(text, excluded, out);
     }
-    if b.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic()) {
-        urls(text, out);
+    for (s, e) in net_tokens(b) {
+        if memchr::memchr(b'@', &b[s..e]).is_some() {
+            emails(text, s, e, out);
+        }
+        urls(text, s, e, out);
     }
+}
+
+/// The bytes the identifier patterns' `\s` matches ([`compile`]): no email or URL holds one.
+fn space(c: u8) -> bool {
+    matches!(c, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
+}
+
+/// The whitespace-free pieces of `b` (start, end) that may hold an email or a URL: an
+/// `@` (every email), a `://` or a `www.` (URLs with a scheme or without), or a dot
+/// followed by a top-level domain of [`TLDS`] and then no word character (a bare host,
+/// as the URL pattern's `\b` after the domain asks); in order, none twice.
+fn net_tokens(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for i in memchr::memchr3_iter(b'@', b'.', b':', b) {
+        if out.last().is_some_and(|&(_, e)| i < e) {
+            continue;
+        }
+        let hit = match b[i] {
+            b'@' => true,
+            b':' => b[i + 1..].starts_with(b"//"),
+            _ => i >= 3 && b[i - 3..i].eq_ignore_ascii_case(b"www") || tld_after(&b[i + 1..]),
+        };
+        if hit {
+            let s = b[..i].iter().rposition(|&c| space(c)).map_or(0, |p| p + 1);
+            let e = b[i..].iter().position(|&c| space(c)).map_or(b.len(), |p| i + p);
+            out.push((s, e));
+        }
+    }
+    out
+}
+
+/// Whether `b` opens with a top-level domain of [`TLDS`] (any case) ending its word.
+fn tld_after(b: &[u8]) -> bool {
+    let n = b.iter().position(|c| !(c.is_ascii_alphanumeric() || *c == b'_')).unwrap_or(b.len());
+    (2..=6).contains(&n) && TLDS.split('|').any(|t| t.as_bytes().eq_ignore_ascii_case(&b[..n]))
 }
 
 /// Whether `b` holds three runs of digits joined by dots ("10.0.0"), as every IPv4
@@ -75,9 +112,10 @@ fn dotted_digits(b: &[u8]) -> bool {
     false
 }
 
-fn emails(text: &str, out: &mut Vec<Span>) {
-    for m in EMAIL.find_iter(text) {
-        let (s, e) = (m.start(), m.end());
+/// The emails in `text[from..to]`.
+fn emails(text: &str, from: usize, to: usize, out: &mut Vec<Span>) {
+    for m in EMAIL.find_iter(&text[from..to]) {
+        let (s, e) = (from + m.start(), from + m.end());
         let local = &m.as_str()[..m.as_str().find('@').expect("an email has @")];
         let clean = !local.starts_with('.') && !local.ends_with('.') && !local.contains("..");
         let right = text.as_bytes().get(e).is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'@'));
@@ -126,9 +164,10 @@ fn prefix_length(m: regex::Match<'_>, max: u8) -> (usize, &str, usize, bool) {
     }
 }
 
-fn urls(text: &str, out: &mut Vec<Span>) {
-    for m in URL.find_iter(text) {
-        let s = m.start();
+/// The URLs in `text[from..to]`.
+fn urls(text: &str, from: usize, to: usize, out: &mut Vec<Span>) {
+    for m in URL.find_iter(&text[from..to]) {
+        let s = from + m.start();
         let t = trim_url(m.as_str());
         let e = s + t.len();
         let b = text.as_bytes();
@@ -194,6 +233,8 @@ mod tests {
         assert_eq!(found("see https://example.org/a_(b)."), [(K::Url, "https://example.org/a_(b)")]);
         assert_eq!(found("(www.example.com)"), [(K::Url, "www.example.com")]);
         assert!(found("www.microsoft and http://microsoft").is_empty());
+        // No dot before a letter anywhere: a scheme is enough to look.
+        assert!(found("base http://127.0.0.1:9/v1 set").contains(&(K::Url, "http://127.0.0.1:9/v1")));
     }
 
     #[test]

@@ -132,7 +132,75 @@ fn valid(text: &str, s: usize, t: &str) -> bool {
     if nanp(before_extension(t), bare) || matches!(national, 10 | 11) && parses(Some(Id::US), t) {
         return true;
     }
-    (t.starts_with('0') || t.starts_with("(0") || cued()) && REGIONS.iter().any(|&r| parses(Some(r), t))
+    if (t.starts_with('0') || t.starts_with("(0") || cued()) && REGIONS.iter().any(|&r| parses(Some(r), t)) {
+        return true;
+    }
+    // Any other country's national number: laid out as phone numbers are and not as
+    // counts, years or codes are, its digits a number that country issues, and in the
+    // groups that country writes it in (libphonenumber's national format: "21 61 23 45"
+    // in the Central African Republic), so that a run of clinical values or a code's
+    // groups ("12 700 50", "4521-889-2210") is not read as one.
+    // The whole run of groups, not its first groups (a card's "7000 1234 5678 9127").
+    let number = before_extension(t);
+    let after = &text[s + t.len()..];
+    let rest = after.trim_start_matches([' ', '-', '.']);
+    let continues = after.len() - rest.len() <= 3 && rest.starts_with(|c: char| c.is_ascii_digit());
+    !continues && phone_layout(number) && EVERY_REGION.iter().any(|&r| grouped_as(r, number))
+}
+
+/// Whether `t` is a valid national number of `region` written in the digit groups of
+/// that region's national format.
+fn grouped_as(region: Id, t: &str) -> bool {
+    let Ok(n) = phonenumber::parse(Some(region), t) else { return false };
+    if !phonenumber::is_valid(&n) {
+        return false;
+    }
+    let national = n.format().mode(phonenumber::Mode::National).to_string();
+    let lengths = |s: &str| digit_runs(s).iter().map(|r| r.1 - r.0).collect::<Vec<_>>();
+    lengths(&national) == lengths(t)
+}
+
+/// Every region of libphonenumber's metadata.
+static EVERY_REGION: LazyLock<Vec<Id>> = LazyLock::new(|| phonenumber::metadata::DATABASE.iter().filter_map(|m| m.id().parse::<Id>().ok()).collect());
+
+/// Whether a national number without a trunk prefix or a cue is laid out as phone
+/// numbers are: 7 to 12 digits in two to five groups of at most six, one separator
+/// between them throughout (a space, `-` or `.`; the first group may be in
+/// parentheses), and not as other numbers are: a count with its thousands apart ("212
+/// 345 678", every group after the first of three digits), a range or a decimal (two
+/// groups joined by `-` or `.`: "1735-1741", "2106.09685"), a year and a count ("1986
+/// 945"), a list of rising numbers ("12 14 17 21 25") or a code ending in a check group
+/// shorter than all the others ("1234-5678-90"; a phone number's short groups come
+/// first).
+fn phone_layout(t: &str) -> bool {
+    let runs = digit_runs(t);
+    let digits: usize = runs.iter().map(|r| r.1 - r.0).sum();
+    if !(7..=12).contains(&digits) || !(2..=5).contains(&runs.len()) || runs.iter().any(|r| r.1 - r.0 > 6) {
+        return false;
+    }
+    // What lies between two groups, a closing parenthesis left out: "", " ", "-" or "."
+    // (spaces around a dash or a dot do not count).
+    let seps: Vec<&str> = runs
+        .windows(2)
+        .map(|w| {
+            let gap = t[w[0].1..w[1].0].trim_start_matches(')');
+            if gap.is_empty() || !gap.trim().is_empty() {
+                gap.trim()
+            } else {
+                " "
+            }
+        })
+        .collect();
+    let one = seps.iter().all(|s| *s == seps[0]) && matches!(seps[0], "" | " " | "-" | ".");
+    let thousands = runs[0].1 - runs[0].0 <= 3 && runs[1..].iter().all(|r| r.1 - r.0 == 3);
+    let len = |r: &(usize, usize)| r.1 - r.0;
+    let year = |r: &(usize, usize)| len(r) == 4 && (t[r.0..].starts_with("19") || t[r.0..].starts_with("20"));
+    let value = |r: &(usize, usize)| t[r.0..r.1].parse::<u64>().unwrap_or(0);
+    let pair = runs.len() == 2 && (matches!(seps[0], "-" | ".") || runs.iter().any(year) || seps[0].is_empty() && !t.starts_with('('));
+    let rising = runs.len() >= 3 && runs.windows(2).all(|w| value(&w[0]) < value(&w[1]));
+    let last = len(&runs[runs.len() - 1]);
+    let check_group = runs[..runs.len() - 1].iter().all(|r| len(r) > last);
+    one && !thousands && !runs.iter().all(year) && !pair && !rising && !check_group
 }
 
 /// Whether the candidate reads as decimal numbers ("0.19-66.89", "0.53 (0.27"): it
@@ -191,6 +259,13 @@ mod tests {
             ("Tel. 030 12345678", "030 12345678"),
             ("+33 1 42 68 53 00", "+33 1 42 68 53 00"),
             ("(212) 555-0188 ext. 12", "(212) 555-0188 ext. 12"),
+            // Written with dots, and national numbers of plans outside REGIONS laid out
+            // as phone numbers are (Estonia, the Central African Republic, Oman).
+            ("at +47.40.61.23.45 today", "+47.40.61.23.45"),
+            ("at 01.23.45.67.89 today", "01.23.45.67.89"),
+            ("listed 5123 4567 today", "5123 4567"),
+            ("listed 21 61 23 45 today", "21 61 23 45"),
+            ("listed 9212 3456 today", "9212 3456"),
         ] {
             assert_eq!(found(t), [want], "{t}");
         }
@@ -198,7 +273,22 @@ mod tests {
 
     #[test]
     fn dates_counts_and_bare_digits_are_not_phones() {
-        for t in ["on 2000-04-16 at noon", "12-14-2020", "4012 8888 8888 1881", "ref 4155550132", "10.0.0.1 is a host", "in 1999 and 2004"] {
+        for t in [
+            "on 2000-04-16 at noon",
+            "12-14-2020",
+            "4012 8888 8888 1881",
+            "ref 4155550132",
+            "10.0.0.1 is a host",
+            "in 1999 and 2004",
+            // A range, a decimal, a year and a count, rising numbers, a check group,
+            // thousands: laid out as other numbers are.
+            "pages 1735-1741 and 3211-3216",
+            "arXiv 2106.09685",
+            "since 1986 945 cases",
+            "scores 12 14 17 21 25 30",
+            "part 1234-5678-90",
+            "for 212 345 678 people",
+        ] {
             assert!(found(t).is_empty(), "{t}: {:?}", found(t));
         }
         assert_eq!(found("call 4155550132"), ["4155550132"]);
