@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
-use super::context::{compile, free_left, next_digit};
+use super::context::{compile, digit_windows, free_left};
 use super::{IdentifierKind as K, Span};
 
 const SUFFIX: &str = "Street|St|Avenue|Ave|Av|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Loop|Alley|Plaza|Plz|Crescent|Cres|Close|Path|Pike|Turnpike|Tpke|Expressway|Expy|Freeway|Fwy|Row|Walk|Run|Crossing|Xing|Point|Pt|Ridge|Bend|Heights|Hts";
@@ -178,8 +178,9 @@ fn windows(text: &str) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     // Not overlapping: a window is what is wanted, and a word inside another ("ut" in
     // "utca") opens the same one. Only near a digit, the only place such a word counts.
-    let found =
-        digit_zones(text).into_iter().flat_map(|(from, to)| TYPES.find_iter(&text[from..to]).map(move |m| (from + m.start(), from + m.end())));
+    let found = digit_windows(text, 96, 24)
+        .into_iter()
+        .flat_map(|(from, to)| TYPES.find_iter(&text[from..to]).map(move |m| (from + m.start(), from + m.end())));
     for (s, e) in found {
         let near = |from: usize, to: usize| b[from..to].iter().any(u8::is_ascii_digit);
         if !near(s.saturating_sub(12), s) && !near(e, (e + 80).min(b.len())) {
@@ -196,33 +197,6 @@ fn windows(text: &str) -> Vec<(usize, usize)> {
             Some(last) if last.1 >= from => last.1 = last.1.max(to),
             _ => out.push((from, to)),
         }
-    }
-    out
-}
-
-/// Where a street-type word could have a digit near enough ([`windows`]): 80 bytes
-/// and a word's length before each run of digits, 12 and a word's length after it.
-fn digit_zones(text: &str) -> Vec<(usize, usize)> {
-    let b = text.as_bytes();
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut i = next_digit(b, 0);
-    while i < b.len() {
-        let s = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let (mut from, mut to) = (s.saturating_sub(96), (i + 24).min(b.len()));
-        while !text.is_char_boundary(from) {
-            from -= 1;
-        }
-        while !text.is_char_boundary(to) {
-            to += 1;
-        }
-        match out.last_mut() {
-            Some(last) if last.1 >= from => last.1 = last.1.max(to),
-            _ => out.push((from, to)),
-        }
-        i = next_digit(b, i);
     }
     out
 }
