@@ -1,5 +1,6 @@
 //! The best passages of a result page: its chunks ranked by their BM25 score when the
-//! keyword list saw them, then by how many query terms they hold, then by position.
+//! keyword list saw them, then by how many query terms they hold, then by position; a
+//! page only the semantic list found starts at the chunks of its best-matching window.
 
 use crate::bm25::{Matches, Scored};
 use crate::collection::Snapshot;
