@@ -569,8 +569,10 @@ fn errors_are_refused_before_anything_is_spent() {
     assert!(up.bodies().is_empty(), "no model was called");
     assert_eq!(researches_spent(&s, &c.key), 0);
 
-    // Five rate tokens a research; the allowance spent is 429 with retry-after.
-    let tight = "[auth]\ndefault_plan = \"tight\"\n[plans.tight]\nname = \"Tight\"\nprice = 0\nstored_chars = 100000\nsearch = 100\nextract = 10\nresearch = 1\nrate_per_minute = 600\nburst = 100\n";
+    // Five rate tokens a research; the allowance spent is 429 with retry-after. The
+    // bucket refills slowly (0.1 token a second) so a loaded machine between the two
+    // answers does not refill what the second one spent.
+    let tight = "[auth]\ndefault_plan = \"tight\"\n[plans.tight]\nname = \"Tight\"\nprice = 0\nstored_chars = 100000\nsearch = 100\nextract = 10\nresearch = 1\nrate_per_minute = 6\nburst = 100\n";
     up.on(LOOP, text("Done."));
     up.on(ANSWER, text("Records of each audit are kept for three years [1]."));
     let config = up.provider_config();
