@@ -9,6 +9,7 @@ pub mod fusion;
 pub mod passages;
 mod semantic;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -125,9 +126,9 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let keyword = if q.mode != Mode::Semantic { keyword(snap, &allowed, (&out.terms, &weights), q.depth, &mut chunk_scores) } else { Vec::new() };
     out.timings.keyword_ms = ms(t);
     let t = Instant::now();
-    let semantic = match (&q.vector, q.mode) {
+    let (semantic, best_rows) = match (&q.vector, q.mode) {
         (Some(v), Mode::Semantic | Mode::Hybrid) => semantic(snap, &allowed, v, q.depth),
-        _ => Vec::new(),
+        _ => (Vec::new(), Default::default()),
     };
     out.timings.semantic_ms = ms(t);
     let t = Instant::now();
@@ -150,7 +151,12 @@ pub fn search(snap: &Snapshot, q: &Query) -> Results {
     let held = text::Held::new(&all);
     let extra = (!out.expansion_terms.is_empty()).then(|| text::Held::new(&out.expansion_terms));
     for h in &mut hits {
-        h.passages = passages::best(snap, h.view, h.page, &held, &chunk_scores, q.filters.kinds, q.passages);
+        // A page no keyword list found takes its passages from the window that matched.
+        let row = if h.keyword { None } else { best_rows.get(&(h.view as u32, h.page)) };
+        h.passages = match row {
+            Some(&row) => passages::from_window(snap, h.view, h.page, &held, row, q.filters.kinds, q.passages),
+            None => passages::best(snap, h.view, h.page, &held, &chunk_scores, q.filters.kinds, q.passages),
+        };
         if let Some(extra) = &extra {
             passages::add_matched(snap, h.view, &mut h.passages, extra);
         }
@@ -277,9 +283,10 @@ fn keyword(
 }
 
 /// Cosine over window vectors (they are normalised: a dot product), a page scored by
-/// its best window.
-fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> Vec<PageKey> {
+/// its best window; with the row of each listed page's best window.
+fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usize) -> (Vec<PageKey>, HashMap<PageKey, u32>) {
     let mut pages: Vec<u128> = Vec::new();
+    let mut rows = HashMap::new();
     for (vi, view) in snap.views.iter().enumerate() {
         let dims = view.batch().dims.to_native() as usize;
         if dims != query.len() {
@@ -287,11 +294,12 @@ fn semantic(snap: &Snapshot, allowed: &[Arc<Allowed>], query: &[f32], depth: usi
         }
         let allow = |p: u32| allowed[vi].page(view, p);
         let allow = (!allowed[vi].is_everything()).then_some(&allow as &dyn Fn(u32) -> bool);
-        for (page, score) in semantic::search_view(view, query, depth, allow) {
+        for (page, score, row) in semantic::search_view(view, query, depth, allow) {
             pages.push(rank_key((vi as u32, page), score));
+            rows.insert((vi as u32, page), row);
         }
     }
-    ranked(pages, depth)
+    (ranked(pages, depth), rows)
 }
 
 /// A page and its score as one integer that sorts best first, ties by key: the score's

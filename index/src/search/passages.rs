@@ -1,5 +1,6 @@
 //! The best passages of a result page: its chunks ranked by their BM25 score when the
-//! keyword list saw them, then by how many query terms they hold, then by position.
+//! keyword list saw them, then by how many query terms they hold, then by position; a
+//! page only the semantic list found starts at the chunks of its best-matching window.
 
 use crate::bm25::{Matches, Scored};
 use crate::collection::Snapshot;
@@ -107,6 +108,46 @@ pub fn best(snap: &Snapshot, view: usize, page: u32, held: &Held, scores: &Chunk
     ranked.sort_by(|a, b| b.matched.len().cmp(&a.matched.len()).then(pos(a.chunk).cmp(&pos(b.chunk))));
     ranked.truncate(n);
     ranked
+}
+
+/// The best `n` passages of `page` in `view` when only the semantic list found it: its
+/// window vector `row` matched best, so that window's chunks come first (chunks of the
+/// asked `kinds` when the page has any), then the page's other chunks; each group ranked
+/// by the query terms its chunks' own text holds, then by position. A page that shares
+/// no word with the query thus gets the window that answered it, not its first chunks;
+/// a page of one window ranks exactly as [`best`] ranks a page the keyword list missed.
+pub fn from_window(snap: &Snapshot, view: usize, page: u32, held: &Held, row: u32, kinds: u32, n: usize) -> Vec<Passage> {
+    let b = snap.views[view].batch();
+    let p = &b.pages[page as usize];
+    let first = p.first_chunk.to_native();
+    let all = first..first + p.chunks.to_native();
+    let of_kind = |c: u32| kinds != 0 && b.chunks[c as usize].kinds.to_native() & kinds != 0;
+    let chunks: Vec<u32> = if all.clone().any(of_kind) { all.filter(|&c| of_kind(c)).collect() } else { all.collect() };
+    let pos = |c: u32| b.chunks[c as usize].pos.to_native();
+    let window = b.windows.get(row as usize).filter(|w| w.page.to_native() == page).map_or(0..u32::MAX, |w| {
+        let from = w.first_pos.to_native();
+        from..from + w.chunks.to_native()
+    });
+    let (inside, outside): (Vec<u32>, Vec<u32>) = chunks.into_iter().partition(|&c| window.contains(&pos(c)));
+    let rank = |chunks: Vec<u32>, n: usize| {
+        let mut ranked: Vec<Passage> = chunks
+            .into_iter()
+            .map(|c| {
+                let rec = &b.chunks[c as usize];
+                let body = &p.text.as_str()[rec.byte_start.to_native() as usize..rec.byte_end.to_native() as usize];
+                Passage { chunk: c, matched: held.in_text(body), score: 0.0 }
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.matched.len().cmp(&a.matched.len()).then(pos(a.chunk).cmp(&pos(b.chunk))));
+        ranked.truncate(n);
+        ranked
+    };
+    let mut out = rank(inside, n);
+    if out.len() < n {
+        let left = n - out.len();
+        out.extend(rank(outside, left));
+    }
+    out
 }
 
 /// Adds to each passage's matched terms those of `extra` (the query expansions' own

@@ -13,9 +13,10 @@
 
 use crate::collection::view::View;
 
-/// The `depth` allowed pages most similar to `query` by their best window, best first;
-/// `allow` is `None` when every page is allowed, which spares the scan a call per row.
-pub fn search_view(view: &View, query: &[f32], depth: usize, allow: Option<&dyn Fn(u32) -> bool>) -> Vec<(u32, f32)> {
+/// The `depth` allowed pages most similar to `query` by their best window, best first,
+/// each as (page, score, that window's row); `allow` is `None` when every page is
+/// allowed, which spares the scan a call per row.
+pub fn search_view(view: &View, query: &[f32], depth: usize, allow: Option<&dyn Fn(u32) -> bool>) -> Vec<(u32, f32, u32)> {
     let b = view.batch();
     let (rows, pages) = (b.windows.len(), b.pages.len());
     let page_of = |row: u32| b.windows[row as usize].page.to_native();
@@ -35,9 +36,9 @@ pub fn search_view(view: &View, query: &[f32], depth: usize, allow: Option<&dyn 
     }
 }
 
-/// The first hit of each page, in order, at most `depth`.
-fn best_per_page(hits: Vec<crate::vector::Hit>, page_of: impl Fn(u32) -> u32, depth: usize) -> Vec<(u32, f32)> {
-    let mut out: Vec<(u32, f32)> = Vec::with_capacity(depth.min(hits.len()));
+/// The first hit of each page (page, score, row), in order, at most `depth`.
+fn best_per_page(hits: Vec<crate::vector::Hit>, page_of: impl Fn(u32) -> u32, depth: usize) -> Vec<(u32, f32, u32)> {
+    let mut out: Vec<(u32, f32, u32)> = Vec::with_capacity(depth.min(hits.len()));
     let mut seen = std::collections::HashSet::with_capacity(hits.len());
     for h in hits {
         if out.len() == depth {
@@ -45,7 +46,7 @@ fn best_per_page(hits: Vec<crate::vector::Hit>, page_of: impl Fn(u32) -> u32, de
         }
         let page = page_of(h.id);
         if seen.insert(page) {
-            out.push((page, h.score));
+            out.push((page, h.score, h.id));
         }
     }
     out
