@@ -9,7 +9,7 @@
 # run, once per embedder, each set in a collection created with that embedder
 # (settings.embedder). Results land in bench/results/.
 #
-#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small|none]... [--port 4471]
+#   bench/quality/run.sh [--embedder all-MiniLM-L6-v2|multilingual-e5-small|none|default]... [--port 4471]
 #                        [--expand off|on|both]  (both: every mode with expand false and
 #                                              true on the same collection, and the change)
 #                        [--dataset DIR]...   (any BEIR-layout directory; default: SciFact,
@@ -21,6 +21,9 @@
 # as a long request of 30-60 words with one or two words in double quotes; bm25s gets
 # the same text, quotes included. `--embedder none` runs the server without an embedder
 # and scores the keyword list alone (no model loaded: the fast way to check keyword ranking).
+# `--embedder default` runs the server on the product's own embedder settings and creates
+# each collection naming none: the model the server chooses for the set's language (alone:
+# it cannot share a server whose embedders another run sets).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command="bench/quality/run.sh${*:+ $*}"
@@ -62,9 +65,14 @@ peer_scores() { # dataset → a JSON file of bm25s's scores on it
 work=$(mktemp -d)
 trap 'kill "${pid:-0}" 2>/dev/null || true; wait "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # "none" runs keyword-only collections (fast: nothing is embedded); it loads no model.
-models=(); for e in "${embedders[@]}"; do [ "$e" != none ] && models+=("$e"); done
+models=(); for e in "${embedders[@]}"; do [ "$e" != none ] && [ "$e" != default ] && models+=("$e"); done
+if [[ " ${embedders[*]} " == *" default "* ]] && [ ${#embedders[@]} -gt 1 ]; then
+    echo "--embedder default runs alone (the server keeps its own embedder settings)" >&2; exit 2
+fi
 {
-    if [ ${#models[@]} -eq 0 ]; then
+    if [ "${embedders[*]}" = default ]; then
+        : # the compiled defaults: embedder, english_embedder, embedders
+    elif [ ${#models[@]} -eq 0 ]; then
         echo 'embedder = "none"'
     else
         loaded=$(printf '"%s", ' "${models[@]}")
@@ -92,13 +100,18 @@ for embedder in "${embedders[@]}"; do
         echo "# Retrieval quality, $embedder ($(date -u +%F))"
         echo
         echo "Command: \`$command\` (one server loading ${embedders[*]};"
-        echo "each collection created with settings.embedder = $embedder). The evaluation account is on"
+        if [ "$embedder" = default ]; then
+            echo "each collection created naming no embedder: the server's choice for its language). The evaluation account is on"
+        else
+            echo "each collection created with settings.embedder = $embedder). The evaluation account is on"
+        fi
         echo "the operator plan \`evaluation\` (limits raised), assigned with \`quarry accounts create --plan\`."
         echo
     } > "$out"
     all_modes=keyword,semantic,hybrid
     chosen_embedder=(--embedder "$embedder")
     if [ "$embedder" = none ]; then all_modes=keyword; chosen_embedder=(); fi
+    if [ "$embedder" = default ]; then chosen_embedder=(); fi
     for r in "${runs[@]}"; do
         read -r set modes <<< "$r"
         [ "$modes" = all ] && modes=$all_modes

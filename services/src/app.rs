@@ -91,6 +91,9 @@ struct Health<'a> {
     ok: bool,
     version: &'a str,
     embedder: &'a str,
+    /// The model new English collections take (ours), when another than `embedder`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    english_embedder: Option<&'a str>,
     /// Every embedder loaded (ours): what a collection's settings.embedder may name.
     embedders: &'a [String],
     rerankers: Vec<String>,
@@ -140,7 +143,8 @@ impl App {
         // From here every write of an account's records is charged to its stored characters.
         let ledger = crate::limits::StorageLedger::new(meters.clone(), config.plans.clone(), config.auth.default_plan.clone());
         records.set_ledger(Arc::new(ledger));
-        let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref());
+        let loaded = crate::search::embedders::Loaded::new(config.embedders.clone(), config.embedder.as_deref())
+            .with_english(config.english_embedder.as_deref());
         let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
         let health = |local_ready: bool| {
@@ -158,6 +162,7 @@ impl App {
                 ok: true,
                 version: VERSION,
                 embedder: config.embedder.as_deref().unwrap_or("none"),
+                english_embedder: config.english_embedder.as_deref(),
                 embedders: &config.embedders,
                 rerankers: rerankers.names(),
                 llm: llm_up,

@@ -147,3 +147,93 @@ fn an_embedder_is_chosen_among_the_loaded_and_changed_only_while_the_collection_
     assert_eq!((r.status, r.code()), (409, "embedder_mismatch".to_owned()));
     assert_eq!(search("keyword").status, 200);
 }
+
+/// The product's default: the multilingual model, and MiniLM for English collections.
+fn following(shards: usize) -> TestServer {
+    TestServer::with(Options {
+        embedder: Some("multilingual-e5-small".into()),
+        config: "[plans.scribe]\nrate_per_minute = 6000\nburst = 1000\n".into(),
+        shards: Some(shards),
+        env: vec![("QUARRY_ENGLISH_EMBEDDER".into(), "all-MiniLM-L6-v2".into())],
+        ..Options::default()
+    })
+}
+
+fn language_of(s: &TestServer, key: &str, col: &str) -> Value {
+    s.get(&format!("/v1/collections/{col}"), Some(key)).json()["language"].clone()
+}
+
+#[test]
+fn a_collection_that_names_no_model_takes_the_one_its_language_chooses() {
+    let mut s = following(2);
+    let h = s.get("/v1/health", None).json();
+    assert_eq!(
+        (h["embedder"].clone(), h["english_embedder"].clone(), h["embedders"].clone()),
+        (json!("multilingual-e5-small"), json!("all-MiniLM-L6-v2"), json!(["multilingual-e5-small", "all-MiniLM-L6-v2"]))
+    );
+    let (_, key) = s.signup("languages@example.com");
+    // No model, no language: the first document decides; until then it says so.
+    let en = create(&s, &key, json!({"name": "English"}));
+    assert_eq!((en["embedder"].clone(), en.get("language")), (json!("auto"), None), "{en}");
+    super::spec::check("Collection", &en);
+    let en = en["id"].as_str().unwrap().to_owned();
+    let r = post(&s, &format!("/v1/collections/{en}/search"), &key, &json!({"query": "molten rock", "mode": "semantic"}));
+    assert_eq!((r.status, r.json()["results"].as_array().map(Vec::len)), (200, Some(0)), "an empty collection finds nothing: {}", r.text());
+    let added = add(&s, &key, &en, &json!({"title": ENGLISH[0].0, "text": ENGLISH[0].1}));
+    assert_eq!(added["embedder"], "all-MiniLM-L6-v2", "English text: the English model");
+    fill(&s, &key, &en, &ENGLISH[1..]);
+    assert_eq!((embedder_of(&s, &key, &en), language_of(&s, &key, &en)), ("all-MiniLM-L6-v2".to_owned(), json!("eng")));
+    super::spec::check("Collection", &s.get(&format!("/v1/collections/{en}"), Some(&key)).json());
+    let ar = create(&s, &key, json!({"name": "Arabic"}))["id"].as_str().unwrap().to_owned();
+    fill(&s, &key, &ar, ARABIC);
+    assert_eq!((embedder_of(&s, &key, &ar), language_of(&s, &key, &ar)), ("multilingual-e5-small".to_owned(), json!("ara")));
+    let sane = |s: &TestServer| {
+        for (q, want) in [("feline pet", "Cats"), ("molten rock", "Volcanoes"), ("soccer championship", "Football")] {
+            assert_eq!(top(s, &key, &en, q, "semantic"), want, "{q} on the English collection");
+        }
+        for (q, want) in ACROSS {
+            assert_eq!(top(s, &key, &ar, q, "semantic"), *want, "{q} on the Arabic collection");
+        }
+    };
+    sane(&s);
+
+    // A language given chooses at creation; a model named wins over it.
+    let given = |settings: Value| {
+        let c = create(&s, &key, json!({"name": "given", "settings": settings}));
+        (c["embedder"].as_str().unwrap().to_owned(), c["language"].clone())
+    };
+    assert_eq!(given(json!({"language": "en-GB"})), ("all-MiniLM-L6-v2".to_owned(), json!("eng")));
+    assert_eq!(given(json!({"language": "ja"})), ("multilingual-e5-small".to_owned(), json!("jpn")));
+    assert_eq!(given(json!({"language": "mul"})), ("multilingual-e5-small".to_owned(), json!("mul")));
+    assert_eq!(given(json!({"language": "en", "embedder": "multilingual-e5-small"})), ("multilingual-e5-small".to_owned(), json!("eng")));
+    let r = post(&s, "/v1/collections", &key, &json!({"name": "x", "settings": {"language": "klingon"}}));
+    assert_eq!((r.status, r.code()), (400, "invalid_settings".to_owned()), "{}", r.text());
+    assert!(r.text().contains("settings.language"), "{}", r.text());
+    // A patch may give the language while the collection is empty.
+    let open = create(&s, &key, json!({"name": "later"}))["id"].as_str().unwrap().to_owned();
+    let r = s.request("PATCH", &format!("/v1/collections/{open}"), Some(&key), Some(&json!({"settings": {"language": "ja"}}).to_string()));
+    assert_eq!(
+        (r.status, r.json()["embedder"].clone(), r.json()["language"].clone()),
+        (200, json!("multilingual-e5-small"), json!("jpn")),
+        "{}",
+        r.text()
+    );
+
+    // Two first documents in two languages at once: one model for both.
+    for round in 0..3 {
+        let col = create(&s, &key, json!({"name": format!("race {round}")}))["id"].as_str().unwrap().to_owned();
+        let embedders: Vec<String> = std::thread::scope(|t| {
+            let a = t.spawn(|| add(&s, &key, &col, &json!({"title": ENGLISH[1].0, "text": ENGLISH[1].1}))["embedder"].as_str().unwrap().to_owned());
+            let b = t.spawn(|| add(&s, &key, &col, &json!({"title": ARABIC[1].0, "text": ARABIC[1].1}))["embedder"].as_str().unwrap().to_owned());
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        assert_eq!(embedders[0], embedders[1], "round {round}: two models in one collection");
+        assert_eq!(embedder_of(&s, &key, &col), embedders[0]);
+    }
+
+    // Kept across a restart.
+    s.terminate(std::time::Duration::from_secs(10));
+    s.restart();
+    assert_eq!((embedder_of(&s, &key, &en), language_of(&s, &key, &en)), ("all-MiniLM-L6-v2".to_owned(), json!("eng")));
+    sane(&s);
+}

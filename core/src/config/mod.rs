@@ -56,6 +56,9 @@ pub struct Config {
     pub shards: usize,
     /// The default embedding model's id (new collections get it), or `None` for "none".
     pub embedder: Option<String>,
+    /// The embedder a new English collection takes when its request names none (loaded,
+    /// and not the default), or `None`: every new collection takes the default.
+    pub english_embedder: Option<String>,
     /// Every embedder the server loads (the default among them), in load order: a
     /// collection may choose any of these.
     pub embedders: Vec<String>,
@@ -296,7 +299,22 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         "none" => None,
         id => Some(id.to_owned()),
     };
-    let embedders = loaded_embedders(embedder.as_deref(), raw.embedders)?;
+    let listed = !raw.embedders.is_empty();
+    let mut embedders = loaded_embedders(embedder.as_deref(), raw.embedders)?;
+    // English collections' model: only beside a default model, loaded with it when the
+    // list is left empty, off when a list leaves it out (a list written before this key
+    // keeps loading just what it names).
+    let english_embedder = match (embedder.as_deref(), raw.english_embedder.as_str()) {
+        (None, _) | (_, "" | "none") => None,
+        (Some(d), e) if d == e => None,
+        (_, e) if listed && !embedders.iter().any(|l| l == e) => None,
+        (_, e) => {
+            if !listed {
+                embedders.push(e.to_owned());
+            }
+            Some(e.to_owned())
+        }
+    };
     let r = raw.runtime;
     let runtime = RuntimeConfig {
         spin_before_park: duration("runtime.spin_before_park", &r.spin_before_park)?,
@@ -315,6 +333,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         listen,
         shards: raw.shards,
         embedder,
+        english_embedder,
         embedders,
         models,
         http,

@@ -12,6 +12,7 @@ pub struct RawConfig {
     pub listen: String,
     pub shards: usize,
     pub embedder: String,
+    pub english_embedder: String,
     pub embedders: Vec<String>,
     pub models: RawModels,
     pub http: RawHttp,

@@ -141,13 +141,25 @@ fn the_local_model_is_on_by_default_off_by_env_and_may_not_be_shadowed() {
 
 #[test]
 fn the_loaded_embedders_hold_the_default_once_each() {
+    // By default: the multilingual model, and MiniLM loaded beside it for English collections.
     let c = Config::load(None, env(&[]), &Flags::default()).unwrap();
-    assert_eq!((c.embedder.as_deref(), c.embedders.as_slice()), (Some("multilingual-e5-small"), &["multilingual-e5-small".to_owned()][..]));
+    assert_eq!((c.embedder.as_deref(), c.english_embedder.as_deref()), (Some("multilingual-e5-small"), Some("all-MiniLM-L6-v2")));
+    assert_eq!(c.embedders, ["multilingual-e5-small", "all-MiniLM-L6-v2"]);
+    let c = Config::load(None, env(&[("QUARRY_ENGLISH_EMBEDDER", "")]), &Flags::default()).unwrap();
+    assert_eq!((c.english_embedder.as_deref(), c.embedders.as_slice()), (None, &["multilingual-e5-small".to_owned()][..]));
+    // A list written without it keeps loading just what it names; the same model as the default is no choice.
+    let c = Config::load(None, env(&[("QUARRY_EMBEDDERS", r#"["multilingual-e5-small"]"#)]), &Flags::default()).unwrap();
+    assert_eq!((c.english_embedder.as_deref(), c.embedders.as_slice()), (None, &["multilingual-e5-small".to_owned()][..]));
+    let c = Config::load(None, env(&[("QUARRY_EMBEDDER", "all-MiniLM-L6-v2")]), &Flags::default()).unwrap();
+    assert_eq!((c.english_embedder.as_deref(), c.embedders.as_slice()), (None, &["all-MiniLM-L6-v2".to_owned()][..]));
     let both = r#"["all-MiniLM-L6-v2", "multilingual-e5-small"]"#;
     let c = Config::load(None, env(&[("QUARRY_EMBEDDERS", both)]), &Flags::default()).unwrap();
-    assert_eq!(c.embedders, ["all-MiniLM-L6-v2", "multilingual-e5-small"]);
+    assert_eq!(
+        (c.embedders.as_slice(), c.english_embedder.as_deref()),
+        (&["all-MiniLM-L6-v2".to_owned(), "multilingual-e5-small".to_owned()][..], Some("all-MiniLM-L6-v2"))
+    );
     let c = Config::load(None, env(&[("QUARRY_EMBEDDER", "none")]), &Flags::default()).unwrap();
-    assert!(c.embedder.is_none() && c.embedders.is_empty());
+    assert!(c.embedder.is_none() && c.english_embedder.is_none() && c.embedders.is_empty());
     let err = Config::load(None, env(&[("QUARRY_EMBEDDERS", r#"["all-MiniLM-L6-v2"]"#)]), &Flags::default()).unwrap_err();
     assert!(err.to_string().contains("must hold the default embedder `multilingual-e5-small`"), "{err}");
     let twice = r#"["multilingual-e5-small", "multilingual-e5-small"]"#;

@@ -3,7 +3,7 @@
 //! names are the ones this store has always written, so old data directories read.
 
 use super::owned::owned_record;
-use super::{CollectionRecord, Records, StoreError};
+use super::{CollectionRecord, Records, StoreError, AUTO_EMBEDDER};
 
 owned_record!(CollectionRecord, "collections", "account_collections");
 
@@ -30,13 +30,34 @@ impl Records {
         self.all()
     }
 
-    /// Replaces a collection's record (name, settings).
+    /// Replaces a collection's record (name, settings). A record read while its embedder
+    /// was still [`AUTO_EMBEDDER`] does not undo the embedder a first document settled
+    /// meanwhile: the collection's vectors are that model's.
     pub fn update_collection(&self, c: &CollectionRecord) -> Result<(), StoreError> {
         let found = self.update(&c.account_id, &c.id, |r: &mut CollectionRecord| {
+            let settled = (r.embedder != AUTO_EMBEDDER && c.embedder == AUTO_EMBEDDER).then(|| (r.embedder.clone(), r.language.clone()));
             *r = c.clone();
+            if let Some((embedder, language)) = settled {
+                (r.embedder, r.language) = (embedder, language);
+            }
             super::owned::Change::Write(())
         })?;
         found.ok_or_else(|| StoreError::Corrupt { what: format!("collection {}", c.id), reason: "updated after it was deleted".into() })
+    }
+
+    /// Gives a collection whose embedder is still [`AUTO_EMBEDDER`] the embedder chosen
+    /// for `language`, in one transaction, and returns the record as it then stands: the
+    /// first caller's choice wins, a later one reads it (two first documents racing on
+    /// two shards embed with one model). `None` when the collection is gone.
+    pub fn settle_embedder(&self, account_id: &str, id: &str, embedder: &str, language: &str) -> Result<Option<CollectionRecord>, StoreError> {
+        self.update(account_id, id, |r: &mut CollectionRecord| {
+            if r.embedder != AUTO_EMBEDDER {
+                return super::owned::Change::Keep(r.clone());
+            }
+            r.embedder = embedder.to_owned();
+            r.language = Some(language.to_owned());
+            super::owned::Change::Write(r.clone())
+        })
     }
 
     pub fn delete_collection(&self, c: &CollectionRecord) -> Result<(), StoreError> {

@@ -61,7 +61,7 @@ pub use error::StoreError;
 pub use files::FileRecord;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
-pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey};
+pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey, AUTO_EMBEDDER};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
 pub use tools::{SecretRecord, ToolRecord};
 pub use users::{UserRecord, UserTokenRecord};

@@ -60,11 +60,21 @@ pub struct CollectionRecord {
     pub id: String,
     pub account_id: String,
     pub name: String,
-    /// The embedding model its vectors come from ("none" for keyword only).
+    /// The embedding model its vectors come from ("none" for keyword only, [`AUTO_EMBEDDER`]
+    /// until its first document says which language it holds).
     pub embedder: String,
     pub created_at: String,
     pub settings: CollectionSettings,
+    /// The language its embedder was chosen for (ISO 639-3: "eng", "jpn", "mul" for mixed
+    /// scripts, "und" undetermined), given in `settings.language` or read from its first
+    /// documents; `None` for a collection whose embedder was named or is the only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
+
+/// The embedder of a collection whose model follows its language and whose language is
+/// not known yet: the first document added settles it ([`Records::settle_embedder`]).
+pub const AUTO_EMBEDDER: &str = "auto";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CollectionSettings {

@@ -185,6 +185,7 @@ async fn collection(env: &Env<'_>, p: Project<'_>) -> Result<Owned, SearchError>
         embedder: env.search.embedder().to_owned(),
         created_at: crate::clock::now_rfc3339(),
         settings: CollectionSettings { domain: "general".into(), ..CollectionSettings::default() },
+        language: None,
     };
     match env.search.create(record).await {
         Ok(owned) => Ok(owned),

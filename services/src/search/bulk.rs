@@ -13,8 +13,8 @@ use super::{query, Added, Caller, NewDocument, Owned, Request, SearchError, Sear
 use crate::store::{CollectionRecord, CollectionSettings};
 
 impl Service {
-    /// The account's collection named `name`, created (with this server's embedder)
-    /// when it has none. Two first calls racing on two shards may both create one:
+    /// The account's collection named `name`, created (with this server's embedder, or
+    /// the one its first document's language chooses) when it has none. Two first calls racing on two shards may both create one:
     /// the loser sees that an older one exists, removes its own (still empty) and
     /// answers the older, so every caller settles on the same collection.
     pub async fn named_or_created(&self, account_id: &str, name: &str) -> Result<Owned, SearchError> {
@@ -25,9 +25,10 @@ impl Service {
             id: format!("col_{}", crate::ids::random_base62(16)),
             account_id: account_id.to_owned(),
             name: name.to_owned(),
-            embedder: self.embedder().to_owned(),
+            embedder: self.embedders().choose(None, None)?,
             created_at: crate::clock::now_rfc3339(),
             settings: CollectionSettings::default(),
+            language: None,
         };
         let ours = self.create(record).await?;
         match self.by_name(account_id, name)? {

@@ -14,15 +14,17 @@ pub struct Changed {
 
 impl Service {
     /// Creates the account's collection `name` with `settings`, embedding with the
-    /// loaded model `embedder` names, else the server's default (400 for one not loaded).
+    /// loaded model `embedder` names (400 for one not loaded), else the one for its
+    /// `language` (given, or read from its first document), else the server's default.
     pub async fn create_collection(
         &self,
         account_id: &str,
         name: String,
         settings: CollectionSettings,
         embedder: Option<&str>,
+        language: Option<String>,
     ) -> Result<Owned, SearchError> {
-        let embedder = self.embedders().choose(embedder)?;
+        let embedder = self.embedders().choose(embedder, language.as_deref())?;
         let record = CollectionRecord {
             id: format!("col_{}", crate::ids::random_base62(16)),
             account_id: account_id.to_owned(),
@@ -30,19 +32,22 @@ impl Service {
             embedder,
             created_at: crate::clock::now_rfc3339(),
             settings,
+            language,
         };
         self.create(record).await
     }
 
     /// Renames the collection (when `name` is given), gives it `settings` and, when
     /// `embedder` is given, that embedder (while it holds no documents: 409 otherwise),
-    /// and saves it.
+    /// or when `language` is given, that language and the model it chooses (the same
+    /// rule), and saves it.
     pub async fn change_collection(
         &self,
         mut owned: Owned,
         name: Option<String>,
         settings: CollectionSettings,
         embedder: Option<&str>,
+        language: Option<String>,
     ) -> Result<Changed, SearchError> {
         if let Some(name) = name {
             owned.record.name = name;
@@ -50,6 +55,14 @@ impl Service {
         let documents = owned.snapshot().counts().documents;
         if let Some(asked) = embedder {
             owned.record.embedder = self.embedders().change(&owned.record, asked, documents)?;
+        }
+        if let Some(language) = language {
+            // A language given chooses the model as at creation, unless one is named.
+            if embedder.is_none() && self.embedders().follows_language() {
+                let chosen = self.embedders().for_language(&language).to_owned();
+                owned.record.embedder = self.embedders().change(&owned.record, &chosen, documents)?;
+            }
+            owned.record.language = Some(language);
         }
         let warnings = changed_on_documents(&owned.record.settings, &settings, documents);
         owned.record.settings = settings;

@@ -66,6 +66,20 @@ impl NewDocument {
         self.pages.iter().map(|p| p.text.len()).sum()
     }
 
+    /// The start of its text, pages joined, for telling its language (a few kB: the
+    /// reader takes what it needs).
+    pub fn sample_text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.pages {
+            if out.len() >= 16 * 1024 {
+                break;
+            }
+            out.push_str(&p.text);
+            out.push('\n');
+        }
+        out
+    }
+
     /// The metadata flattened for filters: dotted keys, arrays repeating the key.
     pub fn fields(&self) -> Vec<Field> {
         let mut out = Vec::new();

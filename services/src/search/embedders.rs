@@ -9,20 +9,44 @@ use quarry_index::embed::Embedder;
 use quarry_index::search::Mode;
 
 use super::SearchError;
-use crate::store::CollectionRecord;
+use crate::store::{CollectionRecord, AUTO_EMBEDDER};
 
-/// The loaded embedders' ids in load order (a session's slot), and the default's slot.
+/// The loaded embedders' ids in load order (a session's slot), the default's slot and
+/// the slot of the model English collections take (when it is another one).
 #[derive(Debug, Clone)]
 pub struct Loaded {
     ids: Vec<String>,
     default: Option<usize>,
+    english: Option<usize>,
 }
 
 impl Loaded {
-    /// `ids` in load order; `default` must be among them (the config checks it).
+    /// `ids` in load order; `default` must be among them (the config checks it), and
+    /// `english` too when given.
     pub fn new(ids: Vec<String>, default: Option<&str>) -> Loaded {
         let default = default.map(|d| ids.iter().position(|id| id == d).expect("the default embedder is loaded"));
-        Loaded { ids, default }
+        Loaded { ids, default, english: None }
+    }
+
+    /// English collections that name no model take `english` (the config's
+    /// `english_embedder`), others the default; nothing changes when it is `None` or the
+    /// default itself.
+    pub fn with_english(mut self, english: Option<&str>) -> Loaded {
+        self.english = english.map(|e| self.slot(e).expect("the English embedder is loaded")).filter(|e| Some(*e) != self.default);
+        self
+    }
+
+    /// Whether a new collection's model follows its language (two models to choose from).
+    pub fn follows_language(&self) -> bool {
+        self.english.is_some() && self.default.is_some()
+    }
+
+    /// The model for a collection holding `language` (a code of [`super::language`]).
+    pub fn for_language(&self, language: &str) -> &str {
+        match self.english {
+            Some(e) if super::language::is_english(language) => &self.ids[e],
+            _ => self.default_id(),
+        }
     }
 
     /// The default's id, "none" without one.
@@ -52,13 +76,17 @@ impl Loaded {
         }
     }
 
-    /// The embedder a new collection records: the one asked for when loaded, else the
-    /// default; 400 `unknown_embedder` naming the loaded ones otherwise.
-    pub fn choose(&self, asked: Option<&str>) -> Result<String, SearchError> {
-        match asked {
-            None => Ok(self.default_id().to_owned()),
-            Some(id) if self.slot(id).is_some() => Ok(id.to_owned()),
-            Some(id) => Err(SearchError::UnknownEmbedder { asked: id.to_owned(), loaded: self.listed() }),
+    /// The embedder a new collection records: the one asked for when loaded (400
+    /// `unknown_embedder` naming the loaded ones otherwise); else, when models follow
+    /// languages, the one for `language`, or [`AUTO_EMBEDDER`] until its first document
+    /// says; else the default.
+    pub fn choose(&self, asked: Option<&str>, language: Option<&str>) -> Result<String, SearchError> {
+        match (asked, language) {
+            (Some(id), _) if self.slot(id).is_some() => Ok(id.to_owned()),
+            (Some(id), _) => Err(SearchError::UnknownEmbedder { asked: id.to_owned(), loaded: self.listed() }),
+            (None, _) if !self.follows_language() => Ok(self.default_id().to_owned()),
+            (None, Some(language)) => Ok(self.for_language(language).to_owned()),
+            (None, None) => Ok(AUTO_EMBEDDER.to_owned()),
         }
     }
 
@@ -69,7 +97,7 @@ impl Loaded {
         if asked == record.embedder {
             return Ok(asked.to_owned());
         }
-        let chosen = self.choose(Some(asked))?;
+        let chosen = self.choose(Some(asked), None)?;
         if documents > 0 {
             return Err(SearchError::EmbedderLocked { collection: record.id.clone(), documents, built: record.embedder.clone(), asked: chosen });
         }
@@ -82,6 +110,10 @@ impl Loaded {
     pub fn for_collection(&self, record: &CollectionRecord) -> Result<Option<usize>, SearchError> {
         if let Some(slot) = self.slot(&record.embedder) {
             return Ok(Some(slot));
+        }
+        if record.embedder == AUTO_EMBEDDER && self.follows_language() {
+            // Not settled: it holds no vectors yet (an add settles it before embedding).
+            return Ok(self.default);
         }
         if record.embedder == "none" && !self.has_default() {
             return Ok(None);
@@ -104,6 +136,10 @@ impl Loaded {
         }
         if let Some(slot) = self.slot(&record.embedder) {
             return Ok((mode, Some(slot), None));
+        }
+        if record.embedder == AUTO_EMBEDDER && self.follows_language() {
+            // No document yet, so no vector to find: any model's query finds none.
+            return Ok((mode, self.default, None));
         }
         if mode == Mode::Semantic {
             return Err(if record.embedder == "none" && self.ids.is_empty() { SearchError::NoEmbedder } else { self.mismatch(record) });
@@ -144,6 +180,7 @@ mod tests {
             embedder: embedder.into(),
             created_at: String::new(),
             settings: Default::default(),
+            language: None,
         }
     }
 
@@ -154,12 +191,30 @@ mod tests {
     #[test]
     fn a_collection_gets_the_model_it_asks_for_among_the_loaded_else_the_default() {
         let l = both();
-        assert_eq!(l.choose(None).unwrap(), "multilingual-e5-small");
-        assert_eq!(l.choose(Some("all-MiniLM-L6-v2")).unwrap(), "all-MiniLM-L6-v2");
-        let e = l.choose(Some("bge-small")).unwrap_err();
+        assert_eq!(l.choose(None, None).unwrap(), "multilingual-e5-small");
+        assert_eq!(l.choose(None, Some("eng")).unwrap(), "multilingual-e5-small", "no English model: the default");
+        assert_eq!(l.choose(Some("all-MiniLM-L6-v2"), None).unwrap(), "all-MiniLM-L6-v2");
+        let e = l.choose(Some("bge-small"), None).unwrap_err();
         assert!(matches!(&e, SearchError::UnknownEmbedder { .. }));
         assert!(e.to_string().contains("bge-small") && e.to_string().contains("multilingual-e5-small, all-MiniLM-L6-v2"), "{e}");
-        assert_eq!(Loaded::new(Vec::new(), None).choose(None).unwrap(), "none");
+        assert_eq!(Loaded::new(Vec::new(), None).choose(None, None).unwrap(), "none");
+    }
+
+    #[test]
+    fn with_an_english_model_a_collection_follows_its_language() {
+        let l = both().with_english(Some("all-MiniLM-L6-v2"));
+        assert!(l.follows_language());
+        assert_eq!(l.choose(None, Some("eng")).unwrap(), "all-MiniLM-L6-v2");
+        assert_eq!(l.choose(None, Some("jpn")).unwrap(), "multilingual-e5-small");
+        assert_eq!(l.choose(None, Some("mul")).unwrap(), "multilingual-e5-small");
+        assert_eq!(l.choose(None, None).unwrap(), AUTO_EMBEDDER, "decided by its first document");
+        assert_eq!(l.choose(Some("multilingual-e5-small"), Some("eng")).unwrap(), "multilingual-e5-small", "a named model wins");
+        // Until then it embeds nothing, and a search finds no vector with any model.
+        assert_eq!(l.for_collection(&record(AUTO_EMBEDDER)).unwrap(), Some(0));
+        assert_eq!(l.settle(&record(AUTO_EMBEDDER), Mode::Semantic).unwrap(), (Mode::Semantic, Some(0), None));
+        // The same model as the default is no choice.
+        assert!(!both().with_english(Some("multilingual-e5-small")).follows_language());
+        assert!(matches!(both().for_collection(&record(AUTO_EMBEDDER)), Err(SearchError::EmbedderMismatch { .. })));
     }
 
     #[test]

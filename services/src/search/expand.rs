@@ -223,6 +223,7 @@ mod tests {
             embedder: "none".into(),
             created_at: String::new(),
             settings,
+            language: None,
         }
     }
 

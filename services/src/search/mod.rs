@@ -13,6 +13,7 @@ pub mod embedders;
 pub mod error;
 pub mod expand;
 pub mod ingest;
+pub mod language;
 pub mod pool;
 pub mod query;
 pub mod request;
@@ -223,8 +224,15 @@ impl Service {
     /// durable and searchable. Storage is reserved before and given back on failure;
     /// pages are counted only once the document is durable.
     pub async fn add(&self, caller: Caller<'_>, owned: &Owned, doc: NewDocument, id: Option<String>) -> Result<Added, SearchError> {
-        let embed = self.embedders.for_collection(&owned.record)?;
         doc.check(self.index.max_document_bytes)?;
+        let settled;
+        let owned = if owned.record.embedder == crate::store::AUTO_EMBEDDER && self.embedders.follows_language() {
+            settled = self.settle_language(owned, &doc).await?;
+            &settled
+        } else {
+            owned
+        };
+        let embed = self.embedders.for_collection(&owned.record)?;
         let chars = doc.stored_chars();
         let meters = self.meters.account(caller.account_id)?;
         meters.try_store(chars as i64, caller.plan.stored_chars).map_err(SearchError::Storage)?;
@@ -246,6 +254,18 @@ impl Service {
                 Err(e)
             }
         }
+    }
+
+    /// A collection whose model follows its language, at its first document: the
+    /// document's language chooses the model, recorded before anything is embedded (the
+    /// store keeps the first choice when two first documents race).
+    async fn settle_language(&self, owned: &Owned, doc: &NewDocument) -> Result<Owned, SearchError> {
+        let language = language::detect(&doc.sample_text());
+        let embedder = self.embedders.for_language(&language).to_owned();
+        let (records, account, id) = (self.records.clone(), owned.record.account_id.clone(), owned.record.id.clone());
+        let record = crate::runtime::blocking(move || records.settle_embedder(&account, &id, &embedder, &language)).await?;
+        let record = record.ok_or_else(|| SearchError::CollectionNotFound(owned.record.id.clone()))?;
+        Ok(Owned { record, coll: owned.coll.clone() })
     }
 
     /// What adding `doc` would store (`/v1/chunk`): the same size limit and the same
@@ -309,6 +329,16 @@ impl Service {
         owned: &Owned,
         req: &Request,
     ) -> Result<Searched, SearchError> {
+        let fresh;
+        let owned = if owned.record.embedder == crate::store::AUTO_EMBEDDER && owned.snapshot().counts().documents > 0 {
+            // Read before its first document settled the model: read it again, so the
+            // query is embedded by the model its vectors came from.
+            let record = self.records.collection(&owned.record.account_id, &owned.record.id)?;
+            fresh = Owned { record: record.ok_or_else(|| SearchError::CollectionNotFound(owned.record.id.clone()))?, coll: owned.coll.clone() };
+            &fresh
+        } else {
+            owned
+        };
         let mode = query::mode_for(self, &owned.record, req)?;
         self.spend_search(caller, 1).await?;
         query::run(self, embedders, &owned.coll, req, mode)

@@ -16,6 +16,10 @@ pub struct CollectionOut {
     account_id: String,
     name: String,
     embedder: String,
+    /// The language its embedder was chosen for (given or read from its first document);
+    /// absent when the model was named or is the server's only one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    language: Option<String>,
     created_at: String,
     settings: CollectionSettings,
     documents: u64,
@@ -35,6 +39,7 @@ fn out(owned: Owned) -> CollectionOut {
         account_id: record.account_id,
         name: record.name,
         embedder: record.embedder,
+        language: record.language,
         created_at: record.created_at,
         settings: record.settings,
         documents: counts.documents,
@@ -60,7 +65,7 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let name = body.name(true)?.expect("required");
     let (settings, warnings) = body.merge(&CollectionSettings::default());
     let account = &call.principal().account_id;
-    let owned = call.app.search.create_collection(account, name, settings, body.embedder()).await.map_err(at_embedder)?;
+    let owned = call.app.search.create_collection(account, name, settings, body.embedder(), body.language()).await.map_err(at_embedder)?;
     Ok(response::json(StatusCode::CREATED, &CollectionOut { warnings, ..out(owned) }))
 }
 
@@ -74,7 +79,7 @@ pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let mut body = settings::parse(&call.bytes().await?)?;
     let name = body.name(false)?;
     let (settings, mut warnings) = body.merge(&owned.record.settings);
-    let changed = call.app.search.change_collection(owned, name, settings, body.embedder()).await.map_err(at_embedder)?;
+    let changed = call.app.search.change_collection(owned, name, settings, body.embedder(), body.language()).await.map_err(at_embedder)?;
     warnings.extend(changed.warnings);
     Ok(response::json(StatusCode::OK, &CollectionOut { warnings, ..out(changed.owned) }))
 }

@@ -137,6 +137,9 @@ impl TestServer {
             .arg(&config)
             .env_remove("QUARRY_LISTEN")
             .env("QUARRY_EMBEDDER", &self.embedder)
+            // One model, the one the test names, unless its `env` says otherwise: the
+            // product's default loads an English model beside the default embedder.
+            .env("QUARRY_ENGLISH_EMBEDDER", "")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(match &self.log {

@@ -32,6 +32,7 @@ pub async fn create(env: &Env<'_>, account_id: &str, store_id: &str) -> Result<O
         embedder: env.search.embedder().to_owned(),
         created_at: crate::clock::now_rfc3339(),
         settings,
+        language: None,
     };
     env.search.create(record).await
 }

@@ -12,7 +12,7 @@ use crate::error::{ApiError, Code};
 use crate::search::domain::Domain;
 use crate::store::CollectionSettings;
 
-const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary, embedder";
+const KNOWN: &str = "mask_identifiers, redact_storage, domain, guidance, glossary, embedder, language";
 
 /// The body of a create or a patch: a name and settings, each optional here (create
 /// asks for the name through [`CollectionIn::name`]). Other keys are ignored.
@@ -41,6 +41,12 @@ impl CollectionIn {
     /// whether the server loads it is the search service's to say).
     pub fn embedder(&self) -> Option<&str> {
         self.settings.as_ref()?.0.embedder.as_ref().map(|e| e.0.as_str())
+    }
+
+    /// `settings.language` as given, normalised to an ISO 639-3 code (ours: which
+    /// language the collection holds, so which model embeds it when none is named).
+    pub fn language(&self) -> Option<String> {
+        self.settings.as_ref()?.0.language.as_ref().map(|l| l.0.clone())
     }
 
     /// The settings over `base`: a key present replaces (null removes guidance or
@@ -94,6 +100,8 @@ struct SettingsIn {
     glossary: Patch<Glossary>,
     #[serde(default, deserialize_with = "present")]
     embedder: Option<EmbedderId>,
+    #[serde(default, deserialize_with = "present")]
+    language: Option<Language>,
     /// Keys that are not settings, for the warnings.
     #[serde(flatten)]
     other: BTreeMap<String, IgnoredAny>,
@@ -131,6 +139,25 @@ impl<'de> Deserialize<'de> for EmbedderId {
         match Leaf::deserialize(d)? {
             Leaf::Str(s) if !s.is_empty() && s.chars().count() <= 120 => Ok(EmbedderId(s)),
             Leaf::Str(_) => Err(refuse("must name a model (1 to 120 characters).")),
+            other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
+        }
+    }
+}
+
+/// `language`: a language tag ("en", "en-GB", "eng", "ja", "mul"), kept as its ISO 639-3
+/// code.
+struct Language(String);
+
+impl<'de> Deserialize<'de> for Language {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Leaf::deserialize(d)? {
+            Leaf::Str(s) => match crate::search::language::parse(&s) {
+                Some(code) => Ok(Language(code)),
+                None => Err(refuse(format_args!(
+                    "must be a language code (ISO 639-1 or 639-3, or a BCP 47 tag such as \"en\", \"en-GB\", \"ja\"; \"mul\" for several), not \"{}\".",
+                    s.chars().take(40).collect::<String>()
+                ))),
+            },
             other => Err(refuse(format_args!("must be a string, not {}.", other.kind()))),
         }
     }
