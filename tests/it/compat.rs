@@ -69,7 +69,11 @@ fn opens_and_answers_the_same(version: &str) {
     copy_dir(&fixture.join("data"), &data);
     // The configuration the fixture was written with travels with it.
     let config = expected["config"].as_str().unwrap().to_owned();
-    let s = TestServer::with_data(data, Options { config, embedder: Some(EMBEDDER.into()), ..Options::default() });
+    // Queries are embedded in fp32: int8 kernels differ between CPUs (AVX-512 VNNI or
+    // AVX2), enough to swap two near-tied semantic results, and the answers recorded
+    // must be the same on every machine. The documents' vectors are the fixture's own.
+    let env = vec![("QUARRY_MODELS__PRECISION".to_owned(), "fp32".to_owned())];
+    let s = TestServer::with_data(data, Options { config, embedder: Some(EMBEDDER.into()), env, ..Options::default() });
     let key = expected["key"].as_str().unwrap();
     let answers = expected["answers"].as_array().unwrap();
     assert!(answers.len() >= 20, "the fixture records its answers");
@@ -101,7 +105,9 @@ fn make_compat_fixture() {
 
     // A collection made without an embedder answers keyword searches only; it is
     // created on a server without one, before the server gets its model.
-    let mut s = TestServer::with(Options { config: CONFIG.into(), embedder: Some("none".into()), ..Options::default() });
+    // fp32, as the test embeds its queries (see `opens_and_answers_the_same`).
+    let env = vec![("QUARRY_MODELS__PRECISION".to_owned(), "fp32".to_owned())];
+    let mut s = TestServer::with(Options { config: CONFIG.into(), embedder: Some("none".into()), env, ..Options::default() });
     let (_, key) = s.signup("compat@example.com");
     let keyword = create(&s, &key, "Keyword only");
     let kw_ids = add_flushed(&s, &key, &keyword, &CORPUS[..9]);
