@@ -114,30 +114,37 @@ impl Held {
 /// with E2 84; Latin letters with diacritics, superscripts, combining marks, ligatures
 /// and fullwidth forms (whose normalised forms hold ASCII) with most other lead bytes.
 fn may_hide_ascii(text: &str) -> bool {
-    may_hide_at(text.as_bytes()).next().is_some()
+    let b = text.as_bytes();
+    let (words, _) = b.as_chunks::<8>();
+    for (k, w) in words.iter().enumerate() {
+        if u64::from_le_bytes(*w) & 0x8080_8080_8080_8080 != 0 && (k * 8..k * 8 + 8).any(|i| may_begin_hiding(b, i)) {
+            return true;
+        }
+    }
+    (words.len() * 8..b.len()).any(|i| may_begin_hiding(b, i))
 }
 
 /// The byte offsets of `text`'s [`hides_ascii`] characters, in order: those
 /// [`may_hide_ascii`]'s byte test lets through, decoded and tested.
 pub(super) fn hiding_chars(text: &str) -> impl Iterator<Item = usize> + '_ {
-    may_hide_at(text.as_bytes()).filter(move |&i| text[i..].chars().next().is_some_and(hides_ascii))
+    let b = text.as_bytes();
+    let (words, _) = b.as_chunks::<8>();
+    let blocks = words.iter().enumerate().filter(|(_, w)| u64::from_le_bytes(**w) & 0x8080_8080_8080_8080 != 0).flat_map(|(k, _)| k * 8..k * 8 + 8);
+    blocks.chain(words.len() * 8..b.len()).filter(move |&i| may_begin_hiding(b, i) && text[i..].chars().next().is_some_and(hides_ascii))
 }
 
-/// The offsets of the bytes that may begin a [`hides_ascii`] character (each a
-/// character's first byte), ASCII skipped eight bytes at a time.
-fn may_hide_at(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    // And every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`) or
-    // that is a combining mark: most lead bytes. Greek and Cyrillic letters (CE–D1),
-    // general punctuation and mathematical operators (E2 80, E2 88–), and the CJK
-    // ideographs (E4–E9) hold none and are common in abstracts, so they pass here.
-    let at = move |i: &usize| match b[*i] {
+/// Whether byte `i` of `b` may begin a [`hides_ascii`] character (then it begins a
+/// character): every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`)
+/// or that is a combining mark has one of most lead bytes. Greek and Cyrillic letters
+/// (CE–D1), general punctuation and mathematical operators (E2 80, E2 88–), and the CJK
+/// ideographs (E4–E9) hold none and are common in abstracts, so they pass here.
+#[inline]
+fn may_begin_hiding(b: &[u8], i: usize) -> bool {
+    match b[i] {
         0x00..=0xC1 | 0xCE..=0xD1 | 0xE4..=0xE9 => false,
         0xE2 => matches!(b.get(i + 1), Some(0x81..=0x87 | 0x91..=0x93 | 0xB1..=0xB7)),
         _ => true,
-    };
-    let (words, _) = b.as_chunks::<8>();
-    let blocks = words.iter().enumerate().filter(|(_, w)| u64::from_le_bytes(**w) & 0x8080_8080_8080_8080 != 0).flat_map(|(k, _)| k * 8..k * 8 + 8);
-    blocks.chain(words.len() * 8..b.len()).filter(at)
+    }
 }
 
 /// Characters that can put ASCII into a token without being ASCII in the text: Arabic

@@ -99,11 +99,7 @@ struct HighlightOut<'a> {
 /// The passage's words that analyse to its matched terms, at page offsets; `marker`
 /// holds the query's terms (its expansions' too), every matched term among them.
 fn highlights<'a>(marker: &Highlighter, text: &str, start: u32, matched: &'a [String]) -> Vec<HighlightOut<'a>> {
-    marker
-        .spans(text, matched)
-        .into_iter()
-        .map(|s| HighlightOut { start: start + s.start, end: start + s.end, term: &matched[s.term] })
-        .collect()
+    marker.spans(text, matched).into_iter().map(|s| HighlightOut { start: start + s.start, end: start + s.end, term: &matched[s.term] }).collect()
 }
 
 #[derive(Serialize)]
