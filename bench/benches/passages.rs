@@ -13,9 +13,11 @@
 //!   hold no such chunk, so this is the cost of looking before falling back.
 //!
 //! - `highlights` (group `passages-highlights`): the words of each chosen passage that
-//!   analyse to its matched terms, at page offsets (`text::term_spans`, what a search
-//!   answer's `passages[].highlights` carry), for the same pages; compare with `scored`,
-//!   the selection it follows.
+//!   analyse to its matched terms, at page offsets (what a search answer's
+//!   `passages[].highlights` carry), for the same pages, with the query's finders built
+//!   once per query (`text::Highlighter`) as the search answer builds them; compare with
+//!   `scored`, the selection it follows. `term_spans`: the same, building the finders
+//!   for each passage (`text::term_spans`).
 //!
 //! Throughput is result pages.
 
@@ -28,7 +30,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use quarry_index::bm25::Stats;
 use quarry_index::chunk::{Kind, Kinds};
 use quarry_index::search::{self, passages, ChunkScores, Mode, Query};
-use quarry_index::text::Held;
+use quarry_index::text::{Held, Highlighter};
 
 const DOCS: usize = 2_000;
 const QUERIES: usize = 50;
@@ -89,6 +91,20 @@ fn selection(c: &mut Criterion) {
     let mut g = c.benchmark_group("passages-highlights");
     g.throughput(Throughput::Elements(pages as u64));
     g.bench_function("highlights", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for case in &cases {
+                let marker = Highlighter::new(&case.terms);
+                for hit in &case.hits {
+                    for (chunk, ps) in snap.hit_view(hit).passages {
+                        n += marker.spans(chunk.text, &ps.matched).len();
+                    }
+                }
+            }
+            n
+        })
+    });
+    g.bench_function("term_spans", |b| {
         b.iter(|| {
             let mut n = 0;
             for case in &cases {

@@ -115,29 +115,43 @@ impl Held {
 /// and fullwidth forms (whose normalised forms hold ASCII) with most other lead bytes.
 fn may_hide_ascii(text: &str) -> bool {
     let b = text.as_bytes();
-    // And every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`) or
-    // that is a combining mark: most lead bytes. Greek and Cyrillic letters (CE–D1),
-    // general punctuation and mathematical operators (E2 80, E2 88–), and the CJK
-    // ideographs (E4–E9) hold none and are common in abstracts, so they pass here.
-    let at = |i: usize| match b[i] {
-        0x00..=0xC1 | 0xCE..=0xD1 | 0xE4..=0xE9 => false,
-        0xE2 => matches!(b.get(i + 1), Some(0x81..=0x87 | 0x91..=0x93 | 0xB1..=0xB7)),
-        _ => true,
-    };
     let (words, _) = b.as_chunks::<8>();
     for (k, w) in words.iter().enumerate() {
-        if u64::from_le_bytes(*w) & 0x8080_8080_8080_8080 != 0 && (k * 8..k * 8 + 8).any(at) {
+        if u64::from_le_bytes(*w) & 0x8080_8080_8080_8080 != 0 && (k * 8..k * 8 + 8).any(|i| may_begin_hiding(b, i)) {
             return true;
         }
     }
-    (words.len() * 8..b.len()).any(at)
+    (words.len() * 8..b.len()).any(|i| may_begin_hiding(b, i))
+}
+
+/// The byte offsets of `text`'s [`hides_ascii`] characters, in order: those
+/// [`may_hide_ascii`]'s byte test lets through, decoded and tested.
+pub(super) fn hiding_chars(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    let (words, _) = b.as_chunks::<8>();
+    let blocks = words.iter().enumerate().filter(|(_, w)| u64::from_le_bytes(**w) & 0x8080_8080_8080_8080 != 0).flat_map(|(k, _)| k * 8..k * 8 + 8);
+    blocks.chain(words.len() * 8..b.len()).filter(move |&i| may_begin_hiding(b, i) && text[i..].chars().next().is_some_and(hides_ascii))
+}
+
+/// Whether byte `i` of `b` may begin a [`hides_ascii`] character (then it begins a
+/// character): every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`)
+/// or that is a combining mark has one of most lead bytes. Greek and Cyrillic letters
+/// (CE–D1), general punctuation and mathematical operators (E2 80, E2 88–), and the CJK
+/// ideographs (E4–E9) hold none and are common in abstracts, so they pass here.
+#[inline]
+fn may_begin_hiding(b: &[u8], i: usize) -> bool {
+    match b[i] {
+        0x00..=0xC1 | 0xCE..=0xD1 | 0xE4..=0xE9 => false,
+        0xE2 => matches!(b.get(i + 1), Some(0x81..=0x87 | 0x91..=0x93 | 0xB1..=0xB7)),
+        _ => true,
+    }
 }
 
 /// Characters that can put ASCII into a token without being ASCII in the text: Arabic
 /// marks (dropped from inside a word), the two whose lower case is ASCII (KELVIN
 /// SIGN → k, LATIN CAPITAL I WITH DOT ABOVE → i + a combining dot), and those whose
 /// normalised form holds ASCII (`é`, `ﬁ`, a combining accent: `unicode.rs`).
-fn hides_ascii(c: char) -> bool {
+pub(super) fn hides_ascii(c: char) -> bool {
     !c.is_ascii() && (is_arabic_mark(c) || c == '\u{212A}' || c == '\u{130}' || normalizes_to_ascii(c))
 }
 
@@ -240,21 +254,27 @@ thread_local! {
 
 /// Whether `word` (one run of alphanumeric characters) analyses to `term`.
 fn stems_to(word: &str, term: &str) -> bool {
+    with_stem(word, |stem| stem == Some(term))
+}
+
+/// `f` of the index term of `word`, one run of alphanumeric characters (the first of its
+/// [`terms`]; for an ASCII word, its only one, as [`super::term_of`] makes it), remembered.
+pub(super) fn with_stem<R>(word: &str, f: impl FnOnce(Option<&str>) -> R) -> R {
     let analyse = |word: &str| terms(word).into_iter().next().map(String::into_boxed_str);
     if word.len() > MEMO_WORD_BYTES {
-        return analyse(word).as_deref() == Some(term);
+        return f(analyse(word).as_deref());
     }
     STEMS.with_borrow_mut(|memo| {
         if let Some(stem) = memo.get(word) {
-            return stem.as_deref() == Some(term);
+            return f(stem.as_deref());
         }
         if memo.len() >= MEMO_WORDS {
             memo.clear();
         }
         let stem = analyse(word);
-        let hit = stem.as_deref() == Some(term);
+        let out = f(stem.as_deref());
         memo.insert(word.into(), stem);
-        hit
+        out
     })
 }
 
@@ -266,7 +286,7 @@ fn stems_to(word: &str, term: &str) -> bool {
 /// every spelling with i and y swapped (Porter2 turns "early" into "earli" and "skies"
 /// into "sky"), and "dyi", "lyi", "tyi" for the stems of "dying", "lying", "tying". A
 /// final e may have been added ("using" → "use"), so it is not part of the prefix.
-fn prefixes(stem: &str) -> Vec<String> {
+pub(super) fn prefixes(stem: &str) -> Vec<String> {
     let base = if stem.len() > 1 { stem.strip_suffix('e').unwrap_or(stem) } else { stem };
     let long = stem.len().saturating_sub(2);
     if long > 3 {
@@ -418,16 +438,21 @@ mod tests {
     }
 
     /// The byte-wise test lets through every text that holds a [`hides_ascii`]
-    /// character, wherever it sits (block boundaries included).
+    /// character, wherever it sits (block boundaries included), and [`hiding_chars`]
+    /// finds each.
     #[test]
     fn the_byte_test_never_misses_a_character_that_hides_ascii() {
         for c in (0x80..0x3_0000).filter_map(char::from_u32).filter(|&c| hides_ascii(c)) {
             for at in [0, 1, 61, 62, 63, 64, 100] {
                 let text = format!("{}{c}tail", "a".repeat(at));
                 assert!(may_hide_ascii(&text), "{c:?} at {at}");
+                // And says where (highlights analyse the word around it).
+                let text = format!("β{text}“");
+                assert_eq!(hiding_chars(&text).collect::<Vec<_>>(), [at + 2], "{c:?} at {at}");
             }
         }
         assert!(!may_hide_ascii("plain ascii – with a dash, β-catenin and “quotes”"));
+        assert_eq!(hiding_chars("plain ascii – with a dash, β-catenin and “quotes”").count(), 0);
     }
 
     #[test]

@@ -3,10 +3,21 @@
 //! stop-word filtered, so a client cannot find them again in the text); these spans are
 //! what it marks. The words are found by the same analyser that indexed them, so a span
 //! is exactly a word BM25 counted for its term.
+//!
+//! Highlights follow every search, so they must cost little beside the passage
+//! selection they follow. A word can only analyse to an ASCII term if it begins with
+//! one of the term's prefixes (`held.rs`'s claim, on which passages' matched terms
+//! rest too) or holds a character whose normalised form holds ASCII (`é`, `ﬁ`, `Ａ`, a
+//! combining mark); [`Highlighter`] finds those words with the query's prefix finders
+//! and a byte test, and analyses only the runs of word characters that hold them, each
+//! exactly as the tokenizer splits it in the whole text. The full analysis
+//! ([`analysed_spans`]) remains for terms that are not ASCII in text that is not.
 
+use memchr::memmem::Finder;
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
-use super::held::head;
+use super::held::{head, hiding_chars, prefixes, with_stem};
+use super::unicode::is_word_char;
 use super::{term_of, QuarryTokenizer};
 
 /// A word of the text that analyses to one of the wanted terms.
@@ -20,34 +31,166 @@ pub struct Span {
 }
 
 /// The words of `text` whose index term is one of `wanted`, in text order, none
-/// overlapping (in unspaced scripts, a run of matched bigrams is one span). Only words
-/// whose first two letters could begin a wanted term are analysed (a stem keeps its
-/// word's head, as `held.rs` relies on too), so a passage costs a split, not a stemming.
+/// overlapping (in unspaced scripts, a run of matched bigrams is one span). A search
+/// answer marks many passages for one query: [`Highlighter`] builds the finders once.
 pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
-    if wanted.is_empty() {
-        return Vec::new();
+    Highlighter::new(wanted).spans(text, wanted)
+}
+
+/// A query's analysed terms (its expansions' too), ready to be marked in passage after
+/// passage: per ASCII term, the substring finders of the prefixes a word must begin
+/// with to analyse to it, built once per query.
+pub struct Highlighter {
+    terms: Vec<String>,
+    /// Per term, its prefixes' finders; `None` for a term that is not ASCII.
+    finders: Vec<Option<Vec<Finder<'static>>>>,
+}
+
+impl Highlighter {
+    pub fn new(terms: &[String]) -> Highlighter {
+        let finder = |t: &String| t.is_ascii().then(|| prefixes(t).iter().map(|p| Finder::new(p.as_bytes()).into_owned()).collect());
+        Highlighter { terms: terms.to_vec(), finders: terms.iter().map(finder).collect() }
     }
-    let heads: Vec<String> = wanted.iter().map(|w| head(w)).collect();
-    let mut bytes_spans = Vec::new();
-    let mut tokenizer = QuarryTokenizer::default();
-    let mut stream = tokenizer.token_stream(text);
-    while stream.advance() {
-        let t = stream.token();
-        let h = head(&t.text);
-        if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
-            continue;
+
+    /// The words of `text` whose index term is one of `matched`, as [`term_spans`]
+    /// gives them. Terms this highlighter was not made with, or that are not ASCII in
+    /// text that is not, take the full analysis.
+    pub fn spans(&self, text: &str, matched: &[String]) -> Vec<Span> {
+        if matched.is_empty() {
+            return Vec::new();
         }
-        if let Some(i) = term_of(&t.text).and_then(|term| wanted.iter().position(|w| *w == term)) {
-            match bytes_spans.last_mut() {
-                // Overlapping bigrams of an unspaced script (`東京`, `京都` in `東京都`):
-                // one span over both, named by the first term.
-                Some((_, to, _)) if t.offset_from < *to => *to = (*to).max(t.offset_to),
-                _ => bytes_spans.push((t.offset_from, t.offset_to, i)),
+        let mut finders = Vec::with_capacity(matched.len());
+        for m in matched {
+            match self.terms.iter().position(|t| t == m).map(|i| &self.finders[i]) {
+                Some(Some(f)) => finders.extend(f),
+                // A term that is not ASCII is made of a word that is not: none in ASCII text.
+                _ if !m.is_ascii() && text.is_ascii() => {}
+                _ => return analysed_spans(text, matched),
+            }
+        }
+        let mut spans = Spans::new(matched);
+        for (from, to) in candidate_runs(text, &finders) {
+            spans.run(text, from, to);
+        }
+        spans.in_chars(text)
+    }
+}
+
+/// The runs of word characters of `text` (byte ranges, in order) that may hold a word
+/// analysing to a term whose prefixes `finders` find: an ASCII run that begins with a
+/// prefix, a run of other characters that holds one anywhere, and every run holding a
+/// character whose normalised form holds ASCII, which a byte search cannot see.
+fn candidate_runs(text: &str, finders: &[&Finder<'static>]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    if !finders.is_empty() {
+        let lower = text.to_ascii_lowercase();
+        for f in finders {
+            runs.extend(f.find_iter(lower.as_bytes()).filter_map(|at| run_from(text, at)));
+        }
+    }
+    if !text.is_ascii() {
+        runs.extend(hiding_chars(text).map(|at| run_around(text, at)));
+    }
+    runs.sort_unstable();
+    runs.dedup();
+    runs
+}
+
+/// The run of word characters a prefix found at byte `at` may begin a word of: the run
+/// around `at`, unless it is ASCII and `at` is not its start (then the match is inside
+/// a word, which the tokenizer keeps whole).
+#[inline]
+fn run_from(text: &str, at: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    if at > 0 && b[at - 1].is_ascii() && !b[at - 1].is_ascii_alphanumeric() {
+        return Some((at, run_end(text, at)));
+    }
+    let (from, to) = run_around(text, at);
+    (from == at || !text[from..to].is_ascii()).then_some((from, to))
+}
+
+/// The maximal run of word characters ([`is_word_char`], as the tokenizer reads them)
+/// around byte `at`, a character boundary.
+fn run_around(text: &str, at: usize) -> (usize, usize) {
+    let from = text[..at].char_indices().rev().take_while(|&(_, c)| is_word_char(c)).last().map_or(at, |(i, _)| i);
+    (from, run_end(text, at))
+}
+
+fn run_end(text: &str, at: usize) -> usize {
+    text[at..].find(|c: char| !is_word_char(c)).map_or(text.len(), |n| at + n)
+}
+
+/// The words of `text` whose index term is one of `wanted`, found by analysing every
+/// word: the reference [`Highlighter::spans`] equals, and its path for terms and text
+/// that are not ASCII.
+fn analysed_spans(text: &str, wanted: &[String]) -> Vec<Span> {
+    let mut spans = Spans::new(wanted);
+    spans.tokens(text, 0);
+    spans.in_chars(text)
+}
+
+/// Spans being gathered, in byte offsets, from tokens given in text order.
+struct Spans<'w> {
+    wanted: &'w [String],
+    /// The first two letters of each wanted term (see [`head`]).
+    heads: Vec<String>,
+    bytes: Vec<(usize, usize, usize)>,
+}
+
+impl<'w> Spans<'w> {
+    fn new(wanted: &'w [String]) -> Spans<'w> {
+        Spans { wanted, heads: wanted.iter().map(|w| head(w)).collect(), bytes: Vec::new() }
+    }
+
+    /// The tokens of the run of word characters `text[from..to]`, which the tokenizer
+    /// splits as it does in the whole text (it splits the text into such runs first).
+    fn run(&mut self, text: &str, from: usize, to: usize) {
+        let run = &text[from..to];
+        if run.is_ascii() {
+            // One token, the run itself: its term is remembered across passages.
+            if self.may_be_wanted(run) {
+                let term = with_stem(run, |t| t.and_then(|t| self.wanted.iter().position(|w| w == t)));
+                self.push(from, to, term);
+            }
+            return;
+        }
+        self.tokens(run, from);
+    }
+
+    /// Every token of `text`, at offsets moved by `base`.
+    fn tokens(&mut self, text: &str, base: usize) {
+        let mut tokenizer = QuarryTokenizer::default();
+        let mut stream = tokenizer.token_stream(text);
+        while stream.advance() {
+            let t = stream.token();
+            if self.may_be_wanted(&t.text) {
+                let term = term_of(&t.text).and_then(|term| self.wanted.iter().position(|w| *w == term));
+                self.push(base + t.offset_from, base + t.offset_to, term);
             }
         }
     }
-    let mut chars = CharAt::new(text);
-    bytes_spans.into_iter().map(|(from, to, term)| Span { start: chars.at(from), end: chars.at(to), term }).collect()
+
+    /// Whether the token's first two letters could begin a wanted term (a stem keeps
+    /// its word's head, as `held.rs` relies on too): others are not analysed.
+    fn may_be_wanted(&self, token: &str) -> bool {
+        let h = head(token);
+        self.heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str()))
+    }
+
+    fn push(&mut self, from: usize, to: usize, term: Option<usize>) {
+        let Some(i) = term else { return };
+        match self.bytes.last_mut() {
+            // Overlapping bigrams of an unspaced script (`東京`, `京都` in `東京都`):
+            // one span over both, named by the first term.
+            Some((_, end, _)) if from < *end => *end = (*end).max(to),
+            _ => self.bytes.push((from, to, i)),
+        }
+    }
+
+    fn in_chars(self, text: &str) -> Vec<Span> {
+        let mut chars = CharAt::new(text);
+        self.bytes.into_iter().map(|(from, to, term)| Span { start: chars.at(from), end: chars.at(to), term }).collect()
+    }
 }
 
 /// Byte offsets to character offsets, for offsets asked in increasing order.
@@ -256,6 +399,184 @@ mod tests {
                 // Passages name the same terms the spans mark.
                 let named: Vec<String> = wanted.iter().filter(|w| held.contains(w)).cloned().collect();
                 prop_assert_eq!(held_terms(&text, &wanted), named);
+            }
+        }
+    }
+
+    /// Text whose words' analysed terms differ from their bytes (NFKC, folded marks,
+    /// the Kelvin sign): a byte search for a term's prefix misses them, and the runs
+    /// that hold such characters are analysed whole, so each is still marked.
+    #[test]
+    fn words_whose_normal_form_differs_from_their_bytes_are_marked() {
+        let text = "ＣＥＬＬＳ and ﬁnal ﬁndings; cafe\u{301}s, Ce\u{64B}lls, \u{212A}inase, 𝐜𝐞𝐥𝐥 ⓒells of 東京cells; cells.";
+        let got = marked(text, "cell final finding cafe kinase");
+        let want = [
+            ("ＣＥＬＬＳ", 0),
+            ("ﬁnal", 1),
+            ("ﬁndings", 2),
+            ("cafe\u{301}s", 3),
+            ("Ce\u{64B}lls", 0),
+            ("\u{212A}inase", 4),
+            ("𝐜𝐞𝐥𝐥", 0),
+            ("ⓒells", 0),
+            ("cells", 0),
+            ("cells", 0),
+        ];
+        assert_eq!(got, want.map(|(w, t)| (w.to_owned(), t)));
+        let wanted = terms("cell final finding cafe kinase");
+        assert_eq!(term_spans(text, &wanted), analysed_spans(text, &wanted));
+    }
+
+    /// A highlighter made with a query's terms marks a passage's matched terms (a subset,
+    /// in another order) as the full analysis does; a term it was not made with, and one
+    /// not ASCII in text that is not, take the full analysis.
+    #[test]
+    fn a_query_highlighter_marks_any_of_its_terms() {
+        let text = "Cells divide; a dividing cell, café cells. 細胞の分裂 cells";
+        let query = terms("cell divide café 細胞 absent");
+        let marker = Highlighter::new(&query);
+        for matched in [vec!["divid", "cell"], vec!["細胞", "cell"], vec!["cafe"], vec!["elsewher", "cell"], vec![]] {
+            let matched: Vec<String> = matched.into_iter().map(str::to_owned).collect();
+            assert_eq!(marker.spans(text, &matched), analysed_spans(text, &matched), "{matched:?}");
+        }
+        let ascii = "Cells divide";
+        assert_eq!(marker.spans(ascii, &terms("細胞 cell")), analysed_spans(ascii, &terms("細胞 cell")));
+    }
+
+    mod fast_equals_full {
+        use proptest::prelude::*;
+
+        use super::super::super::terms;
+        use super::super::{analysed_spans, Highlighter};
+
+        /// Words in every case and encoding the analyser folds: English inflections
+        /// (Porter2's irregular ones too), fullwidth and mathematical letters, ligatures,
+        /// combining accents and Arabic marks inside Latin words, superscripts, the Kelvin
+        /// sign and dotted capital I, roman numerals, circled letters; then other scripts,
+        /// unspaced ones, emoji and punctuation.
+        const PIECES: &[&str] = &[
+            "cell",
+            "Cells",
+            "CELLULAR",
+            "running",
+            "Runs",
+            "runner",
+            "dying",
+            "dies",
+            "lying",
+            "skies",
+            "Sky",
+            "early",
+            "only",
+            "ugly",
+            "idly",
+            "gently",
+            "news",
+            "yields",
+            "Yielded",
+            "generalization",
+            "generalizations",
+            "general",
+            "sensibility",
+            "the",
+            "and",
+            "x",
+            "2020",
+            "CD4",
+            "p53",
+            "ＣＥＬＬＳ",
+            "ｒｕｎｎｉｎｇ",
+            "ｃｅｌｌ",
+            "ﬁnal",
+            "ﬁnally",
+            "eﬀect",
+            "eﬀects",
+            "ﬂies",
+            "𝐜𝐞𝐥𝐥𝐬",
+            "ⓒⓔⓛⓛ",
+            "Ⅻ",
+            "xii",
+            "㎏",
+            "kg",
+            "café",
+            "cafe\u{301}",
+            "re\u{301}sume\u{301}s",
+            "résumé",
+            "na\u{308}ive",
+            "naïve",
+            "Kraków",
+            "krakow",
+            "m²",
+            "m2",
+            "½",
+            "\u{212A}inase",
+            "kinase",
+            "\u{130}nsulin",
+            "insulin",
+            "cel\u{64B}ls",
+            "ce\u{640}lls",
+            "Straße",
+            "strasse",
+            "ı",
+            "ǅemal",
+            "β",
+            "catenin",
+            "Москва",
+            "озеро",
+            "Ἀθῆναι",
+            "مُحَمَّد",
+            "النيل",
+            "हिन्दी",
+            "東京",
+            "都",
+            "細胞",
+            "ｶﾞｲﾄﾞ",
+            "か\u{3099}",
+            "ภาษาไทย",
+            "서울",
+            "😀",
+            "👨\u{200D}👩\u{200D}👧",
+            "👍🏽",
+            "1\u{FE0F}\u{20E3}",
+            " ",
+            " ",
+            " ",
+            "-",
+            ", ",
+            "'",
+            "。",
+            "\u{3000}",
+            "\u{301}",
+        ];
+
+        fn text() -> impl Strategy<Value = String> {
+            proptest::collection::vec(proptest::sample::select(PIECES), 1..40).prop_map(|p| p.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// For terms drawn from the text's own words (and one from anywhere), the
+            /// spans of a highlighter made with the query's terms equal the full
+            /// analysis's, as do `term_spans`'.
+            #[test]
+            fn spans_equal_the_full_analysis(
+                text in text(),
+                picks in proptest::collection::vec(any::<usize>(), 0..6),
+                extra in proptest::sample::select(PIECES),
+            ) {
+                let mut own = terms(&text);
+                let mut seen = std::collections::HashSet::new();
+                own.retain(|t| seen.insert(t.clone()));
+                let mut matched: Vec<String> = if own.is_empty() { Vec::new() } else { picks.iter().map(|p| own[p % own.len()].clone()).collect() };
+                matched.extend(terms(extra));
+                let mut seen = std::collections::HashSet::new();
+                matched.retain(|t| seen.insert(t.clone()));
+                let mut query = own.clone();
+                query.extend(terms(extra));
+                let want = analysed_spans(&text, &matched);
+                prop_assert_eq!(Highlighter::new(&query).spans(&text, &matched), want.clone(), "matched {:?}", matched);
+                prop_assert_eq!(super::super::term_spans(&text, &matched), want, "matched {:?}", matched);
             }
         }
     }

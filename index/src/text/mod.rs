@@ -41,7 +41,7 @@ use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, RemoveLongFilter, S
 
 pub use arabic::{fold_arabic, is_arabic_mark, normalize_arabic, ArabicNormalizer};
 pub use held::{held_terms, Held};
-pub use highlight::{term_spans, Span};
+pub use highlight::{term_spans, Highlighter, Span};
 pub use matching::{contains_phrase, normalize_for_match};
 pub use query::{parse, Intent, ParsedQuery};
 pub use simhash::{near_duplicate, simhash, NEAR_DUPLICATE_BITS};

@@ -15,6 +15,7 @@ use crate::http::response::{self, Reply};
 use crate::search::{query, Expand};
 use quarry_index::collection::Snapshot;
 use quarry_index::search::{Hit, Mode};
+use quarry_index::text::Highlighter;
 
 #[derive(Serialize)]
 struct Response<'a> {
@@ -95,12 +96,10 @@ struct HighlightOut<'a> {
     term: &'a str,
 }
 
-/// The passage's words that analyse to its matched terms, at page offsets.
-fn highlights<'a>(text: &str, start: u32, matched: &'a [String]) -> Vec<HighlightOut<'a>> {
-    quarry_index::text::term_spans(text, matched)
-        .into_iter()
-        .map(|s| HighlightOut { start: start + s.start, end: start + s.end, term: &matched[s.term] })
-        .collect()
+/// The passage's words that analyse to its matched terms, at page offsets; `marker`
+/// holds the query's terms (its expansions' too), every matched term among them.
+fn highlights<'a>(marker: &Highlighter, text: &str, start: u32, matched: &'a [String]) -> Vec<HighlightOut<'a>> {
+    marker.spans(text, matched).into_iter().map(|s| HighlightOut { start: start + s.start, end: start + s.end, term: &matched[s.term] }).collect()
 }
 
 #[derive(Serialize)]
@@ -248,7 +247,10 @@ fn write_passage(out: &mut Vec<u8>, p: &PassageOut) {
 /// `totalMs` runs from `started` to when the results are built.
 fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str, started: Instant) -> Response<'a> {
     let snap = &s.snapshot;
-    let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, i + 1, h)).collect();
+    // The query's term finders, built once for every passage's highlights.
+    let terms: Vec<String> = s.results.terms.iter().chain(&s.results.expansion_terms).cloned().collect();
+    let marker = Highlighter::new(&terms);
+    let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, &marker, i + 1, h)).collect();
     let t = &s.results.timings;
     let mut timings = BTreeMap::from([("keywordMs", t.keyword_ms), ("semanticMs", t.semantic_ms), ("phraseMs", t.phrase_ms)]);
     if let Some(e) = s.embed_ms {
@@ -279,7 +281,7 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     }
 }
 
-fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {
+fn result<'a>(snap: &'a Snapshot, marker: &Highlighter, rank: usize, h: &'a Hit) -> ResultOut<'a> {
     let v = snap.hit_view(h);
     let passages: Vec<PassageOut<'a>> = v
         .passages
@@ -292,7 +294,7 @@ fn result<'a>(snap: &'a Snapshot, rank: usize, h: &'a Hit) -> ResultOut<'a> {
             heading: c.heading,
             offsets: Offsets { start: c.start, end: c.end },
             matched: &ps.matched,
-            highlights: highlights(c.text, c.start, &ps.matched),
+            highlights: highlights(marker, c.text, c.start, &ps.matched),
             meta: None,
         })
         .collect();
