@@ -26,6 +26,8 @@
 # rounds: both servers started afresh each round; each row in the order given measured
 #      on old, then at once on new (new, then old, in even rounds), each a 2 s warmup and
 #      --duration measured: a pair's figures seconds apart, not a round apart.
+# cpu: each row also reports the server's CPU milliseconds a request, its process's user +
+#      system time (/proc/PID/stat) over the measured seconds over the requests answered.
 # rows: keyword  POST .../search mode keyword, every SciFact query, 32 connections
 #       hybrid   the same in hybrid mode, 8 connections
 #       add      POST .../documents, SciFact's documents into a new collection, 8
@@ -134,10 +136,12 @@ trap 'exit 130' INT TERM
 # config BIN: the configuration BIN runs with. The generation row's fake upstream and
 # tool listen on loopback, which the egress policy closes to tenants by default: opened
 # for a binary that has the [egress] section (its compiled defaults hold it), left out
-# for an older one, which would refuse the key.
+# for an older one, which would refuse the key; [llm.local] likewise.
 config() {
     echo "embedder = \"$embedder\""
-    printf '[llm]\nmax_retries = 0\n[llm.local]\nenabled = false\n'
+    printf '[llm]\nmax_retries = 0\n'
+    # The bundled local model is off where a binary has one (an older one refuses the key).
+    if grep -aq '^\[llm.local\]$' "$1"; then printf '[llm.local]\nenabled = false\n'; fi
     cat bench/evaluation-plan.toml
     if grep -aq '^\[egress\]$' "$1"; then printf '[egress]\nallow = ["127.0.0.1"]\n'; fi
 }
@@ -203,21 +207,34 @@ fi
 bin_of() { if [ "$1" = old ]; then echo "$old_bin"; else echo "$new_bin"; fi; }
 port_of() { if [ "$1" = old ]; then echo "$port"; else echo $((port + 1)); fi; }
 
-# measure SIDE ROW ROUND CONNECTIONS quarry-load-args...: appends one line to $work/runs.
+# The server's CPU ticks so far (user + system, every thread), from /proc.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# measure SIDE ROW ROUND CONNECTIONS quarry-load-args...: appends one line to $work/runs,
+# with the side's server's CPU milliseconds a request over the measured window (the
+# ticks read after the warmup and at the end of the measured seconds).
 measure() {
     local side=$1 row=$2 round=$3 conns=$4; shift 4
-    local out="$work/$side/$row-$round.json"
+    local out="$work/$side/$row-$round.json" pid=${servers[$side]} before after
     timeout $((run_seconds + 60)) taskset -c "$CLIENT_CPU" "$load_bin" --pin "$CLIENT_CPU" --json \
-        -c "$conns" --duration "$duration" --warmup "$warmup" --label "$side-$row" "$@" > "$out" 2>> "$work/load.log" \
-        || die "quarry-load failed on $side $row round $round (log: $work/load.log)"
-    python3 - "$side" "$row" "$conns" "$round" "$out" >> "$work/runs" <<'PY'
+        -c "$conns" --duration "$duration" --warmup "$warmup" --label "$side-$row" "$@" > "$out" 2>> "$work/load.log" &
+    local loader=$!
+    sleep "$(seconds_of "$warmup")"
+    before=$(ticks "$pid")
+    sleep "$(seconds_of "$duration")"
+    after=$(ticks "$pid")
+    wait "$loader" || die "quarry-load failed on $side $row round $round (log: $work/load.log)"
+    python3 - "$side" "$row" "$conns" "$round" "$out" "$before" "$after" "$hz" "$(seconds_of "$duration")" >> "$work/runs" <<'PY'
 import json, sys
-side, row, conns, rnd, path = sys.argv[1:]
+side, row, conns, rnd, path, before, after, hz, seconds = sys.argv[1:]
 r = json.load(open(path))
 l = r["latency"]
-print(side, row, conns, rnd, r["rps"], l["p50_ns"] / 1e6, l["p99_ns"] / 1e6, r["non_2xx"] + r["socket_errors"])
+served = r["rps"] * int(seconds)
+cpu = (int(after) - int(before)) * 1000 / int(hz) / served if served else float("nan")
+print(side, row, conns, rnd, r["rps"], l["p50_ns"] / 1e6, l["p99_ns"] / 1e6, r["non_2xx"] + r["socket_errors"], cpu)
 PY
-    log "round $round $side $row: $(tail -1 "$work/runs" | cut -d' ' -f5 | xargs printf '%.1f') req/s"
+    log "round $round $side $row: $(tail -1 "$work/runs" | awk '{ printf "%.1f req/s, %.3f CPU-ms a request", $5, $9 }')"
 }
 
 # start_side SIDE ROUND: a fresh server on the side's own copy; at its first start, the

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/ab's table: one line per measurement in, one Markdown table out.
 
-    table.py RUNS     RUNS: "side row connections round rps p50_ms p99_ms errors" a line,
-                      side `old` or `new`; prints the table
+    table.py RUNS     RUNS: "side row connections round rps p50_ms p99_ms errors [cpu_ms]" a
+                      line, side `old` or `new`, cpu_ms the server's CPU milliseconds a
+                      request over the measured window; prints the table
 
 Each figure is the median over the rounds of that side (per column, as bench/load/run.sh
 does); new/old is the ratio of those medians. Throughput higher is better, so a req/s
@@ -33,6 +34,7 @@ class Side:
     p99: float
     errors: int
     rounds: list  # req/s per round, in round order
+    cpu: float = float("nan")  # the server's CPU-ms a request (nan when not measured)
 
 
 @dataclass
@@ -58,9 +60,10 @@ def parse(lines):
     for line in lines:
         if not line.strip():
             continue
-        side, row, conns, rnd, rps, p50, p99, errors = line.split()
+        side, row, conns, rnd, rps, p50, p99, errors, *cpu = line.split()
         seen.setdefault(row, {"connections": int(conns), "old": [], "new": []})
-        seen[row][side].append((int(rnd), float(rps), float(p50), float(p99), int(errors)))
+        cpu = float(cpu[0]) if cpu else float("nan")
+        seen[row][side].append((int(rnd), float(rps), float(p50), float(p99), int(errors), cpu))
     rows = []
     for name, r in seen.items():
         if r["old"] and r["new"]:
@@ -76,6 +79,7 @@ def side_of(measures):
         p99=statistics.median(m[3] for m in measures),
         errors=sum(m[4] for m in measures),
         rounds=[m[1] for m in measures],
+        cpu=statistics.median(m[5] for m in measures),
     )
 
 
@@ -83,10 +87,14 @@ def ratio(new, old):
     return f"{new / old:.2f}x" if old else "n/a"
 
 
+def cpu(ms):
+    return "n/a" if ms != ms else f"{ms:.3f}"
+
+
 def markdown(rows):
     out = [
-        "| row | old req/s | new req/s | **new/old** | p50 ms old → new | p50 new/old | p99 ms old → new | p99 new/old | per-round new/old | errors old/new | |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
+        "| row | old req/s | new req/s | **new/old** | CPU-ms a request old → new | CPU new/old | p50 ms old → new | p50 new/old | p99 ms old → new | p99 new/old | per-round new/old | errors old/new | |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     for r in rows:
         label = f"{DESCRIPTIONS.get(r.name, r.name)}, {r.connections} connection{'s' if r.connections != 1 else ''}"
@@ -96,6 +104,7 @@ def markdown(rows):
         per_round = ", ".join(f"{x:.2f}" for x in r.per_round())
         out.append(
             f"| {label} | {r.old.rps:,.1f} | {r.new.rps:,.1f} | **{r.ratio():.2f}x** | "
+            f"{cpu(r.old.cpu)} → {cpu(r.new.cpu)} | {ratio(r.new.cpu, r.old.cpu) if r.old.cpu == r.old.cpu and r.new.cpu == r.new.cpu else 'n/a'} | "
             f"{r.old.p50:.2f} → {r.new.p50:.2f} | {ratio(r.new.p50, r.old.p50)} | "
             f"{r.old.p99:.2f} → {r.new.p99:.2f} | {ratio(r.new.p99, r.old.p99)} | "
             f"{per_round} | {r.old.errors}/{r.new.errors} | {flag} |"

@@ -5,12 +5,12 @@ import unittest
 import table
 
 RUNS = """\
-old keyword 32 1 1000 3.0 9.0 0
-new keyword 32 1 900 3.3 9.9 0
-old keyword 32 2 1100 2.9 8.0 0
-new keyword 32 2 1210 2.8 8.8 0
-old keyword 32 3 1200 2.8 7.0 0
-new keyword 32 3 1000 3.1 7.7 0
+old keyword 32 1 1000 3.0 9.0 0 0.20
+new keyword 32 1 900 3.3 9.9 0 0.30
+old keyword 32 2 1100 2.9 8.0 0 0.25
+new keyword 32 2 1210 2.8 8.8 0 0.25
+old keyword 32 3 1200 2.8 7.0 0 0.22
+new keyword 32 3 1000 3.1 7.7 0 0.33
 old health 32 1 50000 0.5 1.0 0
 new health 32 1 50000 0.5 1.0 2
 old add 8 1 10 400 600 0
@@ -38,6 +38,8 @@ class TableTest(unittest.TestCase):
         self.assertIn("**below 0.95x**", keyword)
         self.assertIn("0.90, 1.10, 0.83", keyword)
         self.assertIn("1.07x", keyword)  # p50 3.1 / 2.9
+        self.assertIn("0.220 → 0.300 | 1.36x", keyword)  # CPU-ms medians and their ratio
+        self.assertIn("n/a → n/a | n/a", health)  # not measured: older runs' lines
         self.assertNotIn("below", health)
         self.assertIn("**errors**", health)
         self.assertIn("GET /v1/health, 32 connections", health)
