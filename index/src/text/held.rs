@@ -16,9 +16,32 @@ use super::unicode::normalizes_to_ascii;
 use super::unspaced::is_unspaced;
 use super::{fold_arabic, term_of, terms, QuarryTokenizer};
 
-/// The first two characters of `s`, lower-cased and Arabic-folded, y read as i.
-pub(super) fn head(s: &str) -> String {
-    s.chars().flat_map(char::to_lowercase).filter_map(fold_arabic).map(|c| if c == 'y' { 'i' } else { c }).take(2).collect()
+/// The first two characters of a word, lower-cased and Arabic-folded, y read as i, kept
+/// without an allocation (the words of every passage are read): a word could stem to a
+/// term only if one's head begins the other's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Head {
+    chars: [char; 2],
+    len: u8,
+}
+
+impl Head {
+    pub(super) fn of(s: &str) -> Head {
+        let mut h = Head { chars: ['\0'; 2], len: 0 };
+        for c in s.chars().flat_map(char::to_lowercase).filter_map(fold_arabic).map(|c| if c == 'y' { 'i' } else { c }).take(2) {
+            h.chars[h.len as usize] = c;
+            h.len += 1;
+        }
+        h
+    }
+
+    /// Whether one head begins the other (`a.starts_with(b) || b.starts_with(a)` of
+    /// their [`head`] strings).
+    #[inline]
+    pub(super) fn agrees(self, other: Head) -> bool {
+        let n = self.len.min(other.len) as usize;
+        self.chars[..n] == other.chars[..n]
+    }
 }
 
 /// The terms of `wanted` (already analysed) that `text` holds, in `wanted`'s order.
@@ -319,7 +342,7 @@ pub(super) fn prefixes(stem: &str) -> Vec<String> {
 /// Any text: words whose first two letters could begin a wanted term are analysed.
 fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, cap: usize, mut held: impl FnMut(usize, usize)) {
     let cap = cap.max(1);
-    let heads: Vec<String> = wanted.iter().map(|w| head(w)).collect();
+    let heads: Vec<Head> = wanted.iter().map(|w| Head::of(w)).collect();
     let selected: Vec<bool> = (0..wanted.len()).map(&select).collect();
     // How often each term was found; terms not selected count as found enough already.
     let mut found: Vec<usize> = selected.iter().map(|&s| if s { 0 } else { cap }).collect();
@@ -327,8 +350,8 @@ fn held_any(text: &str, wanted: &[String], select: impl Fn(usize) -> bool, cap: 
     let mut stream = tokenizer.token_stream(text);
     while stream.advance() {
         let word = &stream.token().text;
-        let h = head(word);
-        if !heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str())) {
+        let h = Head::of(word);
+        if !heads.iter().any(|p| p.agrees(h)) {
             continue;
         }
         if let Some(i) = term_of(word).and_then(|t| wanted.iter().position(|w| *w == t)) {

@@ -13,10 +13,10 @@
 //! exactly as the tokenizer splits it in the whole text. The full analysis
 //! ([`analysed_spans`]) remains for terms that are not ASCII in text that is not.
 
-use memchr::memmem::Finder;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
-use super::held::{head, hiding_chars, prefixes, with_stem};
+use super::held::{hiding_chars, prefixes, with_stem, Head};
 use super::unicode::is_word_char;
 use super::{term_of, QuarryTokenizer};
 
@@ -38,18 +38,29 @@ pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
 }
 
 /// A query's analysed terms (its expansions' too), ready to be marked in passage after
-/// passage: per ASCII term, the substring finders of the prefixes a word must begin
-/// with to analyse to it, built once per query.
+/// passage: one automaton over every ASCII term's prefixes (those a word must begin
+/// with to analyse to the term), matching ASCII letters in either case, built once per
+/// query, so a passage is read once whatever the number of terms.
 pub struct Highlighter {
     terms: Vec<String>,
-    /// Per term, its prefixes' finders; `None` for a term that is not ASCII.
-    finders: Vec<Option<Vec<Finder<'static>>>>,
+    /// Whether each term is ASCII (its prefixes are in `prefixes`).
+    ascii: Vec<bool>,
+    /// Every ASCII term's prefixes; `None` when there are none.
+    prefixes: Option<AhoCorasick>,
 }
 
 impl Highlighter {
     pub fn new(terms: &[String]) -> Highlighter {
-        let finder = |t: &String| t.is_ascii().then(|| prefixes(t).iter().map(|p| Finder::new(p.as_bytes()).into_owned()).collect());
-        Highlighter { terms: terms.to_vec(), finders: terms.iter().map(finder).collect() }
+        let ascii: Vec<bool> = terms.iter().map(|t| t.is_ascii()).collect();
+        let mut all: Vec<String> = terms.iter().filter(|t| t.is_ascii()).flat_map(|t| prefixes(t)).collect();
+        all.sort_unstable();
+        all.dedup();
+        // Where patterns begin at one place, which of them is reported does not matter:
+        // any prefix of any term makes the word there a candidate (see [`candidate_runs`]).
+        let prefixes = (!all.is_empty())
+            .then(|| AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::LeftmostFirst).build(&all))
+            .and_then(Result::ok);
+        Highlighter { terms: terms.to_vec(), ascii, prefixes }
     }
 
     /// The words of `text` whose index term is one of `matched`, as [`term_spans`]
@@ -59,17 +70,17 @@ impl Highlighter {
         if matched.is_empty() {
             return Vec::new();
         }
-        let mut finders = Vec::with_capacity(matched.len());
+        let mut any_ascii = false;
         for m in matched {
-            match self.terms.iter().position(|t| t == m).map(|i| &self.finders[i]) {
-                Some(Some(f)) => finders.extend(f),
+            match self.terms.iter().position(|t| t == m).map(|i| self.ascii[i]) {
+                Some(true) if self.prefixes.is_some() => any_ascii = true,
                 // A term that is not ASCII is made of a word that is not: none in ASCII text.
                 _ if !m.is_ascii() && text.is_ascii() => {}
                 _ => return analysed_spans(text, matched),
             }
         }
         let mut spans = Spans::new(matched);
-        for (from, to) in candidate_runs(text, &finders) {
+        for (from, to) in candidate_runs(text, self.prefixes.as_ref().filter(|_| any_ascii)) {
             spans.run(text, from, to);
         }
         spans.in_chars(text)
@@ -77,22 +88,31 @@ impl Highlighter {
 }
 
 /// The runs of word characters of `text` (byte ranges, in order) that may hold a word
-/// analysing to a term whose prefixes `finders` find: an ASCII run that begins with a
+/// analysing to a term whose prefixes `prefixes` finds: an ASCII run that begins with a
 /// prefix, a run of other characters that holds one anywhere, and every run holding a
-/// character whose normalised form holds ASCII, which a byte search cannot see.
-fn candidate_runs(text: &str, finders: &[&Finder<'static>]) -> Vec<(usize, usize)> {
-    let mut runs = Vec::new();
-    if !finders.is_empty() {
-        let lower = text.to_ascii_lowercase();
-        for f in finders {
-            runs.extend(f.find_iter(lower.as_bytes()).filter_map(|at| run_from(text, at)));
+/// character whose normalised form holds ASCII, which a byte search cannot see. The
+/// automaton's matches do not overlap, and none is lost by it: prefixes are word
+/// characters, so a match lies inside one run, and a run is a candidate by the first
+/// match that makes it one.
+fn candidate_runs(text: &str, prefixes: Option<&AhoCorasick>) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    if let Some(ac) = prefixes {
+        for m in ac.find_iter(text) {
+            let at = m.start();
+            // A later match inside a run already taken adds nothing.
+            if runs.last().is_some_and(|&(_, to)| at < to) {
+                continue;
+            }
+            if let Some(run) = run_from(text, at) {
+                runs.push(run);
+            }
         }
     }
     if !text.is_ascii() {
         runs.extend(hiding_chars(text).map(|at| run_around(text, at)));
+        runs.sort_unstable();
+        runs.dedup();
     }
-    runs.sort_unstable();
-    runs.dedup();
     runs
 }
 
@@ -132,14 +152,14 @@ fn analysed_spans(text: &str, wanted: &[String]) -> Vec<Span> {
 /// Spans being gathered, in byte offsets, from tokens given in text order.
 struct Spans<'w> {
     wanted: &'w [String],
-    /// The first two letters of each wanted term (see [`head`]).
-    heads: Vec<String>,
+    /// The first two letters of each wanted term (see [`Head`]).
+    heads: Vec<Head>,
     bytes: Vec<(usize, usize, usize)>,
 }
 
 impl<'w> Spans<'w> {
     fn new(wanted: &'w [String]) -> Spans<'w> {
-        Spans { wanted, heads: wanted.iter().map(|w| head(w)).collect(), bytes: Vec::new() }
+        Spans { wanted, heads: wanted.iter().map(|w| Head::of(w)).collect(), bytes: Vec::new() }
     }
 
     /// The tokens of the run of word characters `text[from..to]`, which the tokenizer
@@ -173,8 +193,8 @@ impl<'w> Spans<'w> {
     /// Whether the token's first two letters could begin a wanted term (a stem keeps
     /// its word's head, as `held.rs` relies on too): others are not analysed.
     fn may_be_wanted(&self, token: &str) -> bool {
-        let h = head(token);
-        self.heads.iter().any(|p| p.starts_with(&h) || h.starts_with(p.as_str()))
+        let h = Head::of(token);
+        self.heads.iter().any(|p| p.agrees(h))
     }
 
     fn push(&mut self, from: usize, to: usize, term: Option<usize>) {
@@ -188,6 +208,10 @@ impl<'w> Spans<'w> {
     }
 
     fn in_chars(self, text: &str) -> Vec<Span> {
+        if text.is_ascii() {
+            // A byte is a character.
+            return self.bytes.into_iter().map(|(from, to, term)| Span { start: from as u32, end: to as u32, term }).collect();
+        }
         let mut chars = CharAt::new(text);
         self.bytes.into_iter().map(|(from, to, term)| Span { start: chars.at(from), end: chars.at(to), term }).collect()
     }
