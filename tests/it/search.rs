@@ -143,4 +143,23 @@ fn highlights_are_the_matched_words_at_page_offsets() {
     assert_eq!(words, [("Dogs".to_owned(), "dog"), ("dog".to_owned(), "dog"), ("barks".to_owned(), "bark")], "{p}");
     let (start, end) = (p["offsets"]["start"].as_u64().unwrap(), p["offsets"]["end"].as_u64().unwrap());
     assert!(p["highlights"].as_array().unwrap().iter().all(|h| h["start"].as_u64().unwrap() >= start && h["end"].as_u64().unwrap() <= end));
+
+    // A client that does not read them says so and does not pay for them: the same
+    // answer without the field.
+    let without = search(&s, &key, &col, json!({"query": "barking dogs", "mode": "keyword", "expand": false, "highlights": false}));
+    let strip = |mut r: Value| {
+        r["timings"] = Value::Null;
+        for hit in r["results"].as_array_mut().unwrap() {
+            for p in hit["passages"].as_array_mut().unwrap() {
+                p.as_object_mut().unwrap().remove("highlights");
+            }
+        }
+        r
+    };
+    assert!(without["results"][0]["passages"][0].get("highlights").is_none(), "{without}");
+    assert_eq!(strip(without), strip(r));
+    let bad = post(&s, &format!("/v1/collections/{col}/search"), &key, &json!({"query": "dogs", "highlights": "no"}));
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    assert_eq!(bad.json()["error"]["code"], "invalid_query");
+    assert!(bad.json()["error"]["message"].as_str().unwrap().contains("highlights"), "{}", bad.text());
 }

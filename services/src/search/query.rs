@@ -7,7 +7,7 @@ use std::time::Instant;
 use quarry_index::collection::Collection;
 use quarry_index::embed::Embedder;
 use quarry_index::search::{self, Mode, Query, Results};
-use quarry_index::text::{self, Intent};
+use quarry_index::text::{self, Intent, ParsedQuery};
 
 use super::expand::Expanded;
 use super::{Request, SearchError, Service};
@@ -37,6 +37,8 @@ pub struct Settled {
     pub slot: Option<usize>,
     pub warnings: Vec<String>,
     expanded: Expanded,
+    /// The query parsed once, for the expansions and the search.
+    parsed: ParsedQuery,
 }
 
 /// The mode a search can run in: keyword when the server does not load the
@@ -45,8 +47,9 @@ pub fn mode_for(service: &Service, record: &CollectionRecord, req: &Request) -> 
     let mut warnings = req.warnings.clone();
     let (mode, slot, fallback) = service.embedders().settle(record, req.mode)?;
     warnings.extend(fallback);
-    let expanded = super::expand::resolve(record, req, &text::parse(&req.query).text, mode, &mut warnings);
-    Ok(Settled { mode, slot, warnings, expanded })
+    let parsed = text::parse(&req.query);
+    let expanded = super::expand::resolve(record, req, &parsed.text, mode, &mut warnings);
+    Ok(Settled { mode, slot, warnings, expanded, parsed })
 }
 
 /// Runs the search in the mode [`mode_for`] settled (with its warnings).
@@ -55,9 +58,8 @@ pub fn run(
     embedders: &RefCell<Vec<Embedder>>,
     coll: &Collection,
     req: &Request,
-    Settled { mode, slot, mut warnings, expanded }: Settled,
+    Settled { mode, slot, mut warnings, expanded, parsed }: Settled,
 ) -> Result<Searched, SearchError> {
-    let parsed = text::parse(&req.query);
     let mut embed_ms = None;
     let vector = if let Some(slot) = slot.filter(|_| mode != Mode::Keyword) {
         let t = Instant::now();
@@ -71,9 +73,9 @@ pub fn run(
     };
     let i = service.index_config();
     let q = Query {
-        text: parsed.text.clone(),
+        text: parsed.text,
         phrases: parsed.phrases.clone(),
-        emphasis: parsed.emphasis.clone(),
+        emphasis: parsed.emphasis,
         mode,
         k: req.k,
         passages: req.passages,

@@ -82,8 +82,10 @@ struct PassageOut<'a> {
     offsets: Offsets,
     matched: &'a [String],
     /// Quarry's: the words of the passage that hold its matched terms, for a client to
-    /// mark (the terms are stemmed, so it could not find them again itself).
-    highlights: Vec<HighlightOut<'a>>,
+    /// mark (the terms are stemmed, so it could not find them again itself); left out
+    /// when the request says `"highlights": false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    highlights: Option<Vec<HighlightOut<'a>>>,
     meta: Option<()>,
 }
 
@@ -235,22 +237,26 @@ fn write_passage(out: &mut Vec<u8>, p: &PassageOut) {
         j::value(at.field("end"), &p.offsets.end);
     }
     j::strs(o.field("matched"), p.matched);
-    j::array(o.field("highlights"), &p.highlights, |out, h| {
-        let mut at = j::Object::new(out);
-        j::value(at.field("start"), &h.start);
-        j::value(at.field("end"), &h.end);
-        j::str(at.field("term"), h.term);
-    });
+    if let Some(highlights) = &p.highlights {
+        j::array(o.field("highlights"), highlights, |out, h| {
+            let mut at = j::Object::new(out);
+            j::value(at.field("start"), &h.start);
+            j::value(at.field("end"), &h.end);
+            j::str(at.field("term"), h.term);
+        });
+    }
     j::value(o.field("meta"), &p.meta);
 }
 
 /// `totalMs` runs from `started` to when the results are built.
 fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str, started: Instant) -> Response<'a> {
     let snap = &s.snapshot;
-    // The query's term finders, built once for every passage's highlights.
-    let terms: Vec<String> = s.results.terms.iter().chain(&s.results.expansion_terms).cloned().collect();
-    let marker = Highlighter::new(&terms);
-    let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, &marker, i + 1, h)).collect();
+    // The query's term finders, built once for every passage's highlights (when asked).
+    let marker = req.highlights.then(|| {
+        let terms: Vec<String> = s.results.terms.iter().chain(&s.results.expansion_terms).cloned().collect();
+        Highlighter::new(&terms)
+    });
+    let results = s.results.hits.iter().enumerate().map(|(i, h)| result(snap, marker.as_ref(), i + 1, h)).collect();
     let t = &s.results.timings;
     let mut timings = BTreeMap::from([("keywordMs", t.keyword_ms), ("semanticMs", t.semantic_ms), ("phraseMs", t.phrase_ms)]);
     if let Some(e) = s.embed_ms {
@@ -281,7 +287,7 @@ fn render<'a>(req: &'a input::SearchIn, s: &'a query::Searched, domain: &'a str,
     }
 }
 
-fn result<'a>(snap: &'a Snapshot, marker: &Highlighter, rank: usize, h: &'a Hit) -> ResultOut<'a> {
+fn result<'a>(snap: &'a Snapshot, marker: Option<&Highlighter>, rank: usize, h: &'a Hit) -> ResultOut<'a> {
     let v = snap.hit_view(h);
     let passages: Vec<PassageOut<'a>> = v
         .passages
@@ -294,7 +300,7 @@ fn result<'a>(snap: &'a Snapshot, marker: &Highlighter, rank: usize, h: &'a Hit)
             heading: c.heading,
             offsets: Offsets { start: c.start, end: c.end },
             matched: &ps.matched,
-            highlights: highlights(marker, c.text, c.start, &ps.matched),
+            highlights: marker.map(|m| highlights(m, c.text, c.start, &ps.matched)),
             meta: None,
         })
         .collect();
@@ -347,9 +353,9 @@ mod tests {
             heading: i.is_multiple_of(3).then_some(tricky[(i + 2) % tricky.len()]),
             offsets: Offsets { start: i as u32 * 10, end: u32::MAX },
             matched: &matched[i % 4],
-            highlights: (0..i % 3)
-                .map(|h| HighlightOut { start: h as u32, end: u32::MAX - h as u32, term: tricky[(i + h) % tricky.len()] })
-                .collect(),
+            highlights: (i != 1).then(|| {
+                (0..i % 3).map(|h| HighlightOut { start: h as u32, end: u32::MAX - h as u32, term: tricky[(i + h) % tricky.len()] }).collect()
+            }),
             meta: None,
         };
         let result = |i: usize| ResultOut {

@@ -176,7 +176,7 @@ fn question(i: usize, q: QuestionIn, k: usize, expand: Expand, notes: &mut Vec<S
         rerank: false,
         warnings: Vec::new(),
     };
-    let mut s = SearchIn { request, reranker: None, echo: search::Echo::default() };
+    let mut s = SearchIn { request, reranker: None, echo: search::Echo::default(), highlights: true };
     Scope { documents: q.documents, kinds: q.kinds, filters: q.filters.map(|f| f.0) }.apply(&mut s);
     Ok(Question { search: s.request, wanted: Wanted { items, gains } })
 }

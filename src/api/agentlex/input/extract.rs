@@ -40,7 +40,12 @@ pub fn parse(bytes: &[u8]) -> Result<ExtractIn, ApiError> {
     let b: Body = crate::http::body::json(bytes, Code::InvalidQuestion)?;
     let question = b.question.ok_or_else(|| ApiError::new(Code::InvalidQuestion, "question is required.").at("question"))?.0;
     let mode = b.mode.map_or(Mode::Hybrid, |m| m.0);
-    let mut s = SearchIn { request: crate::search::Request::new(question.clone(), Int::or(b.k, 8), mode), reranker: None, echo: Default::default() };
+    let mut s = SearchIn {
+        request: crate::search::Request::new(question.clone(), Int::or(b.k, 8), mode),
+        reranker: None,
+        echo: Default::default(),
+        highlights: true,
+    };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     Ok(ExtractIn { request: Request { question, search: s.request, all: b.all.is_some_and(|f| f.0) }, domain: b.domain.and_then(|d| d.0) })
 }

@@ -87,7 +87,8 @@ pub fn parse(bytes: &[u8]) -> Result<ResearchIn, ApiError> {
         None | Some(serde_json::Value::Null) => Vec::new(),
         Some(v) => history(v)?,
     };
-    let mut s = SearchIn { request: crate::search::Request::new(question.clone(), 5, Mode::Hybrid), reranker: None, echo: Echo::default() };
+    let mut s =
+        SearchIn { request: crate::search::Request::new(question.clone(), 5, Mode::Hybrid), reranker: None, echo: Echo::default(), highlights: true };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     let request = Request { question, tier: b.tier.map_or(Tier::Fast, |t| t.0), history, search: s.request, domain: b.domain.and_then(|d| d.0) };
     Ok(ResearchIn { request, stream: b.stream.is_some_and(|f| f.0), echo: s.echo })

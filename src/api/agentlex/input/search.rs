@@ -7,7 +7,7 @@ use serde::de::{Deserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::field::{accept, present, refuse, refuse_as, Accept, DomainIn, Domains, Int, Leaf, Obj, Shape};
+use super::field::{accept, present, refuse, refuse_as, Accept, DomainIn, Domains, Flag, Int, Leaf, Obj, Shape};
 use crate::error::{ApiError, Code};
 use crate::search::domain::Domain;
 use crate::search::expand::Input;
@@ -25,6 +25,9 @@ pub struct SearchIn {
     pub reranker: Option<String>,
     /// The filters as applied, for the response.
     pub echo: Echo,
+    /// Quarry's `highlights`: whether passages carry their highlights (default true;
+    /// false leaves them out, and their cost).
+    pub highlights: bool,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -62,6 +65,8 @@ pub struct Body {
     k: Option<Int<1, 50>>,
     #[serde(default, deserialize_with = "present")]
     passages: Option<Passages>,
+    #[serde(default, deserialize_with = "present")]
+    highlights: Option<Flag>,
     documents: Option<Strings>,
     kinds: Option<Strings>,
     filters: Option<Obj<FiltersIn>>,
@@ -91,7 +96,8 @@ pub fn build(b: Body) -> Result<SearchIn, ApiError> {
         Some(Rerank::Named(name)) => Some(name),
         _ => None,
     };
-    let mut s = SearchIn { request, reranker, echo: Echo::default() };
+    let highlights = b.highlights.is_none_or(|Flag(on)| on);
+    let mut s = SearchIn { request, reranker, echo: Echo::default(), highlights };
     Scope { documents: b.documents, kinds: b.kinds, filters: b.filters.map(|f| f.0) }.apply(&mut s);
     Ok(s)
 }
