@@ -7,7 +7,7 @@
 # it), and Quarry over Lucene per core. Writes bench/results/lucene-<time>.md.
 #
 #   bench/lucene/run.sh [--quarry PATH] [--rounds 3] [--duration 20s] [--connections 32]
-#                       [--extra JSON] [--port 4490]
+#                       [--extra JSON] [--variant JSON] [--port 4490]
 #
 # quarry: PATH (default $TARGET/release/quarry; this script does not build it). Its
 #      SciFact collection is indexed once through the API, keyword only (embedder "none"),
@@ -20,7 +20,9 @@
 #      (-XX:ActiveProcessorCount=1) and warms up 20 s before the first round.
 # requests: every SciFact query (test queries.jsonl), 10 hits. Quarry: POST .../search
 #      {"query", "mode": "keyword", "expand": false} plus --extra's fields (e.g.
-#      '{"highlights": false}'), 10 pages with their 2 best passages. Lucene: GET
+#      '{"highlights": false}'), 10 pages with their 2 best passages. --variant JSON
+#      measures a third side in the same rounds, the same server asked with those fields
+#      too (e.g. '{"highlights": false}': what highlights cost). Lucene: GET
 #      /v1/<index>/search?query=...&hits=10, each hit with its parsed document (title and
 #      full text).
 # pins: each server on CPU 0, quarry-load on CPU 1. Both servers stay up through the run
@@ -37,6 +39,7 @@ duration=20s
 warmup=2s
 conns=32
 extra='{}'
+variant=""
 port=4490
 SERVER_CPU=0
 CLIENT_CPU=1
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
         --duration) duration=$2; shift 2 ;;
         --connections) conns=$2; shift 2 ;;
         --extra) extra=$2; shift 2 ;;
+        --variant) variant=$2; shift 2 ;;
         --port) port=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "lucene: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -70,6 +74,8 @@ quarry_bin=$(readlink -f "$quarry_bin")
 load_bin=$TARGET/release/quarry-load
 [ -x "$load_bin" ] || die "no quarry-load at $load_bin"
 python3 -c 'import json,sys; assert isinstance(json.loads(sys.argv[1]), dict)' "$extra" 2> /dev/null || die "--extra must be a JSON object"
+[ -z "$variant" ] || python3 -c 'import json,sys; assert isinstance(json.loads(sys.argv[1]), dict)' "$variant" 2> /dev/null \
+    || die "--variant must be a JSON object"
 
 # --- Java ≥ 21 and Anserini's fatjar ---
 java_version() { "$1" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1; }
@@ -151,18 +157,20 @@ time=$(date -u +%F-%H%M%S)
 work=$dir/runs/$time
 mkdir -p "$work"
 python3 bench/ab/corpus.py searches "$key" "$col" "$scifact" "$work"
-python3 - "$work/keyword.jsonl" "$extra" "$scifact/queries.jsonl" "$(basename "$index")" "$work/lucene.jsonl" <<'PY'
+python3 - "$work/keyword.jsonl" "$extra" "${variant:-{\}}" "$scifact/queries.jsonl" "$(basename "$index")" "$work/lucene.jsonl" <<'PY'
 import json, sys, urllib.parse
-keyword, extra, queries, index, lucene = sys.argv[1:]
-extra = json.loads(extra)
-lines = []
-for line in open(keyword):
-    r = json.loads(line)
-    body = json.loads(r["body"])
-    body.update(extra)
-    r["body"] = json.dumps(body)
-    lines.append(json.dumps(r))
-open(keyword, "w").write("\n".join(lines) + "\n")
+keyword, extra, variant, queries, index, lucene = sys.argv[1:]
+def with_fields(fields, out):
+    lines = []
+    for line in open(keyword):
+        r = json.loads(line)
+        body = json.loads(r["body"])
+        body.update(fields)
+        r["body"] = json.dumps(body)
+        lines.append(json.dumps(r))
+    open(out, "w").write("\n".join(lines) + "\n")
+with_fields({**json.loads(extra), **json.loads(variant)}, keyword.replace("keyword", "variant"))
+with_fields(json.loads(extra), keyword)
 with open(lucene, "w") as f:
     for line in open(queries):
         q = json.loads(line)["text"]
@@ -216,14 +224,14 @@ PY
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : > "$work/runs"
 for round in $(seq "$rounds"); do
-    order="lucene quarry"
-    (( round % 2 )) || order="quarry lucene"
+    order="lucene quarry${variant:+ variant}"
+    (( round % 2 )) || order="${variant:+variant }quarry lucene"
     for side in $order; do
-        if [ "$side" = lucene ]; then
-            measure lucene "$round" "$lucene_pid" "http://127.0.0.1:$port/" "$work/lucene.jsonl"
-        else
-            measure quarry "$round" "$quarry_pid" "http://127.0.0.1:$qport/" "$work/keyword.jsonl"
-        fi
+        case "$side" in
+            lucene) measure lucene "$round" "$lucene_pid" "http://127.0.0.1:$port/" "$work/lucene.jsonl" ;;
+            quarry) measure quarry "$round" "$quarry_pid" "http://127.0.0.1:$qport/" "$work/keyword.jsonl" ;;
+            variant) measure variant "$round" "$quarry_pid" "http://127.0.0.1:$qport/" "$work/variant.jsonl" ;;
+        esac
     done
 done
 
@@ -232,13 +240,13 @@ out=bench/results/lucene-$time.md
     echo "# Keyword search beside Lucene's REST server ($(date -u +%F))"
     echo
     echo "Command: \`bench/lucene/run.sh${given:+ $given}\`. Quarry: \`$quarry_bin\`, built $(date -u -r "$quarry_bin" '+%F %H:%M UTC'),"
-    echo "working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src index services Cargo.lock || echo ' with uncommitted changes'), \`--shards 1\`, extra request fields \`$extra\`."
+    echo "working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src index services Cargo.lock || echo ' with uncommitted changes'), \`--shards 1\`, extra request fields \`$extra\`${variant:+; the variant adds \`$variant\`}."
     echo "Lucene: Anserini 1.7.1 \`io.anserini.api.RestServer\` on $("$java" -version 2>&1 | head -1), one processor."
     echo "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)); each server on CPU $SERVER_CPU, quarry-load -c $conns on CPU $CLIENT_CPU;"
     echo "SciFact's $(wc -l < "$scifact/queries.jsonl") queries, 10 hits each; $warmup warmup + $duration a side a round, the order swapping each round."
     echo "Load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
-    python3 - "$work/runs" <<'PY'
+    python3 - "$work/runs" "$variant" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 sides = {}
@@ -247,12 +255,16 @@ for side, rnd, rps, p50, p99, errors, cpu in rows:
 med = lambda side, i: statistics.median(m[i] for m in sides[side])
 print("| server | req/s | p50 ms | p99 ms | CPU-ms a request | errors | req/s per round |")
 print("|---|---:|---:|---:|---:|---:|---|")
-for side in ("lucene", "quarry"):
+for side in [s for s in ("lucene", "quarry", "variant") if s in sides]:
     per = ", ".join(f"{m[1]:.0f}" for m in sorted(sides[side]))
     print(f"| {side} | {med(side, 1):.1f} | {med(side, 2):.2f} | {med(side, 3):.2f} | {med(side, 5):.3f} | {sum(m[4] for m in sides[side])} | {per} |")
 print()
 print(f"Quarry / Lucene per core: **{med('quarry', 1) / med('lucene', 1):.2f}x** req/s, "
       f"{med('lucene', 5) / med('quarry', 5):.2f}x less CPU a request.")
+if "variant" in sides:
+    per = ", ".join(f"{q[1] / v[1]:.2f}" for q, v in zip(sorted(sides["quarry"]), sorted(sides["variant"])))
+    print(f"Quarry / its variant ({sys.argv[2]}): **{med('quarry', 1) / med('variant', 1):.2f}x** req/s "
+          f"(per round {per}), {med('quarry', 5) / med('variant', 5):.2f}x the CPU a request.")
 PY
 } > "$out"
 cat "$out"
