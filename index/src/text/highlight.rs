@@ -38,29 +38,95 @@ pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
 }
 
 /// A query's analysed terms (its expansions' too), ready to be marked in passage after
-/// passage: one automaton over every ASCII term's prefixes (those a word must begin
-/// with to analyse to the term), matching ASCII letters in either case, built once per
-/// query, so a passage is read once whatever the number of terms.
+/// passage, built once per query. In ASCII text (most passages) a word is a candidate
+/// when it begins with one of an ASCII term's prefixes (those a word must begin with to
+/// analyse to the term): [`Starts`] answers that from the word's first two letters, so
+/// a passage is read once, word by word, whatever the number of terms, and nothing is
+/// compiled. Text that is not ASCII takes an automaton over the same prefixes, built the
+/// first time such text comes.
 pub struct Highlighter {
     terms: Vec<String>,
-    /// Whether each term is ASCII (its prefixes are in `prefixes`).
+    /// Whether each term is ASCII (its prefixes are in `starts`).
     ascii: Vec<bool>,
     /// Every ASCII term's prefixes; `None` when there are none.
-    prefixes: Option<AhoCorasick>,
+    starts: Option<Starts>,
+    /// The same prefixes as an automaton, for text that is not ASCII.
+    automaton: std::cell::OnceCell<Option<AhoCorasick>>,
+}
+
+/// Prefixes (ASCII, lower case) and the two-letter heads they begin with: whether an
+/// ASCII word begins with one of them is one bit test for most words.
+struct Starts {
+    prefixes: Vec<Vec<u8>>,
+    /// Bit `a << 8 | b`: some prefix begins with `a` then `b`; a one-letter prefix `a`
+    /// sets every `a << 8 | b` (`b` = 0 for a one-letter word).
+    heads: Box<[u64; 1024]>,
+}
+
+impl Starts {
+    fn new(prefixes: Vec<Vec<u8>>) -> Starts {
+        let mut heads = Box::new([0u64; 1024]);
+        let mut set = |i: usize| heads[i >> 6] |= 1 << (i & 63);
+        for p in &prefixes {
+            let a = usize::from(p[0]) << 8;
+            match p.get(1) {
+                Some(&b) => set(a | usize::from(b)),
+                None => (0..256).for_each(|b| set(a | b)),
+            }
+        }
+        Starts { prefixes, heads }
+    }
+
+    /// Whether the ASCII word `w` (not empty) begins with one of the prefixes, in any case.
+    #[inline]
+    fn begin(&self, w: &[u8]) -> bool {
+        let i = usize::from(w[0].to_ascii_lowercase()) << 8 | usize::from(w.get(1).map_or(0, u8::to_ascii_lowercase));
+        self.heads[i >> 6] >> (i & 63) & 1 == 1 && self.prefixes.iter().any(|p| w.len() >= p.len() && w[..p.len()].eq_ignore_ascii_case(p))
+    }
+
+    /// The words (maximal runs of ASCII letters and digits, as the tokenizer splits
+    /// ASCII text) of ASCII `text` that begin with a prefix, as byte ranges in order.
+    fn runs(&self, text: &[u8]) -> Vec<(usize, usize)> {
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            while i < text.len() && !text[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let from = i;
+            while i < text.len() && text[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            if from < i && self.begin(&text[from..i]) {
+                runs.push((from, i));
+            }
+        }
+        runs
+    }
 }
 
 impl Highlighter {
     pub fn new(terms: &[String]) -> Highlighter {
         let ascii: Vec<bool> = terms.iter().map(|t| t.is_ascii()).collect();
-        let mut all: Vec<String> = terms.iter().filter(|t| t.is_ascii()).flat_map(|t| prefixes(t)).collect();
+        let mut all: Vec<Vec<u8>> = terms.iter().filter(|t| t.is_ascii()).flat_map(|t| prefixes(t)).map(String::into_bytes).collect();
+        all.retain(|p| !p.is_empty());
         all.sort_unstable();
         all.dedup();
-        // Where patterns begin at one place, which of them is reported does not matter:
-        // any prefix of any term makes the word there a candidate (see [`candidate_runs`]).
-        let prefixes = (!all.is_empty())
-            .then(|| AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::LeftmostFirst).build(&all))
-            .and_then(Result::ok);
-        Highlighter { terms: terms.to_vec(), ascii, prefixes }
+        let starts = (!all.is_empty()).then(|| Starts::new(all));
+        Highlighter { terms: terms.to_vec(), ascii, starts, automaton: std::cell::OnceCell::new() }
+    }
+
+    /// The prefixes as an automaton (built once, when text that is not ASCII first comes).
+    fn automaton(&self) -> Option<&AhoCorasick> {
+        self.automaton
+            .get_or_init(|| {
+                // Where patterns begin at one place, which of them is reported does not
+                // matter: any prefix of any term makes the word there a candidate (see
+                // [`candidate_runs`]).
+                let starts = self.starts.as_ref()?;
+                AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::LeftmostFirst).build(&starts.prefixes).ok()
+            })
+            .as_ref()
     }
 
     /// The words of `text` whose index term is one of `matched`, as [`term_spans`]
@@ -73,14 +139,19 @@ impl Highlighter {
         let mut any_ascii = false;
         for m in matched {
             match self.terms.iter().position(|t| t == m).map(|i| self.ascii[i]) {
-                Some(true) if self.prefixes.is_some() => any_ascii = true,
+                Some(true) if self.starts.is_some() => any_ascii = true,
                 // A term that is not ASCII is made of a word that is not: none in ASCII text.
                 _ if !m.is_ascii() && text.is_ascii() => {}
                 _ => return analysed_spans(text, matched),
             }
         }
         let mut spans = Spans::new(matched);
-        for (from, to) in candidate_runs(text, self.prefixes.as_ref().filter(|_| any_ascii)) {
+        let runs = match (&self.starts, any_ascii, text.is_ascii()) {
+            (Some(starts), true, true) => starts.runs(text.as_bytes()),
+            (_, true, false) => candidate_runs(text, self.automaton()),
+            (_, _, _) => candidate_runs(text, None),
+        };
+        for (from, to) in runs {
             spans.run(text, from, to);
         }
         spans.in_chars(text)
