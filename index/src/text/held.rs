@@ -147,15 +147,6 @@ fn may_hide_ascii(text: &str) -> bool {
     (words.len() * 8..b.len()).any(|i| may_begin_hiding(b, i))
 }
 
-/// The byte offsets of `text`'s [`hides_ascii`] characters, in order: those
-/// [`may_hide_ascii`]'s byte test lets through, decoded and tested.
-pub(super) fn hiding_chars(text: &str) -> impl Iterator<Item = usize> + '_ {
-    let b = text.as_bytes();
-    let (words, _) = b.as_chunks::<8>();
-    let blocks = words.iter().enumerate().filter(|(_, w)| u64::from_le_bytes(**w) & 0x8080_8080_8080_8080 != 0).flat_map(|(k, _)| k * 8..k * 8 + 8);
-    blocks.chain(words.len() * 8..b.len()).filter(move |&i| may_begin_hiding(b, i) && text[i..].chars().next().is_some_and(hides_ascii))
-}
-
 /// Whether byte `i` of `b` may begin a [`hides_ascii`] character (then it begins a
 /// character): every character whose normalised form holds ASCII (`é`, `²`, `ﬁ`, `Ａ`)
 /// or that is a combining mark has one of most lead bytes. Greek and Cyrillic letters
@@ -461,21 +452,16 @@ mod tests {
     }
 
     /// The byte-wise test lets through every text that holds a [`hides_ascii`]
-    /// character, wherever it sits (block boundaries included), and [`hiding_chars`]
-    /// finds each.
+    /// character, wherever it sits (block boundaries included).
     #[test]
     fn the_byte_test_never_misses_a_character_that_hides_ascii() {
         for c in (0x80..0x3_0000).filter_map(char::from_u32).filter(|&c| hides_ascii(c)) {
             for at in [0, 1, 61, 62, 63, 64, 100] {
                 let text = format!("{}{c}tail", "a".repeat(at));
                 assert!(may_hide_ascii(&text), "{c:?} at {at}");
-                // And says where (highlights analyse the word around it).
-                let text = format!("β{text}“");
-                assert_eq!(hiding_chars(&text).collect::<Vec<_>>(), [at + 2], "{c:?} at {at}");
             }
         }
         assert!(!may_hide_ascii("plain ascii – with a dash, β-catenin and “quotes”"));
-        assert_eq!(hiding_chars("plain ascii – with a dash, β-catenin and “quotes”").count(), 0);
     }
 
     #[test]

@@ -7,16 +7,15 @@
 //! Highlights follow every search, so they must cost little beside the passage
 //! selection they follow. A word can only analyse to an ASCII term if it begins with
 //! one of the term's prefixes (`held.rs`'s claim, on which passages' matched terms
-//! rest too) or holds a character whose normalised form holds ASCII (`é`, `ﬁ`, `Ａ`, a
-//! combining mark); [`Highlighter`] finds those words with the query's prefix finders
-//! and a byte test, and analyses only the runs of word characters that hold them, each
-//! exactly as the tokenizer splits it in the whole text. The full analysis
+//! rest too) or is not ASCII (a character whose normalised form holds ASCII: `é`, `ﬁ`,
+//! `Ａ`, a combining mark); [`Highlighter`] reads the text's runs of word characters
+//! once, tests an ASCII run's first two letters, and analyses only the runs that pass,
+//! each exactly as the tokenizer splits it in the whole text. The full analysis
 //! ([`analysed_spans`]) remains for terms that are not ASCII in text that is not.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
-use super::held::{hiding_chars, prefixes, with_stem, Head};
+use super::held::{prefixes, with_stem, Head};
 use super::unicode::is_word_char;
 use super::{term_of, QuarryTokenizer};
 
@@ -38,20 +37,18 @@ pub fn term_spans(text: &str, wanted: &[String]) -> Vec<Span> {
 }
 
 /// A query's analysed terms (its expansions' too), ready to be marked in passage after
-/// passage, built once per query. In ASCII text (most passages) a word is a candidate
-/// when it begins with one of an ASCII term's prefixes (those a word must begin with to
-/// analyse to the term): [`Starts`] answers that from the word's first two letters, so
-/// a passage is read once, word by word, whatever the number of terms, and nothing is
-/// compiled. Text that is not ASCII takes an automaton over the same prefixes, built the
-/// first time such text comes.
+/// passage, built once per query. A word is a candidate when it is ASCII and begins with
+/// one of an ASCII term's prefixes (those a word must begin with to analyse to the
+/// term), which [`Starts`] answers from its first two letters, or when it is not ASCII
+/// (its normal form may hold an ASCII term: `é`, `ﬁ`, `Ａ`, a combining mark); only
+/// candidates are analysed. A passage is read once, word by word, whatever the number
+/// of terms, and nothing is compiled per query.
 pub struct Highlighter {
     terms: Vec<String>,
     /// Whether each term is ASCII (its prefixes are in `starts`).
     ascii: Vec<bool>,
     /// Every ASCII term's prefixes; `None` when there are none.
     starts: Option<Starts>,
-    /// The same prefixes as an automaton, for text that is not ASCII.
-    automaton: std::cell::OnceCell<Option<AhoCorasick>>,
 }
 
 /// Prefixes (ASCII, lower case) and the two-letter heads they begin with: whether an
@@ -84,23 +81,48 @@ impl Starts {
         self.heads[i >> 6] >> (i & 63) & 1 == 1 && self.prefixes.iter().any(|p| w.len() >= p.len() && w[..p.len()].eq_ignore_ascii_case(p))
     }
 
-    /// The words (maximal runs of ASCII letters and digits, as the tokenizer splits
-    /// ASCII text) of ASCII `text` that begin with a prefix, as byte ranges in order.
-    fn runs(&self, text: &[u8]) -> Vec<(usize, usize)> {
+    /// The candidate words of `text`, as byte ranges in order: its maximal runs of word
+    /// characters ([`is_word_char`], as the tokenizer splits text first) that are ASCII
+    /// and begin with a prefix, or are not ASCII.
+    fn runs(&self, text: &str) -> Vec<(usize, usize)> {
+        let b = text.as_bytes();
         let mut runs = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            while i < text.len() && !text[i].is_ascii_alphanumeric() {
-                i += 1;
+        if text.is_ascii() {
+            let mut i = 0;
+            while i < b.len() {
+                while i < b.len() && !b[i].is_ascii_alphanumeric() {
+                    i += 1;
+                }
+                let from = i;
+                while i < b.len() && b[i].is_ascii_alphanumeric() {
+                    i += 1;
+                }
+                if from < i && self.begin(&b[from..i]) {
+                    runs.push((from, i));
+                }
             }
-            let from = i;
-            while i < text.len() && text[i].is_ascii_alphanumeric() {
-                i += 1;
+            return runs;
+        }
+        // (start, whether every character so far is ASCII) of the run being read.
+        let mut run: Option<(usize, bool)> = None;
+        let mut end = |run: Option<(usize, bool)>, to: usize, runs: &mut Vec<(usize, usize)>| {
+            if let Some((from, ascii)) = run {
+                if !ascii || self.begin(&b[from..to]) {
+                    runs.push((from, to));
+                }
             }
-            if from < i && self.begin(&text[from..i]) {
-                runs.push((from, i));
+        };
+        for (i, c) in text.char_indices() {
+            if is_word_char(c) {
+                match &mut run {
+                    Some((_, ascii)) => *ascii &= c.is_ascii(),
+                    None => run = Some((i, c.is_ascii())),
+                }
+            } else {
+                end(run.take(), i, &mut runs);
             }
         }
+        end(run, b.len(), &mut runs);
         runs
     }
 }
@@ -113,20 +135,7 @@ impl Highlighter {
         all.sort_unstable();
         all.dedup();
         let starts = (!all.is_empty()).then(|| Starts::new(all));
-        Highlighter { terms: terms.to_vec(), ascii, starts, automaton: std::cell::OnceCell::new() }
-    }
-
-    /// The prefixes as an automaton (built once, when text that is not ASCII first comes).
-    fn automaton(&self) -> Option<&AhoCorasick> {
-        self.automaton
-            .get_or_init(|| {
-                // Where patterns begin at one place, which of them is reported does not
-                // matter: any prefix of any term makes the word there a candidate (see
-                // [`candidate_runs`]).
-                let starts = self.starts.as_ref()?;
-                AhoCorasickBuilder::new().ascii_case_insensitive(true).match_kind(MatchKind::LeftmostFirst).build(&starts.prefixes).ok()
-            })
-            .as_ref()
+        Highlighter { terms: terms.to_vec(), ascii, starts }
     }
 
     /// The words of `text` whose index term is one of `matched`, as [`term_spans`]
@@ -145,70 +154,13 @@ impl Highlighter {
                 _ => return analysed_spans(text, matched),
             }
         }
+        let Some(starts) = self.starts.as_ref().filter(|_| any_ascii) else { return Vec::new() };
         let mut spans = Spans::new(matched);
-        let runs = match (&self.starts, any_ascii, text.is_ascii()) {
-            (Some(starts), true, true) => starts.runs(text.as_bytes()),
-            (_, true, false) => candidate_runs(text, self.automaton()),
-            (_, _, _) => candidate_runs(text, None),
-        };
-        for (from, to) in runs {
+        for (from, to) in starts.runs(text) {
             spans.run(text, from, to);
         }
         spans.in_chars(text)
     }
-}
-
-/// The runs of word characters of `text` (byte ranges, in order) that may hold a word
-/// analysing to a term whose prefixes `prefixes` finds: an ASCII run that begins with a
-/// prefix, a run of other characters that holds one anywhere, and every run holding a
-/// character whose normalised form holds ASCII, which a byte search cannot see. The
-/// automaton's matches do not overlap, and none is lost by it: prefixes are word
-/// characters, so a match lies inside one run, and a run is a candidate by the first
-/// match that makes it one.
-fn candidate_runs(text: &str, prefixes: Option<&AhoCorasick>) -> Vec<(usize, usize)> {
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    if let Some(ac) = prefixes {
-        for m in ac.find_iter(text) {
-            let at = m.start();
-            // A later match inside a run already taken adds nothing.
-            if runs.last().is_some_and(|&(_, to)| at < to) {
-                continue;
-            }
-            if let Some(run) = run_from(text, at) {
-                runs.push(run);
-            }
-        }
-    }
-    if !text.is_ascii() {
-        runs.extend(hiding_chars(text).map(|at| run_around(text, at)));
-        runs.sort_unstable();
-        runs.dedup();
-    }
-    runs
-}
-
-/// The run of word characters a prefix found at byte `at` may begin a word of: the run
-/// around `at`, unless it is ASCII and `at` is not its start (then the match is inside
-/// a word, which the tokenizer keeps whole).
-#[inline]
-fn run_from(text: &str, at: usize) -> Option<(usize, usize)> {
-    let b = text.as_bytes();
-    if at > 0 && b[at - 1].is_ascii() && !b[at - 1].is_ascii_alphanumeric() {
-        return Some((at, run_end(text, at)));
-    }
-    let (from, to) = run_around(text, at);
-    (from == at || !text[from..to].is_ascii()).then_some((from, to))
-}
-
-/// The maximal run of word characters ([`is_word_char`], as the tokenizer reads them)
-/// around byte `at`, a character boundary.
-fn run_around(text: &str, at: usize) -> (usize, usize) {
-    let from = text[..at].char_indices().rev().take_while(|&(_, c)| is_word_char(c)).last().map_or(at, |(i, _)| i);
-    (from, run_end(text, at))
-}
-
-fn run_end(text: &str, at: usize) -> usize {
-    text[at..].find(|c: char| !is_word_char(c)).map_or(text.len(), |n| at + n)
 }
 
 /// The words of `text` whose index term is one of `wanted`, found by analysing every
