@@ -96,6 +96,6 @@ fn accounts(action: AccountsAction) -> Result<()> {
         }),
     };
     let config = load(common, &common.flags())?;
-    let records = Records::open(&config.data)?;
+    let records = Records::open_with(&config.data, &config.store)?;
     run(&records, &config)
 }

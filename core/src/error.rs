@@ -97,6 +97,8 @@ codes! {
     LlmBusy => ("llm_busy", 503),
     // ours: the shard is at http.max_connections_per_shard.
     Overloaded => ("overloaded", 503),
+    // ours: the shared records store (PostgreSQL) cannot be reached; nothing was written.
+    StoreUnavailable => ("store_unavailable", 503),
     // ours: hyper could not parse the request (request line, a non-ASCII target byte,
     // a malformed or repeated Content-Length); the connection is closed.
     BadRequest => ("bad_request", 400),

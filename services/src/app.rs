@@ -104,10 +104,10 @@ struct Health<'a> {
 }
 
 impl App {
-    /// Opens the store under `config.data`; `shards` and the route table's
+    /// Opens the store `config.store` names (under `config.data` by default); `shards` and the route table's
     /// `route_names` size the metrics.
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
-        let records = Arc::new(Records::open(&config.data)?);
+        let records = Arc::new(Records::open_with(&config.data, &config.store)?);
         let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
         // Before anything can upload: bytes no file record names (a crash between them).
         match crate::agents::files::sweep(&records, &config.data) {

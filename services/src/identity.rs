@@ -268,7 +268,7 @@ impl crate::error::ErrorCode for IdentityError {
             IdentityError::KeyLimitReached { .. } => Code::KeyLimitReached,
             IdentityError::InvalidPaging(_) => Code::InvalidPaging,
             IdentityError::SignupRateLimited { .. } => Code::RateLimited,
-            IdentityError::Store(_) => Code::Internal,
+            IdentityError::Store(e) => e.code(),
         }
     }
 }

@@ -5,6 +5,16 @@
 
 use quarry_test_support::{client, loopback, plans, prerequisite, scripted_llm, server};
 
+/// The records store `s` runs on, opened beside it (redb: only while it is stopped).
+pub(crate) fn records_of(s: &server::TestServer) -> quarry::store::Records {
+    use quarry::store::{PostgresSettings, Records, StoreSettings};
+    let settings = match s.store_url() {
+        Some(url) => StoreSettings::Postgres(PostgresSettings { url: url.to_owned(), pool: 2, connect_timeout: std::time::Duration::from_secs(5), ca_pem: None }),
+        None => StoreSettings::Embedded,
+    };
+    Records::open_with(s.data(), &settings).expect("the store opens")
+}
+
 mod accounts_cli;
 mod browser;
 mod collections;
@@ -42,6 +52,7 @@ mod search;
 mod search_keyword;
 // every script searchable (issue 38)
 mod search_scripts;
+mod shared_store;
 mod soat;
 // SOAT actors (issue 36, actors).
 mod soat_actors;

@@ -93,7 +93,7 @@ pub(super) fn generation(o: &Owner, id: &str, trace: &str, started: &str) -> Gen
 pub(super) fn seed(s: &mut TestServer, traces: Vec<TraceRecord>, generations: Vec<GenerationRecord>) {
     assert!(s.terminate(std::time::Duration::from_secs(20)).success());
     {
-        let records = Records::open(s.data()).expect("the store opens");
+        let records = crate::records_of(s);
         let mut pending = traces;
         for g in &generations {
             let new = pending.iter().position(|t| t.id == g.trace_id).map(|i| pending.remove(i));

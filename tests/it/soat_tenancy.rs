@@ -474,7 +474,7 @@ fn seed_approval(s: &mut TestServer, account_id: &str, project_id: &str) -> Stri
     assert!(s.terminate(std::time::Duration::from_secs(20)).success());
     let id = "apr_tenancy".to_owned();
     {
-        let records = quarry::store::Records::open(s.data()).expect("the store opens");
+        let records = crate::records_of(s);
         let at = "2026-01-01T00:00:00.000Z".to_owned();
         let a = quarry::store::ApprovalRecord {
             id: id.clone(),

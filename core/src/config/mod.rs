@@ -14,6 +14,7 @@ mod raw;
 mod rerank;
 mod research;
 mod secrets;
+mod store;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -86,6 +87,8 @@ pub struct Config {
     pub agents: AgentsConfig,
     /// `[egress]`: what tenants' requests may reach beyond the public internet.
     pub egress: EgressConfig,
+    /// `[store]`: where the records live.
+    pub store: crate::store::StoreSettings,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -353,6 +356,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         secrets: secrets::resolve(raw.secrets)?,
         agents: agents::resolve(raw.agents)?,
         egress: egress::resolve(raw.egress)?,
+        store: store::resolve(raw.store)?,
     })
 }
 

@@ -32,6 +32,7 @@ pub struct RawConfig {
     pub secrets: super::secrets::RawSecrets,
     pub agents: super::agents::RawAgents,
     pub egress: super::egress::RawEgress,
+    pub store: super::store::RawStore,
 }
 
 #[derive(Debug, Deserialize)]

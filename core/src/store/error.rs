@@ -12,10 +12,23 @@ pub enum StoreError {
     #[error("cannot open records store {path}: {source}")]
     Open { path: PathBuf, source: redb::DatabaseError },
     #[error(
-        "records store {path} has schema version {found}, newer than this quarry understands ({expected}); \
+        "records store {at} has schema version {found}, newer than this quarry understands ({expected}); \
          run a newer quarry, or restore a backup made by this version"
     )]
-    Version { path: PathBuf, found: u64, expected: u64 },
+    Version { at: String, found: u64, expected: u64 },
+    /// `[store]` names a database this build cannot use as written.
+    #[error("records store: {reason}")]
+    Settings { reason: String },
+    /// The shared store could not be reached at start-up.
+    #[error("records store {at} is unavailable: {reason}")]
+    Connect { at: String, reason: String },
+    /// The shared store cannot be reached (refused, lost, or every connection busy past
+    /// the timeout): nothing was written; the client may retry. What it says is the
+    /// client's to read (where and why went to the log when it happened).
+    #[error("The records store is unavailable: nothing was changed; retry shortly.")]
+    Unavailable { at: String, reason: String },
+    #[error("records store (PostgreSQL): {op} {table} failed: {source}")]
+    Postgres { op: &'static str, table: &'static str, source: postgres::Error },
     #[error("records store: {op} {table} failed: {source}")]
     Table { op: &'static str, table: &'static str, source: redb::Error },
     #[error("records store: corrupt {what}: {reason}")]
@@ -31,12 +44,25 @@ pub enum StoreError {
 }
 
 /// A store failure is never the client's: logged in full, answered as 500 `internal`;
-/// a write past the plan's storage is the client's, 429 `storage_exceeded`.
+/// a write past the plan's storage is the client's, 429 `storage_exceeded`; a shared
+/// store out of reach is 503 `store_unavailable` (retry later), its address logged, not told.
 impl crate::error::ErrorCode for StoreError {
     fn code(&self) -> crate::error::Code {
         match self {
             StoreError::StorageExceeded { .. } => crate::error::Code::StorageExceeded,
+            StoreError::Unavailable { .. } => crate::error::Code::StoreUnavailable,
             _ => crate::error::Code::Internal,
         }
+    }
+
+    fn retry_after(&self) -> Option<u64> {
+        self.is_unavailable().then_some(1)
+    }
+}
+
+impl StoreError {
+    /// Whether this is the shared store out of reach (nothing was written).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
     }
 }

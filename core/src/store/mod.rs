@@ -46,7 +46,7 @@ pub mod exceptions;
 mod policies;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -60,6 +60,7 @@ pub use documents::{is_documents_collection, is_hidden_collection, DocumentRecor
 pub use error::StoreError;
 pub use files::FileRecord;
 use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
+pub use kv::PostgresSettings;
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey, AUTO_EMBEDDER};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};
@@ -95,9 +96,19 @@ const STORAGE: Counts = Counts("stored_chars");
 /// `limits::meters`): after a crash the month counts at least this.
 const LEASES: Counts = Counts("usage_leases");
 
+/// Where the records live (`[store]`): redb in the data directory (the default), or a
+/// PostgreSQL database shared by every node that names it.
+#[derive(Debug, Clone, Default)]
+pub enum StoreSettings {
+    #[default]
+    Embedded,
+    Postgres(PostgresSettings),
+}
+
 pub struct Records {
     kv: Kv,
-    path: PathBuf,
+    /// Collection records read (every search reads its collection's).
+    collections: collections::Cache,
     /// What charges for records written (`charges`), set once at start-up.
     ledger: std::sync::OnceLock<std::sync::Arc<dyn Ledger>>,
 }
@@ -114,21 +125,34 @@ pub struct MeterSnapshot {
 impl Records {
     /// Opens (creating if needed) `dir/records.redb`, checking the schema version.
     pub fn open(dir: &Path) -> Result<Records, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
-        let path = dir.join("records.redb");
-        let records = Records { kv: Kv::open_redb(&path)?, path, ledger: std::sync::OnceLock::new() };
+        Records::open_with(dir, &StoreSettings::Embedded)
+    }
+
+    /// Opens the store `settings` names: `dir/records.redb` (created if needed), or the
+    /// PostgreSQL database (migrated if needed); then checks the schema version.
+    pub fn open_with(dir: &Path, settings: &StoreSettings) -> Result<Records, StoreError> {
+        let mut kv = match settings {
+            StoreSettings::Embedded => {
+                std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
+                Kv::open_redb(&dir.join("records.redb"))?
+            }
+            StoreSettings::Postgres(settings) => Kv::open_postgres(settings)?,
+        };
+        let collections = collections::Cache::new(kv.watch(owned::records::<CollectionRecord>()), kv.shared());
+        let records = Records { kv, collections, ledger: std::sync::OnceLock::new() };
         records.check_schema()?;
         Ok(records)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the records are: the redb file's path, or the database's host, port and name.
+    pub fn at(&self) -> String {
+        self.kv.at()
     }
 
     fn check_schema(&self) -> Result<(), StoreError> {
         let txn = self.kv.write()?;
         match txn.count(META, "schema_version")? {
-            Some(v) if v > SCHEMA_VERSION => return Err(StoreError::Version { path: self.path.clone(), found: v, expected: SCHEMA_VERSION }),
+            Some(v) if v > SCHEMA_VERSION => return Err(StoreError::Version { at: self.kv.at(), found: v, expected: SCHEMA_VERSION }),
             Some(_) => {}
             None => txn.put_count(META, "schema_version", SCHEMA_VERSION)?,
         }

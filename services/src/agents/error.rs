@@ -78,6 +78,13 @@ impl ErrorCode for SoatError {
         }
     }
 
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            SoatError::Store(e) => e.retry_after(),
+            _ => None,
+        }
+    }
+
     fn meta(&self) -> Option<Map<String, Value>> {
         let v = match self {
             SoatError::Invalid { field, .. } => json!({"field": field}),

@@ -245,7 +245,7 @@ impl crate::error::ErrorCode for AuthError {
         match self {
             AuthError::Missing => Code::MissingKey,
             AuthError::Invalid => Code::InvalidKey,
-            AuthError::Store(_) => Code::Internal,
+            AuthError::Store(e) => e.code(),
         }
     }
 

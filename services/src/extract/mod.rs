@@ -100,7 +100,7 @@ impl ErrorCode for ExtractError {
                 LlmError::NotConfigured | LlmError::UnknownModel(_) => Code::LlmNotConfigured,
                 _ => Code::LlmError,
             },
-            ExtractError::Store(_) => Code::Internal,
+            ExtractError::Store(e) => e.code(),
         }
     }
 

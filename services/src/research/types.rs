@@ -195,7 +195,7 @@ impl ErrorCode for ResearchError {
                 _ => Code::LlmError,
             },
             ResearchError::NoAnswer => Code::LlmError,
-            ResearchError::Store(_) => Code::Internal,
+            ResearchError::Store(e) => e.code(),
         }
     }
 

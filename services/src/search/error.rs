@@ -69,4 +69,11 @@ impl ErrorCode for SearchError {
             SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone => Code::Internal,
         }
     }
+
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            SearchError::Store(e) => e.retry_after(),
+            _ => None,
+        }
+    }
 }

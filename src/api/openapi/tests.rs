@@ -138,7 +138,7 @@ fn on_agentlex(code: Code) -> bool {
         | MissingKey | InvalidKey | SignupClosed | NotFound | CollectionNotFound | DocumentNotFound | PageNotFound | KeyNotFound | SampleNotFound
         | MethodNotAllowed | EmailTaken | KeyLimitReached | InvalidPaging | EmbedderMismatch | UnknownEmbedder | EmbedderLocked | BodyTooLarge
         | DocumentTooLarge | BodyTimeout | AllowanceExceeded | StorageExceeded | RateLimited | TooManyConcurrent | Internal | SampleUnreadable
-        | LlmError | LlmUnreachable | LlmNotConfigured | LlmBusy | Overloaded | BadRequest | HeadersTooLarge | UriTooLong => true,
+        | LlmError | LlmUnreachable | LlmNotConfigured | LlmBusy | Overloaded | StoreUnavailable | BadRequest | HeadersTooLarge | UriTooLong => true,
         // An sk_ key presented off /api/v1.
         ApiKeyProjectScope => true,
         // The gateway's envelope (src/api/openai/envelope.rs) is the only source of these.

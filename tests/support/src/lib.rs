@@ -8,7 +8,8 @@
 //! - [`loopback`]: the fake upstreams' listener, request reader and JSON answer;
 //! - [`scripted_llm`]: the scripted OpenAI-compatible upstream;
 //! - [`plans`]: the plan configurations tests start servers with;
-//! - [`prerequisite`]: the one check for what a test needs from outside the repository.
+//! - [`prerequisite`]: the one check for what a test needs from outside the repository;
+//! - [`store`]: which records store a test server runs on (redb, or the test PostgreSQL).
 
 pub mod client;
 pub mod loopback;
@@ -16,3 +17,4 @@ pub mod plans;
 pub mod prerequisite;
 pub mod scripted_llm;
 pub mod server;
+pub mod store;

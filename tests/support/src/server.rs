@@ -25,6 +25,8 @@ pub struct TestServer {
     env: Vec<(String, String)>,
     log: Option<PathBuf>,
     egress: Egress,
+    /// The PostgreSQL URL (its own schema) the records are kept in, or `None`: redb.
+    store_url: Option<String>,
 }
 
 /// What the server's `[egress] allow` opens to tenants' tools and AI providers.
@@ -60,6 +62,8 @@ pub struct Options {
     pub log: Option<PathBuf>,
     /// Loopback open to tenants unless told otherwise.
     pub egress: Egress,
+    /// Where the records are kept: as `QUARRY_TEST_STORE` says, unless told.
+    pub store: crate::store::Store,
 }
 
 /// The `quarry` binary the tests drive: `CARGO_BIN_EXE_quarry` when the runner sets it
@@ -117,6 +121,7 @@ impl TestServer {
             env: options.env,
             log: options.log,
             egress: options.egress,
+            store_url: options.store.url(),
         };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
@@ -140,6 +145,9 @@ impl TestServer {
             // One model, the one the test names, unless its `env` says otherwise: the
             // product's default loads an English model beside the default embedder.
             .env("QUARRY_ENGLISH_EMBEDDER", "")
+            .env_remove("QUARRY_STORE__KIND")
+            .env_remove("QUARRY_STORE__URL")
+            .envs(self.store_url.iter().flat_map(|url| [("QUARRY_STORE__KIND", "postgres"), ("QUARRY_STORE__URL", url.as_str())]))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(match &self.log {
@@ -172,6 +180,12 @@ impl TestServer {
 
     pub fn data(&self) -> &Path {
         &self.data
+    }
+
+    /// The PostgreSQL URL the records are kept in (a schema of this server's own), or
+    /// `None` when they are in the data directory's redb.
+    pub fn store_url(&self) -> Option<&str> {
+        self.store_url.as_deref()
     }
 
     pub fn pid(&self) -> i32 {

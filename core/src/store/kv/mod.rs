@@ -2,7 +2,7 @@
 //! transactions that see one consistent state and written in transactions that land
 //! whole or not at all. Every record family (`store::*`) is written against this, never
 //! against a database's own API, so a backend is this module's to add: redb (embedded,
-//! the default) is the one today (`redb.rs`).
+//! the default; `redb.rs`) and PostgreSQL (shared; `postgres.rs`).
 //!
 //! What a backend promises: a write transaction's reads see its own writes; its checks
 //! hold when it commits (redb runs one writer at a time; a backend that runs writers
@@ -11,10 +11,15 @@
 //! write of rows or log entries says how many characters it stored and removed, which
 //! [`WriteTx::written`] adds up (so an account can be charged for what its records hold).
 
+mod postgres;
 mod redb;
+
+pub use postgres::Settings as PostgresSettings;
 
 use std::cell::Cell;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::StoreError;
 
@@ -79,34 +84,79 @@ pub trait Read {
     fn walk(&self, t: Rows, start: &str, end: &str, back: bool, f: &mut dyn FnMut(&str, &[u8]) -> bool) -> Result<(), StoreError>;
 }
 
-/// The database, whichever backend holds it.
-pub enum Kv {
+/// The database, whichever backend holds it, and the one table whose changes it
+/// counts (see [`Kv::watch`]).
+pub struct Kv {
+    db: Db,
+    watched: Option<Watched>,
+}
+
+enum Db {
     Redb(redb::Db),
+    Postgres(postgres::Db),
+}
+
+/// A table whose committed changes are counted: a cache of its rows is good while the
+/// count stands.
+#[derive(Clone)]
+struct Watched {
+    table: &'static str,
+    changes: Arc<AtomicU64>,
 }
 
 impl Kv {
     /// Opens (creating if needed) the embedded store at `path`.
     pub fn open_redb(path: &Path) -> Result<Kv, StoreError> {
-        Ok(Kv::Redb(redb::Db::open(path)?))
+        Ok(Kv { db: Db::Redb(redb::Db::open(path)?), watched: None })
+    }
+
+    /// Connects to the PostgreSQL database `settings` names, applying its migrations.
+    pub fn open_postgres(settings: &PostgresSettings) -> Result<Kv, StoreError> {
+        Ok(Kv { db: Db::Postgres(postgres::Db::open(settings)?), watched: None })
+    }
+
+    /// Counts the write transactions that commit a change to `t`'s rows from now on,
+    /// in this process: the count a cache of those rows is checked against.
+    pub fn watch(&mut self, t: Rows) -> Arc<AtomicU64> {
+        let changes = Arc::new(AtomicU64::new(0));
+        self.watched = Some(Watched { table: t.0, changes: changes.clone() });
+        changes
+    }
+
+    /// Whether other processes may write the same database (so a cache of its rows
+    /// must not outlive a short freshness bound).
+    pub fn shared(&self) -> bool {
+        matches!(self.db, Db::Postgres(_))
+    }
+
+    /// Where the store is, for messages: a path, or a database's host, port and name.
+    pub fn at(&self) -> String {
+        match &self.db {
+            Db::Redb(db) => db.at(),
+            Db::Postgres(db) => db.at().to_owned(),
+        }
     }
 
     pub fn read(&self) -> Result<ReadTx, StoreError> {
-        match self {
-            Kv::Redb(db) => Ok(ReadTx::Redb(db.read()?)),
+        match &self.db {
+            Db::Redb(db) => Ok(ReadTx::Redb(db.read()?)),
+            Db::Postgres(db) => Ok(ReadTx::Postgres(db.read()?)),
         }
     }
 
     pub fn write(&self) -> Result<WriteTx, StoreError> {
-        let tx = match self {
-            Kv::Redb(db) => Backend::Redb(db.write()?),
+        let tx = match &self.db {
+            Db::Redb(db) => Backend::Redb(db.write()?),
+            Db::Postgres(db) => Backend::Postgres(db.write()?),
         };
-        Ok(WriteTx { tx, written: Cell::new(0) })
+        Ok(WriteTx { tx, written: Cell::new(0), watched: self.watched.clone(), touched: Cell::new(false) })
     }
 }
 
 /// A consistent view of the store.
 pub enum ReadTx {
     Redb(redb::ReadTx),
+    Postgres(postgres::ReadTx),
 }
 
 /// A transaction that lands whole on `commit`, or not at all when dropped.
@@ -114,17 +164,22 @@ pub struct WriteTx {
     tx: Backend,
     /// Characters of rows and log entries stored, less those removed.
     written: Cell<i64>,
+    watched: Option<Watched>,
+    /// Whether it changed the watched table's rows.
+    touched: Cell<bool>,
 }
 
 /// A backend's write transaction.
 enum Backend {
     Redb(redb::WriteTx),
+    Postgres(postgres::WriteTx),
 }
 
 macro_rules! dispatch {
     ($self:ident, $tx:ident => $call:expr) => {
         match $self {
             Self::Redb($tx) => $call,
+            Self::Postgres($tx) => $call,
         }
     };
 }
@@ -134,6 +189,7 @@ macro_rules! on_backend {
     ($self:ident, $tx:ident => $call:expr) => {
         match &$self.tx {
             Backend::Redb($tx) => $call,
+            Backend::Postgres($tx) => $call,
         }
     };
 }
@@ -236,6 +292,12 @@ impl WriteTx {
         self.wrote(delta);
     }
 
+    fn touch(&self, t: Rows) {
+        if self.watched.as_ref().is_some_and(|w| w.table == t.0) {
+            self.touched.set(true);
+        }
+    }
+
     fn wrote(&self, delta: i64) {
         self.written.set(self.written.get() + delta);
     }
@@ -245,6 +307,7 @@ impl WriteTx {
         on_backend!(self, tx => tx.create(t))
     }
     pub fn put_row(&self, t: Rows, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.touch(t);
         let old = on_backend!(self, tx => tx.put_row(t, key, value))?;
         self.wrote(match old {
             Some(old) => chars(value) - old,
@@ -254,6 +317,7 @@ impl WriteTx {
     }
     /// Whether there was such a row.
     pub fn delete_row(&self, t: Rows, key: &str) -> Result<bool, StoreError> {
+        self.touch(t);
         let old = on_backend!(self, tx => tx.delete_row(t, key))?;
         if let Some(old) = old {
             self.wrote(-(chars(key.as_bytes()) + old));
@@ -262,6 +326,7 @@ impl WriteTx {
     }
     /// Deletes every row `start <= key < end`.
     pub fn delete_rows(&self, t: Rows, start: &str, end: &str) -> Result<(), StoreError> {
+        self.touch(t);
         let removed = on_backend!(self, tx => tx.delete_rows(t, start, end))?;
         self.wrote(-removed);
         Ok(())
@@ -300,7 +365,12 @@ impl WriteTx {
     pub fn commit(self) -> Result<(), StoreError> {
         match self.tx {
             Backend::Redb(tx) => tx.commit(),
+            Backend::Postgres(tx) => tx.commit(),
+        }?;
+        if let Some(w) = self.watched.filter(|_| self.touched.get()) {
+            w.changes.fetch_add(1, Ordering::Release);
         }
+        Ok(())
     }
 }
 

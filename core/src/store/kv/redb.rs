@@ -13,7 +13,7 @@ use redb::{
 use super::{chars, Counts, Keys, Logs, Names, Rows, Sets, Table};
 use crate::store::StoreError;
 
-pub struct Db(Database);
+pub struct Db(Database, std::path::PathBuf);
 
 pub struct ReadTx(ReadTransaction);
 
@@ -56,7 +56,11 @@ impl Db {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: path.to_owned() },
             source => StoreError::Open { path: path.to_owned(), source },
         })?;
-        Ok(Db(db))
+        Ok(Db(db, path.to_owned()))
+    }
+
+    pub fn at(&self) -> String {
+        self.1.display().to_string()
     }
 
     pub fn read(&self) -> Result<ReadTx, StoreError> {

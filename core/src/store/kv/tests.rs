@@ -1,5 +1,6 @@
-//! What every backend must do, run against each of them (redb today): a backend added
-//! later runs this same suite by adding itself to `backends`.
+//! What every backend must do, run against each of them: redb, and PostgreSQL on the
+//! server `ops/test-engines` starts (`QUARRY_TEST_POSTGRES_URL`; required under CI,
+//! where `ops/test` starts it), each test on a schema of its own.
 
 use super::*;
 
@@ -13,7 +14,33 @@ const L: Logs = Logs("t_logs");
 fn backends() -> Vec<(&'static str, Kv, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let redb = Kv::open_redb(&dir.path().join("records.redb")).unwrap();
-    vec![("redb", redb, dir)]
+    let mut all = vec![("redb", redb, dir)];
+    if let Some(url) = postgres_schema() {
+        let settings = PostgresSettings { url, pool: 4, connect_timeout: std::time::Duration::from_secs(5), ca_pem: None };
+        all.push(("postgres", Kv::open_postgres(&settings).unwrap(), tempfile::tempdir().unwrap()));
+    }
+    all
+}
+
+/// The URL of a new, empty schema on the test server, or `None` (said once) when
+/// there is none outside CI.
+pub(crate) fn postgres_schema() -> Option<String> {
+    let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
+        assert!(std::env::var_os("CI").is_none(), "CI runs the PostgreSQL backend: start it with ops/test-engines (ops/test does)");
+        eprintln!("no QUARRY_TEST_POSTGRES_URL: the PostgreSQL backend is not tested (ops/test starts one)");
+        return None;
+    };
+    let schema = format!("t_{:016x}", rand_u64());
+    let mut client = ::postgres::Client::connect(&base, ::postgres::NoTls).expect("the test PostgreSQL answers");
+    client.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let join = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{join}options=-c%20search_path%3D{schema}"))
+}
+
+fn rand_u64() -> u64 {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).unwrap();
+    u64::from_le_bytes(b)
 }
 
 #[test]
@@ -153,5 +180,72 @@ fn a_write_counts_the_characters_it_stores_and_removes() {
         assert_eq!(tx.written(), -12, "{name}: everything the first one stored");
         tx.delete_count(C, "c").unwrap();
         assert_eq!(tx.count(C, "c").unwrap(), None, "{name}");
+    }
+}
+
+#[test]
+fn walks_page_through_long_ranges_both_ways_and_stop_when_told() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        for i in 0..150 {
+            tx.put_row(R, &format!("w/{i:03}"), b"v").unwrap();
+        }
+        tx.put_row(R, "x", b"outside").unwrap();
+        tx.commit().unwrap();
+        let read = kv.read().unwrap();
+        let mut seen = Vec::new();
+        read.walk(R, "w/", "w0", false, &mut |k, _| {
+            seen.push(k.to_owned());
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, (0..150).map(|i| format!("w/{i:03}")).collect::<Vec<_>>(), "{name}: every row, in order, past one page");
+        seen.clear();
+        read.walk(R, "w/", "w0", true, &mut |k, _| {
+            seen.push(k.to_owned());
+            seen.len() < 70
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 70, "{name}: stops when told");
+        assert_eq!(seen[0], "w/149", "{name}");
+        assert_eq!(seen[69], "w/080", "{name}: backwards across a page");
+    }
+}
+
+#[test]
+fn keys_order_by_their_bytes_whatever_the_database_locale() {
+    for (name, kv, _dir) in backends() {
+        let tx = kv.write().unwrap();
+        for k in ["a", "B", "é", "Z", "_", "a b", "ab"] {
+            tx.put_row(R, k, b"").unwrap();
+        }
+        tx.commit().unwrap();
+        let keys: Vec<String> = kv.read().unwrap().rows(R, Keys::All).unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["B", "Z", "_", "a", "a b", "ab", "é"], "{name}");
+    }
+}
+
+#[test]
+fn concurrent_writers_never_lose_an_update() {
+    for (name, kv, _dir) in backends() {
+        let kv = std::sync::Arc::new(kv);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let kv = kv.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..25 {
+                        // Read, then write what was read plus one: lost updates show as a short count.
+                        let tx = kv.write().unwrap();
+                        let n = tx.count(C, "n").unwrap().unwrap_or(0);
+                        tx.put_count(C, "n", n + 1).unwrap();
+                        tx.commit().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(kv.read().unwrap().count(C, "n").unwrap(), Some(100), "{name}");
     }
 }

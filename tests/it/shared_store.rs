@@ -1,0 +1,105 @@
+//! Records in PostgreSQL (`[store] kind = "postgres"`): what the shared store's loss
+//! does to a running server, on a PostgreSQL of the test's own that it stops as a
+//! crash would. (The rest of the suite that keeps records runs on PostgreSQL too:
+//! ops/test's second pass, `ops/test-on-postgres`.)
+
+use serde_json::{json, Value};
+
+use super::collections::{add, create_collection, post};
+use super::server::{Options, TestServer};
+use quarry_test_support::store::{have_postgres, psql, OwnPostgres, Store};
+
+fn search(s: &TestServer, key: &str, col: &str, query: &str) -> super::client::Response {
+    post(s, &format!("/v1/collections/{col}/search"), key, &json!({"query": query, "mode": "keyword"}))
+}
+
+fn titles(r: &Value) -> Vec<String> {
+    r["results"].as_array().unwrap().iter().map(|p| p["title"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[test]
+fn with_postgres_down_writes_fail_with_503_and_change_nothing_and_searches_answer() {
+    if !have_postgres() {
+        return;
+    }
+    let pg = OwnPostgres::start();
+    let mut s = TestServer::with(Options { store: Store::Url(pg.url.clone()), ..Options::default() });
+    let (account, key) = s.signup("shared@example.com");
+    let col = create_collection(&s, &key, "kept");
+    add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower cholesterol in older adults."}));
+    let before = search(&s, &key, &col, "aspirin heart");
+    assert_eq!(before.status, 200, "{}", before.text());
+    // The records are in PostgreSQL, not the data directory.
+    assert!(!s.data().join("records.redb").exists(), "no redb beside a PostgreSQL store");
+    assert_eq!(psql(&pg.url, &format!("SELECT count(*) FROM kv_rows WHERE tbl = 'collections' AND key = '{col}'")), "1");
+
+    pg.kill();
+    // A search of a collection already served keeps answering, the same.
+    let during = search(&s, &key, &col, "aspirin heart");
+    assert_eq!(during.status, 200, "{}", during.text());
+    assert_eq!(titles(&during.json()), titles(&before.json()));
+    // A write that needs the records store is refused, in AgentLex's shape, retryable.
+    let refused = post(&s, "/v1/collections", &key, &json!({"name": "new while down"}));
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert_eq!(refused.code(), "store_unavailable", "{}", refused.text());
+    assert!(refused.header("retry-after").is_some(), "a 503 says when to retry");
+    let message = refused.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("nothing was changed") && !message.contains("127.0.0.1"), "{message}");
+
+    pg.restart();
+    // Nothing of the refused write was kept, and writes work again without a restart.
+    let mut listed = Value::Null;
+    for _ in 0..50 {
+        let r = s.get("/v1/collections", Some(&key));
+        if r.status == 200 {
+            listed = r.json();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let names: Vec<&str> = listed["collections"].as_array().expect("collections listed again").iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["kept"], "{listed}");
+    let again = post(&s, "/v1/collections", &key, &json!({"name": "after"}));
+    assert_eq!(again.status, 201, "{}", again.text());
+
+    // And after kill -9, every acknowledged record is read back from PostgreSQL.
+    s.kill9();
+    s.restart();
+    let account_now = s.get("/v1/account", Some(&key));
+    assert_eq!(account_now.status, 200, "{}", account_now.text());
+    assert_eq!(account_now.json()["id"], account.as_str());
+    let r = s.get("/v1/collections", Some(&key)).json();
+    assert_eq!(r["collections"].as_array().unwrap().len(), 2, "{r}");
+}
+
+#[test]
+fn a_bad_store_setting_stops_the_start_naming_it_and_never_the_password() {
+    let mut options = Options::default();
+    options.env.push(("QUARRY_STORE__KIND".into(), "postgres".into()));
+    options.env.push(("QUARRY_STORE__URL".into(), "postgres://quarry:s3cret-pw@127.0.0.1:1/quarry".into()));
+    options.env.push(("QUARRY_STORE__CONNECT_TIMEOUT".into(), "300ms".into()));
+    let out = std::process::Command::new(super::server::bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--shards", "1"])
+        .arg("--data")
+        .arg(tempfile::tempdir().unwrap().path())
+        .envs(options.env.iter().map(|(k, v)| (k, v)))
+        .env("QUARRY_EMBEDDER", "none")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("127.0.0.1:1") && err.contains("unavailable"), "says where it could not reach: {err}");
+    assert!(!err.contains("s3cret-pw"), "never the password: {err}");
+
+    let out = std::process::Command::new(super::server::bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--shards", "1"])
+        .arg("--data")
+        .arg(tempfile::tempdir().unwrap().path())
+        .env("QUARRY_STORE__KIND", "mysql")
+        .env("QUARRY_EMBEDDER", "none")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("store.kind"), "{err}");
+}
