@@ -9,7 +9,12 @@ use quarry_test_support::{client, loopback, plans, prerequisite, scripted_llm, s
 pub(crate) fn records_of(s: &server::TestServer) -> quarry::store::Records {
     use quarry::store::{PostgresSettings, Records, StoreSettings};
     let settings = match s.store_url() {
-        Some(url) => StoreSettings::Postgres(PostgresSettings { url: url.to_owned(), pool: 2, connect_timeout: std::time::Duration::from_secs(5), ca_pem: None }),
+        Some(url) => StoreSettings::Postgres(PostgresSettings {
+            url: url.to_owned(),
+            pool: 2,
+            connect_timeout: std::time::Duration::from_secs(5),
+            ca_pem: None,
+        }),
         None => StoreSettings::Embedded,
     };
     Records::open_with(s.data(), &settings).expect("the store opens")

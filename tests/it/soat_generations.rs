@@ -19,7 +19,6 @@ use super::client::Response;
 use super::server::TestServer;
 use super::soat::{call, ok, refused};
 use quarry::agents::generation::{GenerationRecord, TraceRecord};
-use quarry::store::Records;
 
 use super::plans::ROOMY;
 

@@ -26,7 +26,10 @@ pub fn resolve(raw: RawStore) -> Result<StoreSettings, ConfigError> {
         "postgres" => {
             let url = raw.url.trim();
             if url.is_empty() {
-                return Err(invalid("store.url", "kind \"postgres\" needs the database's URL (postgres://user@host:5432/db), best given as QUARRY_STORE__URL"));
+                return Err(invalid(
+                    "store.url",
+                    "kind \"postgres\" needs the database's URL (postgres://user@host:5432/db), best given as QUARRY_STORE__URL",
+                ));
             }
             if let Err(e) = url.parse::<postgres::Config>() {
                 // The parser's words, never the URL: it may hold a password.

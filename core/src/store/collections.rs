@@ -73,7 +73,8 @@ impl Records {
             return Ok(mine(r));
         }
         let as_of = self.collections.changes.load(Ordering::Acquire);
-        let read = self.kv.read().and_then(|tx| get_json::<CollectionRecord>(&tx, super::owned::records::<CollectionRecord>(), id, CollectionRecord::TABLE));
+        let read =
+            self.kv.read().and_then(|tx| get_json::<CollectionRecord>(&tx, super::owned::records::<CollectionRecord>(), id, CollectionRecord::TABLE));
         match read {
             Ok(Some(r)) => {
                 self.collections.put(as_of, r.clone());

@@ -59,8 +59,8 @@ pub use conversations::{ConversationMessageRecord, ConversationRecord, SessionRe
 pub use documents::{is_documents_collection, is_hidden_collection, DocumentRecord, DOCUMENTS_COLLECTION_PREFIX};
 pub use error::StoreError;
 pub use files::FileRecord;
-use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use kv::PostgresSettings;
+use kv::{Counts, Kv, Names, Read, Rows, Sets, Table, WriteTx};
 pub use memory::{is_memory_collection, MemoryEntryRecord, MemoryRecord, MEMORY_PREFIX};
 pub use records::{AccountRecord, CollectionRecord, CollectionSettings, KeyRecord, MonthCounts, NewKey, AUTO_EMBEDDER};
 pub use soat::{AiProviderRecord, ProjectKeyRecord, ProjectRecord};

@@ -105,7 +105,7 @@ impl Starts {
         }
         // (start, whether every character so far is ASCII) of the run being read.
         let mut run: Option<(usize, bool)> = None;
-        let mut end = |run: Option<(usize, bool)>, to: usize, runs: &mut Vec<(usize, usize)>| {
+        let end = |run: Option<(usize, bool)>, to: usize, runs: &mut Vec<(usize, usize)>| {
             if let Some((from, ascii)) = run {
                 if !ascii || self.begin(&b[from..to]) {
                     runs.push((from, to));

@@ -62,7 +62,7 @@ pub struct Options {
     pub log: Option<PathBuf>,
     /// Loopback open to tenants unless told otherwise.
     pub egress: Egress,
-    /// Where the records are kept: as `QUARRY_TEST_STORE` says, unless told.
+    /// Where the records are kept: as `STORE_UNDER_TEST` says, unless told.
     pub store: crate::store::Store,
 }
 

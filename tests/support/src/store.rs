@@ -1,13 +1,13 @@
 //! Which records store a test server runs on. The suite runs on the embedded store
-//! (redb in the data directory); with `QUARRY_TEST_STORE=postgres` (ops/test's second
+//! (redb in the data directory); with `STORE_UNDER_TEST=postgres` (ops/test's second
 //! pass over the tests that keep records), every server a test starts keeps them in
-//! PostgreSQL instead: the server `ops/test-engines` starts (`QUARRY_TEST_POSTGRES_URL`),
+//! PostgreSQL instead: the server `ops/test-engines` starts (`PGTEST_URL`),
 //! a fresh schema for each server, kept across its restarts.
 
 /// Where a test server keeps its records.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Store {
-    /// Whatever `QUARRY_TEST_STORE` says: redb unless it is `postgres`.
+    /// Whatever `STORE_UNDER_TEST` says: redb unless it is `postgres`.
     #[default]
     FromEnv,
     /// redb in the data directory, whatever the environment says.
@@ -22,7 +22,7 @@ impl Store {
     /// The PostgreSQL URL (with its own schema) this choice runs on, or `None` for redb.
     pub fn url(&self) -> Option<String> {
         let postgres = match self {
-            Store::FromEnv => std::env::var("QUARRY_TEST_STORE").is_ok_and(|s| s == "postgres"),
+            Store::FromEnv => std::env::var("STORE_UNDER_TEST").is_ok_and(|s| s == "postgres"),
             Store::Embedded => false,
             Store::Postgres => true,
             Store::Url(url) => return Some(url.clone()),
@@ -33,17 +33,17 @@ impl Store {
 
 /// The test PostgreSQL's URL; panics with how to start it when there is none.
 pub fn postgres_url() -> String {
-    std::env::var("QUARRY_TEST_POSTGRES_URL").expect("QUARRY_TEST_POSTGRES_URL: start the test PostgreSQL with ops/test-engines (ops/test does)")
+    std::env::var("PGTEST_URL").expect("PGTEST_URL: start the test PostgreSQL with ops/test-engines (ops/test does)")
 }
 
 /// Whether the test PostgreSQL is there; outside CI a test that needs it may skip (and
 /// says so); under CI it must be.
 pub fn have_postgres() -> bool {
-    if std::env::var_os("QUARRY_TEST_POSTGRES_URL").is_some() {
+    if std::env::var_os("PGTEST_URL").is_some() {
         return true;
     }
     assert!(std::env::var_os("CI").is_none(), "CI runs the PostgreSQL tests: ops/test starts the server (ops/test-engines)");
-    eprintln!("skipped: no QUARRY_TEST_POSTGRES_URL (ops/test-engines starts the test PostgreSQL)");
+    eprintln!("skipped: no PGTEST_URL (ops/test-engines starts the test PostgreSQL)");
     false
 }
 
@@ -59,11 +59,8 @@ pub fn new_schema() -> String {
 /// Runs `sql` on the test PostgreSQL with Debian's psql (the client the server's package
 /// brings), failing the test on an error.
 pub fn psql(url: &str, sql: &str) -> String {
-    let bin = std::env::var("QUARRY_TEST_POSTGRES_BIN").map(|b| format!("{b}/psql")).unwrap_or_else(|_| "psql".to_owned());
-    let out = std::process::Command::new(bin)
-        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", url, "-c", sql])
-        .output()
-        .expect("psql runs");
+    let bin = std::env::var("PGTEST_BIN").map(|b| format!("{b}/psql")).unwrap_or_else(|_| "psql".to_owned());
+    let out = std::process::Command::new(bin).args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", url, "-c", sql]).output().expect("psql runs");
     assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
@@ -88,7 +85,7 @@ impl OwnPostgres {
         let dir = tempfile::tempdir().unwrap();
         engines("start", dir.path());
         let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
-        let url = env.lines().find_map(|l| l.strip_prefix("export QUARRY_TEST_POSTGRES_URL=")).expect("the engines' URL").to_owned();
+        let url = env.lines().find_map(|l| l.strip_prefix("export PGTEST_URL=")).expect("the engines' URL").to_owned();
         OwnPostgres { dir, url }
     }
 

@@ -214,8 +214,12 @@ impl Db {
                         applied_at timestamptz NOT NULL DEFAULT now())",
                 )
                 .on("create", "quarry_migrations", &at)?;
-            let done: Vec<i32> =
-                client.query("SELECT version FROM quarry_migrations ORDER BY version", &[]).on("read", "quarry_migrations", &at)?.iter().map(|r| r.get(0)).collect();
+            let done: Vec<i32> = client
+                .query("SELECT version FROM quarry_migrations ORDER BY version", &[])
+                .on("read", "quarry_migrations", &at)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
             let known = MIGRATIONS.last().map_or(0, |m| m.0);
             if let Some(&newest) = done.last().filter(|&&v| v > known) {
                 return Err(StoreError::Version { at: at.to_string(), found: newest as u64, expected: known as u64 });
@@ -223,7 +227,11 @@ impl Db {
             for &(version, name, sql) in MIGRATIONS.iter().filter(|m| !done.contains(&m.0)) {
                 let mut tx = client.transaction().on("begin", "a migration", &at)?;
                 tx.batch_execute(sql).on("migrate", name, &at)?;
-                tx.execute("INSERT INTO quarry_migrations (version, name) VALUES ($1, $2)", &[&version, &name]).on("write", "quarry_migrations", &at)?;
+                tx.execute("INSERT INTO quarry_migrations (version, name) VALUES ($1, $2)", &[&version, &name]).on(
+                    "write",
+                    "quarry_migrations",
+                    &at,
+                )?;
                 tx.commit().on("commit", "a migration", &at)?;
                 tracing::info!(version, name, at = %at, "records store: migration applied");
             }
@@ -235,7 +243,9 @@ impl Db {
     }
 
     pub fn read(&self) -> Result<ReadTx, StoreError> {
-        Tx::begin(self, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").map(ReadTx)
+        // The snapshot is taken by a transaction's first statement, not by BEGIN: one
+        // now, so the read sees the state as of its start, as redb's do.
+        Tx::begin(self, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1").map(ReadTx)
     }
 
     pub fn write(&self) -> Result<WriteTx, StoreError> {
@@ -389,7 +399,8 @@ impl Tx {
     }
 
     fn counts_between(&self, t: Counts, start: &str, end: &str) -> Result<Vec<(String, u64)>, StoreError> {
-        let rows = self.query("SELECT key, value FROM kv_counts WHERE tbl = $1 AND key >= $2 AND key < $3 ORDER BY key", t.0, &[&t.0, &start, &end])?;
+        let rows =
+            self.query("SELECT key, value FROM kv_counts WHERE tbl = $1 AND key >= $2 AND key < $3 ORDER BY key", t.0, &[&t.0, &start, &end])?;
         Ok(rows.into_iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64)).collect())
     }
 
@@ -539,7 +550,8 @@ impl WriteTx {
         // The last of a sequence given twice wins, as it would written one by one.
         let mut by_seq = std::collections::BTreeMap::new();
         for (seq, data) in entries {
-            let seq = i64::try_from(seq).map_err(|_| StoreError::Corrupt { what: format!("{} entry of {key}", t.0), reason: format!("sequence {seq} is past 2^63") })?;
+            let seq = i64::try_from(seq)
+                .map_err(|_| StoreError::Corrupt { what: format!("{} entry of {key}", t.0), reason: format!("sequence {seq} is past 2^63") })?;
             by_seq.insert(seq, data);
         }
         if by_seq.is_empty() {

@@ -1,5 +1,5 @@
 //! What every backend must do, run against each of them: redb, and PostgreSQL on the
-//! server `ops/test-engines` starts (`QUARRY_TEST_POSTGRES_URL`; required under CI,
+//! server `ops/test-engines` starts (`PGTEST_URL`; required under CI,
 //! where `ops/test` starts it), each test on a schema of its own.
 
 use super::*;
@@ -25,9 +25,9 @@ fn backends() -> Vec<(&'static str, Kv, tempfile::TempDir)> {
 /// The URL of a new, empty schema on the test server, or `None` (said once) when
 /// there is none outside CI.
 pub(crate) fn postgres_schema() -> Option<String> {
-    let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
+    let Ok(base) = std::env::var("PGTEST_URL") else {
         assert!(std::env::var_os("CI").is_none(), "CI runs the PostgreSQL backend: start it with ops/test-engines (ops/test does)");
-        eprintln!("no QUARRY_TEST_POSTGRES_URL: the PostgreSQL backend is not tested (ops/test starts one)");
+        eprintln!("no PGTEST_URL: the PostgreSQL backend is not tested (ops/test starts one)");
         return None;
     };
     let schema = format!("t_{:016x}", rand_u64());
