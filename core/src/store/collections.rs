@@ -27,8 +27,11 @@ const MOST: usize = 100_000;
 pub(super) struct Cache {
     changes: Arc<AtomicU64>,
     fresh_for: Option<Duration>,
-    kept: RwLock<(u64, HashMap<String, (CollectionRecord, Instant)>)>,
+    kept: RwLock<Kept>,
 }
+
+/// The count the records were read at, and each record with when it was read.
+type Kept = (u64, HashMap<String, (CollectionRecord, Instant)>);
 
 impl Cache {
     pub(super) fn new(changes: Arc<AtomicU64>, shared: bool) -> Cache {

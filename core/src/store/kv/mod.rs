@@ -153,7 +153,9 @@ impl Kv {
     }
 }
 
-/// A consistent view of the store.
+/// A consistent view of the store. (Its variants differ in size; one lives per
+/// transaction, briefly, and boxing would allocate on every redb transaction.)
+#[allow(clippy::large_enum_variant)]
 pub enum ReadTx {
     Redb(redb::ReadTx),
     Postgres(postgres::ReadTx),
@@ -169,7 +171,8 @@ pub struct WriteTx {
     touched: Cell<bool>,
 }
 
-/// A backend's write transaction.
+/// A backend's write transaction (sizes differ, as [`ReadTx`]'s do).
+#[allow(clippy::large_enum_variant)]
 enum Backend {
     Redb(redb::WriteTx),
     Postgres(postgres::WriteTx),
