@@ -107,7 +107,7 @@ fn deliveries(s: &TestServer, key: &str, webhook: &str) -> Vec<Value> {
 fn kill_9_with_webhook_deliveries_owed_delivers_every_event_at_least_once() {
     let started = Instant::now();
     let model = Scripted::start();
-    model.models(&["m"]).otherwise(Reply::Slow(Duration::from_millis(6000), Box::new(text("Done."))));
+    model.models(&["m"]).otherwise(Reply::Slow(Duration::from_millis(15000), Box::new(text("Done."))));
     let log = std::env::temp_dir().join(format!("crash-webhooks-{}.log", std::process::id()));
     let mut s = TestServer::with(Options { config: CONFIG.into(), log: Some(log), ..Options::default() });
     let (_, key) = s.signup("crash-webhooks@example.com");
