@@ -429,7 +429,10 @@ impl<E: ErrorCode> From<E> for ApiError {
             tracing::error!(error = %e, "internal error");
             return ApiError::internal();
         }
-        ApiError { retry_after: e.retry_after(), meta: e.meta().map(Box::new), ..ApiError::new(code, e.message()) }
+        // The shared store out of reach is always worth a retry, whichever layer's
+        // error carried it up.
+        let retry_after = e.retry_after().or((code == Code::StoreUnavailable).then_some(1));
+        ApiError { retry_after, meta: e.meta().map(Box::new), ..ApiError::new(code, e.message()) }
     }
 }
 

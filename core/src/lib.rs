@@ -17,6 +17,7 @@ pub mod net;
 pub mod plans;
 pub mod runtime;
 pub mod scrub;
+pub mod segments;
 pub mod store;
 pub mod sys;
 pub mod version;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 
+use crate::collection::remote::{Objects, Remote};
 use crate::collection::{Collection, CollectionError, Options, Recovery};
 
 pub struct Engine {
@@ -16,6 +17,8 @@ pub struct Engine {
     collections: ArcSwap<HashMap<String, Arc<Collection>>>,
     /// Serializes changes to the map.
     changes: Mutex<()>,
+    /// The bucket segments are published in, when they are (`[segments] store = "s3"`).
+    objects: Option<Arc<dyn Objects>>,
 }
 
 /// What opening one collection reported.
@@ -28,11 +31,22 @@ impl Engine {
     /// Opens the collections named by `ids` under `root`; directories of collections no
     /// longer recorded (a create or delete cut short) are removed.
     pub fn open<'a>(root: &Path, ids: impl IntoIterator<Item = &'a str>, opts: Options) -> Result<(Engine, Vec<Opened>), CollectionError> {
+        Engine::open_with(root, ids, opts, None)
+    }
+
+    /// [`Engine::open`] with segments published in `objects` too, each collection under
+    /// `collections/<id>/`; a collection this disk lacks is fetched from there.
+    pub fn open_with<'a>(
+        root: &Path,
+        ids: impl IntoIterator<Item = &'a str>,
+        opts: Options,
+        objects: Option<Arc<dyn Objects>>,
+    ) -> Result<(Engine, Vec<Opened>), CollectionError> {
         fs::create_dir_all(root).map_err(|source| CollectionError::Io { op: "create", path: root.to_owned(), source })?;
         let mut map = HashMap::new();
         let mut report = Vec::new();
         for id in ids {
-            let (c, recovery) = Collection::open(id, &root.join(id), opts)?;
+            let (c, recovery) = Collection::open_with(id, &root.join(id), opts, remote_of(&objects, id))?;
             map.insert(id.to_owned(), Arc::new(c));
             report.push(Opened { id: id.to_owned(), recovery });
         }
@@ -43,7 +57,7 @@ impl Engine {
                 let _ = fs::remove_dir_all(entry.path());
             }
         }
-        let engine = Engine { root: root.to_owned(), opts, collections: ArcSwap::from_pointee(map), changes: Mutex::new(()) };
+        let engine = Engine { root: root.to_owned(), opts, collections: ArcSwap::from_pointee(map), changes: Mutex::new(()), objects };
         Ok((engine, report))
     }
 
@@ -53,7 +67,14 @@ impl Engine {
 
     pub fn create(&self, id: &str) -> Result<Arc<Collection>, CollectionError> {
         let _g = self.changes.lock().expect("engine lock");
-        let (c, _) = Collection::open(id, &self.root.join(id), self.opts)?;
+        // A new collection starts from its own empty manifest: nothing to look up in
+        // the bucket, so creating one does not wait on object storage.
+        let dir = self.root.join(id);
+        fs::create_dir_all(&dir).map_err(|source| CollectionError::Io { op: "create", path: dir.clone(), source })?;
+        if crate::collection::manifest::Manifest::load(&dir)?.is_none() {
+            crate::collection::manifest::Manifest::new().store(&dir)?;
+        }
+        let (c, _) = Collection::open_with(id, &dir, self.opts, remote_of(&self.objects, id))?;
         let c = Arc::new(c);
         let mut map = HashMap::clone(&self.collections.load());
         map.insert(id.to_owned(), c.clone());
@@ -67,6 +88,13 @@ impl Engine {
         let mut map = HashMap::clone(&self.collections.load());
         map.remove(id);
         self.collections.store(Arc::new(map));
+        if let Some(o) = &self.objects {
+            // Collection ids are never reused, so objects a failure here leaves behind
+            // are garbage no manifest of a live collection names.
+            // Off this thread (a request's): listing and deleting take round trips.
+            let (o, at) = (o.clone(), prefix(id));
+            let _ = std::thread::Builder::new().name("quarry-forget".into()).spawn(move || o.delete_prefix(&at));
+        }
         let dir = self.root.join(id);
         match fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CollectionError::Io { op: "remove", path: dir, source: e }),
@@ -99,4 +127,13 @@ impl Engine {
         crate::collection::view::graveyard::empty();
         errors
     }
+}
+
+/// A collection's key prefix in the bucket.
+fn prefix(id: &str) -> String {
+    format!("collections/{id}/")
+}
+
+fn remote_of(objects: &Option<Arc<dyn Objects>>, id: &str) -> Option<Remote> {
+    objects.as_ref().map(|o| Remote { objects: o.clone(), prefix: prefix(id) })
 }

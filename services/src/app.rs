@@ -29,6 +29,8 @@ pub enum OpenError {
     Reranker { name: String, source: EmbedError },
     #[error(transparent)]
     SecretsKey(#[from] crate::agents::secrets::key::KeyError),
+    #[error("[segments] store = \"s3\": {0}")]
+    Segments(String),
 }
 
 pub use crate::version::VERSION;
@@ -300,7 +302,15 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
         hnsw_min_rows: quarry_index::vector::HNSW_MIN_ROWS,
     };
     let root = config.data.join("collections");
-    let (engine, opened) = quarry_index::engine::Engine::open(&root, ids.iter().map(String::as_str), opts)?;
+    let objects = match &config.segments {
+        quarry_core::segments::SegmentSettings::Local => None,
+        quarry_core::segments::SegmentSettings::S3(s3) => {
+            let objects = quarry_core::segments::S3Objects::open(s3).map_err(OpenError::Segments)?;
+            tracing::info!(at = %objects.describe(), "segments are published in object storage");
+            Some(objects)
+        }
+    };
+    let (engine, opened) = quarry_index::engine::Engine::open_with(&root, ids.iter().map(String::as_str), opts, objects)?;
     for o in &opened {
         let r = &o.recovery;
         if let Some(t) = &r.torn_tail {

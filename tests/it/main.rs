@@ -57,6 +57,7 @@ mod search;
 mod search_keyword;
 // every script searchable (issue 38)
 mod search_scripts;
+mod shared_segments;
 mod shared_store;
 mod soat;
 // SOAT actors (issue 36, actors).

@@ -14,6 +14,7 @@ mod raw;
 mod rerank;
 mod research;
 mod secrets;
+mod segments;
 mod store;
 
 use std::net::SocketAddr;
@@ -89,6 +90,8 @@ pub struct Config {
     pub egress: EgressConfig,
     /// `[store]`: where the records live.
     pub store: crate::store::StoreSettings,
+    /// `[segments]`: where segments are kept besides the data directory.
+    pub segments: crate::segments::SegmentSettings,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -357,6 +360,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         agents: agents::resolve(raw.agents)?,
         egress: egress::resolve(raw.egress)?,
         store: store::resolve(raw.store)?,
+        segments: segments::resolve(raw.segments)?,
     })
 }
 

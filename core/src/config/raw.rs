@@ -33,6 +33,7 @@ pub struct RawConfig {
     pub agents: super::agents::RawAgents,
     pub egress: super::egress::RawEgress,
     pub store: super::store::RawStore,
+    pub segments: super::segments::RawSegments,
 }
 
 #[derive(Debug, Deserialize)]

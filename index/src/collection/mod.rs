@@ -10,6 +10,7 @@
 pub mod manifest;
 pub mod read;
 mod reanalyse;
+pub mod remote;
 pub mod snapshot;
 pub mod view;
 
@@ -23,8 +24,9 @@ use arc_swap::ArcSwap;
 use crate::bm25::{Bm25, Bm25Error};
 use crate::segment::{self, Batch, SegmentError};
 use crate::wal::{self, Failpoint, Op, TornTail, Wal, WalError};
-use manifest::Manifest;
+use manifest::{Manifest, Published};
 pub use read::{ChunkView, DocView, HitView, PageView};
+use remote::Remote;
 pub use snapshot::{Counts, DocAt, Snapshot};
 use view::{Dead, Source, View};
 
@@ -44,6 +46,9 @@ pub enum CollectionError {
     DuplicateId(String),
     #[error("document {0} not found")]
     DocumentNotFound(String),
+    /// Object storage out of reach or answering wrongly; nothing was published.
+    #[error("segments in object storage: {op} {at}: {reason}")]
+    Remote { op: &'static str, at: String, reason: String },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +116,8 @@ pub struct Collection {
     snapshot: ArcSwap<Snapshot>,
     /// Serializes flush and merge (one background job per collection at a time).
     maintenance: Mutex<()>,
+    /// Where its segments are published besides local disk, when they are.
+    remote: Option<Remote>,
 }
 
 fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CollectionError {
@@ -130,15 +137,31 @@ impl Collection {
     /// Opens (or creates) the collection in `dir`: segments mapped and validated, the
     /// WAL replayed (a torn tail cut), files the manifest does not name removed.
     pub fn open(id: &str, dir: &Path, opts: Options) -> Result<(Collection, Recovery), CollectionError> {
-        fs::create_dir_all(dir.join("segments")).map_err(io("create", dir))?;
-        let manifest = match Manifest::load(dir)? {
-            Some(m) => m,
-            None => {
-                let m = Manifest::new();
-                m.store(dir)?;
-                m
-            }
+        Collection::open_with(id, dir, opts, None)
+    }
+
+    /// [`Collection::open`], with its segments published in object storage too: a
+    /// collection with no local manifest takes the bucket's, and segment files missing
+    /// from disk are fetched and checked against it.
+    pub fn open_with(id: &str, dir: &Path, opts: Options, remote: Option<Remote>) -> Result<(Collection, Recovery), CollectionError> {
+        let seg_dir = dir.join("segments");
+        fs::create_dir_all(&seg_dir).map_err(io("create", dir))?;
+        let published = match (Manifest::load(dir)?, &remote) {
+            (Some(m), _) => Some(m),
+            (None, Some(r)) => r.get_manifest()?.map(|bytes| Manifest::parse(&bytes, &dir.join(manifest::FILE))).transpose()?,
+            (None, None) => None,
         };
+        let manifest = match published {
+            Some(m) => m,
+            None => Manifest::new(),
+        };
+        if let Some(r) = &remote {
+            fetch_missing(r, &manifest, &seg_dir)?;
+        }
+        // Stored once its segments are on disk (taken from the bucket, or a new one).
+        if !dir.join(manifest::FILE).exists() {
+            manifest.store(dir)?;
+        }
         let mut recovery = Recovery { removed_files: remove_orphans(dir, &manifest)?, ..Recovery::default() };
         let mut views = Vec::new();
         for &seq in &manifest.segments {
@@ -169,6 +192,7 @@ impl Collection {
             writer: Mutex::new(writer),
             snapshot: ArcSwap::from_pointee(Snapshot { views, dead }),
             maintenance: Mutex::new(()),
+            remote,
         };
         Ok((c, recovery))
     }
@@ -298,7 +322,7 @@ impl Collection {
             w.manifest.next_seq = seq + 1;
             (tail, seq)
         };
-        self.replace(&tail, seq)?;
+        self.replace(&tail, seq, None)?;
         Ok(true)
     }
 
@@ -321,19 +345,27 @@ impl Collection {
         // (pages tied on every rank are ordered by where they sit).
         let views = self.snapshot.load();
         victims.sort_by_key(|v| views.views.iter().position(|w| Arc::ptr_eq(v, w)));
-        let seq = {
+        let (seq, covered) = {
             let mut w = self.writer.lock().expect("writer lock");
             let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
             w.manifest.next_seq = seq + 1;
-            seq
+            let covered = victims.iter().filter_map(|v| match v.source {
+                Source::Segment(s) => w.manifest.published.get(&s).map(|p| p.wal_before),
+                Source::Memory { .. } => None,
+            });
+            (seq, covered.max().unwrap_or(0))
         };
-        self.replace(&victims, seq)?;
+        self.replace(&victims, seq, Some(covered))?;
         Ok(true)
     }
 
     /// Writes the documents of `old` (minus deleted ones) as segment `seq`, then swaps
-    /// it in for them: manifest first, then the snapshot, then the old files go.
-    fn replace(&self, old: &[Arc<View>], seq: u64) -> Result<(), CollectionError> {
+    /// it in for them: manifest first, then the snapshot, then the old files go. With
+    /// object storage the files are uploaded and the bucket's manifest published before
+    /// the local one; if either fails, nothing changes and the next round tries again.
+    /// `covered` is what a merge's inputs covered of the WAL (a flush covers up to
+    /// where replay now starts).
+    fn replace(&self, old: &[Arc<View>], seq: u64, covered: Option<u64>) -> Result<(), CollectionError> {
         let deleted = self.writer.lock().expect("writer lock").deleted.clone();
         let mut batch = Batch::default();
         for v in old {
@@ -345,6 +377,12 @@ impl Collection {
         let data = segment::BatchView::open(&view::segment_path(&self.dir, seq))?;
         Bm25::build(data.batch(), &view::bm25_path(&self.dir, seq))?;
         segment::sync_dir(&self.dir.join("segments"))?;
+        let files = match &self.remote {
+            Some(r) => r
+                .upload(&self.dir.join("segments"), &[view::segment_path(&self.dir, seq), view::bm25_path(&self.dir, seq)])
+                .inspect_err(|_| remove_segment_files(&self.dir, seq))?,
+            None => Vec::new(),
+        };
         let new_view = Arc::new(View::segment(&self.dir, seq)?);
         let mut w = self.writer.lock().expect("writer lock");
         for id in &dropped {
@@ -379,6 +417,16 @@ impl Collection {
         m.wal_from = mem_from.chain(w.in_flight.iter().copied()).chain([self.wal.seq()]).min().expect("non-empty");
         m.tombstones = w.deleted.iter().cloned().collect();
         m.tombstones.sort();
+        let gone: Vec<remote::FileSum> = m.published.iter().filter(|(s, _)| !m.segments.contains(s)).flat_map(|(_, p)| p.files.clone()).collect();
+        m.published.retain(|s, _| m.segments.contains(s));
+        m.published.insert(seq, Published { wal_before: covered.unwrap_or(m.wal_from), files });
+        if let Some(r) = &self.remote {
+            if let Err(e) = r.put_manifest(m.to_bytes()) {
+                drop(w);
+                remove_segment_files(&self.dir, seq);
+                return Err(e);
+            }
+        }
         m.store(&self.dir)?;
         w.manifest = m;
         let dead = views.iter().map(|v| Dead::of(v, &w.deleted)).collect();
@@ -391,8 +439,27 @@ impl Collection {
                 remove_segment_files(&self.dir, s);
             }
         }
+        if let Some(r) = &self.remote {
+            // Objects no manifest names any more; one left behind by a failure here is
+            // garbage, never a file a reader needs.
+            let _ = r.forget(&gone);
+        }
         Ok(())
     }
+}
+
+/// Fetches the files of `m`'s segments that `seg_dir` lacks (an empty disk, a wiped
+/// cache) from object storage, each checked against the manifest's sum.
+fn fetch_missing(r: &Remote, m: &Manifest, seg_dir: &Path) -> Result<(), CollectionError> {
+    for seq in &m.segments {
+        for sum in m.published.get(seq).map(|p| p.files.as_slice()).unwrap_or_default() {
+            if !seg_dir.join(&sum.name).exists() {
+                r.fetch(sum, seg_dir)?;
+            }
+        }
+    }
+    segment::sync_dir(seg_dir)?;
+    Ok(())
 }
 
 /// A segment's size tier: 0 below 4,000 chunks, then one tier per 4×.

@@ -27,6 +27,7 @@ pub struct TestServer {
     egress: Egress,
     /// The PostgreSQL URL (its own schema) the records are kept in, or `None`: redb.
     store_url: Option<String>,
+    segments: Option<crate::store::S3>,
 }
 
 /// What the server's `[egress] allow` opens to tenants' tools and AI providers.
@@ -64,6 +65,9 @@ pub struct Options {
     pub egress: Egress,
     /// Where the records are kept: as `STORE_UNDER_TEST` says, unless told.
     pub store: crate::store::Store,
+    /// Where the segments are kept besides the data directory: as
+    /// `SEGMENTS_UNDER_TEST` says, unless told.
+    pub segments: crate::store::Segments,
 }
 
 /// The `quarry` binary the tests drive: `CARGO_BIN_EXE_quarry` when the runner sets it
@@ -122,6 +126,7 @@ impl TestServer {
             log: options.log,
             egress: options.egress,
             store_url: options.store.url(),
+            segments: options.segments.s3(),
         };
         server.spawn(&options.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string()));
         server
@@ -148,6 +153,7 @@ impl TestServer {
             .env_remove("QUARRY_STORE__KIND")
             .env_remove("QUARRY_STORE__URL")
             .envs(self.store_url.iter().flat_map(|url| [("QUARRY_STORE__KIND", "postgres"), ("QUARRY_STORE__URL", url.as_str())]))
+            .envs(self.segments.iter().flat_map(|s3| s3.env()))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(match &self.log {
@@ -180,6 +186,11 @@ impl TestServer {
 
     pub fn data(&self) -> &Path {
         &self.data
+    }
+
+    /// The bucket and prefix its segments are published under, when they are.
+    pub fn segments(&self) -> Option<&crate::store::S3> {
+        self.segments.as_ref()
     }
 
     /// The PostgreSQL URL the records are kept in (a schema of this server's own), or

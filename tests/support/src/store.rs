@@ -83,7 +83,7 @@ pub struct OwnPostgres {
 impl OwnPostgres {
     pub fn start() -> OwnPostgres {
         let dir = tempfile::tempdir().unwrap();
-        engines("start", dir.path());
+        engines_only("start", dir.path(), "postgres");
         let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
         let url = env.lines().find_map(|l| l.strip_prefix("export PGTEST_URL=")).expect("the engines' URL").to_owned();
         OwnPostgres { dir, url }
@@ -107,7 +107,148 @@ impl Drop for OwnPostgres {
 }
 
 fn engines(action: &str, dir: &std::path::Path) {
+    engines_only(action, dir, "postgres s3");
+}
+
+/// `ops/test-engines ACTION DIR`, starting only `which` engines.
+fn engines_only(action: &str, dir: &std::path::Path, which: &str) {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/test-engines");
-    let out = std::process::Command::new("bash").arg(&script).arg(action).arg(dir).output().expect("ops/test-engines runs");
+    let out =
+        std::process::Command::new("bash").arg(&script).arg(action).arg(dir).env("TEST_ENGINES", which).output().expect("ops/test-engines runs");
     assert!(out.status.success(), "ops/test-engines {action}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Where a test server keeps its segments besides the data directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Segments {
+    /// Whatever `SEGMENTS_UNDER_TEST` says: the data directory alone unless it is `s3`.
+    #[default]
+    FromEnv,
+    /// The data directory alone, whatever the environment says.
+    Local,
+    /// This bucket and prefix (the shared test server's, or one of the test's own).
+    S3(S3),
+}
+
+impl Segments {
+    /// The bucket (with a fresh prefix) this choice runs on, or `None` for local disk.
+    pub fn s3(&self) -> Option<S3> {
+        match self {
+            Segments::FromEnv if std::env::var("SEGMENTS_UNDER_TEST").is_ok_and(|s| s == "s3") => Some(S3::shared()),
+            Segments::FromEnv | Segments::Local => None,
+            Segments::S3(s3) => Some(s3.clone()),
+        }
+    }
+}
+
+/// A bucket on a real S3-compatible server (SeaweedFS, started by `ops/test-engines`)
+/// and the key prefix a test's server keeps its segments under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3 {
+    pub endpoint: String,
+    pub bucket: String,
+    pub key: String,
+    pub secret: String,
+    pub prefix: String,
+}
+
+/// Whether the test S3 server is there; outside CI a test that needs it may skip (and
+/// says so); under CI it must be.
+pub fn have_s3() -> bool {
+    if std::env::var_os("S3TEST_ENDPOINT").is_some() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI runs the object-storage tests: ops/test starts the server (ops/test-engines)");
+    eprintln!("skipped: no S3TEST_ENDPOINT (ops/test-engines starts the test S3 server)");
+    false
+}
+
+impl S3 {
+    /// The shared test server's bucket, under a prefix of this test's own.
+    pub fn shared() -> S3 {
+        let var = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k}: start the test S3 server with ops/test-engines (ops/test does)"));
+        S3::from_env_file(&format!(
+            "export S3TEST_ENDPOINT={}\nexport S3TEST_BUCKET={}\nexport S3TEST_KEY={}\nexport S3TEST_SECRET={}\n",
+            var("S3TEST_ENDPOINT"),
+            var("S3TEST_BUCKET"),
+            var("S3TEST_KEY"),
+            var("S3TEST_SECRET")
+        ))
+    }
+
+    fn from_env_file(env: &str) -> S3 {
+        let get = |k: &str| {
+            env.lines().find_map(|l| l.strip_prefix(&format!("export {k}="))).unwrap_or_else(|| panic!("{k} in the engines' env")).to_owned()
+        };
+        S3 {
+            endpoint: get("S3TEST_ENDPOINT"),
+            bucket: get("S3TEST_BUCKET"),
+            key: get("S3TEST_KEY"),
+            secret: get("S3TEST_SECRET"),
+            prefix: format!("t{:016x}", rand::random()),
+        }
+    }
+
+    /// The server's settings for it, as environment variables.
+    pub fn env(&self) -> Vec<(String, String)> {
+        [
+            ("QUARRY_SEGMENTS__STORE", "s3"),
+            ("QUARRY_SEGMENTS__BUCKET", self.bucket.as_str()),
+            ("QUARRY_SEGMENTS__PREFIX", self.prefix.as_str()),
+            ("QUARRY_SEGMENTS__ENDPOINT", self.endpoint.as_str()),
+            ("QUARRY_SEGMENTS__ACCESS_KEY_ID", self.key.as_str()),
+            ("QUARRY_SEGMENTS__SECRET_ACCESS_KEY", self.secret.as_str()),
+            // A test that stops the server sees the failure in seconds, not minutes.
+            ("QUARRY_SEGMENTS__TIMEOUT", "3s"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+
+    /// The keys under the prefix, listed over S3 itself (ListObjectsV2, signed by curl).
+    pub fn keys(&self) -> Vec<String> {
+        // The prefix's slash percent-encoded, as SigV4's canonical query has it.
+        let url = format!("{}/{}?list-type=2&prefix={}%2F", self.endpoint, self.bucket, self.prefix);
+        let out = std::process::Command::new("curl")
+            .args(["-s", "-f", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", &format!("{}:{}", self.key, self.secret), &url])
+            .output()
+            .expect("curl runs");
+        assert!(out.status.success(), "listing {url}: {}", String::from_utf8_lossy(&out.stderr));
+        let xml = String::from_utf8_lossy(&out.stdout);
+        let own = format!("{}/", self.prefix);
+        xml.split("<Key>").skip(1).filter_map(|s| s.split("</Key>").next()).map(|k| k.strip_prefix(&own).unwrap_or(k).to_owned()).collect()
+    }
+}
+
+/// An S3 server of a test's own (`ops/test-engines s3-start` under a temporary
+/// directory), for a test that kills and restarts it; killed and removed when dropped.
+pub struct OwnS3 {
+    dir: tempfile::TempDir,
+    pub s3: S3,
+}
+
+impl OwnS3 {
+    pub fn start() -> OwnS3 {
+        let dir = tempfile::tempdir().unwrap();
+        engines("s3-start", dir.path());
+        let s3 = S3::from_env_file(&std::fs::read_to_string(dir.path().join("s3.env")).unwrap());
+        OwnS3 { dir, s3 }
+    }
+
+    /// Kills it as a crash would (SIGKILL).
+    pub fn kill(&self) {
+        engines("s3-stop", self.dir.path());
+    }
+
+    /// Starts it again on the same data and ports.
+    pub fn restart(&self) {
+        engines("s3-start", self.dir.path());
+    }
+}
+
+impl Drop for OwnS3 {
+    fn drop(&mut self) {
+        engines("s3-stop", self.dir.path());
+    }
 }

@@ -1,0 +1,74 @@
+//! `[segments]`: where collections' segments are kept besides the data directory,
+//! checked here so a bad setting stops start-up naming it. Credentials are best given
+//! through the environment (QUARRY_SEGMENTS__SECRET_ACCESS_KEY, or AWS's own
+//! variables), and the secret is never printed.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{invalid, ConfigError};
+use crate::segments::{S3Settings, SegmentSettings};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSegments {
+    pub store: String,
+    pub bucket: String,
+    pub prefix: String,
+    pub endpoint: String,
+    pub region: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub timeout: String,
+}
+
+pub fn resolve(raw: RawSegments) -> Result<SegmentSettings, ConfigError> {
+    match raw.store.as_str() {
+        "local" => Ok(SegmentSettings::Local),
+        "s3" => {
+            let bucket = raw.bucket.trim();
+            // S3's bucket naming rules (3 to 63 of a-z 0-9 . -).
+            let bucket_ok =
+                (3..=63).contains(&bucket.len()) && bucket.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-');
+            if !bucket_ok {
+                return Err(invalid("segments.bucket", "store \"s3\" needs a bucket name: 3 to 63 of a-z, 0-9, '.' and '-'"));
+            }
+            let prefix = raw.prefix.trim().trim_matches('/');
+            if prefix.split('/').any(|p| p == "." || p == "..") || prefix.contains("//") {
+                return Err(invalid("segments.prefix", "must be a key prefix such as \"quarry/prod\" (no empty, '.' or '..' parts)"));
+            }
+            let endpoint = match raw.endpoint.trim() {
+                "" => None,
+                e if e.starts_with("https://") || e.starts_with("http://") => Some(e.trim_end_matches('/').to_owned()),
+                _ => return Err(invalid("segments.endpoint", "must be a URL such as https://s3.example.internal:9000, or \"\" for AWS S3")),
+            };
+            let region = match raw.region.trim() {
+                "" => "us-east-1".to_owned(),
+                r => r.to_owned(),
+            };
+            let (id, secret) = (raw.access_key_id.trim(), raw.secret_access_key.trim());
+            if id.is_empty() != secret.is_empty() {
+                return Err(invalid(
+                    "segments.access_key_id",
+                    "give both access_key_id and secret_access_key, or neither (then AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are read)",
+                ));
+            }
+            let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+            let timeout = humantime::parse_duration(&raw.timeout)
+                .ok()
+                .filter(|d| *d >= Duration::from_secs(1))
+                .ok_or_else(|| invalid("segments.timeout", "must be a duration of at least 1s, such as \"30s\""))?;
+            Ok(SegmentSettings::S3(S3Settings {
+                bucket: bucket.to_owned(),
+                prefix: prefix.to_owned(),
+                endpoint,
+                region,
+                access_key_id: some(id),
+                secret_access_key: some(secret),
+                timeout,
+            }))
+        }
+        other => Err(invalid("segments.store", &format!("is \"{other}\"; it must be \"local\" (the data directory, the default) or \"s3\""))),
+    }
+}

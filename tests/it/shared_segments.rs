@@ -1,0 +1,160 @@
+//! Segments in object storage (`[segments] store = "s3"`), on a real S3-compatible
+//! server (SeaweedFS, from `ops/test-engines`): what is published when, what a node on
+//! an empty disk answers, and what the object store's loss does to a running server.
+//! (The rest of the suite that keeps segments runs on S3 too: ops/test's second pass.)
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::collections::{add, create_collection, post};
+use super::server::{Options, TestServer};
+use quarry_test_support::store::{have_postgres, have_s3, OwnS3, Segments, Store, S3};
+
+/// Flushes a second after a write, so a test sees its segments published in seconds.
+const FAST_FLUSH: &str = "[index]\nflush_interval = \"1s\"\n";
+
+fn search(s: &TestServer, key: &str, col: &str, query: &str) -> Value {
+    let r = post(s, &format!("/v1/collections/{col}/search"), key, &json!({"query": query, "mode": "keyword"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()
+}
+
+/// (title, citation) of each result, in order: what a client keeps and cites.
+fn cited(r: &Value) -> Vec<(String, String)> {
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["document"]["title"].as_str().unwrap_or_default().to_owned(), p["citation"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+/// The collection's manifest as the bucket holds it, once it names a segment; every
+/// file it names is checked to be in the bucket.
+fn wait_published(s3: &S3, col: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(m) = bucket_manifest(s3, col).filter(|m| m["segments"].as_array().is_some_and(|s| !s.is_empty())) {
+            let keys = s3.keys();
+            for seq in m["segments"].as_array().unwrap() {
+                let files = m["published"][seq.as_u64().unwrap().to_string()]["files"].as_array().cloned().unwrap_or_default();
+                assert!(files.len() >= 2, "a segment's data and BM25 files: {m}");
+                for f in files {
+                    let object = format!("collections/{col}/segments/{}.{}", f["name"].as_str().unwrap(), &f["sha256"].as_str().unwrap()[..16]);
+                    assert!(keys.contains(&object), "the manifest names {object}; the bucket holds {keys:?}");
+                }
+            }
+            return m;
+        }
+        assert!(Instant::now() < deadline, "no manifest published for {col} in the bucket: {:?}", s3.keys());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn bucket_manifest(s3: &S3, col: &str) -> Option<Value> {
+    let url = format!("{}/{}/{}/collections/{col}/MANIFEST", s3.endpoint, s3.bucket, s3.prefix);
+    let out = std::process::Command::new("curl")
+        .args(["-s", "-f", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", &format!("{}:{}", s3.key, s3.secret), &url])
+        .output()
+        .expect("curl runs");
+    out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("the manifest is JSON"))
+}
+
+fn empty_the_disk(s: &TestServer) {
+    std::fs::remove_dir_all(s.data()).unwrap();
+}
+
+#[test]
+fn a_node_on_an_empty_disk_answers_the_same_searches_from_the_bucket() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let s3 = S3::shared();
+    let options = Options { config: FAST_FLUSH.into(), store: Store::Postgres, segments: Segments::S3(s3.clone()), ..Options::default() };
+    let mut s = TestServer::with(options);
+    let (_, key) = s.signup("segments@example.com");
+    let col = create_collection(&s, &key, "published");
+    add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower cholesterol in older adults and the risk of a heart attack."}));
+    add(&s, &key, &col, &json!({"title": "Walking", "text": "Brisk walking most days lowers blood pressure."}));
+    let before = search(&s, &key, &col, "heart attack risk");
+    assert_eq!(before["results"].as_array().unwrap().len(), 2, "{before}");
+    let manifest = wait_published(&s3, &col);
+    assert!(manifest["published"].as_object().unwrap().values().all(|p| p["wal_before"].as_u64().unwrap() > 0), "{manifest}");
+
+    // The machine is lost: kill -9, and the data directory with it.
+    s.kill9();
+    empty_the_disk(&s);
+    s.restart();
+    let after = search(&s, &key, &col, "heart attack risk");
+    assert_eq!(cited(&after), cited(&before), "the same pages, the same citations");
+    let walking = search(&s, &key, &col, "blood pressure");
+    assert_eq!(walking["results"][0]["document"]["title"], "Walking", "{walking}");
+    // The fetched segment files are on disk again, checked against the manifest.
+    assert!(s.data().join("collections").join(&col).join("MANIFEST").exists());
+
+    // Deleting the collection removes its objects.
+    let r = s.request("DELETE", &format!("/v1/collections/{col}"), Some(&key), None);
+    assert!(r.status == 200 || r.status == 204, "{}", r.text());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s3.keys().iter().any(|k| k.starts_with(&format!("collections/{col}/"))) {
+        assert!(Instant::now() < deadline, "objects left after the delete: {:?}", s3.keys());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn with_the_object_store_down_a_flush_publishes_nothing_half_and_completes_when_it_returns() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let own = OwnS3::start();
+    let options = Options { config: FAST_FLUSH.into(), store: Store::Postgres, segments: Segments::S3(own.s3.clone()), ..Options::default() };
+    let mut s = TestServer::with(options);
+    let (_, key) = s.signup("flush@example.com");
+    let col = create_collection(&s, &key, "flushing");
+    add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    let first = wait_published(&own.s3, &col);
+    assert_eq!(first["segments"].as_array().unwrap().len(), 1, "{first}");
+
+    own.kill();
+    // Written while the bucket is gone: acknowledged (the WAL is local) and searchable.
+    add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower the risk of a heart attack in older adults."}));
+    std::thread::sleep(Duration::from_secs(4)); // flushes were tried, and failed
+    let during = search(&s, &key, &col, "heart attack");
+    assert_eq!(during["results"].as_array().unwrap().len(), 2, "{during}");
+    // The local manifest names only segments whose files are complete on disk.
+    let dir = s.data().join("collections").join(&col);
+    let local: Value = serde_json::from_slice(&std::fs::read(dir.join("MANIFEST")).unwrap()).unwrap();
+    for seq in local["segments"].as_array().unwrap() {
+        let seq = seq.as_u64().unwrap();
+        for f in local["published"][seq.to_string()]["files"].as_array().expect("each segment's files and sums") {
+            let bytes = std::fs::metadata(dir.join("segments").join(f["name"].as_str().unwrap())).unwrap().len();
+            assert_eq!(bytes, f["bytes"].as_u64().unwrap(), "{local}");
+        }
+    }
+    assert_eq!(local["segments"], first["segments"], "nothing new is published while the bucket is down: {local}");
+
+    own.restart();
+    // The flush completes once the bucket is back, without a restart.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let published = loop {
+        let m = wait_published(&own.s3, &col);
+        if m["segments"] != first["segments"] {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "the flush never completed: {m}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(!published["segments"].as_array().unwrap().is_empty(), "{published}");
+
+    // And what was published is all a node on an empty disk needs.
+    let before = search(&s, &key, &col, "heart attack");
+    s.kill9();
+    empty_the_disk(&s);
+    s.restart();
+    let after = search(&s, &key, &col, "heart attack");
+    assert_eq!(cited(&after), cited(&before));
+    assert_eq!(after["results"].as_array().unwrap().len(), 2, "{after}");
+}
