@@ -1,7 +1,7 @@
 //! Records in PostgreSQL (`[store] kind = "postgres"`): what the shared store's loss
 //! does to a running server, on a PostgreSQL of the test's own that it stops as a
 //! crash would. (The rest of the suite that keeps records runs on PostgreSQL too:
-//! ops/test's second pass, `ops/test-on-postgres`.)
+//! ops/test's second pass, `ops/test-on-shared-backends`.)
 
 use serde_json::{json, Value};
 

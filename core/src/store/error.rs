@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum StoreError {
     #[error("cannot create data directory {path}: {source}")]
     CreateDir { path: PathBuf, source: std::io::Error },
-    #[error("records store {path} is in use by another process (is a quarry server running on this data directory?)")]
+    #[error("data directory {path} is in use by another process (is a quarry server running on this data directory?)")]
     Locked { path: PathBuf },
     #[error("cannot open records store {path}: {source}")]
     Open { path: PathBuf, source: redb::DatabaseError },

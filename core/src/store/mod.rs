@@ -111,6 +111,9 @@ pub struct Records {
     collections: collections::Cache,
     /// What charges for records written (`charges`), set once at start-up.
     ledger: std::sync::OnceLock<std::sync::Arc<dyn Ledger>>,
+    /// The data directory's lock (`DATA/LOCK`, an advisory file lock), held while the
+    /// records are open: one process per data directory, whichever store it names.
+    _dir_lock: std::fs::File,
 }
 
 /// Usage to write back: one account's month and its stored characters.
@@ -122,6 +125,23 @@ pub struct MeterSnapshot {
     pub stored_chars: u64,
 }
 
+/// Takes `dir/LOCK` (created if needed) for this process; released when the file is
+/// closed, so a crash never leaves it taken.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
+    let path = dir.join("LOCK");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| StoreError::CreateDir { path: path.clone(), source })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked { path: dir.to_owned() }),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::CreateDir { path, source }),
+    }
+}
+
 impl Records {
     /// Opens (creating if needed) `dir/records.redb`, checking the schema version.
     pub fn open(dir: &Path) -> Result<Records, StoreError> {
@@ -131,15 +151,14 @@ impl Records {
     /// Opens the store `settings` names: `dir/records.redb` (created if needed), or the
     /// PostgreSQL database (migrated if needed); then checks the schema version.
     pub fn open_with(dir: &Path, settings: &StoreSettings) -> Result<Records, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
+        let _dir_lock = lock_dir(dir)?;
         let mut kv = match settings {
-            StoreSettings::Embedded => {
-                std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_owned(), source })?;
-                Kv::open_redb(&dir.join("records.redb"))?
-            }
+            StoreSettings::Embedded => Kv::open_redb(&dir.join("records.redb"))?,
             StoreSettings::Postgres(settings) => Kv::open_postgres(settings)?,
         };
         let collections = collections::Cache::new(kv.watch(owned::records::<CollectionRecord>()), kv.shared());
-        let records = Records { kv, collections, ledger: std::sync::OnceLock::new() };
+        let records = Records { kv, collections, ledger: std::sync::OnceLock::new(), _dir_lock };
         records.check_schema()?;
         Ok(records)
     }
