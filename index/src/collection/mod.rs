@@ -118,6 +118,10 @@ pub struct Collection {
     maintenance: Mutex<()>,
     /// Where its segments are published besides local disk, when they are.
     remote: Option<Remote>,
+    /// After object storage failed a publish: when to try again, and the wait that
+    /// doubles with each failure (1 s to 1 min), so a bucket that is down is not
+    /// handed a rebuilt segment every round.
+    backoff: Mutex<Option<(std::time::Instant, std::time::Duration)>>,
 }
 
 fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CollectionError {
@@ -193,6 +197,7 @@ impl Collection {
             snapshot: ArcSwap::from_pointee(Snapshot { views, dead }),
             maintenance: Mutex::new(()),
             remote,
+            backoff: Mutex::new(None),
         };
         Ok((c, recovery))
     }
@@ -311,6 +316,9 @@ impl Collection {
     /// the WAL. Returns whether there was anything to flush.
     pub fn flush(&self) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
+        if self.backing_off() {
+            return Ok(false);
+        }
         let (tail, seq) = {
             let mut w = self.writer.lock().expect("writer lock");
             let tail: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| v.is_memory()).cloned().collect();
@@ -331,6 +339,9 @@ impl Collection {
     /// chunk is rewritten about once per tier; and, past `max_segments`, the smallest.
     pub fn merge(&self) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
+        if self.backing_off() {
+            return Ok(false);
+        }
         let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
         segs.sort_by_key(|v| v.batch().chunks.len());
         let mut victims: Vec<Arc<View>> = match crowded_tier(&segs) {
@@ -359,6 +370,23 @@ impl Collection {
         Ok(true)
     }
 
+    /// Whether object storage failed the last publish and its wait has not passed.
+    fn backing_off(&self) -> bool {
+        self.backoff.lock().expect("backoff lock").is_some_and(|(at, _)| std::time::Instant::now() < at)
+    }
+
+    /// Notes how a publish to object storage went: a failure doubles the wait.
+    fn published(&self, ok: bool) {
+        let mut b = self.backoff.lock().expect("backoff lock");
+        *b = match (ok, *b) {
+            (true, _) => None,
+            (false, prev) => {
+                let wait = prev.map_or(std::time::Duration::from_secs(1), |(_, w)| (w * 2).min(std::time::Duration::from_secs(60)));
+                Some((std::time::Instant::now() + wait, wait))
+            }
+        };
+    }
+
     /// Writes the documents of `old` (minus deleted ones) as segment `seq`, then swaps
     /// it in for them: manifest first, then the snapshot, then the old files go. With
     /// object storage the files are uploaded and the bucket's manifest published before
@@ -378,9 +406,12 @@ impl Collection {
         Bm25::build(data.batch(), &view::bm25_path(&self.dir, seq))?;
         segment::sync_dir(&self.dir.join("segments"))?;
         let files = match &self.remote {
-            Some(r) => r
-                .upload(&self.dir.join("segments"), &[view::segment_path(&self.dir, seq), view::bm25_path(&self.dir, seq)])
-                .inspect_err(|_| remove_segment_files(&self.dir, seq))?,
+            Some(r) => {
+                r.upload(&self.dir.join("segments"), &[view::segment_path(&self.dir, seq), view::bm25_path(&self.dir, seq)]).inspect_err(|_| {
+                    remove_segment_files(&self.dir, seq);
+                    self.published(false);
+                })?
+            }
             None => Vec::new(),
         };
         let new_view = Arc::new(View::segment(&self.dir, seq)?);
@@ -424,8 +455,10 @@ impl Collection {
             if let Err(e) = r.put_manifest(m.to_bytes()) {
                 drop(w);
                 remove_segment_files(&self.dir, seq);
+                self.published(false);
                 return Err(e);
             }
+            self.published(true);
         }
         m.store(&self.dir)?;
         w.manifest = m;
