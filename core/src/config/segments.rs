@@ -72,3 +72,45 @@ pub fn resolve(raw: RawSegments) -> Result<SegmentSettings, ConfigError> {
         other => Err(invalid("segments.store", &format!("is \"{other}\"; it must be \"local\" (the data directory, the default) or \"s3\""))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(store: &str, bucket: &str) -> RawSegments {
+        RawSegments {
+            store: store.into(),
+            bucket: bucket.into(),
+            prefix: "/prod/".into(),
+            endpoint: "http://127.0.0.1:9000/".into(),
+            region: String::new(),
+            access_key_id: "AKIDEXAMPLE".into(),
+            secret_access_key: "wJalrXUtnFEMI-secret".into(),
+            timeout: "30s".into(),
+        }
+    }
+
+    fn key_of(e: ConfigError) -> String {
+        match e {
+            ConfigError::Invalid { key, .. } => key,
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn s3_settings_are_checked_and_tidied_and_the_secret_is_never_printed() {
+        let SegmentSettings::S3(s) = resolve(raw("s3", "quarry-segments")).unwrap() else { panic!("s3") };
+        assert_eq!((s.prefix.as_str(), s.endpoint.as_deref(), s.region.as_str()), ("prod", Some("http://127.0.0.1:9000"), "us-east-1"));
+        assert!(!format!("{s:?}").contains("wJalr"), "{s:?}");
+        assert_eq!(resolve(raw("local", "")).unwrap(), SegmentSettings::Local);
+        assert_eq!(key_of(resolve(raw("gcs", "b")).unwrap_err()), "segments.store");
+        assert_eq!(key_of(resolve(raw("s3", "")).unwrap_err()), "segments.bucket");
+        assert_eq!(key_of(resolve(raw("s3", "Upper_Case")).unwrap_err()), "segments.bucket");
+        let half = RawSegments { secret_access_key: String::new(), ..raw("s3", "quarry") };
+        assert_eq!(key_of(resolve(half).unwrap_err()), "segments.access_key_id");
+        let endpoint = RawSegments { endpoint: "minio:9000".into(), ..raw("s3", "quarry") };
+        assert_eq!(key_of(resolve(endpoint).unwrap_err()), "segments.endpoint");
+        let prefix = RawSegments { prefix: "a/../b".into(), ..raw("s3", "quarry") };
+        assert_eq!(key_of(resolve(prefix).unwrap_err()), "segments.prefix");
+    }
+}
