@@ -1,4 +1,5 @@
-//! The command line: `quarry serve`, `quarry accounts …`, `quarry ingest`, `quarry --version`.
+//! The command line: `quarry serve`, `quarry accounts …`, `quarry ingest`, `quarry migrate`,
+//! `quarry --version`.
 
 use std::path::PathBuf;
 
@@ -41,6 +42,14 @@ pub enum Command {
     /// document failed (each is reported with the server's reason), 2 when the run could not
     /// go on (a bad key, a missing collection, the server unreachable).
     Ingest(IngestArgs),
+    /// Copy a stopped server's data directory onto the shared backends its configuration
+    /// names: the records into PostgreSQL ([store] kind = "postgres") and every
+    /// collection's segments into the bucket ([segments] store = "s3"), each read back and
+    /// checked. Safe to re-run; a database that holds other records is refused untouched.
+    Migrate {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Accounts { action } => accounts(action),
         Command::Ingest(args) => ingest(args),
+        Command::Migrate { common } => migrate(&common),
     }
 }
 
@@ -69,6 +70,51 @@ fn ingest(args: IngestArgs) -> Result<()> {
 
 fn load(common: &Common, flags: &Flags) -> Result<Config> {
     Config::load(common.config.as_deref(), std::env::vars(), flags).context("configuration")
+}
+
+/// `quarry migrate`: the data directory's records into PostgreSQL, then its segments
+/// into the bucket (either half when the configuration names that backend; neither is
+/// an error). The data directory is locked for the run, so no server is using it.
+fn migrate(common: &Common) -> Result<()> {
+    use quarry_core::segments::{S3Objects, SegmentSettings};
+    use quarry_core::store::StoreSettings;
+    let config = load(common, &common.flags())?;
+    let to_postgres = matches!(config.store, StoreSettings::Postgres(_));
+    let to_bucket = matches!(config.segments, SegmentSettings::S3(_));
+    anyhow::ensure!(
+        to_postgres || to_bucket,
+        "nothing to migrate to: set [store] kind = \"postgres\" (and url) and/or [segments] store = \"s3\" (and bucket), in the config file or the environment"
+    );
+    // Opening the records takes the data directory's lock (and migrates the schema).
+    let records = Records::open_with(&config.data, &config.store)?;
+    if to_postgres {
+        let copied = records.migrate_from(&config.data.join("records.redb"))?;
+        let shapes: Vec<String> = copied.by_shape.iter().map(|(shape, n)| format!("{n} {shape}")).collect();
+        println!("records: {} copied to {} ({} written now), every entry read back and equal", shapes.join(", "), records.at(), copied.written);
+    }
+    if let SegmentSettings::S3(s3) = &config.segments {
+        let objects = S3Objects::open(s3).map_err(|e| anyhow::anyhow!("[segments]: {e}"))?;
+        let root = config.data.join("collections");
+        let mut ids: Vec<String> = match std::fs::read_dir(&root) {
+            Ok(dirs) => dirs.flatten().filter(|d| d.path().is_dir()).map(|d| d.file_name().to_string_lossy().into_owned()).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(anyhow::anyhow!("listing {}: {e}", root.display())),
+        };
+        ids.sort();
+        let (mut files, mut bytes) = (0, 0);
+        for id in &ids {
+            let remote = quarry_index::engine::remote(&objects, id);
+            let (f, b) = quarry_index::collection::publish_dir(&root.join(id), &remote)?;
+            files += f;
+            bytes += b;
+        }
+        println!(
+            "segments: {} collections, {files} files ({bytes} bytes) in {}, each read back and its SHA-256 checked",
+            ids.len(),
+            objects.describe()
+        );
+    }
+    Ok(())
 }
 
 /// What an `accounts` subcommand does with the store and the configuration.

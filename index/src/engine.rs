@@ -135,5 +135,10 @@ fn prefix(id: &str) -> String {
 }
 
 fn remote_of(objects: &Option<Arc<dyn Objects>>, id: &str) -> Option<Remote> {
-    objects.as_ref().map(|o| Remote { objects: o.clone(), prefix: prefix(id) })
+    objects.as_ref().map(|o| remote(o, id))
+}
+
+/// Collection `id`'s place in the bucket.
+pub fn remote(objects: &Arc<dyn Objects>, id: &str) -> Remote {
+    Remote { objects: objects.clone(), prefix: prefix(id) }
 }

@@ -158,3 +158,79 @@ fn with_the_object_store_down_a_flush_publishes_nothing_half_and_completes_when_
     assert_eq!(cited(&after), cited(&before));
     assert_eq!(after["results"].as_array().unwrap().len(), 2, "{after}");
 }
+
+/// `quarry migrate` with the given backends' settings in its environment.
+fn migrate(s: &TestServer, env: &[(String, String)]) -> std::process::Output {
+    std::process::Command::new(super::server::bin())
+        .arg("migrate")
+        .arg("--data")
+        .arg(s.data())
+        .env_remove("QUARRY_STORE__KIND")
+        .env_remove("QUARRY_STORE__URL")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("quarry migrate runs")
+}
+
+#[test]
+fn migrate_moves_a_data_directory_onto_postgres_and_s3_checked_and_safe_to_run_again() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    // A server on the embedded defaults, with a flushed collection and records.
+    let options = Options { config: FAST_FLUSH.into(), store: Store::Embedded, segments: Segments::Local, ..Options::default() };
+    let mut s = TestServer::with(options);
+    let (account, key) = s.signup("migrate@example.com");
+    let col = create_collection(&s, &key, "moving");
+    add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower the risk of a heart attack in older adults."}));
+    let manifest = s.data().join("collections").join(&col).join("MANIFEST");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&manifest)
+        .is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty()))
+    {
+        assert!(Instant::now() < deadline, "no flush");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = search(&s, &key, &col, "heart attack");
+
+    // Refused while the server runs: the data directory is in use.
+    let url = quarry_test_support::store::new_schema();
+    let s3 = S3::shared();
+    let mut env = s3.env();
+    env.extend([("QUARRY_STORE__KIND".to_owned(), "postgres".to_owned()), ("QUARRY_STORE__URL".to_owned(), url.clone())]);
+    let busy = migrate(&s, &env);
+    assert!(!busy.status.success() && String::from_utf8_lossy(&busy.stderr).contains("in use by another process"), "{busy:?}");
+    s.terminate(Duration::from_secs(20));
+
+    for run in ["first", "again"] {
+        let out = migrate(&s, &env);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{run}: {said}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(said.contains("every entry read back and equal") && said.contains("SHA-256 checked"), "{run}: {said}");
+        assert!(said.contains("1 collections"), "{run}: {said}");
+    }
+    assert!(s3.keys().contains(&format!("collections/{col}/MANIFEST")), "{:?}", s3.keys());
+
+    // The same data directory, now on the shared backends: the same account, key and pages.
+    s.set_backends(Some(url.clone()), Some(s3.clone()));
+    s.restart();
+    assert_eq!(s.get("/v1/account", Some(&key)).json()["id"], account.as_str());
+    assert_eq!(cited(&search(&s, &key, &col, "heart attack")), cited(&before));
+
+    // Once a server writes the database, a re-run would overwrite newer records with the
+    // data directory's older ones: it is refused, and changes nothing.
+    let (later, later_key) = s.signup("later@example.com");
+    s.terminate(Duration::from_secs(20));
+    let refused = migrate(&s, &env);
+    let err = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(!refused.status.success() && err.contains("already holds records this data directory does not"), "{err}");
+    s.restart();
+    assert_eq!(s.get("/v1/account", Some(&later_key)).json()["id"], later.as_str());
+
+    // And from the bucket and PostgreSQL alone, on an empty disk.
+    s.kill9();
+    empty_the_disk(&s);
+    s.restart();
+    assert_eq!(cited(&search(&s, &key, &col, "heart attack")), cited(&before));
+}

@@ -12,6 +12,7 @@ pub mod actors;
 pub mod agents;
 mod charges;
 mod collections;
+pub mod migrate;
 // sessions: conversations, their messages and sessions.
 pub mod conversations;
 // SOAT documents (issue 36, knowledge).

@@ -481,6 +481,38 @@ impl Collection {
     }
 }
 
+/// `quarry migrate`'s half for one collection (its server stopped): every segment its
+/// local manifest names is uploaded (each file named by its checksum, so a re-run
+/// writes the same objects again) and read back and checked, then the manifest, with
+/// the sums, is published in the bucket, read back, and stored locally. Returns the
+/// files and bytes it holds in the bucket; a directory with no manifest holds none.
+pub fn publish_dir(dir: &Path, remote: &Remote) -> Result<(usize, u64), CollectionError> {
+    let Some(mut m) = Manifest::load(dir)? else { return Ok((0, 0)) };
+    let seg_dir = dir.join("segments");
+    let (mut files, mut bytes) = (0, 0);
+    for seq in m.segments.clone() {
+        let sums = remote.upload(&seg_dir, &[view::segment_path(dir, seq), view::bm25_path(dir, seq)])?;
+        for sum in &sums {
+            remote.verify(sum)?;
+            files += 1;
+            bytes += sum.bytes;
+        }
+        let wal_from = m.wal_from;
+        m.published.entry(seq).or_insert_with(|| Published { wal_before: wal_from, files: Vec::new() }).files = sums;
+    }
+    let body = m.to_bytes();
+    remote.put_manifest(body.clone())?;
+    if remote.get_manifest()?.as_deref() != Some(body.as_slice()) {
+        return Err(CollectionError::Remote {
+            op: "verify",
+            at: format!("{}/{}{}", remote.objects.describe(), remote.prefix, remote::MANIFEST_KEY),
+            reason: "the manifest read back is not the one written".into(),
+        });
+    }
+    m.store(dir)?;
+    Ok((files, bytes))
+}
+
 /// Fetches the files of `m`'s segments that `seg_dir` lacks (an empty disk, a wiped
 /// cache) from object storage, each checked against the manifest's sum.
 fn fetch_missing(r: &Remote, m: &Manifest, seg_dir: &Path) -> Result<(), CollectionError> {

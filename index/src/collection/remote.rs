@@ -88,9 +88,12 @@ impl Remote {
         Ok(sums)
     }
 
-    /// Fetches one file into `seg_dir`, checked against its sum, written durably
-    /// (temporary file, fsync, rename) so a cut fetch leaves no half file behind.
-    pub fn fetch(&self, sum: &FileSum, seg_dir: &Path) -> Result<(), CollectionError> {
+    /// Reads an uploaded file back and checks it against its sum.
+    pub fn verify(&self, sum: &FileSum) -> Result<(), CollectionError> {
+        self.get_checked(sum).map(drop)
+    }
+
+    fn get_checked(&self, sum: &FileSum) -> Result<Vec<u8>, CollectionError> {
         let key = sum.key();
         let bytes = self
             .objects
@@ -102,6 +105,13 @@ impl Remote {
             let reason = format!("{} bytes with SHA-256 {got}; the manifest says {} bytes, {}", bytes.len(), sum.bytes, sum.sha256);
             return Err(unreachable(self, "verify", &key, reason));
         }
+        Ok(bytes)
+    }
+
+    /// Fetches one file into `seg_dir`, checked against its sum, written durably
+    /// (temporary file, fsync, rename) so a cut fetch leaves no half file behind.
+    pub fn fetch(&self, sum: &FileSum, seg_dir: &Path) -> Result<(), CollectionError> {
+        let bytes = self.get_checked(sum)?;
         let path = seg_dir.join(&sum.name);
         let tmp = seg_dir.join(format!("{}.fetching", sum.name));
         let parent = path.parent().unwrap_or(seg_dir);

@@ -188,6 +188,13 @@ impl TestServer {
         &self.data
     }
 
+    /// The backends the next (re)start runs on: records in PostgreSQL at `store_url`
+    /// (redb when `None`), segments also in `segments` (local disk alone when `None`).
+    pub fn set_backends(&mut self, store_url: Option<String>, segments: Option<crate::store::S3>) {
+        self.store_url = store_url;
+        self.segments = segments;
+    }
+
     /// The bucket and prefix its segments are published under, when they are.
     pub fn segments(&self) -> Option<&crate::store::S3> {
         self.segments.as_ref()

@@ -61,6 +61,55 @@ pub enum Keys<'a> {
     Between(&'a str, &'a str),
 }
 
+/// One entry of the store, whatever its table's shape: what `quarry migrate` copies
+/// from one backend to the other and compares.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Entry {
+    Row { table: String, key: String, value: Vec<u8> },
+    Name { table: String, key: String, value: String },
+    Count { table: String, key: String, value: u64 },
+    Member { table: String, key: String, member: String },
+    Log { table: String, key: String, seq: u64, data: String },
+}
+
+impl Entry {
+    /// What the entry is kept under: two entries with the same place are one record.
+    pub fn place(&self) -> (u8, String, String, String) {
+        let (shape, table, key, within) = match self {
+            Entry::Row { table, key, .. } => (0, table, key, String::new()),
+            Entry::Name { table, key, .. } => (1, table, key, String::new()),
+            Entry::Count { table, key, .. } => (2, table, key, String::new()),
+            Entry::Member { table, key, member } => (3, table, key, member.clone()),
+            Entry::Log { table, key, seq, .. } => (4, table, key, format!("{seq:020}")),
+        };
+        (shape, table.clone(), key.clone(), within)
+    }
+
+    /// Its shape's name, for reports.
+    pub fn shape(&self) -> &'static str {
+        match self {
+            Entry::Row { .. } => "rows",
+            Entry::Name { .. } => "names",
+            Entry::Count { .. } => "counts",
+            Entry::Member { .. } => "set members",
+            Entry::Log { .. } => "log entries",
+        }
+    }
+}
+
+/// A table's name for the typed interface, which names tables `'static`: the few
+/// names a whole-store pass meets are kept once for the process's life.
+fn static_name(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().expect("names lock");
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(n);
+    n
+}
+
 /// What both kinds of transaction read.
 pub trait Read {
     fn row(&self, t: Rows, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
@@ -135,6 +184,30 @@ impl Kv {
             Db::Redb(db) => db.at(),
             Db::Postgres(db) => db.at().to_owned(),
         }
+    }
+
+    /// Every entry of every table, in one snapshot: a whole-store pass (`quarry
+    /// migrate`), not for requests.
+    pub fn every_entry(&self, f: &mut dyn FnMut(Entry)) -> Result<(), StoreError> {
+        match &self.db {
+            Db::Redb(db) => db.read()?.every_entry(f),
+            Db::Postgres(db) => db.read()?.every_entry(f),
+        }
+    }
+
+    /// Writes `entries` in one transaction, each replacing what its place held.
+    pub fn put_entries(&self, entries: &[Entry]) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        for e in entries {
+            match e {
+                Entry::Row { table, key, value } => tx.put_row(Rows(static_name(table)), key, value)?,
+                Entry::Name { table, key, value } => tx.put_name(Names(static_name(table)), key, value)?,
+                Entry::Count { table, key, value } => tx.put_count(Counts(static_name(table)), key, *value)?,
+                Entry::Member { table, key, member } => tx.add_member(Sets(static_name(table)), key, member)?,
+                Entry::Log { table, key, seq, data } => tx.append(Logs(static_name(table)), key, [(*seq, data.as_str())])?,
+            }
+        }
+        tx.commit()
     }
 
     pub fn read(&self) -> Result<ReadTx, StoreError> {

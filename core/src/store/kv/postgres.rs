@@ -476,6 +476,30 @@ macro_rules! reads {
 reads!(ReadTx);
 reads!(WriteTx);
 
+impl ReadTx {
+    /// Every entry of every table, shape by shape.
+    pub fn every_entry(&self, f: &mut dyn FnMut(super::Entry)) -> Result<(), StoreError> {
+        use super::Entry;
+        let q = |sql| self.0.query(sql, "every table", &[]);
+        for r in q("SELECT tbl, key, value FROM kv_rows ORDER BY tbl, key")? {
+            f(Entry::Row { table: r.get(0), key: r.get(1), value: r.get(2) });
+        }
+        for r in q("SELECT tbl, key, value FROM kv_names ORDER BY tbl, key")? {
+            f(Entry::Name { table: r.get(0), key: r.get(1), value: r.get(2) });
+        }
+        for r in q("SELECT tbl, key, value FROM kv_counts ORDER BY tbl, key")? {
+            f(Entry::Count { table: r.get(0), key: r.get(1), value: r.get::<_, i64>(2) as u64 });
+        }
+        for r in q("SELECT tbl, key, member FROM kv_sets ORDER BY tbl, key, member")? {
+            f(Entry::Member { table: r.get(0), key: r.get(1), member: r.get(2) });
+        }
+        for r in q("SELECT tbl, key, seq, data FROM kv_logs ORDER BY tbl, key, seq")? {
+            f(Entry::Log { table: r.get(0), key: r.get(1), seq: r.get::<_, i64>(2) as u64, data: r.get(3) });
+        }
+        Ok(())
+    }
+}
+
 impl WriteTx {
     /// Nothing to make: every table of a shape shares its shape's PostgreSQL table.
     pub fn create(&self, _t: Table) -> Result<(), StoreError> {

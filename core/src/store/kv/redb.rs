@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use redb::{
-    Database, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition, TableError,
-    TableHandle, WriteTransaction,
+    Database, MultimapTableDefinition, MultimapTableHandle, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable, TableDefinition,
+    TableError, TableHandle, WriteTransaction,
 };
 
 use super::{chars, Counts, Keys, Logs, Names, Rows, Sets, Table};
@@ -212,7 +212,71 @@ macro_rules! every_row {
     }};
 }
 
+/// Iterates table `$name` as `$def` when it has that type: `Ok(false)` when it has
+/// another.
+macro_rules! entries_as {
+    ($tx:expr, $def:expr, $f:expr) => {
+        match $tx.open_table($def) {
+            Err(TableError::TableTypeMismatch { .. }) => false,
+            t => {
+                let table = t.on("open", "a table")?;
+                for row in table.iter().on("scan", "a table")? {
+                    let (k, v) = row.on("read", "a table")?;
+                    $f(k.value(), v.value());
+                }
+                true
+            }
+        }
+    };
+}
+
 impl ReadTx {
+    /// Every entry of every table, each table read as the shape its type says.
+    pub fn every_entry(&self, f: &mut dyn FnMut(super::Entry)) -> Result<(), StoreError> {
+        use super::Entry;
+        let tx = &self.0;
+        let names: Vec<String> = tx.list_tables().on("list", "the tables")?.map(|t| t.name().to_owned()).collect();
+        for name in &names {
+            let table = || name.clone();
+            let known = entries_as!(tx, TableDefinition::<&str, &[u8]>::new(name), |k: &str, v: &[u8]| f(Entry::Row {
+                table: table(),
+                key: k.to_owned(),
+                value: v.to_vec()
+            })) || entries_as!(tx, TableDefinition::<&str, &str>::new(name), |k: &str, v: &str| f(Entry::Name {
+                table: table(),
+                key: k.to_owned(),
+                value: v.to_owned()
+            })) || entries_as!(tx, TableDefinition::<&str, u64>::new(name), |k: &str, v: u64| f(Entry::Count {
+                table: table(),
+                key: k.to_owned(),
+                value: v
+            })) || entries_as!(tx, TableDefinition::<(&str, u64), &str>::new(name), |k: (&str, u64), v: &str| f(Entry::Log {
+                table: table(),
+                key: k.0.to_owned(),
+                seq: k.1,
+                data: v.to_owned()
+            }));
+            if !known {
+                return Err(StoreError::Corrupt {
+                    what: format!("table {name}"),
+                    reason: "its key and value types are none this build keeps".into(),
+                });
+            }
+        }
+        let sets: Vec<String> = tx.list_multimap_tables().on("list", "the tables")?.map(|t| t.name().to_owned()).collect();
+        for name in &sets {
+            let table = tx.open_multimap_table(MultimapTableDefinition::<&str, &str>::new(name)).on("open", "a table")?;
+            for row in table.iter().on("scan", "a table")? {
+                let (k, members) = row.on("read", "a table")?;
+                for m in members {
+                    let m = m.on("read", "a table")?;
+                    f(Entry::Member { table: name.clone(), key: k.value().to_owned(), member: m.value().to_owned() });
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn every_row(&self, f: &mut dyn FnMut(&str, &str, &[u8])) -> Result<(), StoreError> {
         every_row!(self.0, f)
     }
