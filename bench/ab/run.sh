@@ -5,9 +5,15 @@
 # each and new/old, flagging a row below 0.95x. Writes the table to
 # bench/results/ab-<time>.md.
 #
-#   bench/ab/run.sh [--old REV] [--new PATH] [--rounds 3] [--duration 10s]
-#                   [--rows keyword,hybrid,add,health,generation]
+#   bench/ab/run.sh [--old REV | --old-bin PATH] [--new PATH] [--new-env "K=V ..."]
+#                   [--rounds 3] [--duration 10s] [--rows keyword,hybrid,add,health,generation]
 #                   [--embedder all-MiniLM-L6-v2] [--port 4480] [--load PATH]
+#
+# --old-bin PATH: this binary as the old side (nothing built; give --load too).
+# --new-env: environment the new side's server runs with, e.g. the shared backends
+#      ("QUARRY_STORE__KIND=postgres QUARRY_STORE__URL=... QUARRY_SEGMENTS__STORE=s3 ..."),
+#      so one binary is measured on two backends; the new side's copy of the seed is
+#      moved onto them first with `quarry migrate` (run with the same environment).
 #
 # old: the last landed binary, REV (default 735c3a0) built once in its own git worktree,
 #      $TARGET/ab/<rev>/src, into its own target directory, $TARGET/ab/<rev>/target
@@ -50,6 +56,8 @@ rows=keyword,hybrid,add,health,generation
 embedder=all-MiniLM-L6-v2
 port=4480
 load_bin=""
+old_given=""
+new_env=""
 SERVER_CPU=0
 CLIENT_CPU=1
 given=$*
@@ -58,6 +66,8 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 while [ $# -gt 0 ]; do
     case "$1" in
         --old) old_rev=$2; shift 2 ;;
+        --old-bin) old_given=$2; shift 2 ;;
+        --new-env) new_env=$2; shift 2 ;;
         --new) new_bin=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --duration) duration=$2; shift 2 ;;
@@ -93,10 +103,17 @@ scifact=${EVAL_DIR:-../shared/eval}/scifact
 new_bin=$(readlink -f "$new_bin")
 
 # --- the old binary, built once per rev in its own worktree and target directory ---
+if [ -n "$old_given" ]; then
+    [ -x "$old_given" ] && [ -n "$load_bin" ] || die "--old-bin needs an executable and --load PATH"
+    old_bin=$(readlink -f "$old_given")
+    rev=bin-$(sha256sum "$old_bin" | cut -c1-7)
+    ab=$TARGET/ab/$rev
+else
 rev=$(git rev-parse --short=7 --verify "$old_rev^{commit}") || die "$old_rev is not a commit here"
 ab=$TARGET/ab/$rev
 old_bin=$ab/target/release/quarry
-if [ ! -x "$old_bin" ] || { [ -z "$load_bin" ] && [ ! -x "$ab/target/release/quarry-load" ]; }; then
+fi
+if [ -z "$old_given" ] && { [ ! -x "$old_bin" ] || { [ -z "$load_bin" ] && [ ! -x "$ab/target/release/quarry-load" ]; }; }; then
     if [ ! -d "$ab/src" ]; then
         log "a worktree of $rev at $ab/src"
         git worktree add --detach "$ab/src" "$rev" >&2
@@ -146,11 +163,14 @@ config() {
     if grep -aq '^\[egress\]$' "$1"; then printf '[egress]\nallow = ["127.0.0.1"]\n'; fi
 }
 
-# serve BIN DIR PORT: the server on CPU 0, one shard; sets $server.
+# serve BIN DIR PORT [pin|unpinned] [ENV]: the server on CPU 0, one shard, with ENV's
+# variables; sets $server.
 serve() {
-    local bin=$1 dir=$2 p=$3 pin=${4:-pin}
+    local bin=$1 dir=$2 p=$3 pin=${4:-pin} extra=${5:-}
+    local -a vars=()
+    [ -n "$extra" ] && read -r -a vars <<< "$extra"
     if [ "$pin" = pin ]; then
-        taskset -c "$SERVER_CPU" "$bin" serve --config "$dir/quarry.toml" --data "$dir/data" --listen "127.0.0.1:$p" --shards 1 >> "$dir/server.log" 2>&1 &
+        env "${vars[@]}" taskset -c "$SERVER_CPU" "$bin" serve --config "$dir/quarry.toml" --data "$dir/data" --listen "127.0.0.1:$p" --shards 1 >> "$dir/server.log" 2>&1 &
     else
         "$bin" serve --config "$dir/quarry.toml" --data "$dir/data" --listen "127.0.0.1:$p" >> "$dir/server.log" 2>&1 &
     fi
@@ -192,6 +212,12 @@ for side in old new; do
     cp -a "$seed/data" "$work/$side/data"
     if [ "$side" = old ]; then config "$old_bin"; else config "$new_bin"; fi > "$work/$side/quarry.toml"
 done
+if [ -n "$new_env" ]; then
+    read -r -a migrate_vars <<< "$new_env"
+    log "moving the new side's copy onto its backends (quarry migrate)"
+    env "${migrate_vars[@]}" "$new_bin" migrate --config "$work/new/quarry.toml" --data "$work/new/data" >&2 \
+        || die "quarry migrate of the new side's copy failed"
+fi
 # The copies' dirty pages written back now, not under the first round's loads.
 sync
 python3 bench/ab/corpus.py searches "$key" "$col" "$scifact" "$work"
@@ -243,7 +269,7 @@ declare -A servers
 start_side() {
     local side=$1 round=$2 p
     p=$(port_of "$side")
-    serve "$(bin_of "$side")" "$work/$side" "$p"
+    if [ "$side" = new ]; then serve "$(bin_of "$side")" "$work/$side" "$p" pin "$new_env"; else serve "$(bin_of "$side")" "$work/$side" "$p"; fi
     servers[$side]=$server
     [ "$round" = 1 ] || return 0
     # The new binary opens the old one's data and must hold the same collection.
@@ -299,6 +325,7 @@ out=bench/results/ab-$time.md
     echo
     echo "Command: \`bench/ab/run.sh${given:+ $given}\` (rounds $rounds, duration $duration, rows $rows)."
     echo "old: \`$old_bin\` ($rev). new: \`$new_bin\`, built $(date -u -r "$new_bin" '+%F %H:%M UTC'),"
+    [ -z "$new_env" ] || echo "new side's environment: \`$(sed -E 's/(PASSWORD|SECRET[A-Z_]*|URL)=[^ ]*/\1=…/g' <<< "$new_env")\`."
     echo "working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src index Cargo.lock || echo ' with uncommitted changes')."
     echo "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)); each server \`--shards 1\` on CPU $SERVER_CPU, quarry-load"
     echo "(and the fake upstream) on CPU $CLIENT_CPU; each row old then new, new then old in even rounds; $warmup warmup + $duration per row."
