@@ -14,8 +14,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Leaves every layer may use: codes and errors, ids, time, plans, the OS, sockets,
     // the executors' helpers, the per-shard counters.
     ("leaves", &["error", "ids", "names", "access", "scrub", "clock", "plans", "sys", "net", "runtime", "metrics", "version"]),
-    // What the services stand on: the provider layer and the records store.
-    ("engines", &["llm", "store"]),
+    // What the services stand on: the provider layer, the records store and the bucket
+    // segments are published in.
+    ("engines", &["llm", "store", "segments"]),
     ("limits", &["limits"]),
     ("config", &["config"]),
     // quarry-services.
