@@ -234,3 +234,37 @@ fn migrate_moves_a_data_directory_onto_postgres_and_s3_checked_and_safe_to_run_a
     s.restart();
     assert_eq!(cited(&search(&s, &key, &col, "heart attack")), cited(&before));
 }
+
+#[test]
+fn turning_s3_on_for_a_data_directory_publishes_its_older_segments_with_the_next_flush() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let url = quarry_test_support::store::new_schema();
+    let options = Options { config: FAST_FLUSH.into(), store: Store::Url(url.clone()), segments: Segments::Local, ..Options::default() };
+    let mut s = TestServer::with(options);
+    let (_, key) = s.signup("legacy@example.com");
+    let col = create_collection(&s, &key, "older");
+    add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    let manifest = s.data().join("collections").join(&col).join("MANIFEST");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&manifest).is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty())) {
+        assert!(Instant::now() < deadline, "no flush");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.terminate(Duration::from_secs(20));
+
+    // The bucket is configured without quarry migrate; the next flush publishes both.
+    let s3 = S3::shared();
+    s.set_backends(Some(url), Some(s3.clone()));
+    s.restart();
+    add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower the risk of a heart attack in older adults."}));
+    let published = wait_published(&s3, &col);
+    assert!(!published["segments"].as_array().unwrap().is_empty(), "{published}");
+    let before = search(&s, &key, &col, "heart attack");
+    assert_eq!(before["results"].as_array().unwrap().len(), 2, "{before}");
+    s.kill9();
+    empty_the_disk(&s);
+    s.restart();
+    assert_eq!(cited(&search(&s, &key, &col, "heart attack")), cited(&before));
+}

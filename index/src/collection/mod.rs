@@ -370,6 +370,20 @@ impl Collection {
         Ok(true)
     }
 
+    /// Uploads the live segments the manifest records no files of; their sums.
+    fn upload_unpublished(&self, r: &Remote) -> Result<Vec<(u64, Vec<remote::FileSum>)>, CollectionError> {
+        let unpublished: Vec<u64> = {
+            let w = self.writer.lock().expect("writer lock");
+            w.manifest.segments.iter().copied().filter(|s| w.manifest.published.get(s).is_none_or(|p| p.files.is_empty())).collect()
+        };
+        let seg_dir = self.dir.join("segments");
+        let mut out = Vec::with_capacity(unpublished.len());
+        for s in unpublished {
+            out.push((s, r.upload(&seg_dir, &[view::segment_path(&self.dir, s), view::bm25_path(&self.dir, s)])?));
+        }
+        Ok(out)
+    }
+
     /// Whether object storage failed the last publish and its wait has not passed.
     fn backing_off(&self) -> bool {
         self.backoff.lock().expect("backoff lock").is_some_and(|(at, _)| std::time::Instant::now() < at)
@@ -414,8 +428,23 @@ impl Collection {
             }
             None => Vec::new(),
         };
+        // Segments written before the bucket was configured (a data directory that
+        // turned `store = "s3"` on without `quarry migrate`) go up with this one, so the
+        // manifest published below never names a segment the bucket lacks. (Segments
+        // change only under the maintenance lock, which this holds.)
+        let legacy = match &self.remote {
+            Some(r) => self.upload_unpublished(r).inspect_err(|_| {
+                remove_segment_files(&self.dir, seq);
+                self.published(false);
+            })?,
+            None => Vec::new(),
+        };
         let new_view = Arc::new(View::segment(&self.dir, seq)?);
         let mut w = self.writer.lock().expect("writer lock");
+        for (s, sums) in legacy {
+            let wal_from = w.manifest.wal_from;
+            w.manifest.published.entry(s).or_insert_with(|| Published { wal_before: wal_from, files: Vec::new() }).files = sums;
+        }
         for id in &dropped {
             w.deleted.remove(id);
         }
