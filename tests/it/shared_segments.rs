@@ -248,7 +248,9 @@ fn turning_s3_on_for_a_data_directory_publishes_its_older_segments_with_the_next
     add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
     let manifest = s.data().join("collections").join(&col).join("MANIFEST");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&manifest).is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty())) {
+    while !std::fs::read_to_string(&manifest)
+        .is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty()))
+    {
         assert!(Instant::now() < deadline, "no flush");
         std::thread::sleep(Duration::from_millis(100));
     }
