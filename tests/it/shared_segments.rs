@@ -61,6 +61,18 @@ fn bucket_manifest(s3: &S3, col: &str) -> Option<Value> {
     out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("the manifest is JSON"))
 }
 
+/// Waits until the collection's local manifest names a segment (a flush landed).
+fn wait_flushed_locally(s: &TestServer, col: &str) {
+    let manifest = s.data().join("collections").join(col).join("MANIFEST");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&manifest)
+        .is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty()))
+    {
+        assert!(Instant::now() < deadline, "no flush");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn empty_the_disk(s: &TestServer) {
     std::fs::remove_dir_all(s.data()).unwrap();
 }
@@ -184,14 +196,7 @@ fn migrate_moves_a_data_directory_onto_postgres_and_s3_checked_and_safe_to_run_a
     let col = create_collection(&s, &key, "moving");
     add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
     add(&s, &key, &col, &json!({"title": "Statins", "text": "Statins lower the risk of a heart attack in older adults."}));
-    let manifest = s.data().join("collections").join(&col).join("MANIFEST");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&manifest)
-        .is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty()))
-    {
-        assert!(Instant::now() < deadline, "no flush");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_flushed_locally(&s, &col);
     let before = search(&s, &key, &col, "heart attack");
 
     // Refused while the server runs: the data directory is in use.
@@ -246,14 +251,7 @@ fn turning_s3_on_for_a_data_directory_publishes_its_older_segments_with_the_next
     let (_, key) = s.signup("legacy@example.com");
     let col = create_collection(&s, &key, "older");
     add(&s, &key, &col, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
-    let manifest = s.data().join("collections").join(&col).join("MANIFEST");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&manifest)
-        .is_ok_and(|m| serde_json::from_str::<Value>(&m).unwrap()["segments"].as_array().is_some_and(|s| !s.is_empty()))
-    {
-        assert!(Instant::now() < deadline, "no flush");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_flushed_locally(&s, &col);
     s.terminate(Duration::from_secs(20));
 
     // The bucket is configured without quarry migrate; the next flush publishes both.
