@@ -37,6 +37,8 @@ pub struct S3Settings {
     pub secret_access_key: Option<String>,
     /// One request's limit; a request that fails is retried with backoff within it.
     pub timeout: Duration,
+    /// The bound on segment bytes local disk keeps (0: none).
+    pub cache_bytes: u64,
 }
 
 impl std::fmt::Debug for S3Settings {

@@ -1,9 +1,16 @@
 //! The engine: every collection of this server, opened at start-up and kept in a map
 //! swapped atomically, so a search finds its collection without a lock.
+//!
+//! With segments in object storage, the local disk is a cache bounded in bytes: past
+//! the bound, the background round closes the least recently taken collections whose
+//! segments are all published, and drops their segment files (the manifest and WAL
+//! stay). The next request that takes one opens it again, fetching and checking its
+//! segments. A collection in use is never evicted: its segments are mapped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -15,10 +22,39 @@ pub struct Engine {
     root: PathBuf,
     opts: Options,
     collections: ArcSwap<HashMap<String, Arc<Collection>>>,
-    /// Serializes changes to the map.
-    changes: Mutex<()>,
+    /// Serializes changes to the map; holds the collections evicted from the cache
+    /// (known, closed, their segments in the bucket only).
+    changes: Mutex<HashSet<String>>,
     /// The bucket segments are published in, when they are (`[segments] store = "s3"`).
     objects: Option<Arc<dyn Objects>>,
+    /// Bytes of segment files the local cache keeps at most (0: no bound).
+    cache_bytes: u64,
+    /// The evicted set's size, read without its lock (which a fetch may hold).
+    cold: AtomicU64,
+    evictions: AtomicU64,
+    reopens: AtomicU64,
+}
+
+/// Where segments are published besides local disk, and how much of them local disk
+/// keeps.
+pub struct Bucket {
+    pub objects: Arc<dyn Objects>,
+    /// The local cache's bound in bytes; 0 keeps every segment.
+    pub cache_bytes: u64,
+}
+
+/// The local segment cache, for `/metrics`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CacheStats {
+    /// Segment bytes on local disk over the open collections.
+    pub bytes: u64,
+    /// The bound (0: none).
+    pub bound: u64,
+    /// Collections closed with their segments in the bucket only.
+    pub cold: u64,
+    pub evictions: u64,
+    /// Evicted collections opened again (their segments fetched).
+    pub reopens: u64,
 }
 
 /// What opening one collection reported.
@@ -34,14 +70,18 @@ impl Engine {
         Engine::open_with(root, ids, opts, None)
     }
 
-    /// [`Engine::open`] with segments published in `objects` too, each collection under
+    /// [`Engine::open`] with segments published in a bucket too, each collection under
     /// `collections/<id>/`; a collection this disk lacks is fetched from there.
     pub fn open_with<'a>(
         root: &Path,
         ids: impl IntoIterator<Item = &'a str>,
         opts: Options,
-        objects: Option<Arc<dyn Objects>>,
+        bucket: Option<Bucket>,
     ) -> Result<(Engine, Vec<Opened>), CollectionError> {
+        let (objects, cache_bytes) = match bucket {
+            Some(b) => (Some(b.objects), b.cache_bytes),
+            None => (None, 0),
+        };
         fs::create_dir_all(root).map_err(|source| CollectionError::Io { op: "create", path: root.to_owned(), source })?;
         let mut map = HashMap::new();
         let mut report = Vec::new();
@@ -57,12 +97,44 @@ impl Engine {
                 let _ = fs::remove_dir_all(entry.path());
             }
         }
-        let engine = Engine { root: root.to_owned(), opts, collections: ArcSwap::from_pointee(map), changes: Mutex::new(()), objects };
+        let engine = Engine {
+            root: root.to_owned(),
+            opts,
+            collections: ArcSwap::from_pointee(map),
+            changes: Mutex::new(HashSet::new()),
+            objects,
+            cache_bytes,
+            cold: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            reopens: AtomicU64::new(0),
+        };
         Ok((engine, report))
     }
 
-    pub fn get(&self, id: &str) -> Option<Arc<Collection>> {
-        self.collections.load().get(id).cloned()
+    /// The collection `id`, `None` when there is no such collection. One evicted from
+    /// the segment cache is opened again here, its segments fetched from the bucket:
+    /// that request waits for them, and fails if the bucket is out of reach.
+    pub fn get(&self, id: &str) -> Result<Option<Arc<Collection>>, CollectionError> {
+        if let Some(c) = self.collections.load().get(id) {
+            c.touch();
+            return Ok(Some(c.clone()));
+        }
+        let mut cold = self.changes.lock().expect("engine lock");
+        if let Some(c) = self.collections.load().get(id) {
+            return Ok(Some(c.clone())); // opened while this waited
+        }
+        if !cold.contains(id) {
+            return Ok(None);
+        }
+        let (c, _) = Collection::open_with(id, &self.root.join(id), self.opts, remote_of(&self.objects, id))?;
+        let c = Arc::new(c);
+        let mut map = HashMap::clone(&self.collections.load());
+        map.insert(id.to_owned(), c.clone());
+        self.collections.store(Arc::new(map));
+        cold.remove(id);
+        self.cold.store(cold.len() as u64, Ordering::Relaxed);
+        self.reopens.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(c))
     }
 
     pub fn create(&self, id: &str) -> Result<Arc<Collection>, CollectionError> {
@@ -84,7 +156,9 @@ impl Engine {
 
     /// Forgets a collection and removes its files.
     pub fn remove(&self, id: &str) -> Result<(), CollectionError> {
-        let _g = self.changes.lock().expect("engine lock");
+        let mut cold = self.changes.lock().expect("engine lock");
+        cold.remove(id);
+        self.cold.store(cold.len() as u64, Ordering::Relaxed);
         let mut map = HashMap::clone(&self.collections.load());
         map.remove(id);
         self.collections.store(Arc::new(map));
@@ -102,8 +176,93 @@ impl Engine {
         }
     }
 
+    /// The open collections (not those evicted from the segment cache).
     pub fn all(&self) -> Vec<Arc<Collection>> {
         self.collections.load().values().cloned().collect()
+    }
+
+    /// How many collections there are, open or evicted.
+    pub fn count(&self) -> usize {
+        self.collections.load().len() + self.cold.load(Ordering::Relaxed) as usize
+    }
+
+    pub fn cache(&self) -> CacheStats {
+        let bytes = match self.objects {
+            Some(_) => self.all().iter().map(|c| c.segment_bytes()).sum(),
+            None => 0,
+        };
+        CacheStats {
+            bytes,
+            bound: self.cache_bytes,
+            cold: self.cold.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            reopens: self.reopens.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Evicts the least recently taken collections whose segments are all published
+    /// until local segment files fit the bound. One taken within the last second is
+    /// kept (a request may be about to map it), and so is one a request holds.
+    fn shrink_cache(&self) -> Vec<(String, CollectionError)> {
+        let mut errors = Vec::new();
+        if self.objects.is_none() || self.cache_bytes == 0 {
+            return errors;
+        }
+        let mut sized: Vec<(u64, u64, Arc<Collection>)> = self.all().into_iter().map(|c| (c.idle_secs(), c.segment_bytes(), c)).collect();
+        let mut total: u64 = sized.iter().map(|s| s.1).sum();
+        if total <= self.cache_bytes {
+            return errors;
+        }
+        // Longest idle first.
+        sized.sort_by(|a, b| b.0.cmp(&a.0));
+        let candidates: Vec<(String, u64)> =
+            sized.iter().filter(|(idle, bytes, _)| *idle >= 1 && *bytes > 0).map(|(_, b, c)| (c.id().to_owned(), *b)).collect();
+        drop(sized);
+        for (id, bytes) in candidates {
+            if total <= self.cache_bytes {
+                break;
+            }
+            match self.evict(&id) {
+                Ok(true) => total = total.saturating_sub(bytes),
+                Ok(false) => {}
+                Err(e) => errors.push((id, e)),
+            }
+        }
+        errors
+    }
+
+    /// Closes collection `id` and drops its segment files, if it may go and nothing
+    /// but the map holds it. Whether it went.
+    fn evict(&self, id: &str) -> Result<bool, CollectionError> {
+        let mut cold = self.changes.lock().expect("engine lock");
+        let cur = self.collections.load_full();
+        let Some(c) = cur.get(id).cloned() else { return Ok(false) };
+        if !c.evictable() {
+            return Ok(false);
+        }
+        let mut map = HashMap::clone(&cur);
+        map.remove(id);
+        drop(cur);
+        self.collections.store(Arc::new(map));
+        // Sole owner once the map no longer holds it: no request has it, and none can
+        // take it again (a request that misses the map waits on this lock).
+        match Arc::try_unwrap(c) {
+            Ok(c) => {
+                // Cold before its files go: if removing them fails part way, the next
+                // request opens it again and fetches what is missing.
+                cold.insert(id.to_owned());
+                self.cold.store(cold.len() as u64, Ordering::Relaxed);
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+                c.evict()?;
+                Ok(true)
+            }
+            Err(c) => {
+                let mut map = HashMap::clone(&self.collections.load());
+                map.insert(id.to_owned(), c);
+                self.collections.store(Arc::new(map));
+                Ok(false)
+            }
+        }
     }
 
     /// One round of background work: flush the tails that are big enough (or all of
@@ -125,6 +284,11 @@ impl Engine {
             }
         }
         crate::collection::view::graveyard::empty();
+        // The cache is sized by reading the directories: once per flush interval, not
+        // every round.
+        if all_tails {
+            errors.extend(self.shrink_cache());
+        }
         errors
     }
 }

@@ -306,8 +306,8 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
         quarry_core::segments::SegmentSettings::Local => None,
         quarry_core::segments::SegmentSettings::S3(s3) => {
             let objects = quarry_core::segments::S3Objects::open(s3).map_err(OpenError::Segments)?;
-            tracing::info!(at = %objects.describe(), "segments are published in object storage");
-            Some(objects)
+            tracing::info!(at = %objects.describe(), cache_bytes = s3.cache_bytes, "segments are published in object storage");
+            Some(quarry_index::engine::Bucket { objects, cache_bytes: s3.cache_bytes })
         }
     };
     let (engine, opened) = quarry_index::engine::Engine::open_with(&root, ids.iter().map(String::as_str), opts, objects)?;
@@ -335,7 +335,8 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
 fn reconcile_stored_chars(records: &Records, engine: &quarry_index::engine::Engine) -> Result<(), StoreError> {
     let mut truth = std::collections::BTreeMap::<String, u64>::new();
     for c in records.all_collections()? {
-        let chars = engine.get(&c.id).map_or(0, |coll| coll.snapshot().counts().stored);
+        // Every collection is open at start-up: the cache evicts only in the background.
+        let chars = engine.get(&c.id).ok().flatten().map_or(0, |coll| coll.snapshot().counts().stored);
         *truth.entry(c.account_id).or_default() += chars;
     }
     for (account, chars) in records.record_chars()? {

@@ -268,3 +268,74 @@ fn turning_s3_on_for_a_data_directory_publishes_its_older_segments_with_the_next
     s.restart();
     assert_eq!(cited(&search(&s, &key, &col, "heart attack")), cited(&before));
 }
+
+/// A gauge of `/metrics`, 0 when absent.
+fn gauge(s: &TestServer, name: &str) -> u64 {
+    let text = s.get("/metrics", None).text();
+    text.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')).map(|v| v.trim().parse().unwrap())).unwrap_or(0)
+}
+
+fn wait_gauge(s: &TestServer, name: &str, at_least: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while gauge(s, name) < at_least {
+        assert!(Instant::now() < deadline, "{name} stayed below {at_least}: {}", s.get("/metrics", None).text());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_local_segment_cache_is_bounded_and_an_evicted_collection_is_fetched_again() {
+    if !have_s3() {
+        return;
+    }
+    let own = OwnS3::start();
+    // A one-byte cache: every idle collection whose segments are published goes.
+    let options = Options {
+        config: FAST_FLUSH.into(),
+        store: Store::Embedded,
+        segments: Segments::S3(own.s3.clone()),
+        env: vec![("QUARRY_SEGMENTS__CACHE".into(), "1B".into())],
+        ..Options::default()
+    };
+    let s = TestServer::with(options);
+    let (_, key) = s.signup("cache@example.com");
+    let cardio = create_collection(&s, &key, "cardio");
+    let other = create_collection(&s, &key, "other");
+    add(&s, &key, &cardio, &json!({"title": "Aspirin", "text": "Aspirin lowers the risk of a second heart attack."}));
+    add(&s, &key, &cardio, &json!({"title": "Statins", "text": "Statins lower cholesterol and the risk of a heart attack."}));
+    add(&s, &key, &other, &json!({"title": "Walking", "text": "Brisk walking most days lowers blood pressure."}));
+    let before = search(&s, &key, &cardio, "heart attack risk");
+    assert_eq!(before["results"].as_array().unwrap().len(), 2, "{before}");
+
+    // Flushed, published, then evicted: the segment files leave local disk, the
+    // manifest and the WAL stay.
+    wait_gauge(&s, "quarry_segment_cache_evictions", 2);
+    let dir = s.data().join("collections").join(&cardio);
+    assert!(!dir.join("segments").exists(), "an evicted collection keeps no segment files");
+    assert!(dir.join("MANIFEST").exists() && dir.join("wal").exists());
+    assert_eq!(gauge(&s, "quarry_segment_cache_cold"), 2);
+    assert_eq!(gauge(&s, "quarry_collections"), 2, "evicted collections still count");
+
+    // A search opens it again from the bucket: the same pages, the same citations.
+    let again = search(&s, &key, &cardio, "heart attack risk");
+    assert_eq!(cited(&again), cited(&before));
+    assert!(gauge(&s, "quarry_segment_cache_refetches") >= 1);
+    // A listing shows both; an add to an evicted collection lands and is searchable.
+    let listed = s.get("/v1/collections", Some(&key)).json();
+    assert_eq!(listed["collections"].as_array().map_or(0, |d| d.len()), 2, "{listed}");
+    add(&s, &key, &other, &json!({"title": "Swimming", "text": "Swimming lowers blood pressure too."}));
+    let swim = search(&s, &key, &other, "blood pressure");
+    assert_eq!(swim["results"].as_array().unwrap().len(), 2, "{swim}");
+
+    // Evicted again once idle; with the bucket gone, a request for it is a clear 503
+    // and changes nothing; once it is back, the same answer.
+    let evicted = gauge(&s, "quarry_segment_cache_evictions");
+    wait_gauge(&s, "quarry_segment_cache_evictions", evicted + 2);
+    own.kill();
+    let r = post(&s, &format!("/v1/collections/{cardio}/search"), &key, &json!({"query": "heart attack risk", "mode": "keyword"}));
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], "store_unavailable", "{}", r.text());
+    assert!(r.header("retry-after").is_some());
+    own.restart();
+    assert_eq!(cited(&search(&s, &key, &cardio, "heart attack risk")), cited(&before));
+}

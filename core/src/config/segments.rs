@@ -21,6 +21,7 @@ pub struct RawSegments {
     pub access_key_id: String,
     pub secret_access_key: String,
     pub timeout: String,
+    pub cache: String,
 }
 
 pub fn resolve(raw: RawSegments) -> Result<SegmentSettings, ConfigError> {
@@ -59,6 +60,9 @@ pub fn resolve(raw: RawSegments) -> Result<SegmentSettings, ConfigError> {
                 .ok()
                 .filter(|d| *d >= Duration::from_secs(1))
                 .ok_or_else(|| invalid("segments.timeout", "must be a duration of at least 1s, such as \"30s\""))?;
+            let cache_bytes = parse_bytes(&raw.cache).ok_or_else(|| {
+                invalid("segments.cache", "must be a size such as \"20GiB\" or \"500MiB\" (B, KiB, MiB, GiB, TiB), or \"0\" for no bound")
+            })?;
             Ok(SegmentSettings::S3(S3Settings {
                 bucket: bucket.to_owned(),
                 prefix: prefix.to_owned(),
@@ -67,10 +71,27 @@ pub fn resolve(raw: RawSegments) -> Result<SegmentSettings, ConfigError> {
                 access_key_id: some(id),
                 secret_access_key: some(secret),
                 timeout,
+                cache_bytes,
             }))
         }
         other => Err(invalid("segments.store", &format!("is \"{other}\"; it must be \"local\" (the data directory, the default) or \"s3\""))),
     }
+}
+
+/// "20GiB", "512 MiB", "1B", "0": a count of bytes with a binary unit.
+fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..split].parse().ok()?;
+    let unit: u64 = match s[split..].trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(unit)
 }
 
 #[cfg(test)]
@@ -87,6 +108,7 @@ mod tests {
             access_key_id: "AKIDEXAMPLE".into(),
             secret_access_key: "wJalrXUtnFEMI-secret".into(),
             timeout: "30s".into(),
+            cache: "20GiB".into(),
         }
     }
 
@@ -112,5 +134,13 @@ mod tests {
         assert_eq!(key_of(resolve(endpoint).unwrap_err()), "segments.endpoint");
         let prefix = RawSegments { prefix: "a/../b".into(), ..raw("s3", "quarry") };
         assert_eq!(key_of(resolve(prefix).unwrap_err()), "segments.prefix");
+        assert_eq!(s.cache_bytes, 20 << 30);
+        for (size, bytes) in
+            [("0", Some(0)), ("1B", Some(1)), ("512 MiB", Some(512 << 20)), ("2TiB", Some(2 << 40)), ("20GB", None), ("GiB", None), ("-1", None)]
+        {
+            assert_eq!(parse_bytes(size), bytes, "{size}");
+        }
+        let bad = RawSegments { cache: "lots".into(), ..raw("s3", "quarry") };
+        assert_eq!(key_of(resolve(bad).unwrap_err()), "segments.cache");
     }
 }

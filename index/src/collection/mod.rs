@@ -122,6 +122,15 @@ pub struct Collection {
     /// doubles with each failure (1 s to 1 min), so a bucket that is down is not
     /// handed a rebuilt segment every round.
     backoff: Mutex<Option<(std::time::Instant, std::time::Duration)>>,
+    /// When a request last took it ([`Collection::touch`]): seconds since [`epoch`],
+    /// what the engine's segment cache evicts by.
+    touched: std::sync::atomic::AtomicU64,
+}
+
+/// The process's own clock origin for [`Collection::touch`].
+fn epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
 }
 
 fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CollectionError {
@@ -198,7 +207,9 @@ impl Collection {
             maintenance: Mutex::new(()),
             remote,
             backoff: Mutex::new(None),
+            touched: std::sync::atomic::AtomicU64::new(0),
         };
+        c.touch();
         Ok((c, recovery))
     }
 
@@ -208,6 +219,55 @@ impl Collection {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Notes that a request took this collection now. A relaxed load and, at most once
+    /// a second, a store: cheap on the search path.
+    pub fn touch(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = epoch().elapsed().as_secs();
+        if self.touched.load(Relaxed) != now {
+            self.touched.store(now, Relaxed);
+        }
+    }
+
+    /// Seconds since [`Collection::touch`] last ran.
+    pub fn idle_secs(&self) -> u64 {
+        epoch().elapsed().as_secs().saturating_sub(self.touched.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Bytes of its segment files on local disk (data, BM25 index, graphs), read from
+    /// the directory.
+    pub fn segment_bytes(&self) -> u64 {
+        fn size(p: &Path) -> u64 {
+            match fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => fs::read_dir(p).map(|es| es.flatten().map(|e| size(&e.path())).sum()).unwrap_or(0),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            }
+        }
+        size(&self.dir.join("segments"))
+    }
+
+    /// Whether its local segment files may be dropped from the cache: every segment is
+    /// published in object storage, nothing waits in the in-memory tail, and no publish
+    /// is failing. What is dropped is fetched again (and checked) when it is next taken.
+    pub fn evictable(&self) -> bool {
+        if self.remote.is_none() || self.has_tail() || self.backing_off() {
+            return false;
+        }
+        let w = self.writer.lock().expect("writer lock");
+        w.in_flight.is_empty() && w.manifest.segments.iter().all(|s| w.manifest.published.get(s).is_some_and(|p| !p.files.is_empty()))
+    }
+
+    /// Drops its segment files from local disk, keeping the manifest and the WAL: the
+    /// engine's cache, once it holds the only reference (nothing maps them any more).
+    pub fn evict(self) -> Result<u64, CollectionError> {
+        let freed = self.segment_bytes();
+        let seg_dir = self.dir.join("segments");
+        drop(self);
+        fs::remove_dir_all(&seg_dir).map_err(io("remove", &seg_dir))?;
+        Ok(freed)
     }
 
     /// The current snapshot; hold it for the length of one search.

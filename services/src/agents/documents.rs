@@ -197,7 +197,7 @@ async fn collection(env: &Env<'_>, p: Project<'_>) -> Result<Owned, SearchError>
 /// The project's documents' collection when it exists.
 pub fn existing(env: &Env<'_>, account_id: &str, id: &str) -> Result<Option<Owned>, SearchError> {
     let Some(record) = env.records.collection(account_id, id)? else { return Ok(None) };
-    Ok(env.search.engine().get(id).map(|coll| Owned { record, coll }))
+    Ok(env.search.collection(id)?.map(|coll| Owned { record, coll }))
 }
 
 /// The collection of `project_id`'s documents, if any was made.

@@ -44,6 +44,10 @@ pub enum SearchError {
     Embed(String),
     #[error("the index: {0}")]
     Index(#[source] CollectionError),
+    /// A collection evicted from the local segment cache could not be fetched again;
+    /// where and why go to the log.
+    #[error("This collection's segments are kept in object storage, which is out of reach; try again shortly.")]
+    SegmentsUnavailable,
     #[error("an ingest worker is gone")]
     WorkerGone,
     #[error(transparent)]
@@ -66,6 +70,7 @@ impl ErrorCode for SearchError {
             SearchError::Rerank(e) => e.code(),
             SearchError::DuplicateId(_) | SearchError::FieldTooLong { .. } => Code::InvalidDocument,
             SearchError::Store(e) => e.code(),
+            SearchError::SegmentsUnavailable => Code::StoreUnavailable,
             SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone => Code::Internal,
         }
     }
@@ -73,6 +78,7 @@ impl ErrorCode for SearchError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             SearchError::Store(e) => e.retry_after(),
+            SearchError::SegmentsUnavailable => Some(1),
             _ => None,
         }
     }

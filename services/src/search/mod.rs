@@ -23,7 +23,7 @@ pub mod searcher;
 use std::sync::Arc;
 
 pub use domain::Domain;
-use quarry_index::collection::{Collection, Snapshot};
+use quarry_index::collection::{Collection, CollectionError, Snapshot};
 use quarry_index::engine::Engine;
 use quarry_index::ingest::Privacy;
 
@@ -111,6 +111,18 @@ impl Service {
         &self.engine
     }
 
+    /// Collection `id` from the engine (opened again, its segments fetched, if the
+    /// segment cache evicted it); `None` when the engine has no such collection.
+    pub fn collection(&self, id: &str) -> Result<Option<Arc<Collection>>, SearchError> {
+        self.engine.get(id).map_err(|e| match e {
+            CollectionError::Remote { .. } => {
+                tracing::warn!(collection = %id, error = %e, "an evicted collection's segments could not be fetched");
+                SearchError::SegmentsUnavailable
+            }
+            e => SearchError::Index(e),
+        })
+    }
+
     pub fn index_config(&self) -> &IndexConfig {
         &self.index
     }
@@ -123,7 +135,7 @@ impl Service {
             return Err(not_found());
         } // agents::memory's and agents::documents' own
         let record = self.records.collection(account_id, id)?.ok_or_else(not_found)?;
-        let coll = self.engine.get(id).ok_or_else(not_found)?;
+        let coll = self.collection(id)?.ok_or_else(not_found)?;
         Ok(Owned { record, coll })
     }
 
@@ -168,7 +180,13 @@ impl Service {
     /// Every collection of the account, oldest first.
     pub fn collections(&self, account_id: &str) -> Result<Vec<Owned>, SearchError> {
         let records = self.records.collections_of(account_id)?;
-        Ok(records.into_iter().filter_map(|record| Some(Owned { coll: self.engine.get(&record.id)?, record })).collect())
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            if let Some(coll) = self.collection(&record.id)? {
+                out.push(Owned { coll, record });
+            }
+        }
+        Ok(out)
     }
 
     /// The account's collection named `name` (ids are tried first by [`Self::owned`]).
@@ -356,11 +374,30 @@ impl Service {
             sum.segments += s.segments;
             sum.wal_bytes += s.wal_bytes;
         }
-        vec![
-            Gauge { name: "quarry_collections", help: "Collections on this server.", value: all.len() as u64 },
+        let mut gauges = vec![
+            Gauge { name: "quarry_collections", help: "Collections on this server.", value: self.engine.count() as u64 },
             Gauge { name: "quarry_documents", help: "Live documents over every collection.", value: sum.documents },
             Gauge { name: "quarry_segments", help: "Segment files over every collection.", value: sum.segments },
             Gauge { name: "quarry_wal_bytes", help: "Bytes of write-ahead log over every collection.", value: sum.wal_bytes },
-        ]
+        ];
+        let cache = self.engine.cache();
+        if cache.bound > 0 {
+            gauges.extend([
+                Gauge { name: "quarry_segment_cache_bytes", help: "Segment bytes on local disk (segments in object storage).", value: cache.bytes },
+                Gauge { name: "quarry_segment_cache_bound_bytes", help: "The bound on segment bytes local disk keeps.", value: cache.bound },
+                Gauge { name: "quarry_segment_cache_cold", help: "Collections whose segments are in object storage only.", value: cache.cold },
+                Gauge {
+                    name: "quarry_segment_cache_evictions",
+                    help: "Collections evicted from the segment cache since start.",
+                    value: cache.evictions,
+                },
+                Gauge {
+                    name: "quarry_segment_cache_refetches",
+                    help: "Evicted collections opened again, their segments fetched.",
+                    value: cache.reopens,
+                },
+            ]);
+        }
+        gauges
     }
 }

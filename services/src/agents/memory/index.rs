@@ -18,7 +18,7 @@ use crate::store::{CollectionRecord, CollectionSettings, MemoryEntryRecord};
 pub fn collection(env: &Env<'_>, account_id: &str, store_id: &str) -> Result<Owned, SearchError> {
     let not_found = || SearchError::CollectionNotFound(store_id.to_owned());
     let record = env.records.collection(account_id, store_id)?.ok_or_else(not_found)?;
-    let coll = env.search.engine().get(store_id).ok_or_else(not_found)?;
+    let coll = env.search.collection(store_id)?.ok_or_else(not_found)?;
     Ok(Owned { record, coll })
 }
 
