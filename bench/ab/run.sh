@@ -14,6 +14,8 @@
 #      ("QUARRY_STORE__KIND=postgres QUARRY_STORE__URL=... QUARRY_SEGMENTS__STORE=s3 ..."),
 #      so one binary is measured on two backends; the new side's copy of the seed is
 #      moved onto them first with `quarry migrate` (run with the same environment).
+#      With QUARRY_SEGMENTS__STORE=s3 its segment files are then dropped from its disk:
+#      it fetches them from the bucket at start, so its searches read cached segments.
 #
 # old: the last landed binary, REV (default 735c3a0) built once in its own git worktree,
 #      $TARGET/ab/<rev>/src, into its own target directory, $TARGET/ab/<rev>/target
@@ -217,6 +219,11 @@ if [ -n "$new_env" ]; then
     log "moving the new side's copy onto its backends (quarry migrate)"
     env "${migrate_vars[@]}" "$new_bin" migrate --config "$work/new/quarry.toml" --data "$work/new/data" >&2 \
         || die "quarry migrate of the new side's copy failed"
+    # With segments in a bucket, the new side starts with none on disk: it fetches them
+    # at start, so its searches read segments that came through the cache.
+    if [[ " $new_env " == *" QUARRY_SEGMENTS__STORE=s3 "* ]]; then
+        rm -rf "$work"/new/data/collections/*/segments
+    fi
 fi
 # The copies' dirty pages written back now, not under the first round's loads.
 sync
