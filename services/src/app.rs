@@ -31,6 +31,8 @@ pub enum OpenError {
     SecretsKey(#[from] crate::agents::secrets::key::KeyError),
     #[error("[segments] store = \"s3\": {0}")]
     Segments(String),
+    #[error("this node's name (DATA/NODE): {0}")]
+    Node(std::io::Error),
 }
 
 pub use crate::version::VERSION;
@@ -59,6 +61,8 @@ pub struct App {
     /// response clones a pointer, not a refcount every shard shares. Health has two
     /// forms: before and after the local model is ready (see [`App::health_json`]).
     health_json: [Bytes; 2],
+    /// This node: its name, and its place in the cluster when the records are shared.
+    pub cluster: crate::cluster::Cluster,
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<Arc<crate::llm::Llm>>,
@@ -103,6 +107,8 @@ struct Health<'a> {
     /// `local/<name>` once the local model answers.
     local_model: Option<&'a str>,
     features: Vec<&'a str>,
+    /// Which node answered (ours).
+    node: &'a str,
 }
 
 impl App {
@@ -149,6 +155,7 @@ impl App {
             .with_english(config.english_embedder.as_deref());
         let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
+        let cluster = crate::cluster::Cluster::open(&config.cluster, &config.data, records.shared()).map_err(OpenError::Node)?;
         let health = |local_ready: bool| {
             let remote = !config.llm.providers.is_empty();
             let llm_up = llm.is_some() && (remote || local_ready);
@@ -170,6 +177,7 @@ impl App {
                 llm: llm_up,
                 local_model: local_model.as_deref().filter(|_| local_ready),
                 features,
+                node: &cluster.node,
             };
             leak(serde_json::to_vec(&h).expect("health serializes"))
         };
@@ -195,6 +203,7 @@ impl App {
         Ok(App {
             webhooks,
             health_json: [health(false), health(true)],
+            cluster,
             local_ready,
             local: std::sync::Mutex::new(local),
             plans_json: leak(serde_json::to_vec(&config.plans).expect("plans serialize")),
@@ -223,7 +232,17 @@ impl App {
     /// `GET /v1/health`'s body as things stand.
     pub fn health_json(&self) -> Bytes {
         let ready = self.local_ready.as_ref().is_some_and(|r| r.load(Ordering::Acquire));
-        self.health_json[usize::from(ready)].clone()
+        let body = self.health_json[usize::from(ready)].clone();
+        match self.cluster.view() {
+            // With shared records, the cluster as this node sees it (read per request:
+            // a balancer's check, not a hot path).
+            Some(view) => {
+                let mut h: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&body).expect("health is a JSON object");
+                h.insert("cluster".into(), serde_json::to_value(view).expect("serializes"));
+                Bytes::from(serde_json::to_vec(&h).expect("serializes"))
+            }
+            None => body,
+        }
     }
 
     /// What an evaluation searches with (`evaluate`).

@@ -9,6 +9,7 @@ pub use quarry_core::{access, clock, config, error, ids, limits, llm, metrics, n
 pub mod agents;
 pub mod app;
 pub mod auth;
+pub mod cluster;
 pub mod evaluate;
 pub mod extract;
 pub mod identity;

@@ -87,8 +87,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     } else {
         tracing::debug!(rings = coop, enabled = app.config.runtime.coop_taskrun, "io_uring rings created");
     }
+    let heartbeat = app.cluster.shared().then(|| start_heartbeat(app.clone(), stop.clone(), addr.to_string()));
     let data = app.config.data.display().to_string();
-    tracing::info!(%addr, shards, data, version = crate::app::VERSION, "quarry is serving");
+    tracing::info!(%addr, node = %app.cluster.node, shards, data, version = crate::app::VERSION, "quarry is serving");
     println!("quarry {} listening on http://{addr} ({shards} shards, data {data})", crate::app::VERSION);
 
     for (id, h) in handles.into_iter().enumerate() {
@@ -100,6 +101,10 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     signals.close();
     let _ = flusher.join();
     let _ = maintenance.join();
+    if let Some(h) = heartbeat {
+        let _ = h.join();
+        app.cluster.leave(&app.records);
+    }
     if let Some(l) = local_model {
         l.join();
     }
@@ -313,6 +318,26 @@ fn start_flusher(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle<()>
             }
         })
         .expect("the meters thread starts")
+}
+
+/// This node's heartbeat in the shared records store (`services::cluster`), from the
+/// moment it serves until it stops; then it leaves the cluster.
+fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .name("quarry-heartbeat".into())
+        .spawn(move || {
+            let every = app.cluster.heartbeat_every();
+            let step = Duration::from_millis(100).min(every);
+            let mut next = std::time::Instant::now();
+            while !stop.load(Ordering::Acquire) {
+                if std::time::Instant::now() >= next {
+                    app.cluster.beat(&app.records, &addr);
+                    next = std::time::Instant::now() + every;
+                }
+                thread::sleep(step);
+            }
+        })
+        .expect("the heartbeat thread starts")
 }
 
 /// The index's background work: flush in-memory tails into segments (when big enough,

@@ -103,3 +103,61 @@ fn a_bad_store_setting_stops_the_start_naming_it_and_never_the_password() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("store.kind"), "{err}");
 }
+
+/// `/v1/health` of `s`, once its cluster view satisfies `ok` (heartbeats land every
+/// 200 ms here), within 20 s.
+fn health_when(s: &TestServer, ok: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let h = s.get("/v1/health", None).json();
+        if ok(&h) {
+            return h;
+        }
+        assert!(std::time::Instant::now() < deadline, "{h}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn nodes_sharing_a_store_see_each_other_by_heartbeat_and_a_dead_one_ages_out() {
+    if !have_postgres() {
+        return;
+    }
+    let url = quarry_test_support::store::new_schema();
+    let fast = "[cluster]\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n";
+    let named = |n: &str| Options { store: Store::Url(url.clone()), config: format!("{fast}node = \"{n}\"\n"), ..Options::default() };
+    let a = TestServer::with(named("east-1"));
+    let mut b = TestServer::with(named("east-2"));
+    let mut c = TestServer::with(Options { store: Store::Url(url.clone()), config: fast.into(), ..Options::default() });
+
+    // Each says which node answered; all three are members and see three live nodes.
+    let ha = health_when(&a, |h| h["cluster"]["nodes"] == 3);
+    assert_eq!((ha["node"].as_str(), ha["cluster"]["member"].as_bool()), (Some("east-1"), Some(true)), "{ha}");
+    assert_eq!(health_when(&b, |h| h["cluster"]["nodes"] == 3)["node"], "east-2");
+    // Unnamed, a node makes a name at its first start and keeps it across restarts.
+    let made = health_when(&c, |h| h["cluster"]["nodes"] == 3)["node"].as_str().unwrap().to_owned();
+    assert!(made.starts_with("node-"), "{made}");
+    c.terminate(std::time::Duration::from_secs(20));
+    // A clean stop leaves at once (long before the timeout would age it out).
+    health_when(&a, |h| h["cluster"]["nodes"] == 2);
+    c.restart();
+    assert_eq!(health_when(&c, |h| h["cluster"]["nodes"] == 3)["node"], made.as_str());
+
+    // kill -9: no goodbye; the others stop counting it once its heartbeat is 1 s old.
+    b.kill9();
+    let h = health_when(&a, |h| h["cluster"]["nodes"] == 2);
+    assert_eq!(h["cluster"]["member"], true, "{h}");
+    let metrics = a.get("/metrics", None).text();
+    assert!(metrics.contains("quarry_cluster_nodes 2") && metrics.contains("quarry_cluster_member 1"), "{metrics}");
+    b.restart();
+    health_when(&a, |h| h["cluster"]["nodes"] == 3);
+}
+
+#[test]
+fn a_node_on_the_embedded_store_is_alone_and_says_so() {
+    let s = TestServer::with(Options { store: Store::Embedded, config: "[cluster]\nnode = \"solo\"\n".into(), ..Options::default() });
+    let h = s.get("/v1/health", None).json();
+    assert_eq!(h["node"], "solo", "{h}");
+    assert!(h.get("cluster").is_none(), "no cluster without shared records: {h}");
+    assert!(!s.get("/metrics", None).text().contains("quarry_cluster_"));
+}

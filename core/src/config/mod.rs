@@ -15,6 +15,8 @@ mod rerank;
 mod research;
 mod secrets;
 mod segments;
+mod cluster;
+pub use cluster::ClusterSettings;
 mod store;
 
 use std::net::SocketAddr;
@@ -92,6 +94,8 @@ pub struct Config {
     pub store: crate::store::StoreSettings,
     /// `[segments]`: where segments are kept besides the data directory.
     pub segments: crate::segments::SegmentSettings,
+    /// `[cluster]`: this node's name and heartbeat, with records on a shared store.
+    pub cluster: ClusterSettings,
 }
 
 /// `[index]`: the engine's write path, background work and ranking.
@@ -361,6 +365,7 @@ fn resolve(raw: RawConfig, env: &std::collections::HashMap<String, String>) -> R
         egress: egress::resolve(raw.egress)?,
         store: store::resolve(raw.store)?,
         segments: segments::resolve(raw.segments)?,
+        cluster: cluster::resolve(raw.cluster)?,
     })
 }
 

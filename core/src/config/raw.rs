@@ -34,6 +34,7 @@ pub struct RawConfig {
     pub egress: super::egress::RawEgress,
     pub store: super::store::RawStore,
     pub segments: super::segments::RawSegments,
+    pub cluster: super::cluster::RawCluster,
 }
 
 #[derive(Debug, Deserialize)]

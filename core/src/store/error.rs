@@ -35,6 +35,10 @@ pub enum StoreError {
     Corrupt { what: String, reason: String },
     #[error("records store: {what} already exists")]
     Conflict { what: String },
+    /// The lease a write depended on passed to another node (`cluster::fenced_in`):
+    /// nothing was written.
+    #[error("records store: lease {lease} (epoch {epoch}) is no longer held")]
+    Fenced { lease: String, epoch: u64 },
     /// Not a fault: the account already holds its plan's most active keys.
     #[error("records store: the account holds {active} active keys, its cap is {max}")]
     TooManyKeys { active: u64, max: u64 },

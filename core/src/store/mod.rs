@@ -11,6 +11,8 @@
 pub mod actors;
 pub mod agents;
 mod charges;
+// the cluster's membership and leases (issue 40)
+pub mod cluster;
 mod collections;
 pub mod migrate;
 // sessions: conversations, their messages and sessions.
@@ -164,6 +166,11 @@ impl Records {
         Ok(records)
     }
 
+    /// Whether other processes may share these records (PostgreSQL): nodes of a cluster.
+    pub fn shared(&self) -> bool {
+        self.kv.shared()
+    }
+
     /// Where the records are: the redb file's path, or the database's host, port and name.
     pub fn at(&self) -> String {
         self.kv.at()
@@ -208,6 +215,7 @@ impl Records {
         self.ensure_prices()?; // the usage price book (issue 37)
         self.ensure_approvals()?; // approvals: the items and their expiry queue (issue 37)
         self.ensure_thresholds()?; // usage thresholds (issue 37)
+        self.ensure_cluster()?; // membership and leases (issue 40)
         self.count_records_once()
     }
 

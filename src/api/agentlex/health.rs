@@ -16,6 +16,8 @@ pub fn plans(app: &App) -> Reply {
 }
 
 pub fn metrics(app: &App) -> Reply {
-    let text = metrics::render(&app.metrics, &app.route_names, &app.search.gauges());
+    let mut gauges = app.search.gauges();
+    gauges.extend(app.cluster.gauges());
+    let text = metrics::render(&app.metrics, &app.route_names, &gauges);
     response::bytes(StatusCode::OK, HeaderValue::from_static("text/plain; version=0.0.4"), text.into())
 }

@@ -451,4 +451,4 @@ impl WriteTx {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
