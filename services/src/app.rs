@@ -62,7 +62,7 @@ pub struct App {
     /// forms: before and after the local model is ready (see [`App::health_json`]).
     health_json: [Bytes; 2],
     /// This node: its name, and its place in the cluster when the records are shared.
-    pub cluster: crate::cluster::Cluster,
+    pub cluster: Arc<crate::cluster::Cluster>,
     pub plans_json: Bytes,
     /// The provider layer; `None` when no provider is configured.
     pub llm: Option<Arc<crate::llm::Llm>>,
@@ -155,7 +155,9 @@ impl App {
             .with_english(config.english_embedder.as_deref());
         let search = Arc::new(crate::search::Service::new(engine.clone(), ingest, records.clone(), meters.clone(), loaded, config.index.clone()));
         let local_model = local.as_ref().map(|l| l.model_id());
-        let cluster = crate::cluster::Cluster::open(&config.cluster, &config.data, records.shared()).map_err(OpenError::Node)?;
+        let cluster = crate::cluster::Cluster::open(&config.cluster, &config.data, records.shared(), &crate::agents::generation::record::BOOT)
+            .map_err(OpenError::Node)?;
+        let cluster = Arc::new(cluster);
         let health = |local_ready: bool| {
             let remote = !config.llm.providers.is_empty();
             let llm_up = llm.is_some() && (remote || local_ready);
@@ -198,6 +200,7 @@ impl App {
             },
             plans: config.plans.clone(),
             default_plan: config.auth.default_plan.clone(),
+            cluster: cluster.clone(),
         }));
         let webhooks = Arc::new(crate::agents::webhooks::Webhooks::new(records.clone(), tools.clone()));
         Ok(App {

@@ -13,6 +13,8 @@ use crate::store::Records;
 pub struct Cluster {
     /// This node's name.
     pub node: String,
+    /// This boot's id (the lease its generation runs carry).
+    boot: String,
     started_ms: u64,
     settings: ClusterSettings,
     /// Whether the records are shared (a cluster is possible at all).
@@ -37,13 +39,14 @@ fn now_ms() -> u64 {
 impl Cluster {
     /// This node as `settings` and the data directory name it: the configured name, or
     /// the one kept in `data/NODE`, made (and written durably) at the first start.
-    pub fn open(settings: &ClusterSettings, data: &Path, shared: bool) -> std::io::Result<Cluster> {
+    pub fn open(settings: &ClusterSettings, data: &Path, shared: bool, boot: &str) -> std::io::Result<Cluster> {
         let node = match &settings.node {
             Some(n) => n.clone(),
             None => kept_name(data)?,
         };
         Ok(Cluster {
             node,
+            boot: boot.to_owned(),
             started_ms: now_ms(),
             settings: settings.clone(),
             shared,
@@ -69,6 +72,7 @@ impl Cluster {
             id: self.node.clone(),
             addr: addr.to_owned(),
             version: crate::version::VERSION.to_owned(),
+            boot: self.boot.clone(),
             started_ms: self.started_ms,
             heartbeat_ms: now_ms(),
         };
@@ -88,6 +92,21 @@ impl Cluster {
         }
     }
 
+    /// The boots whose runs have a live holder: this one, and with shared records every
+    /// node's whose heartbeat is within the timeout (read now, from the store).
+    pub fn live_boots(&self, records: &Records) -> Result<std::collections::HashSet<String>, crate::store::StoreError> {
+        let mut boots = std::collections::HashSet::from([self.boot.clone()]);
+        if self.shared {
+            boots.extend(records.live_nodes(now_ms(), self.settings.node_timeout.as_millis() as u64)?.into_iter().map(|n| n.boot));
+        }
+        Ok(boots)
+    }
+
+    /// How long after its last heartbeat a node counts as gone.
+    pub fn node_timeout(&self) -> std::time::Duration {
+        self.settings.node_timeout
+    }
+
     /// Removes this node's record (a clean stop), so the others see it gone at once.
     pub fn leave(&self, records: &Records) {
         if let Err(e) = records.leave(&self.node) {
@@ -105,7 +124,11 @@ impl Cluster {
         match self.view() {
             Some(v) => vec![
                 Gauge { name: "quarry_cluster_member", help: "1 while this node's heartbeats land in the shared store.", value: u64::from(v.member) },
-                Gauge { name: "quarry_cluster_nodes", help: "Live nodes sharing the records store, as the last heartbeat read them.", value: v.nodes },
+                Gauge {
+                    name: "quarry_cluster_nodes",
+                    help: "Live nodes sharing the records store, as the last heartbeat read them.",
+                    value: v.nodes,
+                },
             ],
             None => Vec::new(),
         }
@@ -145,10 +168,10 @@ mod tests {
     fn a_node_keeps_the_name_it_made_at_its_first_start() {
         let dir = tempfile::tempdir().unwrap();
         let settings = ClusterSettings { node: None, heartbeat: std::time::Duration::from_secs(1), node_timeout: std::time::Duration::from_secs(5) };
-        let first = Cluster::open(&settings, dir.path(), false).unwrap().node;
+        let first = Cluster::open(&settings, dir.path(), false, "b").unwrap().node;
         assert!(first.starts_with("node-") && first.len() == 13, "{first}");
-        assert_eq!(Cluster::open(&settings, dir.path(), false).unwrap().node, first);
+        assert_eq!(Cluster::open(&settings, dir.path(), false, "b").unwrap().node, first);
         let named = ClusterSettings { node: Some("east-1".into()), ..settings };
-        assert_eq!(Cluster::open(&named, dir.path(), false).unwrap().node, "east-1");
+        assert_eq!(Cluster::open(&named, dir.path(), false, "b").unwrap().node, "east-1");
     }
 }

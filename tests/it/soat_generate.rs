@@ -1061,3 +1061,45 @@ fn an_account_runs_at_most_its_share_of_generations_at_once() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Issue 40: two nodes share the records (PostgreSQL). A run whose node is killed is
+/// taken over by the other once its heartbeat is stale, resumed from its last
+/// committed step, and completes; a run whose node is alive is left to it.
+#[test]
+fn a_run_whose_node_dies_is_taken_over_by_another_node_and_completes() {
+    if !quarry_test_support::store::have_postgres() {
+        return;
+    }
+    let url = quarry_test_support::store::new_schema();
+    let node = |name: &str| {
+        let config = format!("{LAB}\n[cluster]\nnode = \"{name}\"\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n");
+        TestServer::with(Options { config, store: quarry_test_support::store::Store::Url(url.clone()), ..Options::default() })
+    };
+    let up = Scripted::start();
+    up.on("survive the node", Reply::Slow(Duration::from_millis(2500), Box::new(text("Finished on the other node."))));
+    up.on("stay home", Reply::Slow(Duration::from_millis(2500), Box::new(text("Finished where it started."))));
+    let mut a = node("a");
+    let b = node("b");
+    let st = setup(&a, &up, "cluster-run@example.com");
+    let agent_id = agent(&a, &st, json!({}));
+    // A run on b, alive throughout: nobody takes it from b.
+    let home = ok(generate(&b, &st, &agent_id, "", user("stay home")), 202)["generation_id"].as_str().unwrap().to_owned();
+    // A run on a, which dies mid-call with no goodbye.
+    let orphan = ok(generate(&a, &st, &agent_id, "", user("survive the node")), 202)["generation_id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(400));
+    a.kill9();
+    let g = settle(&b, &st.key, &orphan);
+    assert_eq!(g["status"], "completed", "{g}");
+    assert_eq!(g["output"]["content"], "Finished on the other node.");
+    let h = settle(&b, &st.key, &home);
+    assert_eq!((h["status"].as_str(), h["output"]["content"].as_str()), (Some("completed"), Some("Finished where it started.")), "{h}");
+    // Each prompt reached the model as many times as it ran to the end: the home run
+    // once, the orphan twice (the call a's death cut, and b's).
+    let asked = |needle: &str| up.bodies().iter().filter(|r| r.to_string().contains(needle)).count();
+    assert_eq!(asked("stay home"), 1, "a live node's run is never taken over");
+    assert_eq!(asked("survive the node"), 2);
+    // a comes back: its old run is b's now and stays completed.
+    a.restart();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(settle(&a, &st.key, &orphan)["status"], "completed");
+}

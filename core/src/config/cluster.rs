@@ -31,7 +31,10 @@ pub fn resolve(raw: RawCluster) -> Result<ClusterSettings, ConfigError> {
     let heartbeat = duration("cluster.heartbeat", &raw.heartbeat)?;
     let node_timeout = duration("cluster.node_timeout", &raw.node_timeout)?;
     if heartbeat < Duration::from_millis(100) || node_timeout < heartbeat * 3 {
-        return Err(invalid("cluster.node_timeout", "must be at least three heartbeats (and a heartbeat at least 100ms), so one slow write does not drop a node"));
+        return Err(invalid(
+            "cluster.node_timeout",
+            "must be at least three heartbeats (and a heartbeat at least 100ms), so one slow write does not drop a node",
+        ));
     }
     Ok(ClusterSettings { node: (!node.is_empty()).then(|| node.to_owned()), heartbeat, node_timeout })
 }

@@ -4,6 +4,7 @@
 //! that reads the environment; everything else receives a typed [`Config`] by value.
 
 mod agents;
+mod cluster;
 mod egress;
 mod expand;
 mod extract;
@@ -15,7 +16,6 @@ mod rerank;
 mod research;
 mod secrets;
 mod segments;
-mod cluster;
 pub use cluster::ClusterSettings;
 mod store;
 

@@ -31,6 +31,10 @@ pub struct NodeRecord {
     /// Where it listens, as it was told to (for operators; nodes never call each other).
     pub addr: String,
     pub version: String,
+    /// Its boot's id: what the runs it holds carry as their lease (a generation's
+    /// `state.lease`), so another node knows which runs have a live holder.
+    #[serde(default)]
+    pub boot: String,
     pub started_ms: u64,
     pub heartbeat_ms: u64,
 }
@@ -150,7 +154,7 @@ mod tests {
     }
 
     fn node(id: &str, at: u64) -> NodeRecord {
-        NodeRecord { id: id.into(), addr: "127.0.0.1:1".into(), version: "t".into(), started_ms: 0, heartbeat_ms: at }
+        NodeRecord { id: id.into(), addr: "127.0.0.1:1".into(), version: "t".into(), boot: format!("boot-{id}"), started_ms: 0, heartbeat_ms: at }
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct Service {
     pub running: crate::limits::Gate,
     /// Model routes' circuit breakers (issue 37), shared by the shards.
     pub breakers: super::generation::run::breaker::Breakers,
+    /// This node among those sharing the records: whose runs have a live holder.
+    pub cluster: Arc<crate::cluster::Cluster>,
     upstream: Upstream,
     plans: Plans,
     default_plan: String,
@@ -55,6 +57,7 @@ pub struct Parts {
     pub upstream: Upstream,
     pub plans: Plans,
     pub default_plan: String,
+    pub cluster: Arc<crate::cluster::Cluster>,
 }
 
 impl Service {
@@ -71,6 +74,7 @@ impl Service {
             upstream: p.upstream,
             plans: p.plans,
             default_plan: p.default_plan,
+            cluster: p.cluster,
         }
     }
 

@@ -3,6 +3,13 @@
 //! whose content was never written (`trace_content_mode: none`) cannot, and ends
 //! `failed` with stop_reason `interrupted`. Paused ones stay paused, their expiry
 //! timers set again.
+//!
+//! With records shared by a cluster (issue 40), a run whose lease is a live node's
+//! boot is that node's, and is left alone; and every node keeps looking, once per
+//! `[cluster] node_timeout`, for runs whose holder stopped heartbeating, and takes
+//! them over the same way. Taking over is a compare-and-set on the lease in the
+//! store (one writer at a time), so of the nodes that try, one wins; and the dead
+//! holder, should it come back, finds its lease gone at its next step and stops.
 
 use std::rc::Rc;
 
@@ -17,26 +24,54 @@ pub(crate) fn mine(id: &str, shard: usize, shards: usize) -> bool {
     shards <= 1 || (h % shards as u64) as usize == shard
 }
 
-/// Takes over this shard's share of the runs the last boot left. Runs at shard start.
+/// Takes over this shard's share of the runs the last boot left. Runs at shard start;
+/// with shared records it then keeps adopting the runs of nodes that died.
 pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
-    let records = host.agents.records.clone();
-    let all = match blocking(move || records.active_generations::<GenerationRecord>()).await {
-        Ok(all) => all,
+    let resumed = adopt(&host, shard, shards, true).await;
+    if resumed > 0 {
+        tracing::info!(shard, resumed, "generations resumed after a restart");
+    }
+    // approvals (issue 37): the expiry sweeper of this shard's share of the items.
+    crate::agents::approvals::sweep(host.clone(), shard, shards);
+    // Memory extractions recorded and not done (issue 36, knowledge).
+    super::extract::resume(host.clone(), shard, shards).await;
+    if host.agents.cluster.shared() {
+        let every = host.agents.cluster.node_timeout();
+        loop {
+            glommio::timer::sleep(every).await;
+            let resumed = adopt(&host, shard, shards, false).await;
+            if resumed > 0 {
+                tracing::warn!(shard, resumed, "took over generations whose node stopped heartbeating");
+            }
+        }
+    }
+}
+
+/// Resumes this shard's share of the in-progress runs no live boot holds; at the
+/// first pass (`first`) also sets the paused ones' expiry timers. How many resumed.
+async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, first: bool) -> usize {
+    let (records, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
+    let found = blocking(move || -> Result<_, crate::store::StoreError> {
+        Ok((records.active_generations::<GenerationRecord>()?, cluster.live_boots(&records)?))
+    })
+    .await;
+    let (all, live) = match found {
+        Ok(found) => found,
         Err(e) => {
             tracing::error!(error = %e, "reading generations to resume failed");
-            return;
+            return 0;
         }
     };
     let mut resumed = 0usize;
     for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
         match g.status() {
-            Status::InProgress if g.state.lease.as_deref() != Some(BOOT.as_str()) => {
+            Status::InProgress if !g.state.lease.as_ref().is_some_and(|l| l == BOOT.as_str() || live.contains(l)) => {
                 if g.content_redacted_at.is_some() {
-                    interrupt(&host, g, "its content was purged while it ran").await;
+                    interrupt(host, g, "its content was purged while it ran").await;
                     continue;
                 }
                 if !g.store_content {
-                    interrupt(&host, g, "its content was kept in memory only (trace_content_mode none) and the server restarted").await;
+                    interrupt(host, g, "its content was kept in memory only (trace_content_mode none) and the server restarted").await;
                     continue;
                 }
                 let old = g.state.lease.clone();
@@ -53,20 +88,14 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
                     Err(e) => tracing::error!(generation = %next.id, error = %e, "taking over a generation failed"),
                 }
             }
-            Status::RequiresAction => {
+            Status::RequiresAction if first => {
                 let left = g.state.expires_at.as_deref().map_or(std::time::Duration::ZERO, until);
                 super::expiry::schedule(host.clone(), g.account_id.clone(), g.id.clone(), left);
             }
             _ => {}
         }
     }
-    if resumed > 0 {
-        tracing::info!(shard, resumed, "generations resumed after a restart");
-    }
-    // approvals (issue 37): the expiry sweeper of this shard's share of the items.
-    crate::agents::approvals::sweep(host.clone(), shard, shards);
-    // Memory extractions recorded and not done (issue 36, knowledge).
-    super::extract::resume(host, shard, shards).await;
+    resumed
 }
 
 pub(crate) fn until(t: &str) -> std::time::Duration {
