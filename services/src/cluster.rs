@@ -66,8 +66,8 @@ impl Cluster {
 
     /// Writes this node's heartbeat and reads who else is live. A failure (the store
     /// out of reach) makes this node no member until one lands again. `addr` is where
-    /// it serves.
-    pub fn beat(&self, records: &Records, addr: &str) {
+    /// it serves. The live nodes counted, when it landed.
+    pub fn beat(&self, records: &Records, addr: &str) -> Option<u64> {
         let node = NodeRecord {
             id: self.node.clone(),
             addr: addr.to_owned(),
@@ -83,11 +83,13 @@ impl Cluster {
                     tracing::info!(node = %self.node, nodes = nodes.len(), "this node is in the cluster");
                 }
                 self.live.store(nodes.len() as u64, Ordering::Relaxed);
+                Some(nodes.len() as u64)
             }
             Err(e) => {
                 if self.member.swap(false, Ordering::AcqRel) {
                     tracing::warn!(node = %self.node, error = %e, "this node's heartbeat failed: out of the cluster until one lands");
                 }
+                None
             }
         }
     }

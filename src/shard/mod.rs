@@ -331,7 +331,11 @@ fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread
             let mut next = std::time::Instant::now();
             while !stop.load(Ordering::Acquire) {
                 if std::time::Instant::now() >= next {
-                    app.cluster.beat(&app.records, &addr);
+                    // Each key's rate is shared by the live nodes: a change in their
+                    // number gives every key a new share (the key caches refill).
+                    if let Some(nodes) = app.cluster.beat(&app.records, &addr) {
+                        app.keyring.set_cluster_nodes(nodes);
+                    }
                     next = std::time::Instant::now() + every;
                 }
                 thread::sleep(step);

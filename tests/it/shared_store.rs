@@ -161,3 +161,45 @@ fn a_node_on_the_embedded_store_is_alone_and_says_so() {
     assert!(h.get("cluster").is_none(), "no cluster without shared records: {h}");
     assert!(!s.get("/metrics", None).text().contains("quarry_cluster_"));
 }
+
+#[test]
+fn one_keys_rate_holds_for_the_cluster_not_for_each_node() {
+    if !have_postgres() {
+        return;
+    }
+    let url = quarry_test_support::store::new_schema();
+    // 120 a minute (two a second), a burst of 6, shared by three nodes.
+    let config = "[auth]\ndefault_plan = \"paced\"\n[plans.paced]\nname = \"Paced\"\nprice = 0\nstored_chars = 100000\nsearch = 10\nextract = 1\n\
+                  research = 1\nrate_per_minute = 120\nburst = 6\n[cluster]\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n";
+    let nodes: Vec<TestServer> =
+        (0..3).map(|_| TestServer::with(Options { store: Store::Url(url.clone()), config: config.into(), ..Options::default() })).collect();
+    for n in &nodes {
+        health_when(n, |h| h["cluster"]["nodes"] == 3);
+    }
+    let (_, key) = nodes[0].signup("paced@example.com");
+    // A client spread over the three nodes (as a balancer would), as fast as it can,
+    // for 12 s: served no more than the plan's rate and burst, and not much less.
+    let seconds = 12;
+    let started = std::time::Instant::now();
+    let (mut served, mut refused, mut i) = (0u64, 0u64, 0usize);
+    while started.elapsed() < std::time::Duration::from_secs(seconds) {
+        let r = nodes[i % 3].get("/v1/account", Some(&key));
+        i += 1;
+        match r.status {
+            200 => {
+                served += 1;
+                assert_eq!(r.header("x-ratelimit-limit"), Some("6"), "clients are told the plan's burst");
+            }
+            429 => {
+                refused += 1;
+                assert!(r.header("retry-after").is_some());
+            }
+            other => panic!("{other}: {}", r.text()),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let allowed = 2 * seconds + 6 + 2; // the rate, the burst, and the shares' rounding up
+    assert!(served <= allowed, "served {served} in {seconds} s across three nodes; the plan allows {allowed}");
+    assert!(served >= 2 * seconds - 3, "served {served}: the nodes together give the plan's rate");
+    assert!(refused > 0);
+}

@@ -2,6 +2,15 @@
 //! word, so every shard spends from the same bucket without a lock: a key's rate
 //! holds across all shards together, exactly. The state is the "theoretical arrival
 //! time" (TAT): the instant at which the bucket would be full again.
+//!
+//! In a cluster of N live nodes (issue 40) each node's bucket for a key is its share:
+//! the plan's rate and burst divided by N (a burst share rounded up). Behind a
+//! balancer that spreads a client's requests, the nodes together serve the plan's
+//! rate plus its burst (rounded up by fewer than N tokens), with no shared counter: a
+//! request costs no round trip to the store. A call dearer than a node's burst share
+//! (a batch the plan's burst allows) is served when that share is full and leaves
+//! the bucket in debt for as long as its cost takes to come back, so the rate holds.
+//! A client pinned to one node gets a share of its rate, not all of it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +49,13 @@ impl Pace {
         Pace { burst: rate.burst, interval: 60_000_000_000 / rate.per_minute.max(1) }
     }
 
+    /// One of `nodes` nodes' share of it: the burst divided (rounded up), one token
+    /// coming back `nodes` times as slowly.
+    pub fn share(self, nodes: u64) -> Pace {
+        let n = nodes.max(1);
+        Pace { burst: self.burst.div_ceil(n).max(1), interval: self.interval.saturating_mul(n) }
+    }
+
     pub fn per_hour(burst: u64, per_hour: u64) -> Pace {
         Pace { burst, interval: 3_600_000_000_000 / per_hour.max(1) }
     }
@@ -47,6 +63,9 @@ impl Pace {
 
 pub struct Bucket {
     pace: Pace,
+    /// The plan's burst (what `x-ratelimit-limit` says and a batch may cost), which a
+    /// cluster node's share (`pace`) may hold less of.
+    limit: u64,
     /// Nanoseconds since [`epoch`] at which the bucket is full again.
     tat: AtomicU64,
 }
@@ -67,7 +86,12 @@ impl Bucket {
     }
 
     pub fn paced(pace: Pace) -> Bucket {
-        Bucket { pace, tat: AtomicU64::new(0) }
+        Bucket { pace, limit: pace.burst, tat: AtomicU64::new(0) }
+    }
+
+    /// One of `nodes` cluster nodes' share of `rate` (see the module's note).
+    pub fn shared(rate: Rate, nodes: u64) -> Bucket {
+        Bucket { pace: Pace::of(rate).share(nodes), limit: rate.burst, tat: AtomicU64::new(0) }
     }
 
     /// Nanoseconds for one token to come back.
@@ -88,8 +112,11 @@ impl Bucket {
         loop {
             let backlog = tat.saturating_sub(now);
             let needed = backlog + cost * t;
-            if needed > capacity {
-                return self.decision(false, backlog, needed - capacity);
+            // A call dearer than the whole bucket (a node's share of a plan's burst)
+            // is served once the bucket is full, leaving it in debt.
+            let dear = cost * t > capacity && backlog == 0;
+            if needed > capacity && !dear {
+                return self.decision(false, backlog, needed - capacity.max(cost * t));
             }
             let new_tat = now.max(tat) + cost * t;
             match self.tat.compare_exchange_weak(tat, new_tat, Ordering::AcqRel, Ordering::Acquire) {
@@ -113,9 +140,9 @@ impl Bucket {
         self.spend_at(cost, now_nanos())
     }
 
-    /// How many tokens it holds when full: the most one call can cost.
+    /// The plan's burst: the most one call can cost.
     pub fn burst(&self) -> u64 {
-        self.pace.burst
+        self.limit
     }
 
     fn decision(&self, allowed: bool, backlog: u64, wait_for_cost: u64) -> Decision {
@@ -132,7 +159,7 @@ impl Bucket {
             (true, 0) => ceil_secs(until_one),
             (true, _) => 0,
         };
-        Decision { allowed, limit: self.pace.burst, remaining, reset_secs, retry_after_secs }
+        Decision { allowed, limit: self.limit, remaining, reset_secs, retry_after_secs }
     }
 }
 
@@ -142,19 +169,35 @@ fn ceil_secs(nanos: u64) -> u64 {
 
 /// Every key's bucket, shared by the shards. Looked up only when a shard's key cache
 /// misses; the cached entry keeps its `Arc<Bucket>`.
-#[derive(Default)]
 pub struct Buckets {
     map: Mutex<HashMap<String, Arc<Bucket>>>,
+    /// Live nodes sharing each key's rate (1 alone).
+    nodes: AtomicU64,
+}
+
+impl Default for Buckets {
+    fn default() -> Buckets {
+        Buckets { map: Mutex::default(), nodes: AtomicU64::new(1) }
+    }
 }
 
 impl Buckets {
-    /// The key's bucket; a new one (full) when none exists or the plan's rate changed.
+    /// Sets how many live nodes share each rate; buckets taken from here after it are
+    /// shares of that many (the caller moves the key epoch, so caches take them).
+    /// Whether it changed.
+    pub fn set_nodes(&self, nodes: u64) -> bool {
+        self.nodes.swap(nodes.max(1), Ordering::AcqRel) != nodes.max(1)
+    }
+
+    /// The key's bucket; a new one (full) when none exists or the plan's rate or the
+    /// cluster's size changed.
     pub fn get(&self, prefix: &str, rate: Rate) -> Arc<Bucket> {
+        let nodes = self.nodes.load(Ordering::Acquire);
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         match map.get(prefix) {
-            Some(b) if b.pace == Pace::of(rate) => b.clone(),
+            Some(b) if b.pace == Pace::of(rate).share(nodes) && b.limit == rate.burst => b.clone(),
             _ => {
-                let b = Arc::new(Bucket::new(rate));
+                let b = Arc::new(Bucket::shared(rate, nodes));
                 map.insert(prefix.to_owned(), b.clone());
                 b
             }
@@ -228,10 +271,47 @@ mod tests {
     }
 
     #[test]
+    fn three_nodes_shares_serve_the_plans_rate_and_burst_together() {
+        let rate = Rate { per_minute: 60, burst: 6 };
+        let nodes: Vec<Bucket> = (0..3).map(|_| Bucket::shared(rate, 3)).collect();
+        // Requests spread over the nodes for 60 s, ten a second offered: the nodes
+        // together serve the burst at once, then a token a second.
+        let mut served = 0;
+        for i in 0..600u64 {
+            let now = 1_000 * SEC + i * SEC / 10;
+            if nodes[(i % 3) as usize].spend_at(1, now).allowed {
+                served += 1;
+            }
+        }
+        assert!((60..=60 + 6).contains(&served), "{served}");
+        // What a client is told is the plan's, not a node's share.
+        assert_eq!(nodes[0].burst(), 6);
+        assert_eq!(nodes[1].spend_at(1, 5_000 * SEC).limit, 6);
+    }
+
+    #[test]
+    fn a_call_dearer_than_a_nodes_share_is_served_when_it_is_full_and_leaves_a_debt() {
+        // Burst 6 over 3 nodes: 2 a node. A batch of 5 (the plan allows it)...
+        let b = Bucket::shared(Rate { per_minute: 60, burst: 6 }, 3);
+        assert!(b.spend_at(5, 10 * SEC).allowed, "served from a full share");
+        // ...is paid back at the share's pace (a token every 3 s): 15 s of debt, and
+        // the share's two tokens after it.
+        let refused = b.spend_at(1, 20 * SEC);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after_secs, 2, "until the debt is paid down to the burst share");
+        assert!(b.spend_at(1, 22 * SEC).allowed);
+        assert!(!b.spend_at(5, 22 * SEC).allowed, "a dear call waits for a full share");
+    }
+
+    #[test]
     fn a_plan_change_gives_a_new_bucket() {
         let buckets = Buckets::default();
         let a = buckets.get("al_x", Rate { per_minute: 60, burst: 1 });
         assert!(Arc::ptr_eq(&a, &buckets.get("al_x", Rate { per_minute: 60, burst: 1 })));
         assert!(!Arc::ptr_eq(&a, &buckets.get("al_x", Rate { per_minute: 600, burst: 1 })));
+        // And so does a change in the cluster's size.
+        let b = buckets.get("al_x", Rate { per_minute: 600, burst: 1 });
+        assert!(buckets.set_nodes(2) && !buckets.set_nodes(2));
+        assert!(!Arc::ptr_eq(&b, &buckets.get("al_x", Rate { per_minute: 600, burst: 1 })));
     }
 }

@@ -112,6 +112,14 @@ impl Keyring {
         self.epoch.load(Ordering::Acquire)
     }
 
+    /// Sets how many live nodes share each key's rate (`limits::bucket`); when that
+    /// changes, every shard drops its cached keys and takes the new shares.
+    pub fn set_cluster_nodes(&self, nodes: u64) {
+        if self.buckets.set_nodes(nodes) {
+            self.bump_epoch();
+        }
+    }
+
     /// The account's plan (the default one for a plan since removed).
     pub fn plan(&self, id: &str) -> &Plan {
         self.plans.get_or(id, &self.default_plan)
