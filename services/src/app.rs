@@ -117,6 +117,12 @@ impl App {
     pub fn open(config: Config, shards: usize, route_names: Vec<&'static str>) -> Result<App, OpenError> {
         let records = Arc::new(Records::open_with(&config.data, &config.store)?);
         let secrets = Arc::new(crate::agents::secrets::Secrets::open(&config.secrets, &config.data, records.clone())?);
+        if records.shared() && config.secrets.key.is_none() {
+            tracing::warn!(
+                "the records are shared ([store] kind = \"postgres\") but [secrets] key is not set: this node seals secrets with its own \
+                 DATA/secrets.key, which other nodes cannot read; give every node the same key (QUARRY_SECRETS__KEY)"
+            );
+        }
         // Before anything can upload: bytes no file record names (a crash between them).
         match crate::agents::files::sweep(&records, &config.data) {
             Ok(0) => {}

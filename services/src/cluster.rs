@@ -104,6 +104,23 @@ impl Cluster {
         Ok(boots)
     }
 
+    /// Whether this node leads the cluster-wide work `name` (the webhook outbox): it
+    /// takes or renews a lease of `node_timeout` on it, held by this boot; call again
+    /// well within that to keep it. Always true on the embedded store (a node alone).
+    /// When the leader dies, another node's next call takes the lease once it lapses.
+    pub fn lead(&self, records: &Records, name: &str) -> bool {
+        if !self.shared {
+            return true;
+        }
+        match records.acquire_lease(name, &self.boot, now_ms(), self.settings.node_timeout.as_millis() as u64) {
+            Ok(lease) => lease.is_some(),
+            Err(e) => {
+                tracing::warn!(lease = name, error = %e, "could not take or renew a lease");
+                false
+            }
+        }
+    }
+
     /// How long after its last heartbeat a node counts as gone.
     pub fn node_timeout(&self) -> std::time::Duration {
         self.settings.node_timeout

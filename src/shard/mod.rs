@@ -236,7 +236,7 @@ fn spawn_shard(
             glommio::spawn_local(crate::agents::generation::recover::take_over(host, id, shards)).detach();
             // webhooks: shard 0 sends what the outbox owes (the deliveries a restart finds too).
             if id == 0 {
-                glommio::spawn_local(crate::agents::webhooks::deliver::run(shard.app.webhooks.clone())).detach();
+                glommio::spawn_local(crate::agents::webhooks::deliver::run(shard.app.webhooks.clone(), shard.app.cluster.clone())).detach();
                 // policies (issue 37): the audit log's retention.
                 let agents = &shard.app.config.agents;
                 let retain = crate::agents::audit::retain(shard.app.records.clone(), agents.audit_retention_days, agents.audit_sweep_interval);

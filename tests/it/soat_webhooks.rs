@@ -62,6 +62,9 @@ impl Receiver {
     }
 }
 
+/// In a receiver's script: answer 200 after 600 ms.
+const SLOW: u16 = 1;
+
 fn serve(stream: TcpStream, got: &Mutex<Vec<Got>>, script: &Mutex<Vec<u16>>) {
     let mut w = stream.try_clone().unwrap();
     let mut r = BufReader::new(stream);
@@ -97,6 +100,13 @@ fn serve(stream: TcpStream, got: &Mutex<Vec<Got>>, script: &Mutex<Vec<u16>>) {
             } else {
                 s.remove(0)
             }
+        };
+        // SLOW: a receiver that takes its time, then accepts.
+        let status = if status == SLOW {
+            std::thread::sleep(Duration::from_millis(600));
+            200
+        } else {
+            status
         };
         let answer = if status == 200 { "thanks" } else { "try later" };
         let head = format!("HTTP/1.1 {status} X\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{answer}", answer.len());
@@ -396,4 +406,72 @@ fn a_receiver_answering_500_gets_the_delivery_retried_to_success_and_a_redeliver
     refused(call(&s, "GET", &format!("/api/v1/webhook-deliveries/{did}"), &other, None), 404);
     refused(call(&s, "POST", &format!("/api/v1/webhook-deliveries/{did}/redeliver"), &other, None), 404);
     assert_eq!(receiver.got().len(), 3);
+}
+
+/// Issue 40: two nodes share the records (PostgreSQL) and so the webhook outbox. Each
+/// event reaches the receiver once, whichever node raised it; when the node sending
+/// dies, the other sends what is owed from then on.
+#[test]
+fn nodes_sharing_the_outbox_deliver_each_event_once_and_another_takes_over_the_sending() {
+    if !quarry_test_support::store::have_postgres() {
+        return;
+    }
+    let url = quarry_test_support::store::new_schema();
+    let node = |name: &str| {
+        let config = format!("{}\n[cluster]\nnode = \"{name}\"\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n", super::plans::LAB);
+        // Nodes sharing records share the key that seals their secrets (the webhook's).
+        let key = ("QUARRY_SECRETS__KEY".to_owned(), "7f".repeat(32));
+        super::server::TestServer::with(super::server::Options {
+            config,
+            store: quarry_test_support::store::Store::Url(url.clone()),
+            env: vec![key],
+            ..super::server::Options::default()
+        })
+    };
+    let up = Scripted::start();
+    up.otherwise(text("Done."));
+    let mut a = node("a");
+    let b = node("b");
+    let st = setup(&a, &up, "cluster-hooks@example.com");
+    // A slow receiver: each delivery is in flight while both nodes look at the outbox.
+    let receiver = Receiver::start(&[SLOW; 8]);
+    let hook = webhook(&a, &st.key, &receiver.url(), json!(["agents.generation.completed"]));
+    let wid = hook["id"].as_str().unwrap().to_owned();
+    let agent_id = agent(&a, &st, json!({}));
+    let run = |s: &super::server::TestServer| {
+        let g = ok(
+            call(
+                s,
+                "POST",
+                &format!("/api/v1/agents/{agent_id}/generate?wait=true"),
+                &st.key,
+                Some(json!({"messages": [{"role": "user", "content": "Go."}]})),
+            ),
+            200,
+        );
+        assert_eq!(g["status"], "completed", "{g}");
+    };
+    for i in 0..6 {
+        run(if i % 2 == 0 { &a } else { &b });
+    }
+    deliveries_until(&b, &st.key, &wid, "all six succeeded", |d| d.len() == 6 && d.iter().all(|x| x["status"] == "success"));
+    std::thread::sleep(Duration::from_millis(1500)); // any second sender would have sent by now
+    let ids = |got: &[Got]| got.iter().map(|g| g.json()["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let mut sent = ids(&receiver.got());
+    sent.sort();
+    let before = sent.len();
+    sent.dedup();
+    assert_eq!((before, sent.len()), (6, 6), "each event once: {sent:?}");
+
+    // Whichever node was sending, a dies; b sends what b raises next.
+    a.kill9();
+    for _ in 0..2 {
+        run(&b);
+    }
+    deliveries_until(&b, &st.key, &wid, "the two new ones succeeded", |d| d.len() == 8 && d.iter().all(|x| x["status"] == "success"));
+    let all = ids(&receiver.got());
+    let mut unique = all.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 8, "{all:?}");
 }

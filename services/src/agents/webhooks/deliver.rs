@@ -47,9 +47,23 @@ struct State {
 }
 
 /// Runs the worker until the shard stops. Must run on a shard.
-pub async fn run(hooks: Arc<Webhooks>) {
+pub async fn run(hooks: Arc<Webhooks>, cluster: Arc<crate::cluster::Cluster>) {
     let state = Rc::new(RefCell::new(State::default()));
+    // One node of a cluster sends: the one holding the outbox's lease (renewed a
+    // third of the way through it), so each delivery has one sender; when it dies,
+    // another takes the lease once it lapses and sends what is still owed.
+    let renew = cluster.node_timeout() / 3;
+    let (mut asked, mut leads) = (None::<std::time::Instant>, false);
     loop {
+        if asked.is_none_or(|at| at.elapsed() >= renew) {
+            let (c, r) = (cluster.clone(), hooks.records.clone());
+            leads = crate::runtime::blocking(move || c.lead(&r, "webhooks/outbox")).await;
+            asked = Some(std::time::Instant::now());
+        }
+        if !leads {
+            glommio::timer::sleep(POLL).await;
+            continue;
+        }
         if let Err(e) = tick(&hooks, &state).await {
             tracing::error!(error = %e, "reading the webhook deliveries owed failed");
         }
