@@ -673,13 +673,15 @@ pub fn view(r: &EvalRunRecord) -> Value {
 /// After a restart: each unsettled run another boot held, this shard's share by a
 /// hash of its id, executes again from the items without a result.
 pub async fn resume(host: Rc<Host>, shard: usize, shards: usize) {
-    let r = host.agents.records.clone();
-    let all = match blocking(move || r.all::<EvalRunRecord>()).await {
-        Ok(all) => all,
+    let (r, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
+    // With shared records, a run a live node holds is that node's (issue 40).
+    let (all, live) = match blocking(move || -> Result<_, crate::store::StoreError> { Ok((r.all::<EvalRunRecord>()?, cluster.live_boots(&r)?)) }).await {
+        Ok(found) => found,
         Err(e) => return tracing::error!(error = %e, "reading eval runs to resume failed"),
     };
     let mine = |r: &EvalRunRecord| crate::agents::generation::recover::mine(&r.id, shard, shards);
-    for run in all.into_iter().filter(|r| r.executed && !r.status.terminal() && r.lease.as_deref() != Some(BOOT.as_str()) && mine(r)) {
+    let held = |r: &EvalRunRecord| r.lease.as_ref().is_some_and(|l| l == BOOT.as_str() || live.contains(l));
+    for run in all.into_iter().filter(|r| r.executed && !r.status.terminal() && !held(r) && mine(r)) {
         tracing::info!(run = %run.id, "an eval run resumes after a restart");
         glommio::spawn_local(execute(host.clone(), run)).detach();
     }
