@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("config", &["config"]),
     // quarry-services.
     // Services every other service may call: keys, and collections and their search.
-    ("base services", &["auth", "search"]),
+    ("base services", &["auth", "search", "cluster"]),
     ("services", &["agents", "evaluate", "extract", "identity", "research"]),
     // The composition root: builds every service once and lends each what it needs.
     ("app", &["app"]),

@@ -214,7 +214,7 @@ impl Engine {
             return errors;
         }
         // Longest idle first.
-        sized.sort_by(|a, b| b.0.cmp(&a.0));
+        sized.sort_by_key(|s| std::cmp::Reverse(s.0));
         let candidates: Vec<(String, u64)> =
             sized.iter().filter(|(idle, bytes, _)| *idle >= 1 && *bytes > 0).map(|(_, b, c)| (c.id().to_owned(), *b)).collect();
         drop(sized);

@@ -95,11 +95,15 @@ impl Cluster {
     }
 
     /// The boots whose runs have a live holder: this one, and with shared records every
-    /// node's whose heartbeat is within the timeout (read now, from the store).
+    /// other node's whose heartbeat is within the timeout (read now, from the store).
+    /// Node names are unique: each node has its own data directory (and `DATA/NODE`).
     pub fn live_boots(&self, records: &Records) -> Result<std::collections::HashSet<String>, crate::store::StoreError> {
         let mut boots = std::collections::HashSet::from([self.boot.clone()]);
         if self.shared {
-            boots.extend(records.live_nodes(now_ms(), self.settings.node_timeout.as_millis() as u64)?.into_iter().map(|n| n.boot));
+            // This node's own record may still name its previous boot (killed, then
+            // restarted before the record aged out): that boot is gone for certain.
+            let others = records.live_nodes(now_ms(), self.settings.node_timeout.as_millis() as u64)?.into_iter().filter(|n| n.id != self.node);
+            boots.extend(others.map(|n| n.boot));
         }
         Ok(boots)
     }

@@ -25,7 +25,8 @@ pub struct ClusterSettings {
 
 pub fn resolve(raw: RawCluster) -> Result<ClusterSettings, ConfigError> {
     let node = raw.node.trim();
-    if !node.is_empty() && !(node.len() <= 64 && node.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')) {
+    let well_formed = node.len() <= 64 && node.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if !well_formed {
         return Err(invalid("cluster.node", "must be up to 64 of a-z, A-Z, 0-9, '-', '_' and '.', or \"\" for a name kept in the data directory"));
     }
     let heartbeat = duration("cluster.heartbeat", &raw.heartbeat)?;

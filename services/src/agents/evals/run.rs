@@ -675,10 +675,11 @@ pub fn view(r: &EvalRunRecord) -> Value {
 pub async fn resume(host: Rc<Host>, shard: usize, shards: usize) {
     let (r, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
     // With shared records, a run a live node holds is that node's (issue 40).
-    let (all, live) = match blocking(move || -> Result<_, crate::store::StoreError> { Ok((r.all::<EvalRunRecord>()?, cluster.live_boots(&r)?)) }).await {
-        Ok(found) => found,
-        Err(e) => return tracing::error!(error = %e, "reading eval runs to resume failed"),
-    };
+    let (all, live) =
+        match blocking(move || -> Result<_, crate::store::StoreError> { Ok((r.all::<EvalRunRecord>()?, cluster.live_boots(&r)?)) }).await {
+            Ok(found) => found,
+            Err(e) => return tracing::error!(error = %e, "reading eval runs to resume failed"),
+        };
     let mine = |r: &EvalRunRecord| crate::agents::generation::recover::mine(&r.id, shard, shards);
     let held = |r: &EvalRunRecord| r.lease.as_ref().is_some_and(|l| l == BOOT.as_str() || live.contains(l));
     for run in all.into_iter().filter(|r| r.executed && !r.status.terminal() && !held(r) && mine(r)) {
