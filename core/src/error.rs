@@ -47,6 +47,8 @@ codes! {
     InvalidDomain => ("invalid_domain", 400),
     InvalidText => ("invalid_text", 400),
     InvalidPage => ("invalid_page", 400),
+    // ours: a Quarry-After header that names no write of the collection.
+    InvalidSeq => ("invalid_seq", 400),
     CannotRevokeCurrent => ("cannot_revoke_current", 400),
     MissingKey => ("missing_key", 401),
     InvalidKey => ("invalid_key", 401),

@@ -17,6 +17,7 @@ use arc_swap::ArcSwap;
 
 use crate::collection::remote::{Objects, Remote};
 use crate::collection::{Collection, CollectionError, Options, Recovery};
+use crate::journal::Journal;
 
 pub struct Engine {
     root: PathBuf,
@@ -27,12 +28,31 @@ pub struct Engine {
     changes: Mutex<HashSet<String>>,
     /// The bucket segments are published in, when they are (`[segments] store = "s3"`).
     objects: Option<Arc<dyn Objects>>,
+    /// The shared journal, when the write-ahead log is kept there (a cluster).
+    journal: Option<Arc<dyn Journal>>,
     /// Bytes of segment files the local cache keeps at most (0: no bound).
     cache_bytes: u64,
     /// The evicted set's size, read without its lock (which a fetch may hold).
     cold: AtomicU64,
     evictions: AtomicU64,
     reopens: AtomicU64,
+    /// Following the shared journal: records behind at the last round's read, whether
+    /// that read succeeded, and the maintenance leases held after the last round.
+    behind: AtomicU64,
+    following: std::sync::atomic::AtomicBool,
+    leases: AtomicU64,
+}
+
+/// Following the shared journal, for `/metrics`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FollowStats {
+    /// Records other nodes wrote that this one had not applied when it last read the
+    /// journal's heads (it applies them right after).
+    pub behind: u64,
+    /// Whether the last read of the heads succeeded.
+    pub following: bool,
+    /// Collections whose flushes and merges this node holds the lease of.
+    pub leases: u64,
 }
 
 /// Where segments are published besides local disk, and how much of them local disk
@@ -41,6 +61,9 @@ pub struct Bucket {
     pub objects: Arc<dyn Objects>,
     /// The local cache's bound in bytes; 0 keeps every segment.
     pub cache_bytes: u64,
+    /// The shared journal every collection's write-ahead log is kept in, when it is:
+    /// then every node serves every collection ([`crate::journal`]).
+    pub journal: Option<Arc<dyn Journal>>,
 }
 
 /// The local segment cache, for `/metrics`.
@@ -78,15 +101,15 @@ impl Engine {
         opts: Options,
         bucket: Option<Bucket>,
     ) -> Result<(Engine, Vec<Opened>), CollectionError> {
-        let (objects, cache_bytes) = match bucket {
-            Some(b) => (Some(b.objects), b.cache_bytes),
-            None => (None, 0),
+        let (objects, cache_bytes, journal) = match bucket {
+            Some(b) => (Some(b.objects), b.cache_bytes, b.journal),
+            None => (None, 0, None),
         };
         fs::create_dir_all(root).map_err(|source| CollectionError::Io { op: "create", path: root.to_owned(), source })?;
         let mut map = HashMap::new();
         let mut report = Vec::new();
         for id in ids {
-            let (c, recovery) = Collection::open_with(id, &root.join(id), opts, remote_of(&objects, id))?;
+            let (c, recovery) = Collection::open_with(id, &root.join(id), opts, remote_of(&objects, &journal, id))?;
             map.insert(id.to_owned(), Arc::new(c));
             report.push(Opened { id: id.to_owned(), recovery });
         }
@@ -103,10 +126,14 @@ impl Engine {
             collections: ArcSwap::from_pointee(map),
             changes: Mutex::new(HashSet::new()),
             objects,
+            journal,
             cache_bytes,
             cold: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             reopens: AtomicU64::new(0),
+            behind: AtomicU64::new(0),
+            following: std::sync::atomic::AtomicBool::new(false),
+            leases: AtomicU64::new(0),
         };
         Ok((engine, report))
     }
@@ -123,17 +150,27 @@ impl Engine {
         if let Some(c) = self.collections.load().get(id) {
             return Ok(Some(c.clone())); // opened while this waited
         }
-        if !cold.contains(id) {
+        let evicted = cold.contains(id);
+        // On the shared journal every collection is every node's: one another node
+        // created is opened here on its first request.
+        let elsewhere = || -> Result<bool, CollectionError> {
+            let Some(j) = &self.journal else { return Ok(false) };
+            let head = j.head(id).map_err(|reason| CollectionError::Journal { op: "open", collection: id.to_owned(), reason })?;
+            Ok(head.is_some())
+        };
+        if !evicted && !elsewhere()? {
             return Ok(None);
         }
-        let (c, _) = Collection::open_with(id, &self.root.join(id), self.opts, remote_of(&self.objects, id))?;
+        let (c, _) = Collection::open_with(id, &self.root.join(id), self.opts, remote_of(&self.objects, &self.journal, id))?;
         let c = Arc::new(c);
         let mut map = HashMap::clone(&self.collections.load());
         map.insert(id.to_owned(), c.clone());
         self.collections.store(Arc::new(map));
-        cold.remove(id);
-        self.cold.store(cold.len() as u64, Ordering::Relaxed);
-        self.reopens.fetch_add(1, Ordering::Relaxed);
+        if evicted {
+            cold.remove(id);
+            self.cold.store(cold.len() as u64, Ordering::Relaxed);
+            self.reopens.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(Some(c))
     }
 
@@ -143,10 +180,12 @@ impl Engine {
         // the bucket, so creating one does not wait on object storage.
         let dir = self.root.join(id);
         fs::create_dir_all(&dir).map_err(|source| CollectionError::Io { op: "create", path: dir.clone(), source })?;
-        if crate::collection::manifest::Manifest::load(&dir)?.is_none() {
+        if let Some(j) = &self.journal {
+            j.create(id).map_err(|reason| CollectionError::Journal { op: "create", collection: id.to_owned(), reason })?;
+        } else if crate::collection::manifest::Manifest::load(&dir)?.is_none() {
             crate::collection::manifest::Manifest::new().store(&dir)?;
         }
-        let (c, _) = Collection::open_with(id, &dir, self.opts, remote_of(&self.objects, id))?;
+        let (c, _) = Collection::open_with(id, &dir, self.opts, remote_of(&self.objects, &self.journal, id))?;
         let c = Arc::new(c);
         let mut map = HashMap::clone(&self.collections.load());
         map.insert(id.to_owned(), c.clone());
@@ -156,6 +195,15 @@ impl Engine {
 
     /// Forgets a collection and removes its files.
     pub fn remove(&self, id: &str) -> Result<(), CollectionError> {
+        if let Some(j) = &self.journal {
+            j.remove(id).map_err(|reason| CollectionError::Journal { op: "remove", collection: id.to_owned(), reason })?;
+        }
+        self.forget(id)
+    }
+
+    /// Drops collection `id` from this node: its map entry and local files (and its
+    /// objects, when it is gone for every node).
+    fn forget(&self, id: &str) -> Result<(), CollectionError> {
         let mut cold = self.changes.lock().expect("engine lock");
         cold.remove(id);
         self.cold.store(cold.len() as u64, Ordering::Relaxed);
@@ -265,24 +313,83 @@ impl Engine {
         }
     }
 
+    pub fn follow_stats(&self) -> FollowStats {
+        FollowStats {
+            behind: self.behind.load(Ordering::Relaxed),
+            following: self.following.load(Ordering::Relaxed),
+            leases: self.leases.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether collections' write-ahead logs are the shared journal.
+    pub fn is_shared(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// One round of following the shared journal: every open collection brought up
+    /// to its head (one read for all of them), and those deleted on another node
+    /// dropped here. The error of the heads' read, or each collection's.
+    pub fn follow(&self) -> Result<Vec<(String, CollectionError)>, CollectionError> {
+        let Some(j) = &self.journal else { return Ok(Vec::new()) };
+        let heads = j.heads().map_err(|reason| {
+            self.following.store(false, Ordering::Relaxed);
+            CollectionError::Journal { op: "follow", collection: "*".into(), reason }
+        })?;
+        self.following.store(true, Ordering::Relaxed);
+        let all = self.all();
+        let behind = all.iter().filter_map(|c| heads.get(c.id()).map(|h| h.lsn.saturating_sub(c.applied()))).sum();
+        self.behind.store(behind, Ordering::Relaxed);
+        let mut errors = Vec::new();
+        for c in all {
+            let result = match heads.get(c.id()) {
+                Some(head) => c.follow(*head),
+                // Created after the read, by this node: not gone.
+                None if c.applied() == 0 && c.snapshot().views.is_empty() => continue,
+                None => self.forget(c.id()),
+            };
+            if let Err(e) = result {
+                errors.push((c.id().to_owned(), e));
+            }
+        }
+        Ok(errors)
+    }
+
     /// One round of background work: flush the tails that are big enough (or all of
-    /// them when `all_tails`), then merge where there are too many segments.
+    /// them when `all_tails`), then merge where there are too many segments. On the
+    /// shared journal, only for the collections whose maintenance lease this node
+    /// holds (taken here when free).
     pub fn maintain(&self, all_tails: bool) -> Vec<(String, CollectionError)> {
         let mut errors = Vec::new();
+        let mut held = 0;
         for c in self.all() {
             let flush = if all_tails { c.has_tail() } else { c.wants_flush() };
+            let lease = match &self.journal {
+                None => None,
+                Some(j) => match j.lease(c.id()) {
+                    Ok(Some(epoch)) => {
+                        held += 1;
+                        Some(epoch)
+                    }
+                    Ok(None) => continue, // another node's to do
+                    Err(reason) => {
+                        errors.push((c.id().to_owned(), CollectionError::Journal { op: "lease", collection: c.id().to_owned(), reason }));
+                        continue;
+                    }
+                },
+            };
             if flush {
-                if let Err(e) = c.flush() {
+                if let Err(e) = c.flush_as(lease) {
                     errors.push((c.id().to_owned(), e));
                 }
             }
-            if let Err(e) = c.merge() {
+            if let Err(e) = c.merge_as(lease) {
                 errors.push((c.id().to_owned(), e));
             }
             if let Err(e) = c.attach_graphs() {
                 errors.push((c.id().to_owned(), e));
             }
         }
+        self.leases.store(held, Ordering::Relaxed);
         crate::collection::view::graveyard::empty();
         // The cache is sized by reading the directories: once per flush interval, not
         // every round.
@@ -298,11 +405,11 @@ fn prefix(id: &str) -> String {
     format!("collections/{id}/")
 }
 
-fn remote_of(objects: &Option<Arc<dyn Objects>>, id: &str) -> Option<Remote> {
-    objects.as_ref().map(|o| remote(o, id))
+fn remote_of(objects: &Option<Arc<dyn Objects>>, journal: &Option<Arc<dyn Journal>>, id: &str) -> Option<Remote> {
+    objects.as_ref().map(|o| Remote { journal: journal.clone(), ..remote(o, id) })
 }
 
 /// Collection `id`'s place in the bucket.
 pub fn remote(objects: &Arc<dyn Objects>, id: &str) -> Remote {
-    Remote { objects: objects.clone(), prefix: prefix(id) }
+    Remote { objects: objects.clone(), prefix: prefix(id), journal: None }
 }

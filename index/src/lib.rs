@@ -17,6 +17,7 @@ pub mod expand;
 pub mod format;
 pub mod identify;
 pub mod ingest;
+pub mod journal;
 pub mod search;
 pub mod segment;
 pub mod text;

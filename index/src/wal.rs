@@ -178,7 +178,9 @@ fn open_file(dir: &Path, seq: u64) -> Result<Current, WalError> {
     Ok(Current { file: Arc::new(file), seq, path })
 }
 
-fn encode(op: &Op) -> Vec<u8> {
+/// One record as the WAL frames it (length, CRC-32, tag, payload): also what a shared
+/// journal stores per record.
+pub fn encode(op: &Op) -> Vec<u8> {
     let (tag, payload): (u8, &[u8]) = match op {
         Op::Add(bytes) => (TAG_ADD, bytes),
         Op::Delete(id) => (TAG_DELETE, id.as_bytes()),
@@ -191,6 +193,16 @@ fn encode(op: &Op) -> Vec<u8> {
     record.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
     record.extend_from_slice(&body);
     record
+}
+
+/// Reads one whole record [`encode`] made; anything else (a short, long or damaged
+/// record) is an error.
+pub fn decode_one(bytes: &[u8]) -> Result<Op, String> {
+    let (op, used) = decode(bytes)?;
+    if used != bytes.len() {
+        return Err(format!("{} bytes after the record", bytes.len() - used));
+    }
+    Ok(op)
 }
 
 /// The WAL files in `dir`, oldest first.

@@ -318,7 +318,7 @@ impl App {
 }
 
 /// Opens every recorded collection, logging what recovery found.
-fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engine::Engine, OpenError> {
+fn open_engine(config: &Config, records: &Arc<Records>) -> Result<quarry_index::engine::Engine, OpenError> {
     let started = std::time::Instant::now();
     let ids: Vec<String> = records.all_collections()?.into_iter().map(|c| c.id).collect();
     let i = &config.index;
@@ -335,7 +335,15 @@ fn open_engine(config: &Config, records: &Records) -> Result<quarry_index::engin
         quarry_core::segments::SegmentSettings::S3(s3) => {
             let objects = quarry_core::segments::S3Objects::open(s3).map_err(OpenError::Segments)?;
             tracing::info!(at = %objects.describe(), cache_bytes = s3.cache_bytes, "segments are published in object storage");
-            Some(quarry_index::engine::Bucket { objects, cache_bytes: s3.cache_bytes })
+            // Records in PostgreSQL and segments in a bucket: the write-ahead log goes
+            // to PostgreSQL too, and every node serves every collection (issue 40).
+            let boot = crate::agents::generation::record::BOOT.as_str();
+            let journal = quarry_core::store::journal::SharedJournal::open(records.clone(), boot, config.cluster.node_timeout)
+                .map(|j| Arc::new(j) as Arc<dyn quarry_index::journal::Journal>);
+            if let Some(j) = &journal {
+                tracing::info!(at = %j.describe(), "the write-ahead log is the shared journal");
+            }
+            Some(quarry_index::engine::Bucket { objects, cache_bytes: s3.cache_bytes, journal })
         }
     };
     let (engine, opened) = quarry_index::engine::Engine::open_with(&root, ids.iter().map(String::as_str), opts, objects)?;

@@ -190,7 +190,12 @@ mod tests {
     #[test]
     fn a_node_keeps_the_name_it_made_at_its_first_start() {
         let dir = tempfile::tempdir().unwrap();
-        let settings = ClusterSettings { node: None, heartbeat: std::time::Duration::from_secs(1), node_timeout: std::time::Duration::from_secs(5) };
+        let settings = ClusterSettings {
+            node: None,
+            heartbeat: std::time::Duration::from_secs(1),
+            node_timeout: std::time::Duration::from_secs(5),
+            follow: std::time::Duration::from_millis(100),
+        };
         let first = Cluster::open(&settings, dir.path(), false, "b").unwrap().node;
         assert!(first.starts_with("node-") && first.len() == 13, "{first}");
         assert_eq!(Cluster::open(&settings, dir.path(), false, "b").unwrap().node, first);

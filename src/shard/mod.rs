@@ -51,6 +51,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let signals = watch_signals(stop.clone())?;
     let flusher = start_flusher(app.clone(), stop.clone());
     let maintenance = start_maintenance(app.clone(), stop.clone());
+    let follower = app.engine.is_shared().then(|| start_follower(app.clone(), stop.clone()));
     // Its own thread: it loads and warms up beside the shards, never in their way.
     let local_model = app.start_local_model(stop.clone());
 
@@ -101,6 +102,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     signals.close();
     let _ = flusher.join();
     let _ = maintenance.join();
+    if let Some(f) = follower {
+        let _ = f.join();
+    }
     if let Some(h) = heartbeat {
         let _ = h.join();
         app.cluster.leave(&app.records);
@@ -342,6 +346,40 @@ fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread
             }
         })
         .expect("the heartbeat thread starts")
+}
+
+/// Following the shared journal (a cluster): every `cluster.follow`, the journal's
+/// heads are read and what other nodes wrote is applied here. When PostgreSQL is out
+/// of reach the node keeps serving what it has; the first failure and the recovery
+/// are logged, not every round.
+fn start_follower(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle<()> {
+    let every = app.config.cluster.follow;
+    thread::Builder::new()
+        .name("quarry-follow".into())
+        .spawn(move || {
+            let mut failing = false;
+            while !stop.load(Ordering::Acquire) {
+                let started = std::time::Instant::now();
+                match app.engine.follow() {
+                    Ok(errors) => {
+                        if failing {
+                            tracing::info!("the shared journal is back; following again");
+                            failing = false;
+                        }
+                        for (id, e) in errors {
+                            tracing::warn!(collection = %id, error = %e, "could not follow a collection's journal; will retry");
+                        }
+                    }
+                    Err(e) if !failing => {
+                        tracing::warn!(error = %e, "the shared journal is out of reach; serving what this node has");
+                        failing = true;
+                    }
+                    Err(_) => {}
+                }
+                thread::sleep(every.saturating_sub(started.elapsed()));
+            }
+        })
+        .expect("the follower thread starts")
 }
 
 /// The index's background work: flush in-memory tails into segments (when big enough,

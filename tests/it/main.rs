@@ -22,6 +22,7 @@ pub(crate) fn records_of(s: &server::TestServer) -> quarry::store::Records {
 
 mod accounts_cli;
 mod browser;
+mod cluster;
 mod collections;
 mod compat;
 mod early_answer;

@@ -1070,11 +1070,8 @@ fn a_run_whose_node_dies_is_taken_over_by_another_node_and_completes() {
     if !quarry_test_support::store::have_postgres() {
         return;
     }
-    let url = quarry_test_support::store::new_schema();
-    let node = |name: &str| {
-        let config = format!("{LAB}\n[cluster]\nnode = \"{name}\"\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n");
-        TestServer::with(Options { config, store: quarry_test_support::store::Store::Url(url.clone()), ..Options::default() })
-    };
+    let cluster = quarry_test_support::store::Cluster::new(false);
+    let node = |name: &str| TestServer::with(cluster.node(name, LAB));
     let up = Scripted::start();
     up.on("survive the node", Reply::Slow(Duration::from_millis(2500), Box::new(text("Finished on the other node."))));
     up.on("stay home", Reply::Slow(Duration::from_millis(2500), Box::new(text("Finished where it started."))));

@@ -416,18 +416,9 @@ fn nodes_sharing_the_outbox_deliver_each_event_once_and_another_takes_over_the_s
     if !quarry_test_support::store::have_postgres() {
         return;
     }
-    let url = quarry_test_support::store::new_schema();
-    let node = |name: &str| {
-        let config = format!("{}\n[cluster]\nnode = \"{name}\"\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n", super::plans::LAB);
-        // Nodes sharing records share the key that seals their secrets (the webhook's).
-        let key = ("QUARRY_SECRETS__KEY".to_owned(), "7f".repeat(32));
-        super::server::TestServer::with(super::server::Options {
-            config,
-            store: quarry_test_support::store::Store::Url(url.clone()),
-            env: vec![key],
-            ..super::server::Options::default()
-        })
-    };
+    // Nodes sharing records share the key that seals their secrets (the webhook's).
+    let cluster = quarry_test_support::store::Cluster::new(false);
+    let node = |name: &str| super::server::TestServer::with(cluster.node(name, super::plans::LAB));
     let up = Scripted::start();
     up.otherwise(text("Done."));
     let mut a = node("a");

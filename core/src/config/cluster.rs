@@ -13,6 +13,7 @@ pub struct RawCluster {
     pub node: String,
     pub heartbeat: String,
     pub node_timeout: String,
+    pub follow: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub struct ClusterSettings {
     pub node: Option<String>,
     pub heartbeat: Duration,
     pub node_timeout: Duration,
+    /// How often a node reads the shared journal's heads to follow other nodes'
+    /// writes: the bound on how stale its searches are.
+    pub follow: Duration,
 }
 
 pub fn resolve(raw: RawCluster) -> Result<ClusterSettings, ConfigError> {
@@ -37,7 +41,11 @@ pub fn resolve(raw: RawCluster) -> Result<ClusterSettings, ConfigError> {
             "must be at least three heartbeats (and a heartbeat at least 100ms), so one slow write does not drop a node",
         ));
     }
-    Ok(ClusterSettings { node: (!node.is_empty()).then(|| node.to_owned()), heartbeat, node_timeout })
+    let follow = duration("cluster.follow", &raw.follow)?;
+    if follow < Duration::from_millis(10) || follow > Duration::from_secs(60) {
+        return Err(invalid("cluster.follow", "must be from 10ms to 60s"));
+    }
+    Ok(ClusterSettings { node: (!node.is_empty()).then(|| node.to_owned()), heartbeat, node_timeout, follow })
 }
 
 #[cfg(test)]
@@ -45,7 +53,7 @@ mod tests {
     use super::*;
 
     fn raw(node: &str, heartbeat: &str, timeout: &str) -> RawCluster {
-        RawCluster { node: node.into(), heartbeat: heartbeat.into(), node_timeout: timeout.into() }
+        RawCluster { node: node.into(), heartbeat: heartbeat.into(), node_timeout: timeout.into(), follow: "100ms".into() }
     }
 
     #[test]

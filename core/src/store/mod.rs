@@ -21,6 +21,7 @@ pub mod conversations;
 mod documents;
 mod error;
 pub mod generations;
+pub mod journal;
 mod kv;
 mod memory;
 pub mod owned;

@@ -30,6 +30,10 @@ pub struct Manifest {
     /// (Manifests written before this have none: their segments are local only.)
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub published: BTreeMap<u64, Published>,
+    /// On the shared journal: the (generation, epoch) of the manifest this one replaced,
+    /// so the one before that can be removed from the bucket once this one lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<(u64, u64)>,
 }
 
 /// What the manifest records of one segment.
@@ -45,7 +49,15 @@ pub struct Published {
 
 impl Manifest {
     pub fn new() -> Manifest {
-        Manifest { format: crate::FORMAT_VERSION, segments: Vec::new(), wal_from: 1, next_seq: 2, tombstones: Vec::new(), published: BTreeMap::new() }
+        Manifest {
+            format: crate::FORMAT_VERSION,
+            segments: Vec::new(),
+            wal_from: 1,
+            next_seq: 2,
+            tombstones: Vec::new(),
+            published: BTreeMap::new(),
+            previous: None,
+        }
     }
 
     /// Reads `dir/MANIFEST`; `None` when the collection has none yet.

@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod read;
 mod reanalyse;
 pub mod remote;
+mod shared;
 pub mod snapshot;
 pub mod view;
 
@@ -49,6 +50,9 @@ pub enum CollectionError {
     /// Object storage out of reach or answering wrongly; nothing was published.
     #[error("segments in object storage: {op} {at}: {reason}")]
     Remote { op: &'static str, at: String, reason: String },
+    /// The shared journal out of reach or refusing; nothing was acknowledged.
+    #[error("the journal of {collection}: {op}: {reason}")]
+    Journal { op: &'static str, collection: String, reason: String },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,7 +115,10 @@ pub struct Collection {
     id: String,
     dir: PathBuf,
     opts: Options,
-    wal: Wal,
+    /// The local write-ahead log; `None` when the log is the shared journal.
+    wal: Option<Wal>,
+    /// The shared journal, when it is the log ([`shared`]).
+    shared: Option<shared::Shared>,
     writer: Mutex<Writer>,
     snapshot: ArcSwap<Snapshot>,
     /// Serializes flush and merge (one background job per collection at a time).
@@ -157,6 +164,9 @@ impl Collection {
     /// collection with no local manifest takes the bucket's, and segment files missing
     /// from disk are fetched and checked against it.
     pub fn open_with(id: &str, dir: &Path, opts: Options, remote: Option<Remote>) -> Result<(Collection, Recovery), CollectionError> {
+        if let Some(journal) = remote.as_ref().and_then(|r| r.journal.clone()) {
+            return Collection::open_shared(id, dir, opts, remote.expect("checked"), journal);
+        }
         let seg_dir = dir.join("segments");
         fs::create_dir_all(&seg_dir).map_err(io("create", dir))?;
         let published = match (Manifest::load(dir)?, &remote) {
@@ -201,7 +211,8 @@ impl Collection {
             id: id.to_owned(),
             dir: dir.to_owned(),
             opts,
-            wal,
+            wal: Some(wal),
+            shared: None,
             writer: Mutex::new(writer),
             snapshot: ArcSwap::from_pointee(Snapshot { views, dead }),
             maintenance: Mutex::new(()),
@@ -211,6 +222,53 @@ impl Collection {
         };
         c.touch();
         Ok((c, recovery))
+    }
+
+    /// [`Collection::open_with`] on the shared journal: the segments of the manifest
+    /// its head points at (fetched if missing), then every record after them.
+    fn open_shared(
+        id: &str,
+        dir: &Path,
+        opts: Options,
+        remote: Remote,
+        journal: std::sync::Arc<dyn crate::journal::Journal>,
+    ) -> Result<(Collection, Recovery), CollectionError> {
+        let seg_dir = dir.join("segments");
+        fs::create_dir_all(&seg_dir).map_err(io("create", dir))?;
+        let head = journal
+            .head(id)
+            .map_err(|reason| CollectionError::Journal { op: "open", collection: id.to_owned(), reason })?
+            .ok_or_else(|| CollectionError::Journal { op: "open", collection: id.to_owned(), reason: "it has no journal".into() })?;
+        let manifest = shared::manifest_at(&remote, head, dir)?;
+        fetch_missing(&remote, &manifest, &seg_dir)?;
+        let recovery = Recovery { removed_files: remove_orphans(dir, &manifest)?, ..Recovery::default() };
+        let mut views = Vec::new();
+        for &seq in &manifest.segments {
+            views.push(Arc::new(View::segment(dir, seq)?));
+        }
+        let deleted: HashSet<String> = manifest.tombstones.iter().cloned().collect();
+        let dead = views.iter().map(|v| Dead::of(v, &deleted)).collect();
+        let writer = Writer { manifest, ids: None, deleted, citations: None, in_flight: Vec::new() };
+        let c = Collection {
+            id: id.to_owned(),
+            dir: dir.to_owned(),
+            opts,
+            wal: None,
+            shared: Some(shared::Shared::new(journal)),
+            writer: Mutex::new(writer),
+            snapshot: ArcSwap::from_pointee(Snapshot { views, dead }),
+            maintenance: Mutex::new(()),
+            remote: Some(remote),
+            backoff: Mutex::new(None),
+            touched: std::sync::atomic::AtomicU64::new(0),
+        };
+        c.start_shared(head)?;
+        c.touch();
+        Ok((c, recovery))
+    }
+
+    fn wal(&self) -> &Wal {
+        self.wal.as_ref().expect("a collection with a local WAL")
     }
 
     pub fn id(&self) -> &str {
@@ -286,7 +344,12 @@ impl Collection {
     }
 
     /// Adds the one document of `batch`: citations assigned, logged, synced, published.
-    pub fn add(&self, mut batch: Batch) -> Result<(), CollectionError> {
+    /// Returns its place in the shared journal (what a read-your-writes request waits
+    /// for), 0 on a local WAL.
+    pub fn add(&self, mut batch: Batch) -> Result<u64, CollectionError> {
+        if self.shared.is_some() {
+            return self.add_shared(batch);
+        }
         let doc_id = batch.docs.first().map(|d| d.id.clone()).unwrap_or_default();
         // Checked before it is logged: a record the replay would refuse is never written.
         batch.check_windows().map_err(|reason| CollectionError::Corrupt { path: self.dir.clone(), reason })?;
@@ -298,13 +361,13 @@ impl Collection {
             }
             assign_citations(&self.id, &mut batch, w.citations.as_mut().expect("loaded"));
             let bytes = segment::archive(&batch);
-            let lsn = self.wal.append(&Op::Add(bytes.to_vec()))?;
-            let wal_seq = self.wal.seq();
+            let lsn = self.wal().append(&Op::Add(bytes.to_vec()))?;
+            let wal_seq = self.wal().seq();
             w.ids().insert(doc_id.clone());
             w.in_flight.push(wal_seq);
             (bytes, lsn, wal_seq)
         };
-        let built = self.wal.sync(lsn).map_err(CollectionError::from).and_then(|()| View::memory(bytes, wal_seq, &self.dir));
+        let built = self.wal().sync(lsn).map_err(CollectionError::from).and_then(|()| View::memory(bytes, wal_seq, &self.dir));
         let mut w = self.writer.lock().expect("writer lock");
         let at = w.in_flight.iter().position(|&s| s == wal_seq).expect("registered above");
         w.in_flight.swap_remove(at);
@@ -319,20 +382,24 @@ impl Collection {
         next.dead.push(Dead::of(&view, &w.deleted));
         next.views.push(view);
         self.snapshot.store(Arc::new(next));
-        Ok(())
+        Ok(0)
     }
 
-    /// Deletes a document: logged, synced, and gone from the next snapshot.
-    pub fn delete(&self, doc_id: &str) -> Result<(), CollectionError> {
+    /// Deletes a document: logged, synced, and gone from the next snapshot. Returns its
+    /// place in the shared journal, 0 on a local WAL.
+    pub fn delete(&self, doc_id: &str) -> Result<u64, CollectionError> {
+        if self.shared.is_some() {
+            return self.delete_shared(doc_id);
+        }
         let lsn = {
             let mut w = self.writer.lock().expect("writer lock");
             w.load(&self.snapshot.load());
             if !w.ids().remove(doc_id) {
                 return Err(CollectionError::DocumentNotFound(doc_id.to_owned()));
             }
-            self.wal.append(&Op::Delete(doc_id.to_owned()))?
+            self.wal().append(&Op::Delete(doc_id.to_owned()))?
         };
-        self.wal.sync(lsn)?;
+        self.wal().sync(lsn)?;
         let mut w = self.writer.lock().expect("writer lock");
         w.deleted.insert(doc_id.to_owned());
         let cur = self.snapshot.load();
@@ -343,7 +410,7 @@ impl Collection {
             }
         }
         self.snapshot.store(Arc::new(next));
-        Ok(())
+        Ok(0)
     }
 
     /// Whether the in-memory tail is big enough to flush.
@@ -375,9 +442,21 @@ impl Collection {
     /// Writes the in-memory tail as a segment, records it in the manifest and trims
     /// the WAL. Returns whether there was anything to flush.
     pub fn flush(&self) -> Result<bool, CollectionError> {
+        self.flush_as(None)
+    }
+
+    /// [`Collection::flush`]; on the shared journal only the holder of the
+    /// collection's maintenance lease flushes, and `lease` is its epoch.
+    pub fn flush_as(&self, lease: Option<u64>) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
         if self.backing_off() {
             return Ok(false);
+        }
+        if self.shared.is_some() {
+            return match lease {
+                Some(epoch) => self.flush_shared(epoch),
+                None => Ok(false),
+            };
         }
         let (tail, seq) = {
             let mut w = self.writer.lock().expect("writer lock");
@@ -385,8 +464,8 @@ impl Collection {
             if tail.is_empty() {
                 return Ok(false);
             }
-            self.wal.rotate()?;
-            let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
+            self.wal().rotate()?;
+            let seq = w.manifest.next_seq.max(self.wal().seq() + 1);
             w.manifest.next_seq = seq + 1;
             (tail, seq)
         };
@@ -398,27 +477,26 @@ impl Collection {
     /// lowest tier first, so a collection keeps about one segment per tier and every
     /// chunk is rewritten about once per tier; and, past `max_segments`, the smallest.
     pub fn merge(&self) -> Result<bool, CollectionError> {
+        self.merge_as(None)
+    }
+
+    /// [`Collection::merge`]; on the shared journal only under the maintenance lease
+    /// of epoch `lease`, as [`Collection::flush_as`].
+    pub fn merge_as(&self, lease: Option<u64>) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
         if self.backing_off() {
             return Ok(false);
         }
-        let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
-        segs.sort_by_key(|v| v.batch().chunks.len());
-        let mut victims: Vec<Arc<View>> = match crowded_tier(&segs) {
-            Some(t) => segs.into_iter().filter(|v| tier(v.batch().chunks.len()) == t).collect(),
-            None if segs.len() > self.opts.max_segments => {
-                let take = segs.len() - self.opts.max_segments + 1;
-                segs.into_iter().take(take.max(2)).collect()
-            }
-            None => return Ok(false),
-        };
-        // Rewritten in the order the snapshot holds them, so documents keep their order
-        // (pages tied on every rank are ordered by where they sit).
-        let views = self.snapshot.load();
-        victims.sort_by_key(|v| views.views.iter().position(|w| Arc::ptr_eq(v, w)));
+        let Some(victims) = self.merge_victims() else { return Ok(false) };
+        if self.shared.is_some() {
+            return match lease {
+                Some(epoch) => self.merge_shared(&victims, epoch),
+                None => Ok(false),
+            };
+        }
         let (seq, covered) = {
             let mut w = self.writer.lock().expect("writer lock");
-            let seq = w.manifest.next_seq.max(self.wal.seq() + 1);
+            let seq = w.manifest.next_seq.max(self.wal().seq() + 1);
             w.manifest.next_seq = seq + 1;
             let covered = victims.iter().filter_map(|v| match v.source {
                 Source::Segment(s) => w.manifest.published.get(&s).map(|p| p.wal_before),
@@ -428,6 +506,41 @@ impl Collection {
         };
         self.replace(&victims, seq, Some(covered))?;
         Ok(true)
+    }
+
+    /// The segments a merge would rewrite now, in snapshot order; `None` when none.
+    fn merge_victims(&self) -> Option<Vec<Arc<View>>> {
+        let mut segs: Vec<Arc<View>> = self.snapshot.load().views.iter().filter(|v| !v.is_memory()).cloned().collect();
+        segs.sort_by_key(|v| v.batch().chunks.len());
+        let mut victims: Vec<Arc<View>> = match crowded_tier(&segs) {
+            Some(t) => segs.into_iter().filter(|v| tier(v.batch().chunks.len()) == t).collect(),
+            None if segs.len() > self.opts.max_segments => {
+                let take = segs.len() - self.opts.max_segments + 1;
+                segs.into_iter().take(take.max(2)).collect()
+            }
+            None => return None,
+        };
+        // Rewritten in the order the snapshot holds them, so documents keep their order
+        // (pages tied on every rank are ordered by where they sit).
+        let views = self.snapshot.load();
+        victims.sort_by_key(|v| views.views.iter().position(|w| Arc::ptr_eq(v, w)));
+        Some(victims)
+    }
+
+    /// Writes the documents of `old` less those in `deleted` as segment `seq` (data and
+    /// BM25 index, synced); returns the ids it left out.
+    fn write_segment(&self, old: &[Arc<View>], seq: u64, deleted: &HashSet<String>) -> Result<Vec<String>, CollectionError> {
+        let mut batch = Batch::default();
+        for v in old {
+            batch.extend_from(v.batch(), |id| deleted.contains(id));
+        }
+        let dropped: Vec<String> =
+            old.iter().flat_map(|v| v.batch().docs.iter().map(|d| d.id.as_str().to_owned())).filter(|id| deleted.contains(id)).collect();
+        segment::write(&view::segment_path(&self.dir, seq), &batch)?;
+        let data = segment::BatchView::open(&view::segment_path(&self.dir, seq))?;
+        Bm25::build(data.batch(), &view::bm25_path(&self.dir, seq))?;
+        segment::sync_dir(&self.dir.join("segments"))?;
+        Ok(dropped)
     }
 
     /// Uploads the live segments the manifest records no files of; their sums.
@@ -469,16 +582,7 @@ impl Collection {
     /// where replay now starts).
     fn replace(&self, old: &[Arc<View>], seq: u64, covered: Option<u64>) -> Result<(), CollectionError> {
         let deleted = self.writer.lock().expect("writer lock").deleted.clone();
-        let mut batch = Batch::default();
-        for v in old {
-            batch.extend_from(v.batch(), |id| deleted.contains(id));
-        }
-        let dropped: Vec<String> =
-            old.iter().flat_map(|v| v.batch().docs.iter().map(|d| d.id.as_str().to_owned())).filter(|id| deleted.contains(id)).collect();
-        segment::write(&view::segment_path(&self.dir, seq), &batch)?;
-        let data = segment::BatchView::open(&view::segment_path(&self.dir, seq))?;
-        Bm25::build(data.batch(), &view::bm25_path(&self.dir, seq))?;
-        segment::sync_dir(&self.dir.join("segments"))?;
+        let dropped = self.write_segment(old, seq, &deleted)?;
         let files = match &self.remote {
             Some(r) => {
                 r.upload(&self.dir.join("segments"), &[view::segment_path(&self.dir, seq), view::bm25_path(&self.dir, seq)]).inspect_err(|_| {
@@ -534,7 +638,7 @@ impl Collection {
             Source::Memory { wal_seq } => Some(wal_seq),
             Source::Segment(_) => None,
         });
-        m.wal_from = mem_from.chain(w.in_flight.iter().copied()).chain([self.wal.seq()]).min().expect("non-empty");
+        m.wal_from = mem_from.chain(w.in_flight.iter().copied()).chain([self.wal().seq()]).min().expect("non-empty");
         m.tombstones = w.deleted.iter().cloned().collect();
         m.tombstones.sort();
         let gone: Vec<remote::FileSum> = m.published.iter().filter(|(s, _)| !m.segments.contains(s)).flat_map(|(_, p)| p.files.clone()).collect();
@@ -555,7 +659,7 @@ impl Collection {
         self.snapshot.store(Arc::new(Snapshot { views, dead }));
         let wal_from = w.manifest.wal_from;
         drop(w);
-        self.wal.trim(wal_from)?;
+        self.wal().trim(wal_from)?;
         for v in old {
             if let Source::Segment(s) = v.source {
                 remove_segment_files(&self.dir, s);
@@ -729,3 +833,6 @@ pub fn citation_hash(collection: &str, doc: &str, n: u32, salt: u32) -> u32 {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod shared_tests;

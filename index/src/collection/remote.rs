@@ -38,6 +38,10 @@ pub struct Remote {
     pub objects: Arc<dyn Objects>,
     /// The collection's key prefix, ending in '/'.
     pub prefix: String,
+    /// The shared journal, when the write-ahead log is kept there instead of on local
+    /// disk (a cluster: [`crate::journal`]). Its manifests are then published one
+    /// generation per object ([`manifest_key`]), and the journal says which is current.
+    pub journal: Option<Arc<dyn crate::journal::Journal>>,
 }
 
 /// One uploaded file of a segment, as the manifest records it.
@@ -59,6 +63,13 @@ impl FileSum {
 }
 
 pub const MANIFEST_KEY: &str = "MANIFEST";
+
+/// The key of a manifest of generation `gen` published under lease epoch `epoch` (on
+/// the shared journal): a node whose lease lapsed writes under its old epoch, so it
+/// never replaces what the lease's next holder published.
+pub fn manifest_key(gen: u64, epoch: u64) -> String {
+    format!("manifests/{gen:016}.{epoch:016}")
+}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -136,6 +147,24 @@ impl Remote {
 
     pub fn get_manifest(&self) -> Result<Option<Vec<u8>>, CollectionError> {
         self.objects.get(&format!("{}{MANIFEST_KEY}", self.prefix)).map_err(|e| unreachable(self, "read", MANIFEST_KEY, e))
+    }
+
+    pub fn put_manifest_at(&self, gen: u64, epoch: u64, bytes: Vec<u8>) -> Result<(), CollectionError> {
+        let key = manifest_key(gen, epoch);
+        self.objects.put(&format!("{}{key}", self.prefix), bytes).map_err(|e| unreachable(self, "publish", &key, e))
+    }
+
+    pub fn get_manifest_at(&self, gen: u64, epoch: u64) -> Result<Option<Vec<u8>>, CollectionError> {
+        let key = manifest_key(gen, epoch);
+        self.objects.get(&format!("{}{key}", self.prefix)).map_err(|e| unreachable(self, "read", &key, e))
+    }
+
+    /// Removes a manifest the journal no longer points at. The one before the current
+    /// is kept, so a node that read the head just before a publish still finds the
+    /// manifest it read about.
+    pub fn forget_manifest_at(&self, gen: u64, epoch: u64) -> Result<(), CollectionError> {
+        let key = manifest_key(gen, epoch);
+        self.objects.delete(&format!("{}{key}", self.prefix)).map_err(|e| unreachable(self, "delete", &key, e))
     }
 
     /// Removes the objects of files no manifest names any more; a failure only leaves

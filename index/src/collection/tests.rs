@@ -195,7 +195,11 @@ fn concurrent_adds_are_all_visible() {
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let c = c.clone();
-            std::thread::spawn(move || (0..15).for_each(|i| c.add(doc(&format!("t{t}-{i}"), &["words here"])).unwrap()))
+            std::thread::spawn(move || {
+                (0..15).for_each(|i| {
+                    c.add(doc(&format!("t{t}-{i}"), &["words here"])).unwrap();
+                })
+            })
         })
         .collect();
     threads.into_iter().for_each(|t| t.join().unwrap());

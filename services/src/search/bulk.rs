@@ -184,7 +184,7 @@ impl Service {
         let mut deleted = 0;
         for r in done {
             match r {
-                Ok(()) => deleted += 1,
+                Ok(_) => deleted += 1,
                 Err(SearchError::DocumentNotFound(_)) => {}
                 Err(e) => return Err(e),
             }

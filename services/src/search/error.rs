@@ -48,10 +48,36 @@ pub enum SearchError {
     /// where and why go to the log.
     #[error("This collection's segments are kept in object storage, which is out of reach; try again shortly.")]
     SegmentsUnavailable,
+    #[error("Quarry-After names write {0}, which this collection never had; send back the Quarry-Seq a write to this collection returned.")]
+    UnknownSeq(u64),
+    /// The shared journal (a cluster's write-ahead log) is out of reach: nothing was
+    /// written; where and why go to the log.
+    #[error("This collection's write-ahead log is kept in PostgreSQL, which is out of reach; nothing was written; try again shortly.")]
+    JournalUnavailable,
     #[error("an ingest worker is gone")]
     WorkerGone,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl SearchError {
+    /// The engine's error as the API says it: an out-of-reach bucket or journal is a
+    /// 503 the client retries (the details go to the log), anything else internal.
+    pub fn of_index(e: CollectionError) -> SearchError {
+        match e {
+            CollectionError::Remote { .. } => {
+                tracing::warn!(error = %e, "segments in object storage are out of reach");
+                SearchError::SegmentsUnavailable
+            }
+            CollectionError::Journal { .. } => {
+                tracing::warn!(error = %e, "the shared journal is out of reach");
+                SearchError::JournalUnavailable
+            }
+            CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
+            CollectionError::DocumentNotFound(id) => SearchError::DocumentNotFound(id),
+            e => SearchError::Index(e),
+        }
+    }
 }
 
 impl ErrorCode for SearchError {
@@ -70,7 +96,8 @@ impl ErrorCode for SearchError {
             SearchError::Rerank(e) => e.code(),
             SearchError::DuplicateId(_) | SearchError::FieldTooLong { .. } => Code::InvalidDocument,
             SearchError::Store(e) => e.code(),
-            SearchError::SegmentsUnavailable => Code::StoreUnavailable,
+            SearchError::SegmentsUnavailable | SearchError::JournalUnavailable => Code::StoreUnavailable,
+            SearchError::UnknownSeq(_) => Code::InvalidSeq,
             SearchError::Embed(_) | SearchError::Index(_) | SearchError::WorkerGone => Code::Internal,
         }
     }
@@ -78,7 +105,7 @@ impl ErrorCode for SearchError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             SearchError::Store(e) => e.retry_after(),
-            SearchError::SegmentsUnavailable => Some(1),
+            SearchError::SegmentsUnavailable | SearchError::JournalUnavailable => Some(1),
             _ => None,
         }
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use quarry_index::chunk::{ChunkOptions, Chunker};
-use quarry_index::collection::{Collection, CollectionError};
+use quarry_index::collection::Collection;
 use quarry_index::ingest::{self, DocDraft};
 
 use super::pool::IngestPool;
@@ -26,6 +26,10 @@ pub struct Added {
     pub meta: serde_json::Value,
     /// The identifiers the document held, by kind (the spec's `Identifiers`).
     pub identifiers: Identifiers,
+    /// Its place in the collection's shared journal (0 on a local WAL): the
+    /// read-your-writes token the API hands back (`Quarry-Seq`).
+    #[serde(skip)]
+    pub seq: u64,
 }
 
 /// The spec's `Identifiers`: how many identifiers a document held, by kind.
@@ -71,9 +75,6 @@ pub async fn add(pool: &IngestPool, index: &IndexConfig, coll: Arc<Collection>, 
     let (pages, chunks, chars, stored) = (d.pages, d.chunks, d.chars, prepared.stored_chars(0));
     let chunker = Chunker::parse(&d.chunker).expect("prepare names a chunker");
     let meta = serde_json::from_str(&d.meta_json).expect("prepare writes its meta as JSON");
-    crate::runtime::blocking(move || coll.add(prepared)).await.map_err(|e| match e {
-        CollectionError::DuplicateId(id) => SearchError::DuplicateId(id),
-        e => SearchError::Index(e),
-    })?;
-    Ok(Added { id, pages, chunks, chars, stored, chunker: chunker.as_str(), embedder, format, meta, identifiers })
+    let seq = crate::runtime::blocking(move || coll.add(prepared)).await.map_err(SearchError::of_index)?;
+    Ok(Added { id, pages, chunks, chars, stored, chunker: chunker.as_str(), embedder, format, meta, identifiers, seq })
 }

@@ -23,7 +23,7 @@ pub mod searcher;
 use std::sync::Arc;
 
 pub use domain::Domain;
-use quarry_index::collection::{Collection, CollectionError, Snapshot};
+use quarry_index::collection::{Collection, Snapshot};
 use quarry_index::engine::Engine;
 use quarry_index::ingest::Privacy;
 
@@ -114,13 +114,7 @@ impl Service {
     /// Collection `id` from the engine (opened again, its segments fetched, if the
     /// segment cache evicted it); `None` when the engine has no such collection.
     pub fn collection(&self, id: &str) -> Result<Option<Arc<Collection>>, SearchError> {
-        self.engine.get(id).map_err(|e| match e {
-            CollectionError::Remote { .. } => {
-                tracing::warn!(collection = %id, error = %e, "an evicted collection's segments could not be fetched");
-                SearchError::SegmentsUnavailable
-            }
-            e => SearchError::Index(e),
-        })
+        self.engine.get(id).map_err(SearchError::of_index)
     }
 
     pub fn index_config(&self) -> &IndexConfig {
@@ -295,8 +289,9 @@ impl Service {
         ingest::preview(&self.ingest, &self.index, draft).await
     }
 
-    /// Deletes a document (at once for searches) and gives its characters back.
-    pub async fn delete(&self, owned: &Owned, doc: &str) -> Result<(), SearchError> {
+    /// Deletes a document (at once for searches) and gives its characters back. Returns
+    /// its place in the shared journal (0 on a local WAL).
+    pub async fn delete(&self, owned: &Owned, doc: &str) -> Result<u64, SearchError> {
         let chars = {
             let snap = owned.snapshot();
             let at = snap.find(doc).ok_or_else(|| SearchError::DocumentNotFound(doc.to_owned()))?;
@@ -304,15 +299,25 @@ impl Service {
         };
         let (coll, d) = (owned.coll.clone(), doc.to_owned());
         let done = self.ingest.run(move |_| coll.delete(&d)).await.map_err(|_| SearchError::WorkerGone)?;
-        match done {
-            Ok(()) => {}
-            Err(quarry_index::collection::CollectionError::DocumentNotFound(_)) => return Err(SearchError::DocumentNotFound(doc.to_owned())),
-            Err(e) => return Err(SearchError::Index(e)),
-        }
+        let seq = done.map_err(SearchError::of_index)?;
         if let Ok(m) = self.meters.account(&owned.record.account_id) {
             let _ = m.try_store(-(chars as i64), None);
         }
-        Ok(())
+        Ok(seq)
+    }
+
+    /// Waits until this node has applied the collection's shared journal up to `seq`
+    /// (a token a write on any node returned): a read-your-writes read. Immediate on a
+    /// local WAL or when the node is there already; otherwise the journal is read.
+    pub async fn caught_up(&self, owned: &Owned, seq: u64) -> Result<(), SearchError> {
+        if owned.coll.applied() >= seq || !owned.coll.is_shared() {
+            return Ok(());
+        }
+        let coll = owned.coll.clone();
+        match crate::runtime::blocking(move || coll.wait_for(seq)).await.map_err(SearchError::of_index)? {
+            true => Ok(()),
+            false => Err(SearchError::UnknownSeq(seq)),
+        }
     }
 
     /// Spends `n` of the month's searches of the caller's plan (429 when spent),
@@ -380,6 +385,26 @@ impl Service {
             Gauge { name: "quarry_segments", help: "Segment files over every collection.", value: sum.segments },
             Gauge { name: "quarry_wal_bytes", help: "Bytes of write-ahead log over every collection.", value: sum.wal_bytes },
         ];
+        if self.engine.is_shared() {
+            let f = self.engine.follow_stats();
+            gauges.extend([
+                Gauge {
+                    name: "quarry_journal_following",
+                    help: "1 while this node reads the shared journal (0: PostgreSQL out of reach; it serves what it has).",
+                    value: u64::from(f.following),
+                },
+                Gauge {
+                    name: "quarry_journal_behind_records",
+                    help: "Records other nodes wrote that this node had not applied at its last read of the journal.",
+                    value: f.behind,
+                },
+                Gauge {
+                    name: "quarry_maintenance_leases",
+                    help: "Collections whose flushes and merges this node holds the lease of.",
+                    value: f.leases,
+                },
+            ]);
+        }
         let cache = self.engine.cache();
         if cache.bound > 0 {
             gauges.extend([

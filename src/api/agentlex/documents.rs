@@ -19,7 +19,7 @@ pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     call.app.search.check_embedder(&owned.record)?;
     let doc = document::parse_off_shard(call.bytes().await?).await?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;
-    Ok(response::json(StatusCode::CREATED, &added))
+    Ok(super::with_seq(response::json(StatusCode::CREATED, &added), &id, added.seq))
 }
 
 #[derive(Serialize)]
@@ -52,7 +52,7 @@ fn document_out(d: DocView<'_>) -> DocumentOut<'_> {
 }
 
 pub async fn list(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = super::owned_after(&call, &id).await?;
     let snap = owned.snapshot();
     #[derive(Serialize)]
     struct List<'a> {
@@ -67,20 +67,20 @@ fn find(snap: &Snapshot, doc: &str) -> Result<DocAt, SearchError> {
 }
 
 pub async fn get(call: Call<'_>, id: String, doc: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = super::owned_after(&call, &id).await?;
     let snap = owned.snapshot();
     let at = find(&snap, &doc)?;
     Ok(response::json(StatusCode::OK, &document_out(snap.doc_view(at))))
 }
 
 pub async fn delete(call: Call<'_>, id: String, doc: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
-    call.app.search.delete(&owned, &doc).await?;
-    Ok(response::json(StatusCode::OK, &Deleted { deleted: doc }))
+    let owned = super::owned_after(&call, &id).await?;
+    let seq = call.app.search.delete(&owned, &doc).await?;
+    Ok(super::with_seq(response::json(StatusCode::OK, &Deleted { deleted: doc }), &id, seq))
 }
 
 pub async fn page(call: Call<'_>, id: String, doc: String, n: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = super::owned_after(&call, &id).await?;
     let n: u32 = n.parse().map_err(|_| ApiError::new(Code::InvalidPage, format!("The page index must be a whole number from 0, not \"{n}\".")))?;
     let snap = owned.snapshot();
     let at = find(&snap, &doc)?;

@@ -120,7 +120,7 @@ fn mode_str(m: Mode) -> &'static str {
 
 pub async fn search(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
     let started = Instant::now();
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = super::owned_after(&call, &id).await?;
     let mut req = input::parse(&call.bytes().await?)?;
     let answered = searcher(&call).search(caller(&call), &owned, &mut req.request, req.reranker.as_deref()).await?;
     let out = render(&req, &answered.searched, answered.domain.as_str(), started);

@@ -134,7 +134,7 @@ fn on_agentlex(code: Code) -> bool {
     use Code::*;
     match code {
         InvalidJson | InvalidEmail | InvalidName | InvalidSettings | InvalidDocument | InvalidQuery | QueryTooLong | UnknownReranker
-        | InvalidFilter | InvalidQuestion | InvalidQuestions | InvalidTier | InvalidDomain | InvalidText | InvalidPage | CannotRevokeCurrent
+        | InvalidFilter | InvalidQuestion | InvalidQuestions | InvalidTier | InvalidDomain | InvalidText | InvalidPage | InvalidSeq | CannotRevokeCurrent
         | MissingKey | InvalidKey | SignupClosed | NotFound | CollectionNotFound | DocumentNotFound | PageNotFound | KeyNotFound | SampleNotFound
         | MethodNotAllowed | EmailTaken | KeyLimitReached | InvalidPaging | EmbedderMismatch | UnknownEmbedder | EmbedderLocked | BodyTooLarge
         | DocumentTooLarge | BodyTimeout | AllowanceExceeded | StorageExceeded | RateLimited | TooManyConcurrent | Internal | SampleUnreadable

@@ -252,3 +252,33 @@ impl Drop for OwnS3 {
         engines("s3-stop", self.dir.path());
     }
 }
+
+/// What the nodes of a cluster a test simulates share: one PostgreSQL schema and, when
+/// asked, one bucket prefix (then the write-ahead log is the shared journal too, and
+/// every node serves every collection).
+pub struct Cluster {
+    pub url: String,
+    pub s3: Option<S3>,
+}
+
+impl Cluster {
+    /// A new schema on the test PostgreSQL (and a new prefix on the test S3 server).
+    pub fn new(with_s3: bool) -> Cluster {
+        Cluster { url: new_schema(), s3: with_s3.then(S3::shared) }
+    }
+
+    /// The options of node `name`: the shared store (and bucket), heartbeats every
+    /// 200 ms so a dead node is gone in a second, the key that seals secrets (nodes
+    /// sharing records share it), then `config`, which may start with its own sections
+    /// (the `[cluster]` table comes last).
+    pub fn node(&self, name: &str, config: &str) -> crate::server::Options {
+        let config = format!("{config}\n[cluster]\nnode = \"{name}\"\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n");
+        crate::server::Options {
+            config,
+            store: Store::Url(self.url.clone()),
+            segments: self.s3.clone().map_or(Segments::Local, Segments::S3),
+            env: vec![("QUARRY_SECRETS__KEY".to_owned(), "7f".repeat(32))],
+            ..crate::server::Options::default()
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //! write of rows or log entries says how many characters it stored and removed, which
 //! [`WriteTx::written`] adds up (so an account can be charged for what its records hold).
 
-mod postgres;
+pub(super) mod postgres;
 mod redb;
 
 pub use postgres::Settings as PostgresSettings;
@@ -176,6 +176,14 @@ impl Kv {
     /// must not outlive a short freshness bound).
     pub fn shared(&self) -> bool {
         matches!(self.db, Db::Postgres(_))
+    }
+
+    /// The PostgreSQL database, when that is the backend (the shared journal's home).
+    pub fn postgres(&self) -> Option<&postgres::Db> {
+        match &self.db {
+            Db::Postgres(db) => Some(db),
+            Db::Redb(_) => None,
+        }
     }
 
     /// Where the store is, for messages: a path, or a database's host, port and name.
@@ -438,6 +446,14 @@ impl WriteTx {
         Ok(())
     }
     /// Durable when it returns.
+    /// [`postgres::WriteTx::journal_publish`]; the embedded backend keeps no journal.
+    pub fn journal_publish(&self, id: &str, from: u64, to: u64, covered: u64, epoch: u64) -> Result<bool, StoreError> {
+        match &self.tx {
+            Backend::Postgres(tx) => tx.journal_publish(id, from, to, covered, epoch),
+            Backend::Redb(_) => Err(StoreError::Corrupt { what: "the shared journal".into(), reason: "the embedded store keeps none".into() }),
+        }
+    }
+
     pub fn commit(self) -> Result<(), StoreError> {
         match self.tx {
             Backend::Redb(tx) => tx.commit(),

@@ -32,7 +32,8 @@ use crate::store::StoreError;
 
 /// The migrations, in order: `(version, name, SQL)`. A migration, once shipped, is never
 /// edited; a change is a new one.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(1, "kv tables", include_str!("postgres/0001_kv.sql"))];
+const MIGRATIONS: &[(i32, &str, &str)] =
+    &[(1, "kv tables", include_str!("postgres/0001_kv.sql")), (2, "shared journal", include_str!("postgres/0002_journal.sql"))];
 
 /// Held (transaction-scoped) by every write transaction: writers run one at a time.
 const WRITER_LOCK: i64 = 0x5155_4152_5259_0001; // "QUARRY" 1
@@ -610,5 +611,88 @@ impl WriteTx {
 
     pub fn commit(self) -> Result<(), StoreError> {
         self.0.finish("COMMIT")
+    }
+}
+
+/// The shared journal's statements (`postgres/0002_journal.sql`,
+/// `quarry_index::journal`): each one statement in its own transaction, outside the
+/// writers' lock, so appends to different collections never wait on each other or on
+/// the records' writes.
+impl Db {
+    fn journal<T>(&self, op: &'static str, f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        let result = f(&mut conn.client);
+        if result.is_err() && conn.client.is_closed() {
+            conn.broken = true;
+        }
+        result.on(op, "quarry_journal", &self.at)
+    }
+
+    pub fn journal_create(&self, id: &str) -> Result<(), StoreError> {
+        self.journal("create", |c| c.execute("INSERT INTO quarry_journal_heads (collection) VALUES ($1) ON CONFLICT DO NOTHING", &[&id]).map(drop))
+    }
+
+    pub fn journal_remove(&self, id: &str) -> Result<(), StoreError> {
+        self.journal("remove", |c| {
+            let mut tx = c.transaction()?;
+            tx.execute("DELETE FROM quarry_journal_heads WHERE collection = $1", &[&id])?;
+            tx.execute("DELETE FROM quarry_journal WHERE collection = $1", &[&id])?;
+            tx.commit()
+        })
+    }
+
+    /// Appends `records` in one statement (one commit); the last one's LSN, `None`
+    /// when the collection has no journal.
+    pub fn journal_append(&self, id: &str, records: &[Vec<u8>]) -> Result<Option<u64>, StoreError> {
+        let n = records.len() as i64;
+        let row = self.journal("append", |c| {
+            c.query_opt(
+                "WITH h AS (UPDATE quarry_journal_heads SET lsn = lsn + $2 WHERE collection = $1 RETURNING lsn),
+                      ins AS (INSERT INTO quarry_journal (collection, lsn, record)
+                              SELECT $1, h.lsn - $2 + r.n, r.record FROM h, unnest($3::bytea[]) WITH ORDINALITY AS r(record, n))
+                 SELECT lsn FROM h",
+                &[&id, &n, &records],
+            )
+        })?;
+        Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+    }
+
+    pub fn journal_read(&self, id: &str, after: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let (after, limit) = (after as i64, limit as i64);
+        let rows = self.journal("read", |c| {
+            c.query("SELECT lsn, record FROM quarry_journal WHERE collection = $1 AND lsn > $2 ORDER BY lsn LIMIT $3", &[&id, &after, &limit])
+        })?;
+        Ok(rows.into_iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))).collect())
+    }
+
+    /// `(lsn, manifest, covered, publisher)` of one collection, or of all (`id` `None`).
+    pub fn journal_heads(&self, id: Option<&str>) -> Result<Vec<(String, [u64; 4])>, StoreError> {
+        let rows = self.journal("read", |c| match id {
+            Some(id) => c.query("SELECT collection, lsn, manifest, covered, publisher FROM quarry_journal_heads WHERE collection = $1", &[&id]),
+            None => c.query("SELECT collection, lsn, manifest, covered, publisher FROM quarry_journal_heads", &[]),
+        })?;
+        let n = |r: &Row, i| r.get::<_, i64>(i) as u64;
+        Ok(rows.into_iter().map(|r| (r.get(0), [n(&r, 1), n(&r, 2), n(&r, 3), n(&r, 4)])).collect())
+    }
+}
+
+impl WriteTx {
+    /// In a write that checked its lease ([`crate::store::cluster::fenced_in`]): moves
+    /// collection `id`'s manifest pointer from `from` to `to`, covering records up to
+    /// `covered`, and drops them. False (nothing changed) when the pointer is not at
+    /// `from` any more.
+    pub fn journal_publish(&self, id: &str, from: u64, to: u64, covered: u64, epoch: u64) -> Result<bool, StoreError> {
+        let (from, to, covered, epoch) = (from as i64, to as i64, covered as i64, epoch as i64);
+        let moved = self.0.execute(
+            "UPDATE quarry_journal_heads SET manifest = $3, covered = greatest(covered, $4), publisher = $5
+             WHERE collection = $1 AND manifest = $2",
+            "quarry_journal_heads",
+            &[&id, &from, &to, &covered, &epoch],
+        )?;
+        if moved == 0 {
+            return Ok(false);
+        }
+        self.0.execute("DELETE FROM quarry_journal WHERE collection = $1 AND lsn <= $2", "quarry_journal", &[&id, &covered])?;
+        Ok(true)
     }
 }

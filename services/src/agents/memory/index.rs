@@ -49,7 +49,7 @@ pub async fn add(env: &Env<'_>, owned: &Owned, entry: &MemoryEntryRecord) -> Res
 /// Removes document `doc_id`; one already gone is fine.
 pub async fn remove(env: &Env<'_>, owned: &Owned, doc_id: &str) -> Result<(), SearchError> {
     match env.search.delete(owned, doc_id).await {
-        Ok(()) | Err(SearchError::DocumentNotFound(_)) => Ok(()),
+        Ok(_) | Err(SearchError::DocumentNotFound(_)) => Ok(()),
         Err(e) => Err(e),
     }
 }
