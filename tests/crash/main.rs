@@ -197,7 +197,14 @@ fn long_body(token: &str) -> String {
 /// engine finds each with more than one window.
 #[test]
 fn kill_9_during_adds_of_long_pages_keeps_every_window() {
-    let mut s = TestServer::with(Options { embedder: Some("all-MiniLM-L6-v2".into()), config: BUSY_INDEX.into(), ..Options::default() });
+    // Read back offline from the local WAL and segments: on the local WAL (on the
+    // shared journal, kill_9_during_concurrent_adds covers the same).
+    let mut s = TestServer::with(Options {
+        segments: quarry_test_support::store::Segments::Local,
+        embedder: Some("all-MiniLM-L6-v2".into()),
+        config: BUSY_INDEX.into(),
+        ..Options::default()
+    });
     let (key, col) = setup(&s);
     let mut acked: Vec<Acked> = Vec::new();
     for round in 0..4 {
@@ -263,7 +270,9 @@ fn meters_count_only_what_the_index_holds_after_kill_9() {
 
 #[test]
 fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
+    // A local WAL file's tail (the shared journal has no file to tear).
     let mut s = TestServer::with(Options {
+        segments: quarry_test_support::store::Segments::Local,
         config: "[index]\nflush_interval = \"1h\"\n[plans.scribe]\nrate_per_minute = 6000000\nburst = 100000\n".into(),
         ..Options::default()
     });
@@ -293,7 +302,12 @@ fn a_torn_wal_tail_is_cut_and_the_collection_opens() {
 
 #[test]
 fn no_201_leaves_before_the_wal_sync_returns() {
-    let mut s = TestServer::with(Options { config: "[debug]\nfailpoint = \"wal_crash_before_sync\"\n".into(), ..Options::default() });
+    // The local WAL's failpoints (the shared journal commits in PostgreSQL).
+    let mut s = TestServer::with(Options {
+        segments: quarry_test_support::store::Segments::Local,
+        config: "[debug]\nfailpoint = \"wal_crash_before_sync\"\n".into(),
+        ..Options::default()
+    });
     let (key, col) = setup(&s);
     let r = try_post(s.addr, &format!("/v1/collections/{col}/documents"), &key, &body("doomed"));
     assert!(r.is_err(), "the process died between the WAL write and its sync; no answer may leave: {r:?}");
@@ -303,7 +317,11 @@ fn no_201_leaves_before_the_wal_sync_returns() {
 
 #[test]
 fn a_failed_sync_answers_500_and_the_document_is_not_visible() {
-    let s = TestServer::with(Options { config: "[debug]\nfailpoint = \"wal_fail_sync\"\n".into(), ..Options::default() });
+    let s = TestServer::with(Options {
+        segments: quarry_test_support::store::Segments::Local,
+        config: "[debug]\nfailpoint = \"wal_fail_sync\"\n".into(),
+        ..Options::default()
+    });
     let (key, col) = setup(&s);
     let (status, v) = try_post(s.addr, &format!("/v1/collections/{col}/documents"), &key, &body("unsynced")).unwrap();
     assert_eq!((status, v["error"]["code"].as_str()), (500, Some("internal")));

@@ -129,3 +129,314 @@ fn every_node_serves_every_collection_and_sees_every_acknowledged_write() {
     }
     assert!(titles(&a, &key, &col, "chalk", None).is_empty());
 }
+
+/// A number for the chaos's choices (which node, how long to wait): from the clock.
+fn dice() -> u64 {
+    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    n ^ (n >> 17) ^ (n << 13)
+}
+
+/// One request to `addr` (the balancer, or a node) on a fresh connection.
+fn at(addr: std::net::SocketAddr, method: &str, path: &str, key: &str, body: Option<&Value>, extra: &[(&str, &str)]) -> super::client::Response {
+    let auth = format!("Bearer {key}");
+    let mut headers = vec![("authorization", auth.as_str())];
+    headers.extend_from_slice(extra);
+    let body = body.map(|b| b.to_string());
+    super::client::Conn::open(addr).send(method, path, &headers, body.as_deref().map(str::as_bytes))
+}
+
+fn addr_of(url: &str) -> std::net::SocketAddr {
+    url.trim_start_matches("http://").parse().unwrap()
+}
+
+/// The simulation `ops/cluster` starts, stopped when dropped.
+struct Sim {
+    dir: tempfile::TempDir,
+    env: std::collections::HashMap<String, String>,
+}
+
+impl Sim {
+    fn ops(&self, args: &[&str], env: &[(&str, &str)]) {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ops/cluster");
+        let out = std::process::Command::new("bash").arg(script).args(args).envs(env.iter().copied()).output().expect("ops/cluster runs");
+        assert!(out.status.success(), "ops/cluster {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn start(config: &str) -> Sim {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("quarry.toml");
+        std::fs::write(&path, config).unwrap();
+        let bin = quarry_test_support::server::bin();
+        let mut sim = Sim { dir, env: Default::default() };
+        let d = sim.dir.path().to_str().unwrap().to_owned();
+        let vars = [
+            ("CLUSTER_BIN", bin),
+            ("NODES", "3"),
+            ("CLUSTER_SHARDS", "1"),
+            ("QUARRY_EMBEDDER", "none"),
+            ("QUARRY_ENGLISH_EMBEDDER", ""),
+            ("QUARRY_EGRESS__ALLOW", quarry_test_support::server::LOOPBACK),
+            ("CLUSTER_CONFIG", path.to_str().unwrap()),
+        ];
+        sim.ops(&["start", &d], &vars);
+        let env = std::fs::read_to_string(sim.dir.path().join("cluster.env")).unwrap();
+        sim.env = env.lines().filter_map(|l| l.strip_prefix("export ")?.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+        sim
+    }
+
+    fn url(&self, name: &str) -> std::net::SocketAddr {
+        addr_of(&self.env[name])
+    }
+
+    fn node(&self, i: usize) -> std::net::SocketAddr {
+        self.url(&format!("NODE_{i}_URL"))
+    }
+
+    fn kill(&self, i: usize) {
+        self.ops(&["kill", self.dir.path().to_str().unwrap(), &i.to_string()], &[]);
+    }
+
+    fn start_node(&self, i: usize) {
+        let bin = quarry_test_support::server::bin();
+        let config = self.dir.path().join("quarry.toml");
+        let vars = [
+            ("CLUSTER_BIN", bin),
+            ("CLUSTER_SHARDS", "1"),
+            ("QUARRY_EMBEDDER", "none"),
+            ("QUARRY_ENGLISH_EMBEDDER", ""),
+            ("QUARRY_EGRESS__ALLOW", quarry_test_support::server::LOOPBACK),
+            ("CLUSTER_CONFIG", config.to_str().unwrap()),
+        ];
+        self.ops(&["node-start", self.dir.path().to_str().unwrap(), &i.to_string()], &vars);
+    }
+
+    fn pg_restart(&self) {
+        self.ops(&["pg-restart", self.dir.path().to_str().unwrap()], &[]);
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ops/cluster");
+        let _ = std::process::Command::new("bash").arg(script).arg("stop").arg(self.dir.path()).output();
+    }
+}
+
+/// What the chaos run saw, per kind of request: status → count.
+#[derive(Default)]
+struct Tally(std::collections::BTreeMap<(String, u16), u64>);
+
+impl Tally {
+    fn note(&mut self, what: &str, status: u16) {
+        *self.0.entry((what.to_owned(), status)).or_default() += 1;
+    }
+}
+
+/// The chaos test: three nodes behind HAProxy, `kill -9` of a random node every
+/// 20–40 s (restarted a few seconds later) and one PostgreSQL restart, under adds,
+/// deletes, searches and background generations from two accounts. At the end every
+/// acknowledged add is on every node, every acknowledged delete is gone everywhere,
+/// every accepted generation completed, and no answer showed the other account's data.
+/// `CHAOS_SECS` sets the length (120 s by default).
+#[test]
+fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let secs: u64 = std::env::var("CHAOS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(120);
+    let up = quarry_test_support::scripted_llm::Scripted::start();
+    up.otherwise(quarry_test_support::scripted_llm::Reply::Slow(
+        Duration::from_millis(300),
+        Box::new(quarry_test_support::scripted_llm::text("Done in the cluster.")),
+    ));
+    let config =
+        format!("{}\n[index]\nflush_interval = \"2s\"\n[cluster]\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n", quarry_test_support::plans::LAB);
+    let sim = Sim::start(&config);
+    let lb = sim.url("CLUSTER_URL");
+
+    // Two accounts, each with a collection; the first with an agent on the scripted model.
+    let signup = |email: &str| {
+        let r = super::client::Conn::open(lb).send("POST", "/v1/signup", &[], Some(json!({"email": email}).to_string().as_bytes()));
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["api_key"].as_str().unwrap().to_owned()
+    };
+    let keys = [signup("chaos-a@example.com"), signup("chaos-b@example.com")];
+    let cols: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            let r = at(lb, "POST", "/v1/collections", k, Some(&json!({"name": "chaos"})), &[]);
+            assert_eq!(r.status, 201, "{}", r.text());
+            r.json()["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let provider = {
+        let body = json!({"name": "fake", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"});
+        let r = at(lb, "POST", "/api/v1/ai-providers", &keys[0], Some(&body), &[]);
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+    let agent = {
+        let r = at(lb, "POST", "/api/v1/agents", &keys[0], Some(&json!({"ai_provider_id": provider, "name": "chaos", "instructions": "Help."})), &[]);
+        assert_eq!(r.status, 201, "{}", r.text());
+        r.json()["id"].as_str().unwrap().to_owned()
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let tally = std::sync::Mutex::new(Tally::default());
+    // (account, id) of acknowledged adds, of acknowledged deletes, and accepted generations.
+    let added = std::sync::Mutex::new(Vec::<(usize, String, String)>::new());
+    let deleted = std::sync::Mutex::new(Vec::<(usize, String)>::new());
+    let generations = std::sync::Mutex::new(Vec::<String>::new());
+    let mut kills = 0;
+    std::thread::scope(|s| {
+        for acct in 0..2 {
+            let (key, col, tally, added, deleted) = (&keys[acct], &cols[acct], &tally, &added, &deleted);
+            // Writer: adds, and deletes every fourth document it added.
+            s.spawn(move || {
+                let mut n = 0u64;
+                while Instant::now() < deadline {
+                    n += 1;
+                    let word = format!("acct{acct}word{n}");
+                    let body = json!({"title": format!("account {acct} doc {n}"), "text": format!("{word} lies in quarry {acct}")});
+                    let r = at(lb, "POST", &format!("/v1/collections/{col}/documents"), key, Some(&body), &[]);
+                    tally.lock().unwrap().note("add", r.status);
+                    if r.status != 201 {
+                        std::thread::sleep(Duration::from_millis(100));
+                        continue;
+                    }
+                    let id = r.json()["id"].as_str().unwrap().to_owned();
+                    let seq = r.header("quarry-seq").unwrap().to_owned();
+                    if n % 4 == 0 {
+                        let r = at(lb, "DELETE", &format!("/v1/collections/{col}/documents/{id}"), key, None, &[("quarry-after", &seq)]);
+                        tally.lock().unwrap().note("delete", r.status);
+                        if r.status == 200 {
+                            deleted.lock().unwrap().push((acct, id.clone()));
+                            continue;
+                        }
+                    }
+                    added.lock().unwrap().push((acct, id, word));
+                }
+            });
+            // Searcher: its own account's words; never another account's documents.
+            s.spawn(move || {
+                let mut i = 0u64;
+                while Instant::now() < deadline {
+                    i += 1;
+                    let body = json!({"query": format!("acct{acct}word{} quarry", i % 50 + 1), "mode": "keyword"});
+                    let r = at(lb, "POST", &format!("/v1/collections/{col}/search"), key, Some(&body), &[]);
+                    tally.lock().unwrap().note("search", r.status);
+                    if r.status == 200 {
+                        for p in r.json()["results"].as_array().unwrap() {
+                            let title = p["document"]["title"].as_str().unwrap();
+                            assert!(title.starts_with(&format!("account {acct} ")), "account {acct} was shown {title}");
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(30));
+                }
+            });
+        }
+        // Background generations.
+        s.spawn(|| {
+            while Instant::now() < deadline {
+                let body = json!({"messages": [{"role": "user", "content": "work through the chaos"}]});
+                let r = at(lb, "POST", &format!("/api/v1/agents/{agent}/generate"), &keys[0], Some(&body), &[]);
+                tally.lock().unwrap().note("generate", r.status);
+                if r.status == 202 {
+                    generations.lock().unwrap().push(r.json()["generation_id"].as_str().unwrap().to_owned());
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        });
+        // Chaos: a random node killed every 20-40 s and restarted 2 s later; PostgreSQL
+        // restarted once, halfway.
+        let mut pg_done = false;
+        let started = Instant::now();
+        while Instant::now() + Duration::from_secs(25) < deadline {
+            let wait = 20 + dice() % 21;
+            let until = Instant::now() + Duration::from_secs(wait);
+            while Instant::now() < until && Instant::now() < deadline {
+                if !pg_done && started.elapsed() > Duration::from_secs(secs / 2) {
+                    sim.pg_restart();
+                    pg_done = true;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            if Instant::now() + Duration::from_secs(10) >= deadline {
+                break;
+            }
+            let victim = 1 + (dice() % 3) as usize;
+            sim.kill(victim);
+            kills += 1;
+            std::thread::sleep(Duration::from_secs(2));
+            sim.start_node(victim);
+        }
+        if !pg_done {
+            sim.pg_restart();
+        }
+    });
+
+    // Settled: every node has every acknowledged add and none of the deleted.
+    let added = added.into_inner().unwrap();
+    let deleted = deleted.into_inner().unwrap();
+    assert!(added.len() > 20, "the writers got few adds through: {}", added.len());
+    for i in 1..=3 {
+        let node = sim.node(i);
+        for acct in 0..2 {
+            let (key, col) = (&keys[acct], &cols[acct]);
+            within(&format!("node {i} up and following"), || {
+                at(node, "GET", &format!("/v1/collections/{col}/documents"), key, None, &[]).status == 200
+            });
+            // Caught up with everything the journal holds, then checked one by one.
+            let listed = |node| -> std::collections::HashSet<String> {
+                let r = at(node, "GET", &format!("/v1/collections/{col}/documents"), key, None, &[]);
+                r.json()["documents"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap().to_owned()).collect()
+            };
+            let mut have = listed(node);
+            let want: Vec<&String> = added.iter().filter(|a| a.0 == acct).map(|a| &a.1).collect();
+            let settle = Instant::now();
+            while want.iter().any(|id| !have.contains(*id)) && settle.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(200));
+                have = listed(node);
+            }
+            for id in &want {
+                assert!(have.contains(*id), "node {i}: acknowledged add {id} of account {acct} is missing");
+            }
+            for (_, id) in deleted.iter().filter(|d| d.0 == acct) {
+                assert!(!have.contains(id), "node {i}: acknowledged delete {id} of account {acct} is back");
+            }
+        }
+        // A word search finds an acknowledged document on every node.
+        let (_, id, word) = added.iter().find(|a| a.0 == 0).unwrap();
+        let r = at(node, "POST", &format!("/v1/collections/{}/search", cols[0]), &keys[0], Some(&json!({"query": word, "mode": "keyword"})), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(r.json()["results"].as_array().unwrap().iter().any(|p| p["document"]["id"] == id.as_str()), "node {i}: {word}");
+    }
+    // Every accepted generation completes.
+    let generations = generations.into_inner().unwrap();
+    for id in &generations {
+        let started = Instant::now();
+        loop {
+            let r = at(lb, "GET", &format!("/api/v1/generations/{id}"), &keys[0], None, &[]);
+            if r.status == 200 && r.json()["status"] != "in_progress" {
+                assert_eq!(r.json()["status"], "completed", "{}", r.text());
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "generation {id} never completed: {}", r.text());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    let tally = tally.into_inner().unwrap();
+    let report: Vec<String> = tally.0.iter().map(|((what, status), n)| format!("{what} {status}: {n}")).collect();
+    eprintln!(
+        "chaos: {secs} s, {kills} kills and one PostgreSQL restart; {} adds kept, {} deletes, {} generations; {}",
+        added.len(),
+        deleted.len(),
+        generations.len(),
+        report.join(", ")
+    );
+    // Searches answer 200, or a clear 503 while the store restarts, or 502 from the
+    // balancer for the ones in flight on a node that was killed: never another error.
+    for ((what, status), n) in &tally.0 {
+        assert!(matches!(status, 200 | 201 | 202 | 502 | 503), "{what} answered {status} {n} times");
+    }
+}

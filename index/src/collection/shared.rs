@@ -181,7 +181,9 @@ impl Collection {
             return Ok(());
         }
         let mut st = self.state();
-        if head.manifest != st.manifest && head.manifest > 0 {
+        // Generations only grow: a head read before this node's own publish is older
+        // than what it holds, and changes nothing.
+        if head.manifest > st.manifest {
             self.reload(&mut st, head)?;
         }
         self.catch_up(&mut st, head.lsn, None)
@@ -200,7 +202,7 @@ impl Collection {
             if records.first().map(|r| r.0) != Some(st.lsn + 1) {
                 let head = s.journal.head(&self.id).map_err(|e| journal_error("read", &self.id, e))?;
                 match head {
-                    Some(h) if h.manifest != st.manifest && h.covered > st.lsn => {
+                    Some(h) if h.manifest > st.manifest && h.covered > st.lsn => {
                         self.reload(st, h)?;
                         continue;
                     }
