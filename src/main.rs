@@ -101,12 +101,31 @@ fn migrate(common: &Common) -> Result<()> {
             Err(e) => return Err(anyhow::anyhow!("listing {}: {e}", root.display())),
         };
         ids.sort();
+        // Records and segments both shared: the write-ahead log is the shared journal
+        // from now on, so each collection's local tail goes into a segment first and
+        // the journal's head is pointed at the published manifest.
+        let journal = match to_postgres {
+            true => quarry_core::store::journal::SharedJournal::open(std::sync::Arc::new(records), "migrate", std::time::Duration::from_secs(5)),
+            false => None,
+        };
         let (mut files, mut bytes) = (0, 0);
         for id in &ids {
+            let dir = root.join(id);
+            if journal.is_some() {
+                let (c, _) = quarry_index::collection::Collection::open(id, &dir, quarry_index::collection::Options::default())?;
+                c.flush()?;
+            }
             let remote = quarry_index::engine::remote(&objects, id);
-            let (f, b) = quarry_index::collection::publish_dir(&root.join(id), &remote)?;
+            let (f, b) = quarry_index::collection::publish_dir(&dir, &remote)?;
             files += f;
             bytes += b;
+            if let Some(j) = &journal {
+                let manifest = std::fs::read(dir.join(quarry_index::collection::manifest::FILE))?;
+                remote.put_manifest_at(1, 0, manifest)?;
+                if !j.adopt(id, 1)? {
+                    println!("collection {id}: the shared journal has writes of its own already; left as it is");
+                }
+            }
         }
         println!(
             "segments: {} collections, {files} files ({bytes} bytes) in {}, each read back and its SHA-256 checked",

@@ -440,3 +440,39 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
         assert!(matches!(status, 200 | 201 | 202 | 502 | 503), "{what} answered {status} {n} times");
     }
 }
+
+/// Issue 40: a month's allowance holds for the cluster. Each node leases blocks of it
+/// from the store, which grants them only while every node's leases together stay
+/// within the allowance; and the usage each node shows adds up every node's.
+#[test]
+fn a_monthly_allowance_holds_for_the_cluster_not_for_each_node() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let cluster = Cluster::new(true);
+    let plan = "[auth]\ndefault_plan = \"capped\"\n[plans.capped]\nname = \"Capped\"\nprice = 0\nstored_chars = 100000\nsearch = 30\n\
+                extract = 1\nresearch = 1\nrate_per_minute = 60000\nburst = 1000\n";
+    let nodes = [TestServer::with(cluster.node("a", plan)), TestServer::with(cluster.node("b", plan)), TestServer::with(cluster.node("c", plan))];
+    let (_, key) = nodes[0].signup("capped@example.com");
+    let col = create_collection(&nodes[0], &key, "capped");
+    let (mut served, mut refused) = (0, 0);
+    for i in 0..90 {
+        let r = post(&nodes[i % 3], &format!("/v1/collections/{col}/search"), &key, &json!({"query": "anything", "mode": "keyword"}));
+        match r.status {
+            200 => served += 1,
+            429 => {
+                assert_eq!(r.code(), "allowance_exceeded", "{}", r.text());
+                refused += 1;
+            }
+            other => panic!("{other}: {}", r.text()),
+        }
+    }
+    assert_eq!((served, refused), (30, 60), "three nodes admit the plan's 30 searches, not 30 each");
+    // Each node shows the cluster's usage once the others' flushes land.
+    for n in &nodes {
+        within("the cluster's usage on every node", || {
+            // A node takes the totals back when it flushes; a search it refuses changes nothing.
+            n.get("/v1/account", Some(&key)).json()["usage"]["search"] == 30
+        });
+    }
+}

@@ -12,12 +12,22 @@
 //! allowance. A clean shutdown writes the counts and gives the unspent leases back.
 //! Meters without an allowance (an unlimited plan, pages indexed) lease nothing and
 //! may lose the counts of the last interval in a crash.
+//!
+//! On shared records (a cluster of nodes on one PostgreSQL) an allowance holds for the
+//! cluster: the store's lease count is the units every node has leased this month, and
+//! a node is granted a block only while that total stays within the allowance (one
+//! store commit a block, as on one node: no round trip per request). Each node spends
+//! only what it was granted, so the nodes together never pass the allowance. A node
+//! flushes what it counted since its last flush as an addition to the month's counts
+//! (never a value written over another node's), then takes the totals back: the usage
+//! it shows is the cluster's as of its last flush plus its own since. A clean shutdown
+//! gives its unspent units back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::store::{MeterSnapshot, MonthCounts, Records, StoreError};
+use crate::store::{MeterDelta, MeterSnapshot, MonthCounts, Records, StoreError};
 
 /// What an allowance counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +132,11 @@ pub struct AccountMeters {
     leasing: Mutex<()>,
     stored_chars: AtomicU64,
     dirty: AtomicBool,
+    /// On shared records: the counts and stored characters as of the last flush (what
+    /// the next flush's additions are taken from); unused on one node.
+    shared: bool,
+    flushed: [AtomicU64; 4],
+    stored_flushed: AtomicU64,
 }
 
 impl AccountMeters {
@@ -138,6 +153,9 @@ impl AccountMeters {
             leasing: Mutex::new(()),
             stored_chars: AtomicU64::new(stored),
             dirty: AtomicBool::new(false),
+            shared: false,
+            flushed: atomics(&counts),
+            stored_flushed: AtomicU64::new(stored),
         }
     }
 
@@ -146,7 +164,7 @@ impl AccountMeters {
         let mut current = self.month.lock().unwrap_or_else(|p| p.into_inner());
         if *current != month {
             *current = month.to_owned();
-            self.counts.iter().chain(&self.leased).for_each(|c| c.store(0, Ordering::Relaxed));
+            self.counts.iter().chain(&self.leased).chain(&self.flushed).for_each(|c| c.store(0, Ordering::Relaxed));
             self.dirty.store(true, Ordering::Release);
         }
     }
@@ -162,7 +180,10 @@ impl AccountMeters {
                 Take::Lease(upto) => {
                     let me = self.clone();
                     let limit = allowance.unwrap_or(u64::MAX);
-                    crate::runtime::blocking(move || me.lease(meter, upto, limit)).await?;
+                    if !crate::runtime::blocking(move || me.lease(meter, upto, limit)).await? {
+                        // The cluster's nodes hold the rest of the allowance.
+                        return Err(Refused::Exceeded(Exceeded { what: meter.name(), allowance: limit }));
+                    }
                 }
             }
         }
@@ -193,25 +214,51 @@ impl AccountMeters {
     }
 
     /// Leases `meter` up to at least `need` units (a [`block`] ahead, within `limit`),
-    /// committed to the store before the units can be spent. Blocks: run it on the
-    /// blocking pool.
-    fn lease(&self, meter: Meter, need: u64, limit: u64) -> Result<(), StoreError> {
+    /// committed to the store before the units can be spent. False when nothing was
+    /// granted (on shared records: the other nodes hold the rest of the allowance).
+    /// Blocks: run it on the blocking pool.
+    fn lease(&self, meter: Meter, need: u64, limit: u64) -> Result<bool, StoreError> {
         let _one = self.leasing.lock().unwrap_or_else(|p| p.into_inner());
         let leased = &self.leased[meter.index()];
         let had = leased.load(Ordering::Acquire);
         if had >= need {
-            return Ok(()); // another spend leased it meanwhile
+            return Ok(true); // another spend leased it meanwhile
         }
         let upto = need.max(had.saturating_add(block(limit))).min(limit);
         let month = self.month.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        self.records.lease_meter(&self.account_id, &month, meter.name(), upto)?;
+        let granted = if self.shared {
+            self.records.lease_meter_shared(&self.account_id, &month, meter.name(), upto - had, limit)?
+        } else {
+            self.records.lease_meter(&self.account_id, &month, meter.name(), upto)?;
+            upto - had
+        };
         // Under the month's lock, as `roll` resets: a lease of a month gone by is not
         // spent in the next one (the spend that asked leases again).
         let current = self.month.lock().unwrap_or_else(|p| p.into_inner());
         if *current == month {
-            leased.fetch_max(upto, Ordering::AcqRel);
+            if self.shared {
+                leased.fetch_add(granted, Ordering::AcqRel);
+            } else {
+                leased.fetch_max(upto, Ordering::AcqRel);
+            }
         }
-        Ok(())
+        Ok(granted > 0)
+    }
+
+    /// Moves this node's view by `by` (the other nodes' usage its last flush took
+    /// back): the count first, then the lease, so a spend between the two never finds
+    /// units it was not granted.
+    fn shift(&self, i: usize, by: i64) {
+        let add = |a: &AtomicU64| {
+            let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add_signed(by)));
+        };
+        if by >= 0 {
+            add(&self.counts[i]);
+            add(&self.leased[i]);
+        } else {
+            add(&self.leased[i]);
+            add(&self.counts[i]);
+        }
     }
 
     /// Counts `n` of a meter with no allowance (pages indexed): never refused, and
@@ -268,6 +315,10 @@ impl Meters {
         Meters { records, accounts: RwLock::new(HashMap::new()) }
     }
 
+    fn shared(&self) -> bool {
+        self.records.shared()
+    }
+
     /// The account's meters for the current month.
     pub fn account(&self, account_id: &str) -> Result<Arc<AccountMeters>, StoreError> {
         let month = current_month();
@@ -275,9 +326,15 @@ impl Meters {
         let meters = match found {
             Some(m) => m,
             None => {
-                let (counts, stored) = self.records.meters(account_id, &month)?;
+                let shared = self.shared();
+                let (counts, stored) =
+                    if shared { self.records.meters_shared(account_id, &month)? } else { self.records.meters(account_id, &month)? };
                 let mut map = self.accounts.write().unwrap_or_else(|p| p.into_inner());
-                let made = || Arc::new(AccountMeters::new(account_id, self.records.clone(), month.clone(), counts, stored));
+                let made = || {
+                    let mut m = AccountMeters::new(account_id, self.records.clone(), month.clone(), counts, stored);
+                    m.shared = shared;
+                    Arc::new(m)
+                };
                 map.entry(account_id.to_owned()).or_insert_with(made).clone()
             }
         };
@@ -297,6 +354,9 @@ impl Meters {
     }
 
     fn save(&self, release: bool) -> Result<usize, StoreError> {
+        if self.shared() {
+            return self.save_shared(release);
+        }
         let snapshots: Vec<MeterSnapshot> = {
             let map = self.accounts.read().unwrap_or_else(|p| p.into_inner());
             map.iter()
@@ -322,6 +382,58 @@ impl Meters {
     }
 }
 
+impl Meters {
+    /// [`Meters::save`] on shared records: each account's usage since its last flush
+    /// added to the store's, then the totals taken back into this node's view.
+    fn save_shared(&self, release: bool) -> Result<usize, StoreError> {
+        let taken: Vec<(Arc<AccountMeters>, MeterDelta, [u64; 4], u64)> = {
+            let map = self.accounts.read().unwrap_or_else(|p| p.into_inner());
+            // Every loaded account, changed here or not: a flush also takes back what
+            // the other nodes counted, so the usage this node shows keeps up.
+            map.values()
+                .map(|m| {
+                    m.dirty.store(false, Ordering::Release);
+                    let now: [u64; 4] = std::array::from_fn(|i| m.counts[i].load(Ordering::Acquire));
+                    let stored = m.stored_chars();
+                    let delta = MeterDelta {
+                        account_id: m.account_id.clone(),
+                        month: m.month.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+                        counts: std::array::from_fn(|i| now[i] as i64 - m.flushed[i].load(Ordering::Acquire) as i64),
+                        stored_chars: stored as i64 - m.stored_flushed.load(Ordering::Acquire) as i64,
+                        unspent: match release {
+                            true => std::array::from_fn(|i| m.leased[i].load(Ordering::Acquire).saturating_sub(now[i])),
+                            false => [0; 4],
+                        },
+                    };
+                    (m.clone(), delta, now, stored)
+                })
+                .collect()
+        };
+        if taken.is_empty() {
+            return Ok(0);
+        }
+        let deltas: Vec<MeterDelta> = taken.iter().map(|t| t.1.clone()).collect();
+        let totals = match self.records.add_meters(&deltas) {
+            Ok(t) => t,
+            Err(e) => {
+                taken.iter().for_each(|t| t.0.dirty.store(true, Ordering::Release));
+                return Err(e);
+            }
+        };
+        for ((m, _, now, stored), (counts, stored_total)) in taken.iter().zip(totals) {
+            let total = [counts.search, counts.extract, counts.research, counts.pages_indexed];
+            for i in 0..4 {
+                m.shift(i, total[i] as i64 - now[i] as i64);
+                m.flushed[i].store(total[i], Ordering::Release);
+            }
+            let by = stored_total as i64 - *stored as i64;
+            let _ = m.stored_chars.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add_signed(by)));
+            m.stored_flushed.store(stored_total, Ordering::Release);
+        }
+        Ok(taken.len())
+    }
+}
+
 /// "YYYY-MM" of now, UTC.
 pub fn current_month() -> String {
     crate::clock::now_rfc3339()[..7].to_owned()
@@ -343,7 +455,11 @@ mod tests {
             match m.take(meter, n, allowance) {
                 Take::Spent(after) => return Ok(after),
                 Take::Over(e) => return Err(e),
-                Take::Lease(upto) => m.lease(meter, upto, allowance.unwrap_or(u64::MAX)).unwrap(),
+                Take::Lease(upto) => {
+                    if !m.lease(meter, upto, allowance.unwrap_or(u64::MAX)).unwrap() {
+                        return Err(Exceeded { what: meter.name(), allowance: allowance.unwrap_or(u64::MAX) });
+                    }
+                }
             }
         }
     }

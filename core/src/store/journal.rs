@@ -40,6 +40,13 @@ impl SharedJournal {
         Some(SharedJournal { records, holder: holder.to_owned(), lease, leases: Mutex::new(HashMap::new()) })
     }
 
+    /// `quarry migrate`'s last step for a collection whose segments are in the bucket
+    /// (its manifest published as generation `gen` under epoch 0): the journal's head
+    /// points at it. False when the collection has a journal of its own already.
+    pub fn adopt(&self, id: &str, gen: u64) -> Result<bool, StoreError> {
+        self.db().journal_adopt(id, gen)
+    }
+
     fn db(&self) -> &super::kv::postgres::Db {
         self.records.kv.postgres().expect("checked at open")
     }

@@ -129,6 +129,19 @@ pub struct MeterSnapshot {
     pub stored_chars: u64,
 }
 
+/// One node's usage since its last flush, on shared records (a cluster): added to what
+/// every node wrote, never written over it.
+#[derive(Debug, Clone)]
+pub struct MeterDelta {
+    pub account_id: String,
+    pub month: String,
+    /// Per meter, in [`MonthCounts::NAMES`] order (negative: a refund).
+    pub counts: [i64; 4],
+    pub stored_chars: i64,
+    /// Per meter, units this node leased and did not spend, given back (at shutdown).
+    pub unspent: [u64; 4],
+}
+
 /// Takes `dir/LOCK` (created if needed) for this process; released when the file is
 /// closed, so a crash never leaves it taken.
 fn lock_dir(dir: &Path) -> Result<std::fs::File, StoreError> {
@@ -326,6 +339,72 @@ impl Records {
         }
         let stored = txn.count(STORAGE, account_id)?.unwrap_or(0);
         Ok((counts, stored))
+    }
+
+    /// On shared records: the month's counts every node has flushed, each at least
+    /// what the cluster has leased of it (as on one node, units reserved before a crash
+    /// stay spent; units a live node holds unspent are counted too until it spends or
+    /// gives them back), and the stored characters.
+    pub fn meters_shared(&self, account_id: &str, month: &str) -> Result<(MonthCounts, u64), StoreError> {
+        self.meters(account_id, month)
+    }
+
+    /// On shared records: leases up to `want` more units of `meter` to one node, so the
+    /// units every node has leased this month (the lease count is the cluster's total,
+    /// starting from what is counted spent) never pass `limit`. Returns the units
+    /// granted (0: the allowance is all leased); committed before it returns.
+    pub fn lease_meter_shared(&self, account_id: &str, month: &str, meter: &str, want: u64, limit: u64) -> Result<u64, StoreError> {
+        let txn = self.kv.write()?;
+        let key = lease_key(account_id, month, meter);
+        let total = match txn.count(LEASES, &key)? {
+            Some(t) => t,
+            None => {
+                let mut counts: MonthCounts = get_json(&txn, MONTHS, &month_key(account_id, month), "usage")?.unwrap_or_default();
+                let spent = counts.each_mut().into_iter().find(|(name, _)| *name == meter).map_or(0, |(_, c)| *c);
+                spent
+            }
+        };
+        let granted = want.min(limit.saturating_sub(total));
+        if granted > 0 {
+            txn.put_count(LEASES, &key, total + granted)?;
+            txn.commit()?;
+        }
+        Ok(granted)
+    }
+
+    /// On shared records: adds each node's usage since its last flush to the month's
+    /// counts and the stored characters, and gives unspent leases back, in one
+    /// transaction. Returns each account's totals after it, in order.
+    pub fn add_meters(&self, deltas: &[MeterDelta]) -> Result<Vec<(MonthCounts, u64)>, StoreError> {
+        let txn = self.kv.write()?;
+        let mut totals = Vec::with_capacity(deltas.len());
+        for d in deltas {
+            let key = month_key(&d.account_id, &d.month);
+            let mut counts: MonthCounts = get_json(&txn, MONTHS, &key, "usage")?.unwrap_or_default();
+            for (i, (meter, count)) in counts.each_mut().into_iter().enumerate() {
+                *count = count.saturating_add_signed(d.counts[i]);
+                if d.unspent[i] > 0 {
+                    let lk = lease_key(&d.account_id, &d.month, meter);
+                    if let Some(t) = txn.count(LEASES, &lk)? {
+                        txn.put_count(LEASES, &lk, t.saturating_sub(d.unspent[i]).max(*count))?;
+                    }
+                }
+            }
+            if d.counts.iter().any(|&c| c != 0) {
+                txn.put_row(MONTHS, &key, &to_json(&counts))?;
+            }
+            let stored = txn.count(STORAGE, &d.account_id)?.unwrap_or(0).saturating_add_signed(d.stored_chars);
+            if d.stored_chars != 0 {
+                txn.put_count(STORAGE, &d.account_id, stored)?;
+            }
+            // What the nodes see: at least what the cluster leased (`meters_shared`).
+            for (meter, count) in counts.each_mut() {
+                *count = (*count).max(txn.count(LEASES, &lease_key(&d.account_id, &d.month, meter))?.unwrap_or(0));
+            }
+            totals.push((counts, stored));
+        }
+        txn.commit()?;
+        Ok(totals)
     }
 
     /// Durably reserves `upto` units of `meter` of the account's `month` (more than any

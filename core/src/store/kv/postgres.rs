@@ -632,6 +632,22 @@ impl Db {
         self.journal("create", |c| c.execute("INSERT INTO quarry_journal_heads (collection) VALUES ($1) ON CONFLICT DO NOTHING", &[&id]).map(drop))
     }
 
+    /// Gives collection `id` a journal whose head points at manifest generation `gen`
+    /// (published under epoch 0), covering nothing: a collection `quarry migrate` moved
+    /// in whole. A journal that has records or a manifest already is left alone; whether
+    /// the head now points at `gen`.
+    pub fn journal_adopt(&self, id: &str, gen: u64) -> Result<bool, StoreError> {
+        let gen = gen as i64;
+        let n = self.journal("adopt", |c| {
+            c.execute(
+                "INSERT INTO quarry_journal_heads AS h (collection, manifest) VALUES ($1, $2)
+                 ON CONFLICT (collection) DO UPDATE SET manifest = EXCLUDED.manifest WHERE h.lsn = 0 AND h.manifest IN (0, $2)",
+                &[&id, &gen],
+            )
+        })?;
+        Ok(n == 1)
+    }
+
     pub fn journal_remove(&self, id: &str) -> Result<(), StoreError> {
         self.journal("remove", |c| {
             let mut tx = c.transaction()?;
