@@ -111,21 +111,13 @@ fn migrate(common: &Common) -> Result<()> {
         let (mut files, mut bytes) = (0, 0);
         for id in &ids {
             let dir = root.join(id);
-            if journal.is_some() {
-                let (c, _) = quarry_index::collection::Collection::open(id, &dir, quarry_index::collection::Options::default())?;
-                c.flush()?;
-            }
             let remote = quarry_index::engine::remote(&objects, id);
-            let (f, b) = quarry_index::collection::publish_dir(&dir, &remote)?;
+            let (f, b) = match &journal {
+                Some(j) => quarry_index::collection::adopt_into_journal(id, &dir, quarry_index::collection::Options::default(), &remote, j)?,
+                None => quarry_index::collection::publish_dir(&dir, &remote)?,
+            };
             files += f;
             bytes += b;
-            if let Some(j) = &journal {
-                let manifest = std::fs::read(dir.join(quarry_index::collection::manifest::FILE))?;
-                remote.put_manifest_at(1, 0, manifest)?;
-                if !j.adopt(id, 1)? {
-                    println!("collection {id}: the shared journal has writes of its own already; left as it is");
-                }
-            }
         }
         println!(
             "segments: {} collections, {files} files ({bytes} bytes) in {}, each read back and its SHA-256 checked",

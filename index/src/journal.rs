@@ -73,6 +73,10 @@ pub trait Journal: Send + Sync {
     /// `epoch`), covering records up to `covered`, and drops those records, in one
     /// transaction that first checks the lease of `epoch` is still this node's.
     fn publish(&self, id: &str, epoch: u64, from: u64, to: u64, covered: u64) -> Result<(), PublishError>;
+    /// Points collection `id`'s head at manifest generation `gen` (published under
+    /// epoch 0) when it has no journal yet, or an empty one: a collection whose local
+    /// segments were just published whole. False when it has writes of its own.
+    fn adopt(&self, id: &str, gen: u64) -> Result<bool, String>;
     /// Where the journal lives, for messages, never a credential.
     fn describe(&self) -> String;
 }

@@ -306,7 +306,7 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
                     }
                     let id = r.json()["id"].as_str().unwrap().to_owned();
                     let seq = r.header("quarry-seq").unwrap().to_owned();
-                    if n % 4 == 0 {
+                    if n.is_multiple_of(4) {
                         let r = at(lb, "DELETE", &format!("/v1/collections/{col}/documents/{id}"), key, None, &[("quarry-after", &seq)]);
                         tally.lock().unwrap().note("delete", r.status);
                         if r.status == 200 {

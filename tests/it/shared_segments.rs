@@ -52,8 +52,13 @@ fn wait_published(s3: &S3, col: &str) -> Value {
     }
 }
 
+/// The collection's current manifest in the bucket: the newest generation when the
+/// write-ahead log is the shared journal (records in PostgreSQL too), else `MANIFEST`.
 fn bucket_manifest(s3: &S3, col: &str) -> Option<Value> {
-    let url = format!("{}/{}/{}/collections/{col}/MANIFEST", s3.endpoint, s3.bucket, s3.prefix);
+    let generations = format!("collections/{col}/manifests/");
+    let newest = s3.keys().into_iter().filter(|k| k.starts_with(&generations)).max();
+    let key = newest.unwrap_or_else(|| format!("collections/{col}/MANIFEST"));
+    let url = format!("{}/{}/{}/{key}", s3.endpoint, s3.bucket, s3.prefix);
     let out = std::process::Command::new("curl")
         .args(["-s", "-f", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", &format!("{}:{}", s3.key, s3.secret), &url])
         .output()

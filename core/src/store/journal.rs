@@ -40,13 +40,6 @@ impl SharedJournal {
         Some(SharedJournal { records, holder: holder.to_owned(), lease, leases: Mutex::new(HashMap::new()) })
     }
 
-    /// `quarry migrate`'s last step for a collection whose segments are in the bucket
-    /// (its manifest published as generation `gen` under epoch 0): the journal's head
-    /// points at it. False when the collection has a journal of its own already.
-    pub fn adopt(&self, id: &str, gen: u64) -> Result<bool, StoreError> {
-        self.db().journal_adopt(id, gen)
-    }
-
     fn db(&self) -> &super::kv::postgres::Db {
         self.records.kv.postgres().expect("checked at open")
     }
@@ -115,6 +108,10 @@ impl Journal for SharedJournal {
             return Err(PublishError::Moved(id.to_owned()));
         }
         txn.commit().map_err(unavailable)
+    }
+
+    fn adopt(&self, id: &str, gen: u64) -> Result<bool, String> {
+        self.db().journal_adopt(id, gen).map_err(say)
     }
 
     fn describe(&self) -> String {

@@ -235,12 +235,20 @@ impl Collection {
     ) -> Result<(Collection, Recovery), CollectionError> {
         let seg_dir = dir.join("segments");
         fs::create_dir_all(&seg_dir).map_err(io("create", dir))?;
-        let head = journal
-            .head(id)
-            .map_err(|reason| CollectionError::Journal { op: "open", collection: id.to_owned(), reason })?
-            .ok_or_else(|| CollectionError::Journal { op: "open", collection: id.to_owned(), reason: "it has no journal".into() })?;
+        let fail = |reason| CollectionError::Journal { op: "open", collection: id.to_owned(), reason };
+        let head = match journal.head(id).map_err(fail)? {
+            Some(h) => h,
+            // A collection written before its log was the journal (records and segments
+            // turned shared without `quarry migrate`): its local state goes in first.
+            None => {
+                adopt_into_journal(id, dir, opts, &remote, &*journal)?;
+                journal.head(id).map_err(fail)?.ok_or_else(|| fail("it has no journal".into()))?
+            }
+        };
         let manifest = shared::manifest_at(&remote, head, dir)?;
         fetch_missing(&remote, &manifest, &seg_dir)?;
+        // A local copy, for an operator to read; the journal's head says which is current.
+        manifest.store(dir)?;
         let recovery = Recovery { removed_files: remove_orphans(dir, &manifest)?, ..Recovery::default() };
         let mut views = Vec::new();
         for &seq in &manifest.segments {
@@ -704,6 +712,31 @@ pub fn publish_dir(dir: &Path, remote: &Remote) -> Result<(usize, u64), Collecti
     }
     m.store(dir)?;
     Ok((files, bytes))
+}
+
+/// Moves a collection kept on local disk onto the shared journal: its WAL's tail
+/// flushed into a segment, every segment and the manifest published in the bucket
+/// ([`publish_dir`]), that manifest published as generation 1, and the journal's head
+/// pointed at it (unless the collection has a journal with writes already, which is
+/// then left as it is). `quarry migrate` runs it; so does a node that opens such a
+/// collection. Safe to run again.
+pub fn adopt_into_journal(
+    id: &str,
+    dir: &Path,
+    opts: Options,
+    remote: &Remote,
+    journal: &dyn crate::journal::Journal,
+) -> Result<(usize, u64), CollectionError> {
+    {
+        let (c, _) = Collection::open(id, dir, opts)?;
+        c.flush()?;
+    }
+    let published = publish_dir(dir, remote)?;
+    let path = dir.join(manifest::FILE);
+    let bytes = fs::read(&path).map_err(io("read", &path))?;
+    remote.put_manifest_at(1, 0, bytes)?;
+    journal.adopt(id, 1).map_err(|reason| CollectionError::Journal { op: "adopt", collection: id.to_owned(), reason })?;
+    Ok(published)
 }
 
 /// Fetches the files of `m`'s segments that `seg_dir` lacks (an empty disk, a wiped

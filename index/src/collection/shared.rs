@@ -287,6 +287,7 @@ impl Collection {
                 _ => None,
             })
             .collect();
+        m.store(&self.dir)?;
         let mut w = self.writer.lock().expect("writer lock");
         let mut deleted: HashSet<String> = w.deleted.drain().chain(m.tombstones.iter().cloned()).collect();
         deleted.retain(|id| views.iter().any(|v| v.doc(id).is_some()));
@@ -413,6 +414,7 @@ impl Collection {
             return Err(e);
         }
         self.published(true);
+        let _ = m.store(&self.dir); // a local copy for operators: the journal is the truth
         w.deleted = still;
         w.manifest = m;
         let dead = views.iter().map(|v| Dead::of(v, &w.deleted)).collect();

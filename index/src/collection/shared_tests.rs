@@ -99,8 +99,19 @@ impl Journal for Node {
         head.manifest = to;
         head.publisher = epoch;
         head.covered = head.covered.max(covered);
-        j.records.get_mut(id).map(|l| l.retain(|r| r.0 > covered));
+        if let Some(l) = j.records.get_mut(id) {
+            l.retain(|r| r.0 > covered);
+        }
         Ok(())
+    }
+    fn adopt(&self, id: &str, gen: u64) -> Result<bool, String> {
+        let mut j = self.j.lock().unwrap();
+        let head = j.heads.entry(id.into()).or_default();
+        if head.lsn > 0 || head.manifest > 0 {
+            return Ok(false);
+        }
+        head.manifest = gen;
+        Ok(true)
     }
     fn describe(&self) -> String {
         "memory journal".into()
