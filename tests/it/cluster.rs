@@ -249,9 +249,12 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
         Duration::from_millis(300),
         Box::new(quarry_test_support::scripted_llm::text("Done in the cluster.")),
     ));
-    let config =
-        format!("{}\n[index]\nflush_interval = \"2s\"\n[cluster]\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n", quarry_test_support::plans::LAB);
-    let sim = Sim::start(&config);
+    // A plan whose monthly searches the run never spends (allowances hold for the
+    // cluster: the Lab plan's 1,000 would run out), with room for every add.
+    let config = "[auth]\ndefault_plan = \"chaos\"\n[plans.chaos]\nname = \"Chaos\"\nprice = 0\nstored_chars = 100000000\n\
+                  search = 100000000\nextract = 100\nresearch = 100\nrate_per_minute = 6000000\nburst = 100000\n\
+                  [index]\nflush_interval = \"2s\"\n[cluster]\nheartbeat = \"200ms\"\nnode_timeout = \"1s\"\n";
+    let sim = Sim::start(config);
     let lb = sim.url("CLUSTER_URL");
 
     // Two accounts, each with a collection; the first with an agent on the scripted model.
