@@ -744,7 +744,9 @@ pub fn adopt_into_journal(
 fn fetch_missing(r: &Remote, m: &Manifest, seg_dir: &Path) -> Result<(), CollectionError> {
     for seq in &m.segments {
         for sum in m.published.get(seq).map(|p| p.files.as_slice()).unwrap_or_default() {
-            if !seg_dir.join(&sum.name).exists() {
+            // A file of another size is not the one the manifest names (a segment a
+            // crash left half-written, or another writer's of the same name).
+            if !fs::metadata(seg_dir.join(&sum.name)).is_ok_and(|f| f.len() == sum.bytes) {
                 r.fetch(sum, seg_dir)?;
             }
         }

@@ -346,7 +346,10 @@ impl Collection {
         };
         let (seq, deleted) = {
             let mut w = self.writer.lock().expect("writer lock");
-            let seq = w.manifest.next_seq;
+            // Each lease epoch numbers its segments in a range of its own: a holder killed
+            // mid-publish leaves a file its successor's segment of the same number would
+            // otherwise be mistaken for (files are fetched by name).
+            let seq = w.manifest.next_seq.max(epoch << 32);
             w.manifest.next_seq = seq + 1;
             (seq, w.deleted.clone())
         };
