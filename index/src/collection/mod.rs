@@ -621,19 +621,7 @@ impl Collection {
             w.deleted.remove(id);
         }
         let cur = self.snapshot.load();
-        let is_old = |v: &Arc<View>| old.iter().any(|o| Arc::ptr_eq(o, v));
-        let mut views: Vec<Arc<View>> = Vec::new();
-        let mut inserted = false;
-        for v in cur.views.iter() {
-            if is_old(v) {
-                if !inserted {
-                    views.push(new_view.clone());
-                    inserted = true;
-                }
-            } else {
-                views.push(v.clone());
-            }
-        }
+        let views = swap_in(&cur.views, old, &new_view);
         let mut m = w.manifest.clone();
         m.segments = views
             .iter()
@@ -770,6 +758,21 @@ fn crowded_tier(segs: &[Arc<View>]) -> Option<u32> {
     let mut tiers: Vec<u32> = segs.iter().map(|v| tier(v.batch().chunks.len())).collect();
     tiers.sort_unstable();
     tiers.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
+/// `views` with `old` replaced by `new`, placed where the first of them was.
+fn swap_in(views: &[Arc<View>], old: &[Arc<View>], new: &Arc<View>) -> Vec<Arc<View>> {
+    let mut out = Vec::with_capacity(views.len());
+    let mut inserted = false;
+    for v in views {
+        if !old.iter().any(|o| Arc::ptr_eq(o, v)) {
+            out.push(v.clone());
+        } else if !inserted {
+            out.push(new.clone());
+            inserted = true;
+        }
+    }
+    out
 }
 
 /// Removes every file of segment `seq` (data, BM25, graph).

@@ -371,19 +371,7 @@ impl Collection {
         }
         let mut w = self.writer.lock().expect("writer lock");
         let cur = self.snapshot.load_full();
-        let is_old = |v: &Arc<View>| old.iter().any(|o| Arc::ptr_eq(o, v));
-        let mut views: Vec<Arc<View>> = Vec::new();
-        let mut inserted = false;
-        for v in cur.views.iter() {
-            if is_old(v) {
-                if !inserted {
-                    views.push(new_view.clone());
-                    inserted = true;
-                }
-            } else {
-                views.push(v.clone());
-            }
-        }
+        let mut views = super::swap_in(&cur.views, old, &new_view);
         // A flush's new segment goes after the older segments, before what the tail
         // applied since.
         views.sort_by_key(|v| v.is_memory());
