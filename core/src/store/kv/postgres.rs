@@ -139,8 +139,11 @@ fn tls(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
         .with_no_client_auth())
 }
 
-/// Names the operation and the table of a PostgreSQL error; a lost or refused
-/// connection (an error with no SQLSTATE) is the store being unavailable.
+/// Names the operation and the table of a PostgreSQL error. A lost or refused
+/// connection (an error with no SQLSTATE), a connection exception (class 08) and the
+/// server going down or not yet up (class 57: `admin_shutdown` when it is restarted,
+/// `cannot_connect_now` while it starts) are the store being unavailable: the
+/// statement did not commit, and the client may retry.
 trait On<T> {
     fn on(self, op: &'static str, table: &'static str, at: &str) -> Result<T, StoreError>;
 }
@@ -152,7 +155,11 @@ impl<T> On<T> for Result<T, postgres::Error> {
 }
 
 fn fault(op: &'static str, table: &'static str, at: &str, source: postgres::Error) -> StoreError {
-    if source.code().is_none() || source.is_closed() {
+    let out_of_reach = match source.code() {
+        None => true,
+        Some(state) => state.code().starts_with("08") || state.code().starts_with("57"),
+    };
+    if out_of_reach || source.is_closed() {
         tracing::warn!(at, op, table, error = %source, "records store: PostgreSQL is out of reach");
         StoreError::Unavailable { at: at.to_owned(), reason: source.to_string() }
     } else {
