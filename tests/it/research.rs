@@ -646,3 +646,49 @@ fn an_answer_of_markers_alone_is_asked_again_and_twice_is_a_502() {
     assert_eq!((r.status, r.code().as_str()), (502, "llm_error"), "{}", r.text());
     assert_eq!(researches_spent(&s, &c.key), 1);
 }
+
+/// Issue 41: an answer whose sentences mostly cite no source is asked again once, the
+/// uncited sentences named; the better-cited second answer is kept, and what stays
+/// uncited is said in `warnings` as well as in the claims.
+#[test]
+fn an_answer_mostly_uncited_is_asked_again_with_its_uncited_sentences_named() {
+    let up = Scripted::start();
+    up.on(LOOP, text("Done."));
+    up.on(
+        ANSWER,
+        Reply::Seq(vec![
+            text("The provider permits one audit per year. Audits need reasonable notice. Records are kept for three years [1]."),
+            text("The provider permits one audit per year on reasonable notice [1]. Records of each audit are kept for three years [1]. Fees are not covered here."),
+        ]),
+    );
+    up.on(
+        JUDGE,
+        judged(&[
+            ("supported", "2.1 Provider shall permit one audit per year on reasonable notice."),
+            ("supported", "2.2 Provider shall keep records of each audit for three years."),
+        ]),
+    );
+    let s = server(&up, "");
+    let c = corpus(&s, "uncited@example.com", &[("MSA", MSA)]);
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let j = r.json();
+    check_integrity(&s, &c, &j);
+    assert!(j["answer"].as_str().unwrap().starts_with("The provider permits one audit per year on reasonable notice [1]."), "{j}");
+    let asks: Vec<String> = up.bodies().into_iter().map(|b| b.to_string()).filter(|b| b.contains(ANSWER)).collect();
+    assert_eq!(asks.len(), 2, "asked once more, no more");
+    assert!(asks[1].contains("These sentences cite no source") && asks[1].contains("Audits need reasonable notice."), "{}", asks[1]);
+    let warnings: Vec<&str> = j["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert!(warnings.iter().any(|w| w.contains("asked again to cite its sources (2 of 3 sentences cited none)")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.starts_with("1 of 3 sentences of the answer cite no source")), "{warnings:?}");
+    assert_eq!(j["verification"]["counts"]["uncited"], 1, "{}", j["verification"]);
+
+    // A well-cited first answer is not asked again.
+    up.on(ANSWER, text("Audits are yearly [1]."));
+    let before = up.bodies().len();
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let asked = up.bodies()[before..].iter().filter(|b| b.to_string().contains(ANSWER)).count();
+    assert_eq!(asked, 1);
+    assert!(r.json()["warnings"].as_array().unwrap().is_empty(), "{}", r.json()["warnings"]);
+}

@@ -21,13 +21,40 @@ impl Run<'_, '_> {
         let req = prompt::answer(&self.model, ctx, &listing, self.r.config.max_tokens);
         let first = self.write(req.clone()).await?;
         if claims::has_words(&first) {
-            return Ok(first);
+            return self.cite_better(req, first).await;
         }
         // Markers and no words (a small model's habit): asked once more, plainly.
         let again = self.call(prompt::again(req, &first)).await?.output.text.trim().to_owned();
         if !claims::has_words(&again) {
             return Err(ResearchError::NoAnswer);
         }
+        self.emit(Event::Delta(&format!("\n\n{again}")));
+        Ok(again)
+    }
+
+    /// An answer whose sentences mostly cite no source, or that points to a source
+    /// without saying what it says, is asked again once with those sentences named; the
+    /// second is kept only if it holds to its sources better and still says something.
+    async fn cite_better(&mut self, req: ChatRequest, first: String) -> Result<String, ResearchError> {
+        let citing = claims::Citing::of(&first);
+        if !citing.wants_another_try() {
+            return Ok(first);
+        }
+        let again = self.call(prompt::cite_again(req, &first, &citing.uncited, &citing.pointers)).await?.output.text.trim().to_owned();
+        let better = claims::Citing::of(&again);
+        if !claims::has_words(&again) || better.claims == 0 || better.faults() >= citing.faults() {
+            self.warnings.push(format!(
+                "The answer was asked again to cite its sources ({} of {} sentences cited none); the second try was no better, so the first is kept.",
+                citing.uncited.len(),
+                citing.claims
+            ));
+            return Ok(first);
+        }
+        self.warnings.push(format!(
+            "The answer was asked again to cite its sources ({} of {} sentences cited none); this is the second try.",
+            citing.uncited.len(),
+            citing.claims
+        ));
         self.emit(Event::Delta(&format!("\n\n{again}")));
         Ok(again)
     }

@@ -178,6 +178,65 @@ pub fn is_claim(s: &Sentence) -> bool {
     !s.sources.is_empty() || s.text.split_whitespace().count() >= 4 || s.text.chars().count() >= 12 && !s.text.is_ascii()
 }
 
+/// Phrases that point to a source instead of saying what it says, when a marker
+/// follows them: "see [1]", "are discussed in [1], [2] and [3]".
+const POINTERS: &[&str] =
+    &["see", "refer to", "discussed in", "described in", "mentioned in", "covered in", "detailed in", "outlined in", "explained in"];
+
+/// How well an answer holds to its sources, sentence by sentence (the model's numbering):
+/// its claims, those that cite no source, and those that only point to a source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Citing {
+    pub claims: usize,
+    pub uncited: Vec<String>,
+    pub pointers: Vec<String>,
+}
+
+impl Citing {
+    pub fn of(answer: &str) -> Citing {
+        let mut c = Citing::default();
+        for s in sentences(answer).into_iter().filter(is_claim) {
+            c.claims += 1;
+            if s.sources.is_empty() {
+                c.uncited.push(s.text);
+            } else {
+                let raw: String = answer.chars().skip(s.start as usize).take((s.end - s.start) as usize).collect();
+                if is_pointer(&raw, &s.text) {
+                    c.pointers.push(s.text);
+                }
+            }
+        }
+        c
+    }
+
+    /// Mostly uncited (more than half of its claims), or any bare pointer: the answer is
+    /// worth asking again.
+    pub fn wants_another_try(&self) -> bool {
+        self.uncited.len() * 2 > self.claims || !self.pointers.is_empty()
+    }
+
+    /// What is wrong, counted: fewer is better.
+    pub fn faults(&self) -> usize {
+        self.uncited.len() + self.pointers.len()
+    }
+}
+
+/// A short sentence (`text`, markers removed) whose `raw` form puts a marker right after
+/// a pointing phrase.
+fn is_pointer(raw: &str, text: &str) -> bool {
+    if text.split_whitespace().count() > 12 {
+        return false;
+    }
+    let lower = raw.to_lowercase();
+    POINTERS.iter().any(|p| {
+        lower.match_indices(p).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + p.len()..].trim_start_matches([' ', ':', '\u{a0}']);
+            before.is_none_or(|c| !c.is_alphanumeric()) && after.starts_with('[')
+        })
+    })
+}
+
 /// A quotation in the answer and the `[n]` cited right after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quotation {
@@ -408,6 +467,22 @@ mod tests {
         assert_eq!((at.start, at.end, at.matched), (0, 61, Match::NormalizedExact));
         assert!(locate_quote(&page, "on reasonable notice ... Provider shall permit").is_none());
         assert!(locate_quote(&page, "Provider shall permit two audits").is_none());
+    }
+
+    #[test]
+    fn an_answer_mostly_uncited_or_pointing_is_worth_another_try() {
+        let fine = Citing::of("Notice is required thirty days ahead [1]. The buyer may audit once a year [2]. Both parties sign.");
+        assert_eq!((fine.claims, fine.uncited.len(), fine.pointers.len()), (2, 0, 0), "{fine:?}");
+        assert!(!fine.wants_another_try());
+        let bare = Citing::of("Notice is required thirty days ahead. The buyer may audit once a year. Records are kept seven years [1].");
+        assert_eq!(bare.uncited, vec!["Notice is required thirty days ahead.", "The buyer may audit once a year."]);
+        assert!(bare.wants_another_try());
+        let pointing = Citing::of("Tides rise twice a day [1]. Other causes are discussed in [1], [2], and [3].");
+        assert_eq!(pointing.pointers.len(), 1, "{pointing:?}");
+        assert!(pointing.wants_another_try());
+        // "see" inside a claim that says something is no pointer.
+        let seen = Citing::of("You can see the tide turn twice each day at the harbour [1].");
+        assert!(seen.pointers.is_empty() && !seen.wants_another_try(), "{seen:?}");
     }
 
     #[test]

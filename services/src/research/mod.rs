@@ -194,6 +194,13 @@ impl<'a> Researcher<'a> {
             let quotes = quotes(&cited.text, &sources);
             let claims = run.claims(&ctx, &cited.text, &sources, &quotes).await;
             let counts = Counts::of(claims.iter().map(|c| c.status));
+            if counts.uncited > 0 {
+                run.warnings.push(format!(
+                    "{} of {} sentences of the answer cite no source: nothing found by the research backs them.",
+                    counts.uncited,
+                    counts.total()
+                ));
+            }
             let summary = counts.summary();
             run.emit(Event::Claims { counts, summary: &summary });
             run.timings.verify_ms = ms(verifying);

@@ -8,8 +8,8 @@ use crate::llm::ChatRequest;
 
 const SYSTEM: &str = include_str!("../../../prompts/research.v1.system.md");
 const USER: &str = include_str!("../../../prompts/research.v1.user.md");
-const ANSWER_SYSTEM: &str = include_str!("../../../prompts/research.v1.answer.system.md");
-const ANSWER_USER: &str = include_str!("../../../prompts/research.v1.answer.user.md");
+const ANSWER_SYSTEM: &str = include_str!("../../../prompts/research.v2.answer.system.md");
+const ANSWER_USER: &str = include_str!("../../../prompts/research.v2.answer.user.md");
 const JUDGE_SYSTEM: &str = include_str!("../../../prompts/research.v1.judge.system.md");
 const JUDGE_USER: &str = include_str!("../../../prompts/research.v1.judge.user.md");
 
@@ -114,6 +114,26 @@ pub fn again(mut req: ChatRequest, reply: &str) -> ChatRequest {
     let ask =
         "That is only citation markers. Write the answer itself: full sentences saying what the sources say, each followed by the [n] of its source.";
     req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask.into())] });
+    req
+}
+
+/// The answer asked again after one whose sentences mostly cite no source (or only
+/// point to one): the same conversation, its reply, and the sentences named.
+pub fn cite_again(mut req: ChatRequest, reply: &str, uncited: &[String], pointers: &[String]) -> ChatRequest {
+    req.messages.push(Message { role: Role::Assistant, content: vec![Block::Text(reply.to_owned())] });
+    let list = |v: &[String]| v.iter().map(|s| format!("- {s}")).collect::<Vec<_>>().join("\n");
+    let mut ask = String::new();
+    if !uncited.is_empty() {
+        ask.push_str(&format!("These sentences cite no source:\n{}\n", list(uncited)));
+    }
+    if !pointers.is_empty() {
+        ask.push_str(&format!("These sentences point to a source without saying what it says:\n{}\n", list(pointers)));
+    }
+    ask.push_str(
+        "Write the whole answer again. End every sentence that states a fact with the [n] of the source that says it, \
+         say what the source says instead of pointing to it, and leave out any sentence no source supports.",
+    );
+    req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask)] });
     req
 }
 
