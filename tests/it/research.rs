@@ -692,3 +692,45 @@ fn an_answer_mostly_uncited_is_asked_again_with_its_uncited_sentences_named() {
     assert_eq!(asked, 1);
     assert!(r.json()["warnings"].as_array().unwrap().is_empty(), "{}", r.json()["warnings"]);
 }
+
+/// Issue 41: a research that is not streamed stops when its client goes away, as a
+/// streamed one does: the model call is cancelled, the research given back, and the
+/// account's place freed.
+#[test]
+fn a_client_that_goes_away_from_a_whole_answer_cancels_it_too() {
+    let up = Scripted::start();
+    up.on(LOOP, text("Done."));
+    up.on(ANSWER, Reply::Hang);
+    let s = server(&up, "concurrency = 1\n");
+    let c = corpus(&s, "gone-whole@example.com", &[("MSA", MSA)]);
+    let mut conn = s.conn();
+    let auth = format!("Bearer {}", c.key);
+    conn.write_request(
+        "POST",
+        &format!("/v1/collections/{}/research", c.col),
+        &[("authorization", &auth)],
+        Some(json!({ "question": QUESTION }).to_string().as_bytes()),
+    );
+    // Once the answer's call is under way, the client leaves.
+    let started = Instant::now();
+    while !up.bodies().iter().any(|b| b.to_string().contains(ANSWER)) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the answer was never asked for");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!((r.status, r.code().as_str()), (429, "too_many_concurrent"), "its place is taken while it runs: {}", r.text());
+    drop(conn);
+    let started = Instant::now();
+    while up.cancelled() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the upstream call was never cancelled");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let started = Instant::now();
+    while researches_spent(&s, &c.key) != 0 {
+        assert!(started.elapsed() < Duration::from_secs(5), "a research its client abandoned is given back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    up.on(ANSWER, text("Audits are yearly [1]."));
+    let r = research(&s, &c, &json!({ "question": QUESTION }));
+    assert_eq!(r.status, 200, "the place is free again: {}", r.text());
+}

@@ -33,6 +33,9 @@ pub enum Reply {
     /// Streamed: this text, then nothing but keep-alive comments until the caller
     /// closes the connection.
     HangAfter(String),
+    /// Streamed or not: no answer at all until the caller closes the connection
+    /// (counted as cancelled), for up to 60 s.
+    Hang,
     /// The reply computed from the prompt's text.
     From(Arc<dyn Fn(&str) -> Reply + Send + Sync>),
 }
@@ -183,6 +186,12 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             reply = Some(*inner);
         }
         state.lock().unwrap().in_flight -= 1;
+        if let Some(Reply::Hang) = reply {
+            if closed_within(&out, std::time::Duration::from_secs(60)) {
+                state.lock().unwrap().cancelled += 1;
+            }
+            return;
+        }
         let streamed = body["stream"] == json!(true);
         if streamed {
             let kept = stream_reply(&mut out, &body, reply, &state);
@@ -204,13 +213,28 @@ fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
                 // Not streamed: the connection is cut before any answer.
                 return;
             }
-            Some(Reply::Slow(..) | Reply::Seq(_) | Reply::From(_)) => unreachable!("unwrapped above"),
+            Some(Reply::Slow(..) | Reply::Seq(_) | Reply::From(_) | Reply::Hang) => unreachable!("unwrapped above"),
             None => (200, json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": "{}" }, "finish_reason": "stop" }] })),
         };
         if !crate::loopback::respond(&mut out, status, &bytes) {
             return;
         }
     }
+}
+
+/// Whether the caller closes `conn` within `limit` (it sends nothing more meanwhile).
+fn closed_within(conn: &TcpStream, limit: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    let _ = conn.set_read_timeout(Some(std::time::Duration::from_millis(50)));
+    while started.elapsed() < limit {
+        match conn.peek(&mut [0u8; 1]) {
+            Ok(0) => return true,
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return true,
+        }
+    }
+    false
 }
 
 fn completion(body: &Value, message: Value, finish: &str, input: u64, output: u64) -> Value {
