@@ -22,6 +22,7 @@ takes longer than `--timeout` seconds is recorded as a timeout and the next one 
 Standard library only (Python 3.11).
 """
 import argparse
+import re
 import http.client
 import json
 import os
@@ -103,6 +104,8 @@ class Server:
         self.proc = subprocess.Popen([binary, "serve", "--config", cfg, "--data", self.work / "data",
                                       "--listen", f"127.0.0.1:{port}"], env=env, stdout=self.log, stderr=self.log)
         self.base = f"http://127.0.0.1:{port}"
+        # llama.cpp's own log: its `print_timing` lines time each call's prompt reading.
+        self.model_log = self.work / "data" / "local-model.log"
 
     def wait_ready(self, seconds):
         api, end = Api(self.base, timeout=5), time.monotonic() + seconds
@@ -253,18 +256,45 @@ def search_recall(api, col, q, expected, k):
     return len(set(expected) & found)
 
 
-def run_all(api, cols, tiers, timeout, log, k, records, write, plain):
+PROMPT_TIMING = re.compile(r"prompt eval time =\s*([0-9.]+) ms /\s*([0-9]+) tokens")
+
+
+class ModelLog:
+    """llama.cpp's timings of the calls one research made: the `prompt eval time` lines
+    its log gained meanwhile (prompt reading, the part its prompt cache saves)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.at = path.stat().st_size if path and path.exists() else 0
+
+    def since(self):
+        if not self.path or not self.path.exists():
+            return None
+        with open(self.path, "rb") as f:
+            f.seek(self.at)
+            text = f.read().decode("utf-8", "replace")
+            self.at = f.tell()
+        found = [(float(ms), int(n)) for ms, n in PROMPT_TIMING.findall(text)]
+        return {"calls": len(found), "prompt_ms": round(sum(ms for ms, _ in found), 1), "prompt_tokens": sum(n for _, n in found)}
+
+
+def run_all(api, cols, tiers, timeout, log, k, records, write, plain, model_log=None):
     """Each (question, tier) in turn into `records`; `write` after each, so a run cut short
-    still leaves its report."""
+    still leaves its report. A tier named `fast again` asks a question a second time."""
     pages = Pages(api)
+    timings = ModelLog(model_log)
     for i, (q, tier) in enumerate(tiers):
+        again = tier.endswith(" again")
+        tier = tier.removesuffix(" again")
         col = cols[q["corpus"]]
         pages.col = col["id"]
         expected, missing = expected_pages(q, col)
         rec = {"id": q["id"], "corpus": q["corpus"], "kind": q["kind"], "tier": tier, "question": q["question"],
-               "expected": expected, "unresolved_pages": missing}
+               "expected": expected, "unresolved_pages": missing, "again": again}
         rec["search_hits"] = search_recall(api, col["id"], q, expected, k)
+        timings.since()
         rec |= research(api, col["id"], q, tier, timeout) if plain else research_stream(api, col["id"], q, tier, timeout)
+        rec["llama"] = timings.since()
         if rec["outcome"] == "ok":
             rec["score"] = scoring.score(rec["result"], expected, q.get("facts") or [], pages)
             rec["problems"] = scoring.problems(rec["score"])
@@ -280,7 +310,7 @@ def run_all(api, cols, tiers, timeout, log, k, records, write, plain):
         records.append(rec)
         write(records)
         s = rec.get("score")
-        line = (f"[{i + 1}/{len(tiers)}] {q['id']} {tier}: {rec['outcome']} {rec['seconds']} s"
+        line = (f"[{i + 1}/{len(tiers)}] {q['id']} {tier}{' again' if again else ''}: {rec['outcome']} {rec['seconds']} s"
                 + (f", recall {s['recall']['in_sources']}/{s['recall']['expected']}, citations "
                    f"{'ok' if s['citations']['valid'] else 'BAD'}, quotes {s['quotes']['verified']}/{s['quotes']['total']}, "
                    f"claims {s['claims']['counts']}" if s else f" {rec.get('status', '')} {rec.get('error', '')[:200]}"))
@@ -359,12 +389,13 @@ def report(meta, records):
              f"reference search k = {meta['k']}.", "",
              "Ingest: " + "; ".join(f"{k} {v['documents']} documents in {v['seconds']} s" for k, v in meta["collections"].items()) + ".",
              "", "## By tier", "", HEADER]
+    firsts = [r for r in records if not r.get("again")]
     for tier in ("fast", "deep"):
-        rs = [r for r in records if r["tier"] == tier]
+        rs = [r for r in firsts if r["tier"] == tier]
         if rs:
             lines.append(summary_row(tier, summarize(rs)))
     lines += ["", "## Tier fast by corpus and kind", "", HEADER]
-    fast = [r for r in records if r["tier"] == "fast"]
+    fast = [r for r in firsts if r["tier"] == "fast"]
     for corpus in dict.fromkeys(r["corpus"] for r in fast):
         lines.append(summary_row(corpus, summarize([r for r in fast if r["corpus"] == corpus])))
     for kind in ("single", "multi", "partial"):
@@ -393,6 +424,27 @@ def report(meta, records):
     if warned:
         lines += ["", "## Warnings the results carried", ""]
         lines += [f"- {w} ({len(ids)}: {', '.join(ids[:8])})" for w, ids in warned.items()]
+    agains = [r for r in records if r.get("again")]
+    if agains:
+        lines += ["", "## The prompt cache: the same research asked twice", "",
+                  "Prompt reading as llama.cpp's own log times it (`prompt eval time`, summed over the research's model calls), "
+                  "and the input tokens the result's usage says the cache held (`usage.cached_input_tokens`).", "",
+                  "| id | first: prompt ms / tokens read / cached | second: prompt ms / tokens read / cached | second / first | s first → second |",
+                  "|---|---:|---:|---:|---|"]
+        ratios = []
+        for r in agains:
+            first = next((f for f in records if f["id"] == r["id"] and f["tier"] == r["tier"] and not f.get("again")), None)
+            a, b = (first or {}).get("llama"), r.get("llama")
+            cached = lambda x: (x or {}).get("result", {}).get("usage", {}).get("cached_input_tokens", "")
+            if not a or not b or not a["prompt_ms"]:
+                lines.append(f"| {r['id']} | | | | |")
+                continue
+            ratio = b["prompt_ms"] / a["prompt_ms"]
+            ratios.append(ratio)
+            lines.append(f"| {r['id']} | {a['prompt_ms']} / {a['prompt_tokens']} / {cached(first)} | {b['prompt_ms']} / {b['prompt_tokens']} / "
+                         f"{cached(r)} | {ratio:.3f} | {first['seconds']} → {r['seconds']} |")
+        if ratios:
+            lines += ["", f"Second / first prompt time: median {sorted(ratios)[len(ratios) // 2]:.3f}, worst {max(ratios):.3f} (aim ≤ 0.3)."]
     streamed = [r for r in records if r.get("stream")]
     if streamed:
         lines += ["", "## The event streams", "", "| id | events | first event s | first delta s | total s | order | answer event = result |",
@@ -452,6 +504,8 @@ def main(argv=None):
     ap.add_argument("--embedder", default="multilingual-e5-small")
     ap.add_argument("--limit", type=int, default=0, help="at most N questions (0: all)")
     ap.add_argument("--deep", type=int, default=0, help="also run tier deep on the first N questions run")
+    ap.add_argument("--again", type=int, default=0,
+                    help="ask the first N questions (tier fast) a second time, after the rest: the prompt cache's effect")
     ap.add_argument("--plain", action="store_true",
                     help="ask for one JSON result (stream: false) instead of the NDJSON stream")
     ap.add_argument("--nice", type=int, default=None,
@@ -476,7 +530,7 @@ def main(argv=None):
     chosen = interleave([q for q in spec["questions"] if q["corpus"] in corpora], corpora)
     if o.limit:
         chosen = chosen[:o.limit]
-    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]]
+    tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]] + [(q, "fast again") for q in chosen[:o.again]]
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     server = None
     if o.server:
@@ -517,7 +571,7 @@ def main(argv=None):
             }
             md = report(meta, records)
             stem.with_suffix(".md").write_text(md)
-            summary = {t: summarize([r for r in records if r["tier"] == t]) for t in ("fast", "deep")
+            summary = {t: summarize([r for r in records if r["tier"] == t and not r.get("again")]) for t in ("fast", "deep")
                        if any(r["tier"] == t for r in records)}
             stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "records": records},
                                                             ensure_ascii=False, indent=1))
@@ -525,7 +579,7 @@ def main(argv=None):
 
         records = []
         try:
-            run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write, o.plain)
+            run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write, o.plain, server.model_log if server else None)
         except KeyboardInterrupt:
             print(f"interrupted after {len(records)} of {len(tiers)} runs", file=sys.stderr)
         md = write(records, final=len(records) == len(tiers))

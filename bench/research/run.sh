@@ -5,7 +5,7 @@
 # SciFact's 500-document subset, and puts every question of bench/research/questions.json
 # through POST /v1/collections/{id}/research. Results: bench/results/research-<time>.md/.json.
 #
-#   bench/research/run.sh [--release] [--limit N] [--deep N] [--timeout 600] [--plain] [--nice N]
+#   bench/research/run.sh [--release] [--limit N] [--deep N] [--again N] [--timeout 600] [--plain] [--nice N]
 #                         [--corpora legal,medical,archive,scifact] [--embedder NAME] [--port 4475]
 #
 # Bounded: --limit N questions (corpora interleaved), --timeout seconds per question.

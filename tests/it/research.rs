@@ -215,8 +215,9 @@ fn a_fast_research_answers_with_resolved_citations_verified_quotes_and_judged_cl
     assert_eq!(v["summary"], "2 of 2 claims supported by their sources.");
     assert_eq!(v["claims"][0]["evidence"], "2.1 Provider shall permit one audit per year on reasonable notice.");
     assert_eq!(v["claims"][0]["sources"], json!([1]));
-    // Usage sums every call: two loop steps, the answer, the judge.
-    assert_eq!(j["usage"], json!({ "input_tokens": 400, "output_tokens": 80 }));
+    // Usage sums every call: two loop steps, the answer, the judge (this model reports no
+    // cached prompt tokens).
+    assert_eq!(j["usage"], json!({ "input_tokens": 400, "cached_input_tokens": 0, "output_tokens": 80 }));
     assert_eq!(researches_spent(&s, &c.key), before + 1, "one research of the allowance");
     // The loop bound the tools, as OpenAI's wire format says.
     let step = up.bodies().into_iter().find(|b| b.to_string().contains(LOOP)).unwrap();
@@ -733,4 +734,39 @@ fn a_client_that_goes_away_from_a_whole_answer_cancels_it_too() {
     up.on(ANSWER, text("Audits are yearly [1]."));
     let r = research(&s, &c, &json!({ "question": QUESTION }));
     assert_eq!(r.status, 200, "the place is free again: {}", r.text());
+}
+
+/// Issue 41: a question of several parts has each part searched before the model is
+/// asked, so a model that never calls a tool still answers from every part's page.
+#[test]
+fn each_part_of_a_question_is_searched_even_when_the_model_calls_no_tool() {
+    let up = Scripted::start();
+    up.on(LOOP, text("Done."));
+    up.on(ANSWER, text("Audits are yearly [1]. Support answers within one day [2]."));
+    up.on(
+        JUDGE,
+        judged(&[
+            ("supported", "2.1 Provider shall permit one audit per year on reasonable notice."),
+            ("supported", "the provider answers within one day"),
+        ]),
+    );
+    let s = server(&up, "");
+    let c = corpus(&s, "parts@example.com", &[("MSA", MSA), ("Support", SUPPORT)]);
+    let question = "Under the agreement, how often may the customer audit the provider, and when does the support line answer?";
+    let r = research(&s, &c, &json!({ "question": question }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let j = r.json();
+    check_integrity(&s, &c, &j);
+    let queries: Vec<&str> = j["queries"].as_array().unwrap().iter().map(|q| q["query"].as_str().unwrap()).collect();
+    assert_eq!(
+        queries,
+        vec![
+            question,
+            "Under the agreement, how often may the customer audit the provider",
+            "Under the agreement, when does the support line answer"
+        ],
+        "the question, then each part, before any step of the model"
+    );
+    let titles: Vec<&str> = j["sources"].as_array().unwrap().iter().map(|s| s["document"]["title"].as_str().unwrap()).collect();
+    assert!(titles.contains(&"MSA") && titles.contains(&"Support"), "{titles:?}");
 }

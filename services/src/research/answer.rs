@@ -96,6 +96,7 @@ impl Run<'_, '_> {
         }
         let done = stream.completion();
         self.input_tokens += done.output.usage.input;
+        self.cached_input_tokens += done.output.usage.cached;
         self.output_tokens += done.output.usage.output;
         Ok(done.output.text.trim().to_owned())
     }

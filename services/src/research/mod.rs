@@ -94,6 +94,8 @@ struct Run<'r, 'a> {
     sources: Vec<Source>,
     queries: Vec<QueryRun>,
     input_tokens: u64,
+    /// Of `input_tokens`, those the model's prompt cache already held.
+    cached_input_tokens: u64,
     output_tokens: u64,
     timings: Timings,
     warnings: Vec<String>,
@@ -164,6 +166,7 @@ impl<'a> Researcher<'a> {
                 sources: Vec::new(),
                 queries: Vec::new(),
                 input_tokens: 0,
+                cached_input_tokens: 0,
                 output_tokens: 0,
                 timings: Timings::default(),
                 warnings: admitted.warnings.clone(),
@@ -219,6 +222,7 @@ impl<'a> Researcher<'a> {
                 domain,
                 model: run.model,
                 input_tokens: run.input_tokens,
+                cached_input_tokens: run.cached_input_tokens,
                 output_tokens: run.output_tokens,
                 timings: run.timings,
                 warnings: run.warnings,
@@ -269,6 +273,7 @@ impl Run<'_, '_> {
         self.timings.model_ms += ms(t);
         let done = done?;
         self.input_tokens += done.output.usage.input;
+        self.cached_input_tokens += done.output.usage.cached;
         self.output_tokens += done.output.usage.output;
         Ok(done)
     }

@@ -22,6 +22,12 @@ impl Run<'_, '_> {
     /// The question's search, then the loop; the model's closing note, if it gave one.
     pub(super) async fn research(&mut self, ctx: &prompt::Context<'_>) -> Result<Option<String>, ResearchError> {
         let first = self.search(&self.req.question.clone())?;
+        // A question of several parts: each part searched too, so the sources hold every
+        // part's page even when the model never searches (its results are sources for
+        // the answer; the model sees the whole question's).
+        for part in parts(&self.req.question) {
+            self.search(&part)?;
+        }
         let (system, user) = prompt::loop_start(ctx, &first);
         let mut messages = vec![user];
         let budget = self.req.tier.steps();
@@ -139,6 +145,54 @@ impl Run<'_, '_> {
     }
 }
 
+/// Words that open a question's part.
+const PART_OPENERS: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether", "is", "are", "was", "were", "does", "do", "did", "can",
+    "could", "must", "should", "may", "will", "would", "has", "have",
+];
+
+/// The parts of a question of several (`when are the fees due, and what interest do late
+/// payments bear?`): split at `?`, at `;`, and at `,` or `and` before a word that opens a
+/// question. A lead-in before the first part (`Under the Agreement,`) is kept on every
+/// part. Empty for a question of one part; at most four.
+pub(super) fn parts(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for sentence in question.split(['?', ';', '؟']).map(str::trim).filter(|s| !s.is_empty()) {
+        let words: Vec<&str> = sentence.split_whitespace().collect();
+        let mut lead = String::new();
+        let mut current: Vec<&str> = Vec::new();
+        let mut split_here = |current: &mut Vec<&str>, out: &mut Vec<String>, lead: &str| {
+            let text = current.join(" ").trim_end_matches(" and").trim_end_matches([',', ' ']).to_owned();
+            if text.split_whitespace().count() >= 3 {
+                out.push(if lead.is_empty() || text.starts_with(lead) { text } else { format!("{lead} {text}") });
+            }
+            current.clear();
+        };
+        for (i, w) in words.iter().enumerate() {
+            let opener = PART_OPENERS.contains(&w.to_lowercase().trim_matches(|c: char| !c.is_alphanumeric()));
+            let after_break = i > 0 && (words[i - 1].ends_with(',') || words[i - 1].eq_ignore_ascii_case("and"));
+            if opener && after_break && !current.is_empty() {
+                let before = current.join(" ");
+                // The words before the first part's opener, ending in a comma, are a lead-in.
+                if out.is_empty() && lead.is_empty() && !current.iter().any(|w| PART_OPENERS.contains(&w.to_lowercase().as_str())) {
+                    lead = before.trim_end_matches(',').to_owned() + ",";
+                    current.clear();
+                    current.push(w);
+                    continue;
+                }
+                split_here(&mut current, &mut out, &lead);
+            }
+            current.push(w);
+        }
+        split_here(&mut current, &mut out, &lead);
+    }
+    if out.len() < 2 {
+        return Vec::new();
+    }
+    out.truncate(4);
+    out
+}
+
 /// The model's closing note: its first line that says something (three words or more,
 /// not a lead-in ending in `:`, not the question again).
 pub(super) fn note(text: &str, question: &str) -> Option<String> {
@@ -164,5 +218,30 @@ fn mode_str(m: Mode) -> &'static str {
         Mode::Keyword => "keyword",
         Mode::Semantic => "semantic",
         Mode::Hybrid => "hybrid",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn a_question_of_several_parts_is_split_and_keeps_its_lead_in() {
+        assert_eq!(
+            parts("Under the Software Services Agreement, when are the Fees due, and what interest do late payments bear?"),
+            vec![
+                "Under the Software Services Agreement, when are the Fees due",
+                "Under the Software Services Agreement, what interest do late payments bear"
+            ]
+        );
+        assert_eq!(
+            parts("How long is the initial term of the Agreement, how does it renew, and how much notice of non-renewal must a Party give?"),
+            vec!["How long is the initial term of the Agreement", "how does it renew", "how much notice of non-renewal must a Party give"]
+        );
+        assert_eq!(parts("What is the dose? Which patients are excluded?"), vec!["What is the dose", "Which patients are excluded"]);
+        // One part: nothing to split ("and" inside a noun phrase is no break).
+        assert!(parts("What do cats and dogs eat?").is_empty());
+        assert!(parts("How often may the customer audit the provider's records?").is_empty());
+        assert!(parts("ما هو الحكم؟").is_empty());
     }
 }

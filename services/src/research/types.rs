@@ -156,6 +156,8 @@ pub struct Researched {
     pub domain: String,
     pub model: String,
     pub input_tokens: u64,
+    /// Of `input_tokens`, those the model's prompt cache held (as the provider reports them).
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
     pub timings: Timings,
     pub warnings: Vec<String>,

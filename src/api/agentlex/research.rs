@@ -47,6 +47,10 @@ struct ResultJson<'a> {
 #[derive(Serialize)]
 struct Usage {
     input_tokens: u64,
+    /// Of `input_tokens`, those the model's prompt cache held: the local model keeps
+    /// the prompts of recent calls, so a second research over the same sources reads
+    /// them again at no cost.
+    cached_input_tokens: u64,
     output_tokens: u64,
 }
 
@@ -231,7 +235,7 @@ fn render<'a>(r: &'a Researched, echo: &'a Echo) -> ResultJson<'a> {
         tier: r.tier.as_str(),
         domain: &r.domain,
         filters: echo,
-        usage: Usage { input_tokens: r.input_tokens, output_tokens: r.output_tokens },
+        usage: Usage { input_tokens: r.input_tokens, cached_input_tokens: r.cached_input_tokens, output_tokens: r.output_tokens },
         timings: TimingsJson {
             research_ms: t.research_ms.round() as u64,
             answer_ms: t.answer_ms.round() as u64,
