@@ -161,7 +161,7 @@ pub(super) fn parts(question: &str) -> Vec<String> {
         let words: Vec<&str> = sentence.split_whitespace().collect();
         let mut lead = String::new();
         let mut current: Vec<&str> = Vec::new();
-        let mut split_here = |current: &mut Vec<&str>, out: &mut Vec<String>, lead: &str| {
+        let split_here = |current: &mut Vec<&str>, out: &mut Vec<String>, lead: &str| {
             let text = current.join(" ").trim_end_matches(" and").trim_end_matches([',', ' ']).to_owned();
             if text.split_whitespace().count() >= 3 {
                 out.push(if lead.is_empty() || text.starts_with(lead) { text } else { format!("{lead} {text}") });
