@@ -300,8 +300,9 @@ impl Engine {
                 // request opens it again and fetches what is missing.
                 cold.insert(id.to_owned());
                 self.cold.store(cold.len() as u64, Ordering::Relaxed);
-                self.evictions.fetch_add(1, Ordering::Relaxed);
                 c.evict()?;
+                // Counted once its files are gone: what the counter says has happened.
+                self.evictions.fetch_add(1, Ordering::Relaxed);
                 Ok(true)
             }
             Err(c) => {
