@@ -10,6 +10,8 @@
 //! them over the same way. Taking over is a compare-and-set on the lease in the
 //! store (one writer at a time), so of the nodes that try, one wins; and the dead
 //! holder, should it come back, finds its lease gone at its next step and stops.
+//! A run of this boot that stopped because the store was out of reach (past its
+//! commit's patience) is resumed by the same look, once the store answers.
 
 use std::rc::Rc;
 
@@ -65,7 +67,11 @@ async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, first: bool) -> usi
     let mut resumed = 0usize;
     for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
         match g.status() {
-            Status::InProgress if !g.state.lease.as_ref().is_some_and(|l| l == BOOT.as_str() || live.contains(l)) => {
+            // A live node's run is its own; this boot's is, while it runs here (one that
+            // lost the store mid-step stopped, and is resumed like a dead node's).
+            Status::InProgress
+                if !g.state.lease.as_ref().is_some_and(|l| if l == BOOT.as_str() { run::running_here(&g.id) } else { live.contains(l) }) =>
+            {
                 if g.content_redacted_at.is_some() {
                     interrupt(host, g, "its content was purged while it ran").await;
                     continue;

@@ -64,9 +64,30 @@ pub struct Host {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Failure {
+        if e.is_unavailable() {
+            // Not the generation's fault: its run stops and is resumed from its last
+            // committed step once the store answers again (see `drive`).
+            tracing::warn!(error = %e, "a generation lost the records store mid-step");
+            return Failure::new(Code::StoreUnavailable, "The records store is out of reach; the generation resumes once it is back.");
+        }
         tracing::error!(error = %e, "a generation's store write failed");
         Failure::new(Code::Internal, "The server could not record the generation's step.")
     }
+}
+
+/// How long a run retries a step's commit while the records store is out of reach (a
+/// PostgreSQL restart takes seconds) before it stops and leaves the step to be resumed.
+const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The generations whose run is under way in this process. A run of this boot that is
+/// not here lost the records store mid-step and is resumed (`recover::adopt`) once
+/// the store is back, as a dead node's runs are: no run is left `in_progress` with
+/// nobody running it.
+static RUNNING: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> = std::sync::LazyLock::new(Default::default);
+
+/// Whether `id`'s run is under way in this process.
+pub(crate) fn running_here(id: &str) -> bool {
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
 }
 
 impl From<CallError> for Failure {
@@ -82,6 +103,7 @@ impl From<CallError> for Failure {
 pub fn spawn(host: Rc<Host>, g: GenerationRecord, slot: Option<crate::limits::Slot>) -> Rc<Log> {
     let log = live::open(&g.id);
     let lease = g.state.lease.clone();
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner()).insert(g.id.clone());
     let slot = slot.unwrap_or_else(|| host.agents.running.take(&g.account_id));
     let run = Run {
         host,
@@ -137,11 +159,21 @@ enum Rest {
 impl Run {
     async fn drive(mut self) {
         let out = self.turn().await;
-        if let Err(f) = out {
-            if let Err(e) = self.fail(f).await {
-                tracing::error!(generation = %self.g.id, error = %e.message, "recording a generation's failure failed");
+        match out {
+            // The store went away: nothing more can be committed now. The record stays
+            // `in_progress` at its last committed step, and this boot resumes it once
+            // the store answers (it is no longer `running_here`).
+            Err(f) if f.code == Code::StoreUnavailable => {
+                tracing::warn!(generation = %self.g.id, "a generation stopped for the records store; it resumes from its last step once the store is back");
             }
+            Err(f) => {
+                if let Err(e) = self.fail(f).await {
+                    tracing::error!(generation = %self.g.id, error = %e.message, "recording a generation's failure failed");
+                }
+            }
+            Ok(_) => {}
         }
+        RUNNING.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.g.id);
         if !self.g.store_content && self.g.status().settled() {
             super::content::forget_later(self.host.agents.clone(), self.g.id.clone());
         }
@@ -189,13 +221,29 @@ impl Run {
     async fn save(&mut self) -> Result<(), Failure> {
         self.g.apply(Transition::Step);
         let record = self.host.agents.content.persisted(&self.g);
-        let events = std::mem::take(&mut self.batch);
+        let events = Arc::new(std::mem::take(&mut self.batch));
         let steps = std::mem::take(&mut self.new_steps);
-        let records = self.host.agents.records.clone();
-        let lease = self.lease.clone();
-        let settle = self.quota.take().map(|r| r.settle());
-        let saved =
-            blocking(move || records.save_step_settling(&record, &events, steps, |stored| stored.state.lease == lease, settle.as_ref())).await?;
+        let record = Arc::new(record);
+        let settle = Arc::new(self.quota.take().map(|r| r.settle()));
+        // A store out of reach for a moment (a restart) is waited out, so a step's work
+        // (a tool call sent) is committed rather than done again.
+        let started = std::time::Instant::now();
+        let mut wait = std::time::Duration::from_millis(100);
+        let saved = loop {
+            let (records, lease) = (self.host.agents.records.clone(), self.lease.clone());
+            let (record, events, settle) = (record.clone(), events.clone(), settle.clone());
+            let out = blocking(move || {
+                records.save_step_settling(&*record, &events[..], steps, |stored| stored.state.lease == lease, settle.as_ref().as_ref())
+            })
+            .await;
+            match out {
+                Err(e) if e.is_unavailable() && started.elapsed() < STORE_PATIENCE => {
+                    glommio::timer::sleep(wait).await;
+                    wait = (wait * 2).min(std::time::Duration::from_secs(2));
+                }
+                other => break other?,
+            }
+        };
         match saved {
             Some(true) => {
                 if let Some((seq, data)) = self.last.take() {
