@@ -406,7 +406,13 @@ def listen(args):
             self.answer(status, {"ok": status == 200, "event_type": event, "delivery_id": delivery, "signature_valid": valid})
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Receiver)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # SIGTERM ends the process at once: a SystemExit raised from the handler can land
+    # inside a weakref callback, where Python prints it and carries on serving.
+    def stop(*_):
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     print(f"Listening for SOAT webhooks on http://localhost:{port}{path}", flush=True)
     if filter_text:
         print(f"Filter: {filter_text}", flush=True)
