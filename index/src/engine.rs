@@ -322,6 +322,12 @@ impl Engine {
         }
     }
 
+    /// Renews the maintenance leases this node holds ([`Journal::keep`]); nothing on a
+    /// local WAL.
+    pub fn keep_leases(&self) -> Result<(), String> {
+        self.journal.as_ref().map_or(Ok(()), |j| j.keep())
+    }
+
     /// Whether collections' write-ahead logs are the shared journal.
     pub fn is_shared(&self) -> bool {
         self.journal.is_some()

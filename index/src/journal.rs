@@ -69,6 +69,13 @@ pub trait Journal: Send + Sync {
     /// Takes or renews this node's lease on collection `id`'s flushes and merges;
     /// `Some(epoch)` while this node holds it.
     fn lease(&self, id: &str) -> Result<Option<u64>, String>;
+    /// Renews every lease this node holds, under the epoch it was granted. Called from
+    /// the node's heartbeat, not from the maintenance round: a flush that runs long
+    /// (at idle priority on a busy machine, or a big upload) keeps its lease while its
+    /// node lives, instead of losing it to another node mid-flush, again and again.
+    fn keep(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Moves the manifest pointer from generation `from` to `to` (published under
     /// `epoch`), covering records up to `covered`, and drops those records, in one
     /// transaction that first checks the lease of `epoch` is still this node's.

@@ -339,6 +339,11 @@ fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread
                     // number gives every key a new share (the key caches refill).
                     if let Some(nodes) = app.cluster.beat(&app.records, &addr) {
                         app.keyring.set_cluster_nodes(nodes);
+                        // The maintenance leases this node holds are renewed here too:
+                        // the flushing thread runs at idle priority and may be starved.
+                        if let Err(e) = app.engine.keep_leases() {
+                            tracing::warn!(error = %e, "could not renew this node's maintenance leases; will retry");
+                        }
                     }
                     next = std::time::Instant::now() + every;
                 }

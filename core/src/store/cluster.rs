@@ -104,6 +104,23 @@ impl Records {
         Ok(Some(lease))
     }
 
+    /// Renews each of `leases` for `ttl_ms` that still carries its holder and epoch
+    /// (lapsed or not: see [`kept_in`]), in one write; per lease, false when another
+    /// holder was granted it since.
+    pub fn renew_leases(&self, leases: &[Lease], now_ms: u64, ttl_ms: u64) -> Result<Vec<bool>, StoreError> {
+        let txn = self.kv.write()?;
+        let mut kept = Vec::with_capacity(leases.len());
+        for lease in leases {
+            kept.push(match kept_in(&txn, lease, now_ms, ttl_ms) {
+                Ok(()) => true,
+                Err(StoreError::Fenced { .. }) => false,
+                Err(e) => return Err(e),
+            });
+        }
+        txn.commit()?;
+        Ok(kept)
+    }
+
     /// Gives `lease` up if it is still the one held (an expiry now, the epoch kept, so
     /// the next holder's is higher).
     pub fn release_lease(&self, lease: &Lease, now_ms: u64) -> Result<(), StoreError> {
@@ -118,6 +135,24 @@ impl Records {
     /// The lease `name` as the store holds it.
     pub fn lease(&self, name: &str) -> Result<Option<Lease>, StoreError> {
         get_json(&self.kv.read()?, WORK_LEASES, name, "lease")
+    }
+}
+
+/// As [`fenced_in`], for a holder ending work it began under `lease` (a flush's publish):
+/// a lease that ran out meanwhile but that nobody was granted since is still its
+/// holder's (every grant, to its own holder too, once lapsed, bumps the epoch, so an
+/// unchanged epoch means no one else could have started the same work), and it is
+/// renewed for `ttl_ms` in the same transaction. Without this, work that takes longer
+/// than what is left of the lease (a slow upload on a loaded machine) is fenced every
+/// time and never lands.
+pub fn kept_in(txn: &WriteTx, lease: &Lease, now_ms: u64, ttl_ms: u64) -> Result<(), StoreError> {
+    let current: Option<Lease> = get_json(txn, WORK_LEASES, &lease.name, "lease")?;
+    match current {
+        Some(l) if l.holder == lease.holder && l.epoch == lease.epoch => {
+            let renewed = Lease { expires_ms: l.expires_ms.max(now_ms + ttl_ms), ..l };
+            txn.put_row(WORK_LEASES, &lease.name, &to_json(&renewed))
+        }
+        _ => Err(StoreError::Fenced { lease: lease.name.clone(), epoch: lease.epoch }),
     }
 }
 
@@ -187,6 +222,8 @@ mod tests {
             let txn = r.kv.write().unwrap();
             assert!(matches!(fenced_in(&txn, &renewed, 7_100), Err(StoreError::Fenced { epoch: 1, .. })), "{name}");
             assert!(fenced_in(&txn, &b, 7_100).is_ok(), "{name}");
+            // Nor may it end work it began under its lapsed lease.
+            assert!(matches!(kept_in(&txn, &renewed, 7_100, 3_000), Err(StoreError::Fenced { epoch: 1, .. })), "{name}");
             drop(txn);
             // a cannot renew over b, nor release b's lease.
             assert_eq!(r.acquire_lease("flush/col_1", "a", 7_200, 3_000).unwrap(), None, "{name}");
@@ -196,6 +233,30 @@ mod tests {
             r.release_lease(&b, 7_400).unwrap();
             let c = r.acquire_lease("flush/col_1", "c", 7_500, 3_000).unwrap().expect("released");
             assert_eq!(c.epoch, 3, "{name}");
+        }
+    }
+
+    #[test]
+    fn work_outlasting_its_lease_lands_unless_another_holder_was_granted_it() {
+        for (name, r, _dir) in stores() {
+            let a = r.acquire_lease("maintain/col_1", "a", 1_000, 1_000).unwrap().expect("free");
+            // a's flush took 3 s: its lease lapsed at 2 s, but nobody took it.
+            let txn = r.kv.write().unwrap();
+            assert!(fenced_in(&txn, &a, 4_000).is_err(), "{name}: lapsed");
+            kept_in(&txn, &a, 4_000, 1_000).expect("no one was granted it since");
+            txn.commit().unwrap();
+            let held = r.lease("maintain/col_1").unwrap().unwrap();
+            assert_eq!((held.holder.as_str(), held.epoch, held.expires_ms), ("a", 1, 5_000), "{name}: renewed in the same write");
+            assert_eq!(r.acquire_lease("maintain/col_1", "b", 4_500, 1_000).unwrap(), None, "{name}: still a's");
+            // Once b is granted it (a lapsed again), a's work no longer lands.
+            let b = r.acquire_lease("maintain/col_1", "b", 6_000, 1_000).unwrap().expect("lapsed");
+            let txn = r.kv.write().unwrap();
+            assert!(matches!(kept_in(&txn, &a, 6_100, 1_000), Err(StoreError::Fenced { epoch: 1, .. })), "{name}");
+            kept_in(&txn, &b, 6_100, 1_000).unwrap();
+            drop(txn);
+            // Renewing (the heartbeat's keep) follows the same rule.
+            assert_eq!(r.renew_leases(&[a, b], 6_200, 1_000).unwrap(), [false, true], "{name}");
+            assert_eq!(r.lease("maintain/col_1").unwrap().unwrap().expires_ms, 7_200, "{name}");
         }
     }
 }

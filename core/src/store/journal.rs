@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use quarry_index::journal::{Head, Journal, PublishError};
 
-use super::cluster::{fenced_in, Lease};
+use super::cluster::{kept_in, Lease};
 use super::{Records, StoreError};
 
 /// The journal of the records store's PostgreSQL database, as one node uses it.
@@ -92,11 +92,41 @@ impl Journal for SharedJournal {
         Ok(epoch)
     }
 
+    /// Renews, in one write, the held leases due for renewal that the maintenance
+    /// round has not renewed (it is busy, or starved at idle priority).
+    fn keep(&self) -> Result<(), String> {
+        let now = Instant::now();
+        let due: Vec<(String, u64)> = self
+            .leases
+            .lock()
+            .expect("leases lock")
+            .iter()
+            .filter_map(|(id, (held, next))| held.filter(|_| now >= *next).map(|e| (id.clone(), e)))
+            .collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let leases: Vec<Lease> =
+            due.iter().map(|(id, epoch)| Lease { name: lease_name(id), holder: self.holder.clone(), epoch: *epoch, expires_ms: 0 }).collect();
+        let kept = self.records.renew_leases(&leases, now_ms(), self.lease.as_millis() as u64).map_err(say)?;
+        let mut held = self.leases.lock().expect("leases lock");
+        for ((id, epoch), kept) in due.into_iter().zip(kept) {
+            // Unless the round asked again meanwhile: its answer is the newer.
+            if held.get(&id).is_some_and(|(h, _)| *h == Some(epoch)) {
+                let next = now + if kept { self.lease / 2 } else { self.lease / 4 };
+                held.insert(id, (kept.then_some(epoch), next));
+            }
+        }
+        Ok(())
+    }
+
     fn publish(&self, id: &str, epoch: u64, from: u64, to: u64, covered: u64) -> Result<(), PublishError> {
         let unavailable = |e: StoreError| PublishError::Unavailable(e.to_string());
         let txn = self.records.kv.write().map_err(unavailable)?;
         let lease = Lease { name: lease_name(id), holder: self.holder.clone(), epoch, expires_ms: 0 };
-        match fenced_in(&txn, &lease, now_ms()) {
+        // Fenced only if another holder was granted the lease: a flush that outlasted
+        // what was left of it (a slow upload) lands, and renews it.
+        match kept_in(&txn, &lease, now_ms(), self.lease.as_millis() as u64) {
             Ok(()) => {}
             Err(StoreError::Fenced { .. }) => {
                 self.leases.lock().expect("leases lock").remove(id);
@@ -107,7 +137,9 @@ impl Journal for SharedJournal {
         if !txn.journal_publish(id, from, to, covered, epoch).map_err(unavailable)? {
             return Err(PublishError::Moved(id.to_owned()));
         }
-        txn.commit().map_err(unavailable)
+        txn.commit().map_err(unavailable)?;
+        self.leases.lock().expect("leases lock").insert(id.to_owned(), (Some(epoch), Instant::now() + self.lease / 2));
+        Ok(())
     }
 
     fn adopt(&self, id: &str, gen: u64) -> Result<bool, String> {
