@@ -46,7 +46,15 @@ impl Service {
     /// document added under an id deleted before the next merge would be born dead.)
     /// The new versions are durable before the old ones go: a crash in between leaves
     /// both, never neither. Old versions of a document whose add failed are kept.
-    pub async fn upsert_by(&self, caller: Caller<'_>, owned: &Owned, key: &str, docs: Vec<(String, NewDocument)>) -> Result<Vec<Added>, SearchError> {
+    /// Returns what was added and the last journal seq of the whole upsert (0 on a
+    /// local WAL), for read-your-writes on a cluster.
+    pub async fn upsert_by(
+        &self,
+        caller: Caller<'_>,
+        owned: &Owned,
+        key: &str,
+        docs: Vec<(String, NewDocument)>,
+    ) -> Result<(Vec<Added>, u64), SearchError> {
         // Every document checked before any is added: a refused batch changes nothing.
         for (_, doc) in &docs {
             doc.check(self.index.max_document_bytes)?;
@@ -57,8 +65,10 @@ impl Service {
         let added = futures_util::future::join_all(docs.into_iter().map(|(_, doc)| self.add(caller, owned, doc, None))).await;
         let replaced: std::collections::HashSet<&str> = values.iter().zip(&added).filter(|(_, a)| a.is_ok()).map(|(v, _)| v.as_str()).collect();
         let stale: Vec<String> = old.into_iter().filter(|(_, v)| replaced.contains(v.as_str())).map(|(id, _)| id).collect();
-        self.delete_many(owned, &stale).await?;
-        added.into_iter().collect()
+        let (_, deleted) = self.delete_many(owned, &stale).await?;
+        let added: Vec<Added> = added.into_iter().collect::<Result<_, _>>()?;
+        let seq = added.iter().map(|a| a.seq).chain([deleted]).max().unwrap_or(0);
+        Ok((added, seq))
     }
 
     /// The live documents whose metadata `key` holds one of `values` (a string), as
@@ -178,17 +188,21 @@ impl Service {
     }
 
     /// Deletes each of `ids` that is live (the others are skipped), all at once so that
-    /// their log records share syncs; returns how many were deleted.
-    pub async fn delete_many(&self, owned: &Owned, ids: &[String]) -> Result<usize, SearchError> {
+    /// their log records share syncs; returns how many were deleted and the last
+    /// journal seq among them (0 on a local WAL).
+    pub async fn delete_many(&self, owned: &Owned, ids: &[String]) -> Result<(usize, u64), SearchError> {
         let done = futures_util::future::join_all(ids.iter().map(|id| self.delete(owned, id))).await;
-        let mut deleted = 0;
+        let (mut deleted, mut last) = (0, 0);
         for r in done {
             match r {
-                Ok(_) => deleted += 1,
+                Ok(seq) => {
+                    deleted += 1;
+                    last = last.max(seq);
+                }
                 Err(SearchError::DocumentNotFound(_)) => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(deleted)
+        Ok((deleted, last))
     }
 }

@@ -30,14 +30,20 @@ pub const AFTER: &str = "quarry-after";
 /// on a cluster; at once on one node). A token of another collection is ignored.
 pub async fn owned_after(call: &Call<'_>, id: &str) -> Result<Owned, ApiError> {
     let owned = call.app.search.owned(&call.principal().account_id, id)?;
-    let Some(raw) = call.parts.headers.get(AFTER) else { return Ok(owned) };
-    let bad = || ApiError::new(Code::InvalidSeq, "Quarry-After must be the <collection>:<seq> a write's Quarry-Seq header gave.");
-    let (coll, seq) = raw.to_str().ok().and_then(|s| s.trim().rsplit_once(':')).ok_or_else(bad)?;
-    let seq: u64 = seq.parse().map_err(|_| bad())?;
-    if coll == owned.id() {
-        call.app.search.caught_up(&owned, seq).await?;
+    if let Some((coll, seq)) = after(call)? {
+        if coll == owned.id() {
+            call.app.search.caught_up(&owned, seq).await?;
+        }
     }
     Ok(owned)
+}
+
+/// The request's `Quarry-After` as (collection, seq), when it carries one.
+pub fn after<'c>(call: &'c Call<'_>) -> Result<Option<(&'c str, u64)>, ApiError> {
+    let Some(raw) = call.parts.headers.get(AFTER) else { return Ok(None) };
+    let bad = || ApiError::new(Code::InvalidSeq, "Quarry-After must be the <collection>:<seq> a write's Quarry-Seq header gave.");
+    let (coll, seq) = raw.to_str().ok().and_then(|s| s.trim().rsplit_once(':')).ok_or_else(bad)?;
+    Ok(Some((coll, seq.parse().map_err(|_| bad())?)))
 }
 
 /// Sets `Quarry-Seq` on a write's reply when the write went to the shared journal.

@@ -2,7 +2,8 @@
 //! DELETE): documents of the namespace by `ids`, by `filter` (both: either), or every
 //! one with `delete_all`. Ids that name no live document are skipped; a namespace
 //! without its default collection yet has nothing to delete. Answers
-//! `{"success": true}` once the deletes are durable.
+//! `{"success": true}` once the deletes are durable (with `Quarry-Seq` on a cluster,
+//! as `/upsert`).
 
 use std::collections::HashSet;
 
@@ -10,6 +11,7 @@ use hyper::StatusCode;
 use serde::Serialize;
 
 use super::input::{self, DeleteRequest, Deletion};
+use crate::api::agentlex::with_seq;
 use crate::error::{ApiError, Code};
 use crate::http::call::Call;
 use crate::http::response::{self, Reply};
@@ -42,6 +44,6 @@ pub async fn delete(mut call: Call<'_>) -> Result<Reply, ApiError> {
             out
         }
     };
-    search.delete_many(&owned, &ids).await?;
-    Ok(response::json(StatusCode::OK, &Deleted { success: true }))
+    let (_, seq) = search.delete_many(&owned, &ids).await?;
+    Ok(with_seq(response::json(StatusCode::OK, &Deleted { success: true }), owned.id(), seq))
 }

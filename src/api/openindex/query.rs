@@ -7,7 +7,7 @@ use std::io::Write;
 use hyper::StatusCode;
 
 use super::input::{self, QueryRequest};
-use crate::api::agentlex::caller;
+use crate::api::agentlex::{after, caller};
 use crate::error::{ApiError, Code};
 use crate::http::call::Call;
 use crate::http::json_out as j;
@@ -42,6 +42,13 @@ pub async fn query(mut call: Call<'_>) -> Result<Reply, ApiError> {
             Ok::<_, ApiError>((ns, req))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // Read-your-writes on a cluster: `Quarry-After` as an `/upsert` or `/delete` gave
+    // it; a token naming no collection of the caller's is ignored, as on AgentLex.
+    if let Some((coll, seq)) = after(&call)? {
+        if let Ok(owned) = call.app.search.owned(&call.principal().account_id, coll) {
+            call.app.search.caught_up(&owned, seq).await?;
+        }
+    }
     // The route took one token; the rest of the batch takes one a query.
     call.charge(queries.len().saturating_sub(1) as u64, "queries", Code::InvalidQuery)?;
     let searched = call

@@ -1,7 +1,8 @@
 //! `POST /upsert` and `POST /upsert-file`: documents added to the namespace (the
 //! default collection is created by the first), each replacing the live document of
 //! the same id (its `metadata.document_id`; see [`input::DOCUMENT_ID`]). A 200 means
-//! every document is durable and searchable.
+//! every document is durable and searchable; on a cluster it carries `Quarry-Seq`,
+//! which a `/query` sends back as `Quarry-After` to see the upsert on any node.
 
 use std::collections::HashMap;
 
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 use super::form;
 use super::input::{self, UpsertRequest};
-use crate::api::agentlex::caller;
+use crate::api::agentlex::{caller, with_seq};
 use crate::error::{ApiError, Code};
 use crate::http::call::Call;
 use crate::http::response::{self, Reply};
@@ -30,8 +31,8 @@ pub async fn upsert(mut call: Call<'_>) -> Result<Reply, ApiError> {
         return Ok(response::json(StatusCode::OK, &Ids { ids: Vec::new() }));
     }
     let owned = super::find_or_create(&call, ns.as_deref()).await?;
-    let ids = add_all(&call, &owned, docs).await?;
-    Ok(response::json(StatusCode::OK, &Ids { ids }))
+    let (ids, seq) = add_all(&call, &owned, docs).await?;
+    Ok(with_seq(response::json(StatusCode::OK, &Ids { ids }), owned.id(), seq))
 }
 
 pub async fn upsert_file(mut call: Call<'_>) -> Result<Reply, ApiError> {
@@ -45,17 +46,18 @@ pub async fn upsert_file(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let id = format!("doc_{}", crate::ids::random_base62(16));
     let mut doc = doc;
     doc.metadata.insert(input::DOCUMENT_ID.into(), id.as_str().into());
-    let ids = add_all(&call, &owned, vec![(id, doc)]).await?;
-    Ok(response::json(StatusCode::OK, &Ids { ids }))
+    let (ids, seq) = add_all(&call, &owned, vec![(id, doc)]).await?;
+    Ok(with_seq(response::json(StatusCode::OK, &Ids { ids }), owned.id(), seq))
 }
 
 /// Upserts every document at once (their log records share syncs); the answer lists
 /// their ids in request order. A document whose id comes again later in the batch is
-/// not added: the later one replaces it, as if sent one after the other.
-async fn add_all(call: &Call<'_>, owned: &Owned, docs: Vec<(String, NewDocument)>) -> Result<Vec<String>, ApiError> {
+/// not added: the later one replaces it, as if sent one after the other. The seq is
+/// the upsert's last place in the shared journal (`Quarry-Seq`; 0 on one node).
+async fn add_all(call: &Call<'_>, owned: &Owned, docs: Vec<(String, NewDocument)>) -> Result<(Vec<String>, u64), ApiError> {
     let ids: Vec<String> = docs.iter().map(|(id, _)| id.clone()).collect();
     let last: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
     let kept: Vec<(String, NewDocument)> = docs.into_iter().enumerate().filter(|(i, (id, _))| last[id.as_str()] == *i).map(|(_, d)| d).collect();
-    call.app.search.upsert_by(caller(call), owned, input::DOCUMENT_ID, kept).await?;
-    Ok(ids)
+    let (_, seq) = call.app.search.upsert_by(caller(call), owned, input::DOCUMENT_ID, kept).await?;
+    Ok((ids, seq))
 }
