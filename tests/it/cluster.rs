@@ -107,8 +107,9 @@ fn every_node_serves_every_collection_and_sees_every_acknowledged_write() {
     // One node flushes: the head points at a manifest that covers the records, which
     // are gone from the journal; exactly one node holds the collection's lease.
     within("a flush published", || head(&cluster, &col).1 > 0);
-    let leases = metric(&a, "quarry_maintenance_leases") + metric(&b, "quarry_maintenance_leases");
-    assert_eq!(leases, 1, "one node flushes the collection");
+    // (A node's gauge is as of its last round, so a lease that just moved may show on
+    // both for a moment.)
+    within("one node holds the collection's lease", || metric(&a, "quarry_maintenance_leases") + metric(&b, "quarry_maintenance_leases") == 1);
     let (lsn, _, covered) = head(&cluster, &col);
     let rows: u64 =
         psql(&cluster.url, &format!("SELECT count(*) FROM quarry_journal WHERE collection = '{col}' AND lsn <= {covered}")).trim().parse().unwrap();
@@ -128,6 +129,66 @@ fn every_node_serves_every_collection_and_sees_every_acknowledged_write() {
         assert_eq!(titles(&a, &key, &col, q, None), [t], "{q}");
     }
     assert!(titles(&a, &key, &col, "chalk", None).is_empty());
+}
+
+/// The retrieval plugin on a cluster: `/upsert` and `/delete` say their place in the
+/// journal, and a `/query` on another node that sends it back sees the write.
+#[test]
+fn the_plugins_writes_are_read_on_any_node_that_is_sent_their_seq() {
+    if !have_postgres() || !have_s3() {
+        return;
+    }
+    let cluster = Cluster::new(true);
+    // Nodes that follow slowly, so a read without the token would miss the write.
+    let slow = |name| {
+        let mut o = cluster.node(name, "");
+        o.config = o.config.replace("[cluster]\n", "[cluster]\nfollow = \"30s\"\n");
+        o
+    };
+    let a = TestServer::with(slow("a"));
+    let b = TestServer::with(slow("b"));
+    let (_, key) = a.signup("plugin-cluster@example.com");
+    let send = |s: &TestServer, method: &str, path: &str, body: Value, after: Option<&str>| {
+        let auth = format!("Bearer {key}");
+        let mut headers = vec![("authorization", auth.as_str())];
+        if let Some(a) = after {
+            headers.push(("quarry-after", a));
+        }
+        s.conn().send(method, path, &headers, Some(body.to_string().as_bytes()))
+    };
+    let found = |s: &TestServer, q: &str, after: Option<&str>| -> Vec<String> {
+        let r = send(s, "POST", "/query", json!({"queries": [{"query": q}]}), after);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = r.json();
+        let mut ids: Vec<String> =
+            v["results"][0]["results"].as_array().unwrap().iter().map(|c| c["metadata"]["document_id"].as_str().unwrap().to_owned()).collect();
+        ids.dedup();
+        ids
+    };
+    let r = send(&a, "POST", "/upsert", json!({"documents": [{"id": "granite", "text": "granite quarries yield hard stone"}]}), None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seq = r.header("quarry-seq").expect("an upsert on the shared journal says its place").to_owned();
+    assert_eq!(found(&b, "granite", Some(&seq)), ["granite"]);
+
+    // A re-upsert's seq covers the removal of the old version too.
+    let r = send(&b, "POST", "/upsert", json!({"documents": [{"id": "granite", "text": "granite quarries yield grey stone"}]}), None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seq = r.header("quarry-seq").unwrap().to_owned();
+    let r = send(&a, "POST", "/query", json!({"queries": [{"query": "grey granite"}]}), Some(&seq));
+    let texts: Vec<String> = r.json()["results"][0]["results"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(texts, ["granite quarries yield grey stone"], "only the new version");
+
+    let r = send(&a, "DELETE", "/delete", json!({"ids": ["granite"]}), None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let seq = r.header("quarry-seq").expect("a delete says its place").to_owned();
+    assert!(found(&b, "granite", Some(&seq)).is_empty());
+
+    // A token the collection never had is the plugin's 422, and a malformed one too.
+    let col = seq.rsplit_once(':').unwrap().0.to_owned();
+    for bad in [format!("{col}:999999"), "nonsense".to_owned()] {
+        let r = send(&b, "POST", "/query", json!({"queries": [{"query": "granite"}]}), Some(&bad));
+        assert_eq!(r.status, 422, "{bad}: {}", r.text());
+    }
 }
 
 /// A number for the chaos's choices (which node, how long to wait): from the clock.
@@ -250,9 +311,6 @@ impl Tally {
 /// other account's data.
 /// `CHAOS_SECS` sets the length (120 s by default).
 #[test]
-#[ignore = "issue 40, open: of five local runs on 2026-12-06 one found an acknowledged add missing on one node \
-            (then settled 10 s without Quarry-After; now it waits on the last write's Quarry-Seq for 60 s); \
-            it gates CI once repeated runs say whether that was a slow catch-up or a lost write"]
 fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() {
     if !have_postgres() || !have_s3() {
         return;
@@ -344,16 +402,25 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
                         last[acct] = last[acct].max(number(&seq));
                     }
                     if n.is_multiple_of(4) {
-                        let r = at(lb, "DELETE", &format!("/v1/collections/{col}/documents/{id}"), key, None, &[("quarry-after", &seq)]);
-                        tally.lock().unwrap().note("delete", r.status);
-                        if r.status == 200 {
-                            if let Some(seq) = r.header("quarry-seq") {
-                                let mut last = last_seq.lock().unwrap();
-                                last[acct] = last[acct].max(number(seq));
+                        // A delete that got no answer (its node killed, PostgreSQL away)
+                        // may have landed or not: sent again until it is answered, as a
+                        // client would, a 404 then says the first one landed.
+                        loop {
+                            let r = at(lb, "DELETE", &format!("/v1/collections/{col}/documents/{id}"), key, None, &[("quarry-after", &seq)]);
+                            tally.lock().unwrap().note("delete", r.status);
+                            if r.status == 200 {
+                                if let Some(seq) = r.header("quarry-seq") {
+                                    let mut last = last_seq.lock().unwrap();
+                                    last[acct] = last[acct].max(number(seq));
+                                }
                             }
-                            deleted.lock().unwrap().push((acct, id.clone()));
-                            continue;
+                            if r.status == 200 || r.status == 404 {
+                                break;
+                            }
+                            std::thread::sleep(Duration::from_millis(200));
                         }
+                        deleted.lock().unwrap().push((acct, id.clone()));
+                        continue;
                     }
                     added.lock().unwrap().push((acct, id, word));
                 }
@@ -505,9 +572,11 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
         report.join(", ")
     );
     // Searches answer 200, or a clear 503 while the store restarts, or 502 from the
-    // balancer for the ones in flight on a node that was killed: never another error.
+    // balancer for the ones in flight on a node that was killed: never another error
+    // (but a 404 for a delete sent again after its first try landed unanswered).
     for ((what, status), n) in &tally.0 {
-        assert!(matches!(status, 200 | 201 | 202 | 502 | 503), "{what} answered {status} {n} times");
+        let again = what == "delete" && *status == 404;
+        assert!(matches!(status, 200 | 201 | 202 | 502 | 503) || again, "{what} answered {status} {n} times");
     }
 }
 
