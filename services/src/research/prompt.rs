@@ -109,18 +109,22 @@ pub fn answer(model: &str, c: &Context<'_>, sources: &str, max_tokens: u64) -> C
 
 /// The answer asked again after one of citation markers alone: the same conversation,
 /// its reply, and a plain instruction.
-pub fn again(mut req: ChatRequest, reply: &str) -> ChatRequest {
-    req.messages.push(Message { role: Role::Assistant, content: vec![Block::Text(reply.to_owned())] });
+pub fn again(req: ChatRequest, reply: &str) -> ChatRequest {
     let ask =
         "That is only citation markers. Write the answer itself: full sentences saying what the sources say, each followed by the [n] of its source.";
-    req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask.into())] });
+    answered(req, reply, ask.into())
+}
+
+/// The conversation `req` went on by its `reply` and the user's `ask`.
+fn answered(mut req: ChatRequest, reply: &str, ask: String) -> ChatRequest {
+    req.messages.push(Message { role: Role::Assistant, content: vec![Block::Text(reply.to_owned())] });
+    req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask)] });
     req
 }
 
 /// The answer asked again after one whose sentences mostly cite no source (or only
 /// point to one): the same conversation, its reply, and the sentences named.
-pub fn cite_again(mut req: ChatRequest, reply: &str, uncited: &[String], pointers: &[String]) -> ChatRequest {
-    req.messages.push(Message { role: Role::Assistant, content: vec![Block::Text(reply.to_owned())] });
+pub fn cite_again(req: ChatRequest, reply: &str, uncited: &[String], pointers: &[String]) -> ChatRequest {
     let list = |v: &[String]| v.iter().map(|s| format!("- {s}")).collect::<Vec<_>>().join("\n");
     let mut ask = String::new();
     if !uncited.is_empty() {
@@ -133,8 +137,7 @@ pub fn cite_again(mut req: ChatRequest, reply: &str, uncited: &[String], pointer
         "Write the whole answer again. End every sentence that states a fact with the [n] of the source that says it, \
          say what the source says instead of pointing to it, and leave out any sentence no source supports.",
     );
-    req.messages.push(Message { role: Role::User, content: vec![Block::Text(ask)] });
-    req
+    answered(req, reply, ask)
 }
 
 /// The judge's request: the cited sources and the numbered claims.
