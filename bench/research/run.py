@@ -283,14 +283,16 @@ def run_all(api, cols, tiers, timeout, log, k, records, write, plain, model_log=
     still leaves its report. A tier named `fast again` asks a question a second time."""
     pages = Pages(api)
     timings = ModelLog(model_log)
-    for i, (q, tier) in enumerate(tiers):
+    done = len(records)  # a run taken up again counts on from what it holds
+    for i, (q, tier) in enumerate(tiers, start=done):
         again = tier.endswith(" again")
         tier = tier.removesuffix(" again")
         col = cols[q["corpus"]]
         pages.col = col["id"]
         expected, missing = expected_pages(q, col)
         rec = {"id": q["id"], "corpus": q["corpus"], "kind": q["kind"], "tier": tier, "question": q["question"],
-               "expected": expected, "unresolved_pages": missing, "again": again}
+               "expected": expected, "unresolved_pages": missing, "again": again,
+               "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         rec["search_hits"] = search_recall(api, col["id"], q, expected, k)
         timings.since()
         rec |= research(api, col["id"], q, tier, timeout) if plain else research_stream(api, col["id"], q, tier, timeout)
@@ -310,7 +312,7 @@ def run_all(api, cols, tiers, timeout, log, k, records, write, plain, model_log=
         records.append(rec)
         write(records)
         s = rec.get("score")
-        line = (f"[{i + 1}/{len(tiers)}] {q['id']} {tier}{' again' if again else ''}: {rec['outcome']} {rec['seconds']} s"
+        line = (f"[{i + 1}/{done + len(tiers)}] {q['id']} {tier}{' again' if again else ''}: {rec['outcome']} {rec['seconds']} s"
                 + (f", recall {s['recall']['in_sources']}/{s['recall']['expected']}, citations "
                    f"{'ok' if s['citations']['valid'] else 'BAD'}, quotes {s['quotes']['verified']}/{s['quotes']['total']}, "
                    f"claims {s['claims']['counts']}" if s else f" {rec.get('status', '')} {rec.get('error', '')[:200]}"))
@@ -387,8 +389,13 @@ def report(meta, records):
              f"{meta['in_set']} questions (bench/research/questions.json), per-question timeout {meta['timeout']} s, "
              f"one research at a time, {'stream: false' if meta.get('plain') else 'stream: true (the done event carries the result)'}; "
              f"reference search k = {meta['k']}.", "",
-             "Ingest: " + "; ".join(f"{k} {v['documents']} documents in {v['seconds']} s" for k, v in meta["collections"].items()) + ".",
-             "", "## By tier", "", HEADER]
+             "Ingest: " + "; ".join(f"{k} {v['documents']} documents in {v['seconds']} s" for k, v in meta["collections"].items()) + "."]
+    if meta.get("sittings"):
+        lines += ["", "Run in sittings (`--rest-of`: a run cut short taken up again; the questions each sitting asked are "
+                  "its own, on a fresh server and index):", ""]
+        lines += [f"- {x['started']}: {x['runs_done']} runs, commit {x['commit']}, `{x['command']}`, load before {x['load_before']}, "
+                  f"after {x['load_after']}" for x in meta["sittings"]]
+    lines += ["", "## By tier", "", HEADER]
     firsts = [r for r in records if not r.get("again")]
     for tier in ("fast", "deep"):
         rs = [r for r in firsts if r["tier"] == tier]
@@ -469,6 +476,16 @@ def report(meta, records):
     return "\n".join(lines) + "\n"
 
 
+def remaining(tiers, records):
+    """The (question, tier) runs of `tiers` that `records` (a saved run's) lacks."""
+    held = {(r["id"], r["tier"] + (" again" if r.get("again") else "")) for r in records}
+    return [(q, t) for q, t in tiers if (q["id"], t) not in held]
+
+
+# What each sitting of a run taken up again (`--rest-of`) reports of itself.
+SITTING = ("started", "command", "commit", "binary", "load_before", "load_after", "runs_done", "nice", "timeout")
+
+
 def rerender(path):
     saved = json.loads(path.read_text())
     for r in saved["records"]:
@@ -516,6 +533,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "bench/results"))
     ap.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--rest-of", metavar="JSON",
+                    help="take up a run cut short: its records kept, the questions it lacks run (same options), one report")
     ap.add_argument("--rerender", metavar="JSON", help="write the report of a saved run again (its scores as saved; the checks again)")
     o = ap.parse_args(argv)
     if o.rerender:
@@ -531,6 +550,10 @@ def main(argv=None):
     if o.limit:
         chosen = chosen[:o.limit]
     tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]] + [(q, "fast again") for q in chosen[:o.again]]
+    earlier = json.loads(Path(o.rest_of).read_text()) if o.rest_of else None
+    if earlier:
+        tiers = remaining(tiers, earlier["records"])
+        print(f"taking up {o.rest_of}: {len(earlier['records'])} runs held, {len(tiers)} to run", file=sys.stderr)
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     server = None
     if o.server:
@@ -555,6 +578,8 @@ def main(argv=None):
         started = datetime.now(timezone.utc)
         commit = git("rev-parse", "--short", "HEAD")
         stem = Path(o.out) / f"research-{started.strftime('%Y-%m-%d-%H%M%S')}"
+        if earlier:
+            stem = Path(o.rest_of).with_suffix("")
         stem.parent.mkdir(parents=True, exist_ok=True)
 
         def write(records, final=False):
@@ -569,6 +594,15 @@ def main(argv=None):
                 "waited_429": api.waited_429, "runs_planned": len(tiers), "runs_done": len(records), "finished": final,
                 "collections": {k: {"documents": v["documents"], "seconds": v["seconds"]} for k, v in cols.items()},
             }
+            if earlier:
+                # One report over the sittings: each one's own facts, the totals of both.
+                before = earlier["meta"]
+                meta["sittings"] = before.get("sittings") or [{k: before[k] for k in SITTING if k in before}]
+                this = {k: meta[k] for k in SITTING} | {"runs_done": len(records) - len(earlier["records"])}
+                meta["sittings"] = meta["sittings"] + [this]
+                meta["runs_planned"] = before["runs_done"] + len(tiers)
+                meta["runs_done"] = len(records)
+                meta["started"], meta["date"] = before["started"], before["date"]
             md = report(meta, records)
             stem.with_suffix(".md").write_text(md)
             summary = {t: summarize([r for r in records if r["tier"] == t and not r.get("again")]) for t in ("fast", "deep")
@@ -577,12 +611,12 @@ def main(argv=None):
                                                             ensure_ascii=False, indent=1))
             return md
 
-        records = []
+        records = list(earlier["records"]) if earlier else []
         try:
             run_all(api, cols, tiers, o.timeout, sys.stderr, o.k, records, write, o.plain, server.model_log if server else None)
         except KeyboardInterrupt:
             print(f"interrupted after {len(records)} of {len(tiers)} runs", file=sys.stderr)
-        md = write(records, final=len(records) == len(tiers))
+        md = write(records, final=len(records) == len(tiers) + (len(earlier["records"]) if earlier else 0))
     finally:
         if server:
             server.stop()
