@@ -535,6 +535,8 @@ def main(argv=None):
     ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--rest-of", metavar="JSON",
                     help="take up a run cut short: its records kept, the questions it lacks run (same options), one report")
+    ap.add_argument("--retry-timeouts", action="store_true",
+                    help="with --rest-of: ask the questions that timed out again too (a sitting on a loaded machine)")
     ap.add_argument("--rerender", metavar="JSON", help="write the report of a saved run again (its scores as saved; the checks again)")
     o = ap.parse_args(argv)
     if o.rerender:
@@ -551,6 +553,8 @@ def main(argv=None):
         chosen = chosen[:o.limit]
     tiers = [(q, "fast") for q in chosen] + [(q, "deep") for q in chosen[:o.deep]] + [(q, "fast again") for q in chosen[:o.again]]
     earlier = json.loads(Path(o.rest_of).read_text()) if o.rest_of else None
+    if earlier and o.retry_timeouts:
+        earlier["records"] = [r for r in earlier["records"] if r["outcome"] != "timeout"]
     if earlier:
         tiers = remaining(tiers, earlier["records"])
         print(f"taking up {o.rest_of}: {len(earlier['records'])} runs held, {len(tiers)} to run", file=sys.stderr)
