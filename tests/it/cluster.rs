@@ -444,13 +444,27 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
             });
         }
         // Background generations.
+        // Each with an Idempotency-Key, sent again until answered as a client would: a
+        // node killed after its commit, before its 202, leaves a generation the client
+        // learns of only by its key.
         s.spawn(|| {
+            let mut n = 0;
             while Instant::now() < deadline {
+                n += 1;
                 let body = json!({"messages": [{"role": "user", "content": "work through the chaos"}]});
-                let r = at(lb, "POST", &format!("/api/v1/agents/{agent}/generate"), &keys[0], Some(&body), &[]);
-                tally.lock().unwrap().note("generate", r.status);
-                if r.status == 202 {
-                    generations.lock().unwrap().push(r.json()["generation_id"].as_str().unwrap().to_owned());
+                let key = format!("chaos-{n}");
+                loop {
+                    let r = at(lb, "POST", &format!("/api/v1/agents/{agent}/generate"), &keys[0], Some(&body), &[("idempotency-key", &key)]);
+                    tally.lock().unwrap().note("generate", r.status);
+                    if r.status == 202 {
+                        let id = r.json()["generation_id"].as_str().unwrap().to_owned();
+                        let mut g = generations.lock().unwrap();
+                        assert!(!g.contains(&id), "{key} answered with {id} twice");
+                        g.push(id);
+                        break;
+                    }
+                    assert!(matches!(r.status, 502 | 503), "generate {key}: {}", r.text());
+                    std::thread::sleep(Duration::from_millis(200));
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
@@ -560,6 +574,11 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
             resent += 1;
         }
         first.entry(key).or_insert(i);
+        // And only generations the client was told were accepted ran: a generate
+        // answered 503 (the store went away mid-write) ran nothing, or its key's replay
+        // named it.
+        let generation = key.split(':').next().unwrap();
+        assert!(generations.iter().any(|g| g == generation), "tool call {key} of a generation never acknowledged");
     }
     let tally = tally.into_inner().unwrap();
     let report: Vec<String> = tally.0.iter().map(|((what, status), n)| format!("{what} {status}: {n}")).collect();

@@ -316,9 +316,17 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let persisted = host.agents.content.persisted(&g);
     let (r, t) = (records.clone(), new_trace.then_some(trace));
     let key = idempotency.clone();
-    let created = blocking(move || r.create_generation(&persisted, t.as_ref(), key.as_ref().map(|(k, f)| (k.as_str(), f.as_str()))))
-        .await
-        .map_err(store_err)?;
+    let created = match blocking(move || r.create_generation(&persisted, t.as_ref(), key.as_ref().map(|(k, f)| (k.as_str(), f.as_str())))).await {
+        // The store went away mid-write (a PostgreSQL restart): the commit may have
+        // landed, and then this boot's adopt loop would run a generation its client was
+        // told failed. Read back what happened once the store answers.
+        Err(e) if e.is_unavailable() => match landed(&records, &scope.account_id, &g.id).await {
+            Some(true) => Ok(Created::New),
+            _ => Err(e),
+        },
+        other => other,
+    }
+    .map_err(store_err)?;
     match created {
         Created::New => {
             let log = run::spawn(host, g.clone(), Some(slot));
@@ -339,6 +347,24 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
             let (_, fp) = idempotency.expect("a claim needs a key");
             let found = records.get::<GenerationRecord>(&scope.account_id, &claim.generation_id).map_err(store_err)?;
             replay_or_conflict(claim, &agent.id, &fp, found)
+        }
+    }
+}
+
+/// Whether generation `id`'s record exists, read as soon as the records store answers
+/// again (within the patience a run's own commits get); `None` if it never does.
+async fn landed(records: &std::sync::Arc<Records>, account_id: &str, id: &str) -> Option<bool> {
+    let started = std::time::Instant::now();
+    let mut wait = std::time::Duration::from_millis(50);
+    loop {
+        let (r, a, i) = (records.clone(), account_id.to_owned(), id.to_owned());
+        match blocking(move || r.get::<GenerationRecord>(&a, &i)).await {
+            Ok(found) => return Some(found.is_some()),
+            Err(e) if e.is_unavailable() && started.elapsed() < run::STORE_PATIENCE => {
+                glommio::timer::sleep(wait).await;
+                wait = (wait * 2).min(std::time::Duration::from_secs(2));
+            }
+            Err(_) => return None,
         }
     }
 }

@@ -77,7 +77,7 @@ impl From<StoreError> for Failure {
 
 /// How long a run retries a step's commit while the records store is out of reach (a
 /// PostgreSQL restart takes seconds) before it stops and leaves the step to be resumed.
-const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The generations whose run is under way in this process. A run of this boot that is
 /// not here lost the records store mid-step and is resumed (`recover::adopt`) once
