@@ -316,6 +316,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let persisted = host.agents.content.persisted(&g);
     let (r, t) = (records.clone(), new_trace.then_some(trace));
     let key = idempotency.clone();
+    let pending = run::Pending::new(&g.id);
     let created = match blocking(move || r.create_generation(&persisted, t.as_ref(), key.as_ref().map(|(k, f)| (k.as_str(), f.as_str())))).await {
         // The store went away mid-write (a PostgreSQL restart): the commit may have
         // landed, and then this boot's adopt loop would run a generation its client was
@@ -330,6 +331,7 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     match created {
         Created::New => {
             let log = run::spawn(host, g.clone(), Some(slot));
+            pending.spawned();
             Ok(Started::New { record: g, log })
         }
         // The session started another generation between our look and our write.

@@ -85,6 +85,32 @@ pub(crate) const STORE_PATIENCE: std::time::Duration = std::time::Duration::from
 /// nobody running it.
 static RUNNING: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> = std::sync::LazyLock::new(Default::default);
 
+/// A new run of this boot, marked as under way here from before its record is
+/// written: the adopt loop leaves it alone while the write's outcome is being learnt
+/// (a write that met a store restart may have landed), so it never runs twice. Unmarked
+/// when dropped, unless [`spawn`] took it.
+pub(crate) struct Pending(Option<String>);
+
+impl Pending {
+    pub fn new(id: &str) -> Pending {
+        RUNNING.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_owned());
+        Pending(Some(id.to_owned()))
+    }
+
+    /// The run was spawned: its end unmarks it.
+    pub fn spawned(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(id) = self.0.take() {
+            RUNNING.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        }
+    }
+}
+
 /// Whether `id`'s run is under way in this process.
 pub(crate) fn running_here(id: &str) -> bool {
     RUNNING.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
