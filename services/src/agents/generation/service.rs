@@ -356,19 +356,8 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
 /// Whether generation `id`'s record exists, read as soon as the records store answers
 /// again (within the patience a run's own commits get); `None` if it never does.
 async fn landed(records: &std::sync::Arc<Records>, account_id: &str, id: &str) -> Option<bool> {
-    let started = std::time::Instant::now();
-    let mut wait = std::time::Duration::from_millis(50);
-    loop {
-        let (r, a, i) = (records.clone(), account_id.to_owned(), id.to_owned());
-        match blocking(move || r.get::<GenerationRecord>(&a, &i)).await {
-            Ok(found) => return Some(found.is_some()),
-            Err(e) if e.is_unavailable() && started.elapsed() < run::STORE_PATIENCE => {
-                glommio::timer::sleep(wait).await;
-                wait = (wait * 2).min(std::time::Duration::from_secs(2));
-            }
-            Err(_) => return None,
-        }
-    }
+    let (r, a, i) = (records.clone(), account_id.to_owned(), id.to_owned());
+    run::patiently(move || r.get::<GenerationRecord>(&a, &i)).await.ok().map(|found| found.is_some())
 }
 
 /// approvals (issue 37): the request's input held for the approval item `e` routes it to.

@@ -77,7 +77,28 @@ impl From<StoreError> for Failure {
 
 /// How long a run retries a step's commit while the records store is out of reach (a
 /// PostgreSQL restart takes seconds) before it stops and leaves the step to be resumed.
-pub(crate) const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+const STORE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs the records-store call `f` on the blocking pool, again while the store is out
+/// of reach (with backoff, for up to [`STORE_PATIENCE`]): what it answered, or its
+/// last error.
+pub(crate) async fn patiently<T: Send + 'static>(
+    f: impl Fn() -> Result<T, crate::store::StoreError> + Send + Sync + 'static,
+) -> Result<T, crate::store::StoreError> {
+    let f = Arc::new(f);
+    let started = std::time::Instant::now();
+    let mut wait = std::time::Duration::from_millis(100);
+    loop {
+        let call = f.clone();
+        match blocking(move || call()).await {
+            Err(e) if e.is_unavailable() && started.elapsed() < STORE_PATIENCE => {
+                glommio::timer::sleep(wait).await;
+                wait = (wait * 2).min(std::time::Duration::from_secs(2));
+            }
+            other => return other,
+        }
+    }
+}
 
 /// The generations whose run is under way in this process. A run of this boot that is
 /// not here lost the records store mid-step and is resumed (`recover::adopt`) once
@@ -253,23 +274,11 @@ impl Run {
         let settle = Arc::new(self.quota.take().map(|r| r.settle()));
         // A store out of reach for a moment (a restart) is waited out, so a step's work
         // (a tool call sent) is committed rather than done again.
-        let started = std::time::Instant::now();
-        let mut wait = std::time::Duration::from_millis(100);
-        let saved = loop {
-            let (records, lease) = (self.host.agents.records.clone(), self.lease.clone());
-            let (record, events, settle) = (record.clone(), events.clone(), settle.clone());
-            let out = blocking(move || {
-                records.save_step_settling(&*record, &events[..], steps, |stored| stored.state.lease == lease, settle.as_ref().as_ref())
-            })
-            .await;
-            match out {
-                Err(e) if e.is_unavailable() && started.elapsed() < STORE_PATIENCE => {
-                    glommio::timer::sleep(wait).await;
-                    wait = (wait * 2).min(std::time::Duration::from_secs(2));
-                }
-                other => break other?,
-            }
-        };
+        let (records, lease) = (self.host.agents.records.clone(), self.lease.clone());
+        let saved = patiently(move || {
+            records.save_step_settling(&*record, &events[..], steps, |stored| stored.state.lease == lease, settle.as_ref().as_ref())
+        })
+        .await?;
         match saved {
             Some(true) => {
                 if let Some((seq, data)) = self.last.take() {
