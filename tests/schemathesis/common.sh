@@ -20,14 +20,33 @@ say() { printf '[schemathesis] %s\n' "$*"; }
 
 work="$(mktemp -d)"
 pid=""
+upstream_pid=""
 stop() {
     if [ -n "$pid" ]; then
         kill -TERM "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     fi
+    if [ -n "$upstream_pid" ]; then
+        kill -TERM "$upstream_pid" 2>/dev/null || true
+        wait "$upstream_pid" 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap stop EXIT
+
+# The seeded AI providers' upstream (seed.upstream()), kept for the whole run: a
+# provider seeded on an upstream that ended with the seeding would make every fuzzed
+# generate on it a 502 (the provider could not be reached), which is right of the
+# server but not what a run checks.
+"$py" "$here/seed.py" >"$work/upstream" &
+upstream_pid=$!
+for _ in $(seq 1 100); do
+    ST_UPSTREAM="$(head -n1 "$work/upstream" 2>/dev/null || true)"
+    [ -n "$ST_UPSTREAM" ] && break
+    sleep 0.1
+done
+[ -n "$ST_UPSTREAM" ] || { echo "[schemathesis] the seeded upstream printed no address in 10 s" >&2; exit 2; }
+export ST_UPSTREAM
 
 # Rates and allowances out of the way: a run sends thousands of requests with one key
 # and signs up from one address; a 429 would leave the operations behind it untested.

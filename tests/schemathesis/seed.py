@@ -27,9 +27,20 @@ def account(email):
 
 
 def upstream(text="seeded answer"):
-    """A loopback OpenAI-compatible upstream answering every chat completion with
-    `text` (whole, or as SSE chunks when the request streams), for seeding
-    generations; serves on a daemon thread until the process ends. Its base URL."""
+    """The base URL of a loopback OpenAI-compatible upstream answering every chat
+    completion with `text` (whole, or as SSE chunks when the request streams): the one
+    common.sh keeps running for the whole run (ST_UPSTREAM), so a fuzzed generate on a
+    seeded provider reaches it as the seeded ones did; else one on a daemon thread that
+    serves until this process ends."""
+    import os
+
+    if os.environ.get("ST_UPSTREAM") and text == "seeded answer":
+        return os.environ["ST_UPSTREAM"]
+    return serve(text)
+
+
+def serve(text="seeded answer"):
+    """Starts the upstream `upstream` describes on a daemon thread; its base URL."""
     import http.server
     import threading
 
@@ -65,3 +76,15 @@ def upstream(text="seeded answer"):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+if __name__ == "__main__":
+    # `python seed.py`: common.sh's upstream for a whole run; prints its base URL and
+    # serves until it is killed.
+    import sys
+    import time
+
+    print(serve(), flush=True)
+    sys.stdout.close()
+    while True:
+        time.sleep(3600)

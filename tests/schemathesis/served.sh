@@ -8,8 +8,7 @@
 # fresh data directory and a gateway provider that lists a model (its upstream is a
 # closed loopback port: listing models sends nothing), signs up, and seeds through the
 # API a collection with a document, a plugin document, an agent with two versions, a
-# generation (generate?wait=true on a loopback upstream that lives only while
-# seeding), a guardrail, an eval with a run, a model route, a project, a key, a
+# generation (generate?wait=true on common.sh's loopback upstream), a guardrail, an eval with a run, a model route, a project, a key, a
 # secret, a tool, a memory store with an entry; served.toml points the {id} GETs at them.
 #
 # No request leaves the machine: every operation is a read of this server's records;
