@@ -466,6 +466,35 @@ fn stream_true_yields_the_events_in_the_specs_order() {
     assert_eq!(events.iter().find(|e| e["type"] == "claims").unwrap()["summary"], "2 of 2 claims supported by their sources.");
 }
 
+/// Seen on the research benchmark: a source page with a narrow no-break space (three
+/// bytes) before an abbreviation. Evidence for a claim the judge gave no span for is the
+/// cited sentence sharing most words, and splitting the page into sentences sliced inside
+/// that space. The panic, in a streamed body polled after its handler returned, ended the
+/// shard; its listener kept taking connections, and searches sent there waited forever.
+#[test]
+fn a_page_with_wide_spaces_is_judged_and_the_server_answers_on() {
+    const CODE: &str =
+        "CHAPTER 3\u{2014} CODE OF LAWS\n\u{a7}\u{202f}201. Publication. The Code is published under 1\u{202f}U.S.C. section 201 for each court.";
+    let up = Scripted::start();
+    up.on(LOOP, text("Done."));
+    up.on(ANSWER, text("The Code is published under 1\u{202f}U.S.C. section 201 for each court [1]."));
+    up.on(JUDGE, judged(&[("supported", "")]));
+    let s = server(&up, "");
+    let c = corpus(&s, "wide@example.com", &[("Code", CODE)]);
+    let mut st = Stream::open(&s, &c, &json!({ "question": "Under which section is the Code published?", "stream": true }));
+    assert_eq!(st.status, 200);
+    let events = st.events();
+    let done = events.iter().find(|e| e["type"] == "done").unwrap_or_else(|| panic!("no done event: {events:?}"));
+    let claim = &done["result"]["verification"]["claims"][0];
+    assert_eq!(claim["status"], "supported", "{claim}");
+    assert!(claim["evidence"].as_str().unwrap().contains("U.S.C. section 201"), "{claim}");
+    // Every shard still answers: new connections spread over them.
+    for _ in 0..8 {
+        let r = post(&s, &format!("/v1/collections/{}/search", c.col), &c.key, &json!({ "query": "Code published", "k": 1 }));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+}
+
 #[test]
 fn an_upstream_failure_mid_stream_is_a_final_error_event_and_nothing_is_spent() {
     let up = Scripted::start();

@@ -88,7 +88,8 @@ fn longest(text: &str, at: usize, t: &str, ok: &impl Fn(usize, usize) -> bool) -
 /// is then the tail of a longer code.
 fn after_code(text: &str, s: usize) -> bool {
     let Some(head) = text[..s].strip_suffix(' ') else { return false };
-    let token = &head[head.rfind(|c: char| c.is_whitespace()).map_or(0, |i| i + 1)..];
+    // The space found may be wider than a byte (U+00A0, U+202F): the token starts after it.
+    let token = &head[head.char_indices().rev().find(|(_, c)| c.is_whitespace()).map_or(0, |(i, c)| i + c.len_utf8())..];
     token.bytes().any(|b| b.is_ascii_digit())
 }
 
@@ -268,6 +269,15 @@ mod tests {
             ("listed 9212 3456 today", "9212 3456"),
         ] {
             assert_eq!(found(t), [want], "{t}");
+        }
+    }
+
+    #[test]
+    fn a_code_after_a_wide_space_is_read_whole() {
+        // A no-break or narrow no-break space (two and three bytes) before the code's
+        // first token: the token starts after the whole space.
+        for t in ["Ref\u{a0}1Z 555 123 4567 today", "Ref\u{202f}1Z 555 123 4567 today"] {
+            assert!(found(t).is_empty(), "{t}: {:?}", found(t));
         }
     }
 

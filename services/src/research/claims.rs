@@ -101,7 +101,8 @@ fn abbreviation(answer: &str, chars: &[(usize, char)], i: usize) -> bool {
         return false;
     }
     let end = chars[i].0;
-    let word_start = answer[..end].rfind(|c: char| c.is_whitespace() || c == '(').map_or(0, |p| p + 1);
+    // The space found may be wider than a byte (U+00A0, U+202F): the word starts after it.
+    let word_start = answer[..end].char_indices().rev().find(|&(_, c)| c.is_whitespace() || c == '(').map_or(0, |(p, c)| p + c.len_utf8());
     let word = answer[word_start..end].to_lowercase();
     let single_initial = word.chars().count() == 1 && word.chars().all(char::is_alphabetic);
     // A lower-case word after the stop says the sentence goes on.
@@ -443,6 +444,45 @@ mod tests {
         // Offsets are characters: the slice is the sentence.
         let chars: Vec<char> = a.chars().collect();
         assert_eq!(chars[s[4].start as usize..s[4].end as usize].iter().collect::<String>(), "大阪は都市です[2]。");
+    }
+
+    #[test]
+    fn a_stop_after_a_wide_space_is_read_on_character_boundaries() {
+        // Seen on a real answer: the word before a stop began after a narrow no-break
+        // space (three bytes), and the stop's abbreviation check sliced inside it.
+        let a = "Under 1\u{202f}U.S.C. section 201 the Code is published [1]. Copies go to each court\u{a0}e.g. the District [2].";
+        let s = sentences(a);
+        let texts: Vec<&str> = s.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["Under 1 U.S.C. section 201 the Code is published.", "Copies go to each court e.g. the District."]);
+        assert_eq!((s[0].sources.clone(), s[1].sources.clone()), (vec![1], vec![2]));
+    }
+
+    /// Every text of up to five pieces from an alphabet of what trips byte arithmetic
+    /// (spaces one to three bytes wide, stops, brackets, markers, quotes, letters of
+    /// two and three bytes): the answer's and the pages' readers never panic.
+    #[test]
+    fn no_text_makes_the_readers_panic() {
+        const PIECES: [&str; 12] = ["a", ".", " ", "\u{a0}", "\u{202f}", "(", "[1]", "é", "。", "\u{201c}", "\"", "2"];
+        let mut text = String::new();
+        let mut digits = [0usize; 5];
+        for len in 1..=5 {
+            let total = PIECES.len().pow(len as u32);
+            for n in 0..total {
+                let mut k = n;
+                for d in digits.iter_mut().take(len) {
+                    *d = k % PIECES.len();
+                    k /= PIECES.len();
+                }
+                text.clear();
+                digits[..len].iter().for_each(|&d| text.push_str(PIECES[d]));
+                for s in sentences(&text) {
+                    let _ = is_claim(&s);
+                }
+                let _ = (quotations(&text), has_words(&text), cite::resolve(&text, 1));
+                let _ = locate_quote(&Page::new(&text), "a. a");
+                let _ = overlap_evidence("a a. é", &[(0, &text)]);
+            }
+        }
     }
 
     #[test]
