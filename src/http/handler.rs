@@ -114,14 +114,18 @@ async fn guarded(
     let surface = matched.route.surface;
     let served = AssertUnwindSafe(serve(shard, conn, matched, parts, body, request_id)).catch_unwind().await;
     let reply = served.unwrap_or_else(|panic| {
-        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
-        tracing::error!(request_id = ?request_id, %method, %uri, panic = what.as_deref().unwrap_or("?"), "handler panicked");
+        tracing::error!(request_id = ?request_id, %method, %uri, panic = panic_message(panic.as_ref()), "handler panicked");
         surface.error(&ApiError::internal())
     });
     if reply.status().is_server_error() {
         tracing::warn!(request_id = ?request_id, %method, %uri, status = reply.status().as_u16(), "request failed");
     }
     reply
+}
+
+/// What a caught panic said, when it said it as text.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("?")
 }
 
 async fn serve(

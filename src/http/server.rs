@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::future::poll_fn;
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,7 +154,24 @@ fn accept(shard: &Rc<Shard>, stream: TcpStream) {
         glommio::spawn_local(refuse(stream, shard.id, busy)).detach();
         return;
     }
-    glommio::spawn_local(connection(shard.clone(), stream, slot)).detach();
+    glommio::spawn_local(alone(shard.clone(), stream, slot)).detach();
+}
+
+/// A connection's task, a bulkhead around it: a panic anywhere in the connection ends
+/// that connection alone (its socket closes, so a streamed body is seen cut short, not
+/// complete). Handlers are guarded already (a panic is that request's 500); this catches
+/// what runs after a handler returned, such as a streamed body polled as it is sent.
+/// Uncaught, the panic would unwind out of the shard's executor and end the shard, and
+/// every connection on it, while its listener kept taking connections nobody serves.
+async fn alone(shard: Rc<Shard>, stream: TcpStream, slot: Option<crate::limits::ClientSlot>) {
+    let id = shard.id;
+    if let Err(panic) = AssertUnwindSafe(connection(shard, stream, slot)).catch_unwind().await {
+        tracing::error!(
+            shard = id,
+            panic = super::handler::panic_message(panic.as_ref()),
+            "a connection panicked; it is closed and the shard serves on"
+        );
+    }
 }
 
 /// One connection over a cap: the error (503 `overloaded` at the shard's cap, 429
