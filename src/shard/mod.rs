@@ -1,9 +1,10 @@
 //! Starting and stopping the shards: one glommio executor per core, pinned, each with
 //! its own listener on the same port; the signal thread; the meters flusher.
 
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
@@ -33,6 +34,8 @@ pub enum ServeError {
     Executor { shard: usize, message: String },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
+    #[error("shard {shard} ended while the server was serving (its panic is in the log above); the server stopped rather than serve on without it")]
+    ShardEnded { shard: usize },
 }
 
 /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully.
@@ -55,6 +58,7 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     // Its own thread: it loads and warms up beside the shards, never in their way.
     let local_model = app.start_local_model(stop.clone());
 
+    let ended = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
     uring::set_coop_taskrun(app.config.runtime.coop_taskrun);
@@ -67,7 +71,8 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (start, waiting) = Start::channels();
-        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), router, stop.clone(), start, shards)?);
+        let watch = Watch::new(id, stop.clone(), ended.clone());
+        handles.push(spawn_shard(id, cpus[id % cpus.len()], app.clone(), router, watch, start, shards)?);
         starts.push(waiting);
     }
     if let Err(e) = bind_in_turn(&starts, &mut addr) {
@@ -113,8 +118,50 @@ pub fn run(config: Config) -> Result<(), ServeError> {
         l.join();
     }
     app.release_meters();
+    if let Some(shard) = ended.load(Ordering::Acquire).checked_sub(1) {
+        tracing::error!(shard, "quarry stopped: a shard ended while serving");
+        return Err(ServeError::ShardEnded { shard });
+    }
     tracing::info!("quarry stopped");
     Ok(())
+}
+
+/// Kept by a serving shard's thread: when the thread ends while the server still
+/// serves (a panic unwound out of the shard's executor, say from a background task), it
+/// stops the server. The other shards drain, `run` returns [`ServeError::ShardEnded`]
+/// and the process exits non-zero for its supervisor to start again. Serving on would
+/// be worse than stopping: the dead shard's listener would still take its share of new
+/// connections, and nothing would ever answer them.
+struct Watch {
+    shard: usize,
+    stop: Arc<AtomicBool>,
+    /// The first shard that ended while serving, plus one (0: none).
+    ended: Arc<AtomicUsize>,
+    /// Set once the shard serves: a shard that never started is start-up's to report.
+    armed: bool,
+}
+
+impl Watch {
+    fn new(shard: usize, stop: Arc<AtomicBool>, ended: Arc<AtomicUsize>) -> Watch {
+        Watch { shard, stop, ended, armed: false }
+    }
+
+    /// Keeps the watch on this thread until the thread ends, by any road: a thread's
+    /// locals are dropped after a panic has unwound out of its code, as after a return.
+    fn arm(mut self) {
+        thread_local! { static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) }; }
+        self.armed = true;
+        WATCH.with(|w| *w.borrow_mut() = Some(self));
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // Only atomics here: a thread's other locals (the log's among them) may be gone.
+        if self.armed && !self.stop.swap(true, Ordering::AcqRel) {
+            let _ = self.ended.compare_exchange(0, self.shard + 1, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
 }
 
 /// Blocking-pool threads per shard.
@@ -190,7 +237,7 @@ fn spawn_shard(
     cpu: usize,
     app: Arc<App>,
     router: &'static crate::http::router::Router,
-    stop: Arc<AtomicBool>,
+    watch: Watch,
     start: Start,
     shards: usize,
 ) -> Result<glommio::ExecutorJoinHandle<()>, ServeError> {
@@ -246,6 +293,8 @@ fn spawn_shard(
                 let retain = crate::agents::audit::retain(shard.app.records.clone(), agents.audit_retention_days, agents.audit_sweep_interval);
                 glommio::spawn_local(retain).detach();
             }
+            let stop = watch.stop.clone();
+            watch.arm();
             serve_shard(Rc::new(shard), listener, stop).await;
         })
         .map_err(|e| ServeError::Executor { shard: id, message: e.to_string() })
@@ -410,4 +459,49 @@ fn start_maintenance(app: Arc<App>, stop: Arc<AtomicBool>) -> thread::JoinHandle
             }
         })
         .expect("the index thread starts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `body` as a shard's serving would: on a glommio executor's thread, with the
+    /// watch armed; whether the thread panicked, and what `stop` and `ended` read once it
+    /// has ended.
+    fn ending(body: impl FnOnce(Arc<AtomicBool>) + Send + 'static) -> (bool, bool, usize) {
+        let (stop, ended) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let watch = Watch::new(3, stop.clone(), ended.clone());
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(move || async move {
+                let stop = watch.stop.clone();
+                watch.arm();
+                body(stop);
+                // A detached task's panic unwinds out of the executor, not out of this future.
+                glommio::spawn_local(async {}).detach();
+                glommio::yield_if_needed().await;
+            })
+            .unwrap();
+        let panicked = handle.join().is_err();
+        (panicked, stop.load(Ordering::Acquire), ended.load(Ordering::Acquire))
+    }
+
+    #[test]
+    fn a_shard_whose_executor_panics_stops_the_server_and_is_named() {
+        let ended = ending(|_| {
+            glommio::spawn_local(async { panic!("a background task's bug") }).detach();
+        });
+        assert_eq!(ended, (true, true, 4), "the executor panicked; the server stops, and shard 3 is the one that ended");
+    }
+
+    #[test]
+    fn a_shard_that_ends_because_the_server_stops_is_no_failure() {
+        assert_eq!(ending(|stop| stop.store(true, Ordering::Release)), (false, true, 0));
+    }
+
+    #[test]
+    fn a_shard_that_never_served_leaves_its_failure_to_start_up() {
+        let (stop, ended) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        drop(Watch::new(1, stop.clone(), ended.clone()));
+        assert_eq!((stop.load(Ordering::Acquire), ended.load(Ordering::Acquire)), (false, 0));
+    }
 }
