@@ -248,12 +248,17 @@ def research_stream(api, col, q, tier, timeout):
 
 def search_recall(api, col, q, expected, k):
     """The reference beside the research loop: one hybrid search with the question as the
-    query, and the expected pages among its top k pages."""
-    status, data = api.call("POST", f"/v1/collections/{col}/search", {"query": q["question"], "k": k})
+    query. Returns (how many expected pages are among its top k, None), or (None, the
+    failure) for an error status or no answer in time: one failed request goes on the
+    record and the run goes on."""
+    try:
+        status, data = api.call("POST", f"/v1/collections/{col}/search", {"query": q["question"], "k": k})
+    except OSError as e:  # TimeoutError included
+        return None, f"{type(e).__name__}: {e}"
     if status != 200:
-        return None
+        return None, f"{status}: {data[:500].decode('utf-8', 'replace')}"
     found = {scoring.page_key(r["document"]["id"], r["page"]["n"]) for r in json.loads(data)["results"]}
-    return len(set(expected) & found)
+    return len(set(expected) & found), None
 
 
 PROMPT_TIMING = re.compile(r"prompt eval time =\s*([0-9.]+) ms /\s*([0-9]+) tokens")
@@ -293,7 +298,10 @@ def run_all(api, cols, tiers, timeout, log, k, records, write, plain, model_log=
         rec = {"id": q["id"], "corpus": q["corpus"], "kind": q["kind"], "tier": tier, "question": q["question"],
                "expected": expected, "unresolved_pages": missing, "again": again,
                "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        rec["search_hits"] = search_recall(api, col["id"], q, expected, k)
+        rec["search_hits"], failed = search_recall(api, col["id"], q, expected, k)
+        if failed:
+            rec["search_error"] = failed
+            print(f"[{i + 1}] {q['id']}: the reference search failed: {failed}", file=log, flush=True)
         timings.since()
         rec |= research(api, col["id"], q, tier, timeout) if plain else research_stream(api, col["id"], q, tier, timeout)
         rec["llama"] = timings.since()
