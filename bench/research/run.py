@@ -5,7 +5,7 @@ score.py, written to bench/results/research-<time>.md and .json.
 
   run.py [--binary target/debug/quarry] [--limit N] [--timeout 600] [--deep N] [--plain]
          [--corpora legal,medical,archive,scifact] [--embedder multilingual-e5-small]
-         [--nice N] [--k 8] [--port 4475] [--out bench/results] [--keep]
+         [--nice N] [--k 8] [--port 4475] [--out bench/results] [--keep] [--model GGUF]
   run.py --server http://127.0.0.1:4400 [--key al_...]   (a server already running, the
                                            account's or a new signup's; collections afresh)
 
@@ -89,12 +89,14 @@ def interleave(questions, corpora):
 class Server:
     """The real binary on a temporary data directory, the local model on."""
 
-    def __init__(self, binary, port, embedder, keep, nice):
+    def __init__(self, binary, port, embedder, keep, nice, model=None):
         self.work = Path(tempfile.mkdtemp(prefix="quarry-research-"))
         self.keep, self.port = keep, port
         cfg = self.work / "quarry.toml"
         cfg.write_text(f'embedder = "{embedder}"\n' + (ROOT / "bench/evaluation-plan.toml").read_text()
-                       + "\n[llm.local]\nenabled = true\n" + (f"nice = {nice}\n" if nice is not None else ""))
+                       + "\n[llm.local]\nenabled = true\n" + (f"nice = {nice}\n" if nice is not None else "")
+                       # Another GGUF than the installed default, under its own name (the model id says which).
+                       + (f'model = "{Path(model).resolve()}"\nname = "{Path(model).stem.lower()}"\n' if model else ""))
         env = dict(os.environ, QUARRY_LLM__LOCAL__ENABLED="true")
         out = subprocess.run([binary, "accounts", "create", "--config", cfg, "--data", self.work / "data",
                               "--email", "research@quarry.invalid", "--plan", "evaluation"],
@@ -357,6 +359,7 @@ def summarize(records):
         "with_problems": sum(bool(r["problems"]) for r in ok),
         "seconds_mean": round(statistics.mean(secs), 1) if secs else None,
         "seconds_p50": round(statistics.median(secs), 1) if secs else None,
+        "seconds_p95": round(statistics.quantiles(secs, n=20, method="inclusive")[18] if len(secs) > 1 else secs[0], 1) if secs else None,
         "seconds_max": round(max(secs), 1) if secs else None,
         "steps_mean": round(statistics.mean(r["score"]["steps"] or 0 for r in ok), 2) if ok else None,
     }
@@ -374,7 +377,7 @@ def summary_row(label, s):
     return (f"| {label} | {s['questions']} | {s['ok']} | {s['answers_with_text']} | {s['errors']} | {s['timeouts']} | {recall} | {cited} | {search} | "
             f"{fmt_ratio(s['citations_valid'], s['ok'])} | {fmt_ratio(s['quotes_verified'], s['quotes_total'])} | "
             f"{c['supported']} / {c['partial']} / {c['unsupported']} / {c['uncited']} / {c['unchecked']} | "
-            f"{fmt_ratio(s['facts_found'], s['facts_wanted'])} | {dash(s['seconds_mean'])} | {dash(s['seconds_p50'])} | {dash(s['seconds_max'])} |")
+            f"{fmt_ratio(s['facts_found'], s['facts_wanted'])} | {dash(s['seconds_mean'])} | {dash(s['seconds_p50'])} | {dash(s['seconds_p95'])} | {dash(s['seconds_max'])} |")
 
 
 def dash(x):
@@ -383,7 +386,7 @@ def dash(x):
 
 HEADER = ("| set | questions | answered | answer has text | errors | timeouts | page recall (sources) | page recall (cited) | reference: one search, top k | "
           "citations valid | quotes verified | claims supported / partial / unsupported / uncited / unchecked | "
-          "key facts in answer | s mean | s p50 | s max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+          "key facts in answer | s mean | s p50 | s p95 | s max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
 
 
 def report(meta, records):
@@ -533,6 +536,8 @@ def main(argv=None):
                     help="ask the first N questions (tier fast) a second time, after the rest: the prompt cache's effect")
     ap.add_argument("--plain", action="store_true",
                     help="ask for one JSON result (stream: false) instead of the NDJSON stream")
+    ap.add_argument("--model", default=None,
+                    help="a GGUF to serve instead of the installed default ([llm.local] model, named after the file): a candidate's row")
     ap.add_argument("--nice", type=int, default=None,
                     help="the local model's niceness ([llm.local] nice; default the server's, 10)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per question")
@@ -576,7 +581,7 @@ def main(argv=None):
     else:
         if not (ROOT / "models/llm/.installed").exists():
             sys.exit("the local model is not installed (models/llm): run ops/setup")
-        server = Server(o.binary, o.port, o.embedder, o.keep, o.nice)
+        server = Server(o.binary, o.port, o.embedder, o.keep, o.nice, o.model)
         binary = os.path.relpath(o.binary, ROOT)
     try:
         if server:
