@@ -228,6 +228,59 @@ fn extraction_writes_facts_with_provenance_and_resumes_after_kill_9() {
     assert!(all.iter().any(|e| e["source_type"] == "manual" && e["source_generation_id"].is_null()));
 }
 
+/// Issue 40: two nodes share the records (PostgreSQL) and the memory stores'
+/// collections (the shared journal and S3). An extraction under way on a
+/// live node is left to it; one whose node is killed mid-call is taken over by the
+/// other once the dead node's heartbeat is stale, and its facts and summary land once.
+#[test]
+fn an_extraction_whose_node_dies_is_taken_over_by_another_node() {
+    use super::scripted_llm::Reply;
+    use std::time::Duration;
+    if !quarry_test_support::store::have_postgres() || !quarry_test_support::store::have_s3() {
+        return;
+    }
+    let cluster = quarry_test_support::store::Cluster::new(true);
+    let node = |name: &str| TestServer::with(Options { embedder: Some("multilingual-e5-small".into()), ..cluster.node(name, LAB) });
+    let up = Scripted::start();
+    up.otherwise(text("Congratulations on the renewal, Alice."));
+    // a's extraction call hangs until a is killed.
+    up.on("Extract discrete, atomic facts", Reply::Slow(Duration::from_secs(300), Box::new(text(FACTS))));
+    let mut a = node("a");
+    let b = node("b");
+    let (_, key) = a.signup("cluster-extraction@example.org");
+    let provider = json!({"name": "fake", "provider": "custom", "base_url": format!("http://{}/v1", up.addr), "default_model": "reader"});
+    let provider = id(&ok(call(&a, "POST", "/api/v1/ai-providers", &key, Some(provider)), 201));
+    let memory = id(&ok(call(&a, "POST", "/api/v1/memories", &key, Some(json!({"name": "alice"}))), 201));
+    let knowledge = json!({"memory_ids": [memory], "write_memory_id": memory, "extraction": true});
+    let body = json!({"ai_provider_id": provider, "name": "support", "instructions": "You help.", "knowledge_config": knowledge});
+    let aid = id(&ok(call(&a, "POST", "/api/v1/agents", &key, Some(body)), 201));
+    let turn = json!({"messages": [{"role": "user", "content": "I just signed a 2-year renewal of my contract."}]});
+    let g = ok(call(&a, "POST", &format!("/api/v1/agents/{aid}/generate?wait=true"), &key, Some(turn)), 200);
+    assert_eq!(g["status"], "completed", "{g}");
+    let gid = id(&g);
+    let asked = || up.bodies().iter().filter(|b| b.to_string().contains("Extract discrete, atomic facts")).count();
+    wait_for("a's extraction call", || (asked() == 1).then_some(()));
+    // b looks for orphaned work every node_timeout (1 s): a is alive, so b leaves it.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(asked(), 1, "a live node's extraction is never taken over");
+    assert!(ok(call(&b, "GET", &format!("/api/v1/generations/{gid}"), &key, None), 200)["extraction"].is_null());
+    up.on("Extract discrete, atomic facts", text(FACTS));
+    a.kill9();
+    let summary = wait_for("the extraction summary, on b", || {
+        let g = ok(call(&b, "GET", &format!("/api/v1/generations/{gid}"), &key, None), 200);
+        (!g["extraction"].is_null()).then(|| g["extraction"].clone())
+    });
+    assert_eq!(summary, json!({"candidates": 2, "created": 2, "updated": 0, "skipped": 0}));
+    assert_eq!(asked(), 2, "b asked once, after a died");
+    let entries = ok(call(&b, "GET", &format!("/api/v1/memory-entries?memory_id={memory}"), &key, None), 200)["data"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(entries.iter().all(|e| e["source_type"] == "extraction" && e["source_generation_id"] == gid.as_str()), "{entries:?}");
+    // a comes back: the extraction is b's and done, so a asks nothing more.
+    a.restart();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(asked(), 2, "a returning node does not extract again");
+}
+
 /// SOAT v0.28's forcing `tool_choice` without a stop condition (tutorial
 /// `client-tools.md`) is accepted and answered as the seed's explicit equivalent:
 /// `auto`, with step 1 forced by a step rule.

@@ -344,17 +344,46 @@ impl Records {
         Ok(out)
     }
 
+    /// Takes a pending extraction for a new runner (issue 40: a dead node's, or its
+    /// own last boot's): `claim` checks the stored record is still the holder's the
+    /// caller saw and names the new holder; one transaction, so of the nodes that
+    /// try, one gets it. The record as claimed, or `None` (done, gone or taken).
+    pub fn claim_extraction<G: GenerationRow>(
+        &self,
+        account_id: &str,
+        id: &str,
+        claim: impl FnOnce(&mut G) -> bool,
+    ) -> Result<Option<G>, StoreError> {
+        let txn = self.kv.write()?;
+        let Some(mut g) = get_in::<G>(&txn, account_id, id)? else { return Ok(None) };
+        if !g.extraction_pending() || !claim(&mut g) {
+            return Ok(None);
+        }
+        put_in(&txn, &g)?;
+        self.commit_charged(txn, Charge::Counted(account_id))?;
+        Ok(Some(g))
+    }
+
     /// Ends a generation's extraction: `finish` changes the stored record (its summary)
-    /// and it leaves the queue, in one transaction. `false` when the generation is gone.
-    pub fn finish_extraction<G: GenerationRow>(&self, account_id: &str, id: &str, finish: impl FnOnce(&mut G)) -> Result<bool, StoreError> {
+    /// and it leaves the queue, in one transaction, if `check` holds of the stored
+    /// record (its holder is still the caller). `Some(false)` when another holder took
+    /// it meanwhile (nothing changes), `None` when the generation is gone.
+    pub fn finish_extraction<G: GenerationRow>(
+        &self,
+        account_id: &str,
+        id: &str,
+        check: impl FnOnce(&G) -> bool,
+        finish: impl FnOnce(&mut G),
+    ) -> Result<Option<bool>, StoreError> {
         let txn = self.kv.write()?;
         let found = match get_in::<G>(&txn, account_id, id)? {
+            Some(g) if !check(&g) => return Ok(Some(false)),
             Some(mut g) => {
                 finish(&mut g);
                 put_in(&txn, &g)?;
-                true
+                Some(true)
             }
-            None => false,
+            None => None,
         };
         txn.delete_name(EXTRACTIONS, id)?;
         self.commit_charged(txn, Charge::Counted(account_id))?;

@@ -10,12 +10,18 @@
 //! and queues it (`store::generations`' extraction queue) in the same transaction; the
 //! run goes on to extract after its readers have their answer, and the summary and the
 //! queue's entry go in one transaction. A restart resumes every pending extraction
-//! ([`resume`]); a fact written before the crash is found again as a near-duplicate
+//! ([`adopt`]); a fact written before the crash is found again as a near-duplicate
 //! and skipped, not written twice.
+//!
+//! On a cluster (issue 40) an extraction is held, like its run, by the boot named in
+//! the generation's lease: a live node's are left to it, and every node keeps
+//! looking (with the runs' adopt loop) for those whose holder stopped heartbeating,
+//! claiming each by compare-and-set on the lease; the summary lands only while the
+//! stored lease is still its runner's, so a holder that comes back changes nothing.
 
 use std::rc::Rc;
 
-use super::record::{Block, ExtractionSummary, GenerationRecord, Role};
+use super::record::{Block, ExtractionSummary, GenerationRecord, Role, BOOT};
 use super::run::Host;
 use crate::agents::agent::config::Extraction;
 use crate::agents::memory::entries::{self, Action, NewEntry};
@@ -40,24 +46,80 @@ pub fn wanted(g: &GenerationRecord) -> bool {
     k.is_some_and(|k| k.extracts()) && !g.state.input.stream
 }
 
-/// Runs `g`'s pending extraction on this shard, in the background.
-pub fn spawn(host: Rc<Host>, g: GenerationRecord) {
-    glommio::spawn_local(async move { run(&host, g).await }).detach();
+/// The extractions under way in this process (by generation id).
+static EXTRACTING: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> = std::sync::LazyLock::new(Default::default);
+
+fn extracting() -> std::sync::MutexGuard<'static, std::collections::HashSet<String>> {
+    EXTRACTING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// At shard start: this shard's share of the extractions the last boot left.
-pub async fn resume(host: Rc<Host>, shard: usize, shards: usize) {
+/// Unmarks its extraction when the task ends, however it ends.
+struct Extracting(String);
+
+impl Drop for Extracting {
+    fn drop(&mut self) {
+        extracting().remove(&self.0);
+    }
+}
+
+/// Runs `g`'s pending extraction on this shard, in the background; `g`'s lease must
+/// be this boot's. Marked as under way here before this returns, so a run that
+/// spawns it at its settle is never without a mark the adopt loop sees.
+pub fn spawn(host: Rc<Host>, g: GenerationRecord) {
+    extracting().insert(g.id.clone());
+    let mark = Extracting(g.id.clone());
+    glommio::spawn_local(async move {
+        let _mark = mark;
+        run(&host, g).await
+    })
+    .detach();
+}
+
+/// This shard's share of the pending extractions no live boot holds, claimed for
+/// this boot and started: at shard start, those the last boot left; on a cluster,
+/// once per `node_timeout`, also those of nodes that died. `live` are the boots
+/// that still heartbeat (this one among them). How many started.
+pub async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, live: &std::collections::HashSet<String>) -> usize {
     let records = host.agents.records.clone();
     let pending = match blocking(move || records.pending_extractions::<GenerationRecord>()).await {
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "reading pending memory extractions failed");
-            return;
+            return 0;
         }
     };
+    let mut started = 0;
     for g in pending.into_iter().filter(|g| super::recover::mine(&g.id, shard, shards)) {
-        spawn(host.clone(), g);
+        let held = g.state.lease.as_ref().is_some_and(|l| {
+            if l == BOOT.as_str() {
+                extracting().contains(&g.id) || super::run::running_here(&g.id)
+            } else {
+                live.contains(l)
+            }
+        });
+        if held {
+            continue;
+        }
+        let (records, old) = (host.agents.records.clone(), g.state.lease.clone());
+        let (account, id) = (g.account_id.clone(), g.id.clone());
+        let claimed = blocking(move || {
+            records.claim_extraction::<GenerationRecord>(&account, &id, |stored| {
+                let same = stored.state.lease == old;
+                stored.state.lease = Some(BOOT.clone());
+                same
+            })
+        })
+        .await;
+        match claimed {
+            Ok(Some(g)) if !extracting().contains(&g.id) => {
+                started += 1;
+                spawn(host.clone(), g);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!(generation = %g.id, error = %e, "taking over a memory extraction failed"),
+        }
     }
+    started
 }
 
 async fn run(host: &Rc<Host>, g: GenerationRecord) {
@@ -65,10 +127,15 @@ async fn run(host: &Rc<Host>, g: GenerationRecord) {
         tracing::warn!(generation = %g.id, %error, "memory extraction failed");
         ExtractionSummary { error: Some(error), ..ExtractionSummary::default() }
     });
-    let (records, account, id) = (host.agents.records.clone(), g.account_id.clone(), g.id.clone());
-    let saved = blocking(move || records.finish_extraction::<GenerationRecord>(&account, &id, |g| g.extraction = Some(summary))).await;
-    if let Err(e) = saved {
-        tracing::error!(generation = %g.id, error = %e, "recording a memory extraction failed");
+    let (records, account, id, lease) = (host.agents.records.clone(), g.account_id.clone(), g.id.clone(), g.state.lease.clone());
+    let saved = blocking(move || {
+        records.finish_extraction::<GenerationRecord>(&account, &id, |stored| stored.state.lease == lease, |g| g.extraction = Some(summary))
+    })
+    .await;
+    match saved {
+        Ok(Some(false)) => tracing::warn!(generation = %g.id, "a memory extraction was taken over by another node; its summary is theirs to record"),
+        Ok(_) => {}
+        Err(e) => tracing::error!(generation = %g.id, error = %e, "recording a memory extraction failed"),
     }
 }
 
@@ -171,6 +238,50 @@ pub fn candidates(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::candidates;
+    use crate::agents::generation::reads::{self, tests::generation};
+    use crate::agents::generation::record::{ExtractionSummary, GenerationRecord};
+    use crate::agents::scope::testing::a;
+
+    /// Issue 40: of two nodes claiming a dead holder's extraction, one gets it; the
+    /// dead holder, come back, cannot record its summary, and the new one's lands once.
+    #[test]
+    fn an_extraction_is_claimed_by_one_node_and_recorded_by_its_holder_only() {
+        let (_d, r) = reads::tests::store();
+        let s = a();
+        let mut g = generation("gen_1", &s, "agent_a", "trace_1", "2026-01-01T00:00:01Z");
+        g.state.lease = Some("boot_dead".into());
+        g.extraction = Some(ExtractionSummary { pending: true, ..ExtractionSummary::default() });
+        r.create_generation(&g, None, None).unwrap();
+        r.save_step(&g, &[], 0, |_| true).unwrap();
+        let pending = || r.pending_extractions::<GenerationRecord>().unwrap().len();
+        assert_eq!(pending(), 1);
+        let claim = |by: &str| {
+            r.claim_extraction::<GenerationRecord>(&s.account_id, "gen_1", |g| {
+                let same = g.state.lease.as_deref() == Some("boot_dead");
+                g.state.lease = Some(by.into());
+                same
+            })
+            .unwrap()
+        };
+        assert_eq!(claim("boot_b").map(|g| g.state.lease), Some(Some("boot_b".into())));
+        assert!(claim("boot_c").is_none(), "the lease moved on: the second claim loses");
+        let finish = |by: &str, created: u64| {
+            r.finish_extraction::<GenerationRecord>(
+                &s.account_id,
+                "gen_1",
+                |g| g.state.lease.as_deref() == Some(by),
+                |g| g.extraction = Some(ExtractionSummary { created, ..ExtractionSummary::default() }),
+            )
+            .unwrap()
+        };
+        assert_eq!(finish("boot_dead", 9), Some(false), "the replaced holder is fenced");
+        assert_eq!(pending(), 1, "and the extraction is still queued");
+        assert_eq!(finish("boot_b", 2), Some(true));
+        assert_eq!(pending(), 0);
+        let stored = reads::get_generation(&r, &s, "gen_1").unwrap();
+        assert_eq!(stored.extraction.map(|e| (e.created, e.pending)), Some((2, false)));
+        assert!(claim("boot_c").is_none(), "a done extraction is not claimed");
+    }
 
     #[test]
     fn facts_are_read_leniently_from_the_first_array() {

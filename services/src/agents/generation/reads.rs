@@ -254,4 +254,4 @@ fn input_message(m: &Message) -> Value {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

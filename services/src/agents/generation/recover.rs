@@ -36,7 +36,7 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
     // approvals (issue 37): the expiry sweeper of this shard's share of the items.
     crate::agents::approvals::sweep(host.clone(), shard, shards);
     // Memory extractions recorded and not done (issue 36, knowledge).
-    super::extract::resume(host.clone(), shard, shards).await;
+    extractions(&host, shard, shards).await;
     if host.agents.cluster.shared() {
         let every = host.agents.cluster.node_timeout();
         loop {
@@ -45,7 +45,22 @@ pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
             if resumed > 0 {
                 tracing::warn!(shard, resumed, "took over generations whose node stopped heartbeating");
             }
+            extractions(&host, shard, shards).await;
         }
+    }
+}
+
+/// Starts this shard's share of the pending memory extractions no live boot holds.
+async fn extractions(host: &Rc<Host>, shard: usize, shards: usize) {
+    let (records, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
+    match blocking(move || cluster.live_boots(&records)).await {
+        Ok(live) => {
+            let started = super::extract::adopt(host, shard, shards, &live).await;
+            if started > 0 {
+                tracing::info!(shard, started, "memory extractions taken up");
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "reading the live nodes failed"),
     }
 }
 

@@ -7,7 +7,7 @@ use super::*;
 use crate::agents::scope::testing::{a, others, scope};
 use crate::store::generations::EventRow;
 
-fn store() -> (tempfile::TempDir, Records) {
+pub(crate) fn store() -> (tempfile::TempDir, Records) {
     let dir = tempfile::tempdir().unwrap();
     let r = Records::open(dir.path()).unwrap();
     (dir, r)
@@ -32,7 +32,7 @@ fn trace(id: &str, s: &Scope, agent: &str, parent: Option<&str>, root: Option<&s
 
 /// A settled generation with a two-step transcript (a tool call, then the answer)
 /// after two input messages, built from JSON as the store reads it back.
-fn generation(id: &str, s: &Scope, agent: &str, trace: &str, started: &str) -> GenerationRecord {
+pub(crate) fn generation(id: &str, s: &Scope, agent: &str, trace: &str, started: &str) -> GenerationRecord {
     let text = |role: &str, t: &str| json!({"role": role, "content": [{"type": "text", "text": t}]});
     let state = json!({
         "config": {}, "input": {}, "steps": 2, "seq": 2, "reserved": 2,
