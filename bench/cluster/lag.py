@@ -7,15 +7,22 @@
 - Add latency, one at a time: on the cluster's node 1 (the shared journal, a PostgreSQL
   commit per add) and on a standalone node of the same binary (the local WAL, an
   fdatasync per add), alternating in blocks so both see the same machine.
+- A follower's apply rate: node 2 is stopped (SIGSTOP) while node 1 takes --backlog
+  adds from 8 clients (its own acknowledged rate), then let go (SIGCONT) and asked to
+  search with the last add's Quarry-After: the backlog over the time until it answers
+  is the rate at which a follower catches up (reading the journal and applying, or
+  taking a manifest node 1 published meanwhile).
 
-    bench/cluster/lag.py [--bin target/release/quarry] [--samples 300]
+    bench/cluster/lag.py [--bin target/release/quarry] [--samples 300] [--backlog 5000]
 
 Writes bench/results/cluster-lag-<time>.md. Every request goes to 127.0.0.1 only, and
 the run is bounded by its sample counts (each wait by 10 s).
 """
 import argparse
+import concurrent.futures
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -27,18 +34,50 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def call(base, method, path, key=None, body=None):
+def call(base, method, path, key=None, body=None, headers=None, timeout=30):
+    status, j, _ = call_h(base, method, path, key, body, headers, timeout)
+    return status, j
+
+
+def call_h(base, method, path, key=None, body=None, headers=None, timeout=30):
+    """As call, with the reply's headers."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(base + path, data=data, method=method)
     if key:
         req.add_header("authorization", "Bearer " + key)
     if data is not None:
         req.add_header("content-type", "application/json")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"null")
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null"), r.headers
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+        return e.code, json.loads(e.read() or b"null"), e.headers
+
+
+def catch_up(n1, n2, pid2, key, col, backlog):
+    """Node 2 stopped while node 1 takes `backlog` adds, then timed catching up."""
+    os.kill(pid2, signal.SIGSTOP)
+    try:
+        def add(i):
+            word = f"backlog{i}x{os.getpid()}"
+            status, _, h = call_h(n1, "POST", f"/v1/collections/{col}/documents", key, {"title": word, "text": f"{word} in the quarry"})
+            assert status == 201, status
+            return int(h["quarry-seq"].rpartition(":")[2])
+        t0 = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            last = max(pool.map(add, range(backlog)))
+        added = time.perf_counter() - t0
+    finally:
+        os.kill(pid2, signal.SIGCONT)
+    t0 = time.perf_counter()
+    status, r = call(n2, "POST", f"/v1/collections/{col}/search", key,
+                     {"query": f"backlog{backlog - 1}x{os.getpid()}", "mode": "keyword"},
+                     headers={"quarry-after": f"{col}:{last}"}, timeout=120)
+    caught = time.perf_counter() - t0
+    assert status == 200 and r["results"], (status, r)
+    return backlog / added, backlog / caught, caught
 
 
 def account(base, email):
@@ -67,6 +106,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/quarry"))
     ap.add_argument("--samples", type=int, default=300)
+    ap.add_argument("--backlog", type=int, default=5000)
     args = ap.parse_args()
     plan = ('[auth]\ndefault_plan = "lab"\n[plans.lab]\nname = "Lab"\nprice = 0\nstored_chars = 100000000\n'
             'search = 10000000\nextract = 100\nresearch = 100\nrate_per_minute = 6000000\nburst = 100000\n')
@@ -122,13 +162,16 @@ def main():
             add_alone.append(time.perf_counter() - t0)
             time.sleep(0.05)
 
+        pid2 = int(open(os.path.join(cdir, "node2.pid")).read())
+        write_rate, apply_rate, caught = catch_up(n1, n2, pid2, key, col, args.backlog)
+
         ms = lambda x: f"{x * 1000:.1f}"
         stamp = time.strftime("%Y-%m-%d-%H%M%S")
         out = os.path.join(ROOT, "bench/results", f"cluster-lag-{stamp}.md")
         lines = [
             f"# Cluster lag and add latency ({stamp})",
             "",
-            f"`bench/cluster/lag.py --samples {args.samples}`: `ops/cluster` with 2 nodes (1 shard each, no embedder), "
+            f"`bench/cluster/lag.py --samples {args.samples} --backlog {args.backlog}`: `ops/cluster` with 2 nodes (1 shard each, no embedder), "
             "PostgreSQL 15 and SeaweedFS on loopback, `[cluster] follow = \"100ms\"`; a standalone node of the same binary beside it.",
             "",
             "| figure | p50 ms | p99 ms | mean ms |",
@@ -138,6 +181,11 @@ def main():
             f"| add, one at a time, standalone node (local WAL) | {ms(pct(add_alone, 50))} | {ms(pct(add_alone, 99))} | {ms(statistics.mean(add_alone))} |",
             "",
             f"Add latency ratio (cluster / standalone), p50: {pct(add_cluster, 50) / pct(add_alone, 50):.2f}x.",
+            "",
+            f"A follower's catch-up (`--backlog {args.backlog}`): node 2 stopped while node 1 acknowledged "
+            f"{args.backlog} adds from 8 clients at {write_rate:.0f} adds/s; let go, it answered a search with the last "
+            f"add's Quarry-After in {caught:.2f} s: {apply_rate:.0f} records/s, "
+            f"{apply_rate / write_rate:.1f}x the rate node 1 took them.",
         ]
         with open(out, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -138,13 +138,22 @@ impl Engine {
         Ok((engine, report))
     }
 
+    /// Collection `id` if it is open here: a map read, no lock, no I/O. What a
+    /// caller on a shard thread tries before [`Engine::get`], whose open of a
+    /// collection not held here (evicted, or created on another node) reads the
+    /// journal and may fetch segments, and so belongs on the blocking pool.
+    pub fn loaded(&self, id: &str) -> Option<Arc<Collection>> {
+        let c = self.collections.load().get(id)?.clone();
+        c.touch();
+        Some(c)
+    }
+
     /// The collection `id`, `None` when there is no such collection. One evicted from
     /// the segment cache is opened again here, its segments fetched from the bucket:
     /// that request waits for them, and fails if the bucket is out of reach.
     pub fn get(&self, id: &str) -> Result<Option<Arc<Collection>>, CollectionError> {
-        if let Some(c) = self.collections.load().get(id) {
-            c.touch();
-            return Ok(Some(c.clone()));
+        if let Some(c) = self.loaded(id) {
+            return Ok(Some(c));
         }
         let mut cold = self.changes.lock().expect("engine lock");
         if let Some(c) = self.collections.load().get(id) {

@@ -175,7 +175,7 @@ fn check_chunking(c: &Chunking) -> Result<(), SoatError> {
 /// The project's documents' collection, made on first use.
 async fn collection(env: &Env<'_>, p: Project<'_>) -> Result<Owned, SearchError> {
     let id = format!("{DOCUMENTS_COLLECTION_PREFIX}{}", p.project_id);
-    if let Some(owned) = existing(env, p.account_id, &id)? {
+    if let Some(owned) = existing(env, p.account_id, &id).await? {
         return Ok(owned);
     }
     let record = CollectionRecord {
@@ -190,19 +190,19 @@ async fn collection(env: &Env<'_>, p: Project<'_>) -> Result<Owned, SearchError>
     match env.search.create(record).await {
         Ok(owned) => Ok(owned),
         // Made by a concurrent first write meanwhile.
-        Err(e) => existing(env, p.account_id, &id)?.ok_or(e),
+        Err(e) => existing(env, p.account_id, &id).await?.ok_or(e),
     }
 }
 
 /// The project's documents' collection when it exists.
-pub fn existing(env: &Env<'_>, account_id: &str, id: &str) -> Result<Option<Owned>, SearchError> {
+pub async fn existing(env: &Env<'_>, account_id: &str, id: &str) -> Result<Option<Owned>, SearchError> {
     let Some(record) = env.records.collection(account_id, id)? else { return Ok(None) };
-    Ok(env.search.collection(id)?.map(|coll| Owned { record, coll }))
+    Ok(env.search.collection(id).await?.map(|coll| Owned { record, coll }))
 }
 
 /// The collection of `project_id`'s documents, if any was made.
-pub fn project_collection(env: &Env<'_>, p: Project<'_>) -> Result<Option<Owned>, SearchError> {
-    existing(env, p.account_id, &format!("{DOCUMENTS_COLLECTION_PREFIX}{}", p.project_id))
+pub async fn project_collection(env: &Env<'_>, p: Project<'_>) -> Result<Option<Owned>, SearchError> {
+    existing(env, p.account_id, &format!("{DOCUMENTS_COLLECTION_PREFIX}{}", p.project_id)).await
 }
 
 /// Indexes the record's text as document `doc.doc_id`; durable when it returns.
@@ -370,7 +370,7 @@ pub async fn delete(env: &Env<'_>, scope: &Scope, id: &str) -> Result<(), Docume
     let doc = get(env, scope, id)?;
     let (records, d) = (env.records.clone(), doc.clone());
     crate::runtime::blocking(move || records.remove::<DocumentRecord>(&d.account_id, &d.id)).await?;
-    if let Some(owned) = project_collection(env, Project { account_id: &doc.account_id, project_id: &doc.project_id })? {
+    if let Some(owned) = project_collection(env, Project { account_id: &doc.account_id, project_id: &doc.project_id }).await? {
         crate::agents::memory::index::remove(env, &owned, &doc.doc_id).await?;
     }
     Ok(())

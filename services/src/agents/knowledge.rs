@@ -118,8 +118,8 @@ fn age_days(created_at: &str, now: i64) -> f64 {
 pub async fn retrieve(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig, query: &str) -> Result<Vec<Match>, KnowledgeError> {
     let limit = cfg.limit.map_or(DEFAULT_LIMIT, |l| l.clamp(1, 100) as usize);
     let rrf_k = cfg.rrf_k.filter(|&k| k > 0).map_or(env.search.index_config().rrf_k, |k| k as f64);
-    let (stores, docs) = (memory_sources(env, p, cfg)?, document_sources(env, p, cfg)?);
-    let project_docs = project_documents(env, p, cfg)?;
+    let (stores, docs) = (memory_sources(env, p, cfg).await?, document_sources(env, p, cfg).await?);
+    let project_docs = project_documents(env, p, cfg).await?;
     if query.trim().is_empty() || (stores.is_empty() && docs.is_empty() && project_docs.is_none()) {
         return Ok(Vec::new());
     }
@@ -276,7 +276,7 @@ type StoreSource = (crate::search::Owned, BTreeMap<String, MemoryEntryRecord>);
 type DocSource = (crate::search::Owned, BTreeMap<String, DocumentRecord>);
 
 /// The named stores of the project, each with its entries that hold the tags.
-fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<StoreSource>, KnowledgeError> {
+async fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<StoreSource>, KnowledgeError> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut named: Vec<String> = cfg.memory_store_ids.clone().unwrap_or_default();
@@ -288,7 +288,7 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
     }
     for id in named.iter().filter(|id| seen.insert(id.as_str())) {
         let Some(store) = env.records.get::<MemoryRecord>(p.account_id, id)?.filter(|s| s.project_id == p.project_id) else { continue };
-        let Ok(owned) = index::collection(env, p.account_id, &store.id) else { continue };
+        let Ok(owned) = index::collection(env, p.account_id, &store.id).await else { continue };
         let all = entries::of_store(env.records, p.account_id, &store.id)?;
         let store_tags = store.tags.clone().unwrap_or_default();
         let want = cfg.tags.clone().unwrap_or_default();
@@ -306,13 +306,13 @@ fn memory_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Resul
 /// The project's SOAT documents the config names (`doc_…` ids, paths under a
 /// `document_paths` prefix) that hold its `tags`: their collection, and the records by
 /// their engine documents' ids. Any key of the project reads them.
-fn project_documents(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Option<DocSource>, KnowledgeError> {
+async fn project_documents(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Option<DocSource>, KnowledgeError> {
     let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
     if ids.is_empty() && paths.is_empty() {
         return Ok(None);
     }
-    let Some(owned) = documents::project_collection(env, p)? else { return Ok(None) };
+    let Some(owned) = documents::project_collection(env, p).await? else { return Ok(None) };
     let want = cfg.tags.clone().unwrap_or_default();
     let all: Vec<DocumentRecord> = env.records.list::<DocumentRecord>(p.account_id)?;
     let named: BTreeMap<String, DocumentRecord> = all
@@ -328,7 +328,11 @@ fn project_documents(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Re
 /// The account's collections holding a named `/v1` document, each with the ids it
 /// holds; 403 for a caller whose key reads no `/v1` data and names a `/v1` document
 /// by id (paths alone then reach the project's documents only).
-fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
+async fn document_sources(
+    env: &Env<'_>,
+    p: Project<'_>,
+    cfg: &KnowledgeConfig,
+) -> Result<Vec<(crate::search::Owned, HashSet<String>)>, KnowledgeError> {
     let own = |id: &str| documents::in_project(env.records, p.account_id, p.project_id, id);
     let ids: HashSet<&str> = cfg.document_ids.iter().flatten().map(String::as_str).filter(|id| !own(id)).collect();
     let paths: Vec<&str> = cfg.document_paths.iter().flatten().map(String::as_str).collect();
@@ -336,7 +340,7 @@ fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Res
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for owned in env.search.readable_collections(env.caller)? {
+    for owned in env.search.readable_collections(env.caller).await? {
         let snap = owned.snapshot();
         let held: HashSet<String> = snap
             .docs()
@@ -355,18 +359,21 @@ fn document_sources(env: &Env<'_>, p: Project<'_>, cfg: &KnowledgeConfig) -> Res
 /// key reads: 403 `API_KEY_PROJECT_SCOPE` for a key that reads no `/v1` data
 /// ([`crate::access`]), 404 at `field[i]` for an id no collection of the account holds
 /// (another account's among them).
-pub fn check_documents(search: &crate::search::Service, scope: &Scope, ids: &[String], field: &str) -> Result<(), crate::error::ApiError> {
-    ids.iter().enumerate().try_for_each(|(i, id)| check_document(search, scope, id, &format!("{field}[{i}]")))
+pub async fn check_documents(search: &crate::search::Service, scope: &Scope, ids: &[String], field: &str) -> Result<(), crate::error::ApiError> {
+    for (i, id) in ids.iter().enumerate() {
+        check_document(search, scope, id, &format!("{field}[{i}]")).await?;
+    }
+    Ok(())
 }
 
 /// One document id a request names at `field`, under [`check_documents`]' rule.
-pub fn check_document(search: &crate::search::Service, scope: &Scope, id: &str, field: &str) -> Result<(), crate::error::ApiError> {
+pub async fn check_document(search: &crate::search::Service, scope: &Scope, id: &str, field: &str) -> Result<(), crate::error::ApiError> {
     use crate::error::{ApiError, Code};
     if documents::in_project(search.records(), &scope.account_id, &scope.project_id, id) {
         return Ok(()); // the project's own SOAT document: any key of its project reads it
     }
     scope.may_read_collections(field)?;
-    if search.holds_document(&scope.account_id, scope.reach(), id)? {
+    if search.holds_document(&scope.account_id, scope.reach(), id).await? {
         return Ok(());
     }
     Err(ApiError::new(Code::SoatNotFound, format!("No document {id} in this account's collections.")).at(field.to_owned()))

@@ -18,7 +18,7 @@ impl Service {
     /// the loser sees that an older one exists, removes its own (still empty) and
     /// answers the older, so every caller settles on the same collection.
     pub async fn named_or_created(&self, account_id: &str, name: &str) -> Result<Owned, SearchError> {
-        if let Some(found) = self.by_name(account_id, name)? {
+        if let Some(found) = self.by_name(account_id, name).await? {
             return Ok(found);
         }
         let record = CollectionRecord {
@@ -31,7 +31,7 @@ impl Service {
             language: None,
         };
         let ours = self.create(record).await?;
-        match self.by_name(account_id, name)? {
+        match self.by_name(account_id, name).await? {
             Some(oldest) if oldest.id() != ours.id() => {
                 self.remove(ours).await?;
                 Ok(oldest)
@@ -123,13 +123,13 @@ impl Service {
 
     /// The account's collection a namespace names, by id, then by name (404 when
     /// neither); without one, the collection named `default` if it exists yet.
-    pub fn namespace(&self, account_id: &str, ns: Option<&str>, default: &str) -> Result<Option<Owned>, SearchError> {
+    pub async fn namespace(&self, account_id: &str, ns: Option<&str>, default: &str) -> Result<Option<Owned>, SearchError> {
         match ns {
-            None => self.by_name(account_id, default),
-            Some(ns) => match self.owned(account_id, ns) {
+            None => self.by_name(account_id, default).await,
+            Some(ns) => match self.owned(account_id, ns).await {
                 Ok(o) => Ok(Some(o)),
                 Err(SearchError::CollectionNotFound(_)) => {
-                    Ok(Some(self.by_name(account_id, ns)?.ok_or_else(|| SearchError::CollectionNotFound(ns.to_owned()))?))
+                    Ok(Some(self.by_name(account_id, ns).await?.ok_or_else(|| SearchError::CollectionNotFound(ns.to_owned()))?))
                 }
                 Err(e) => Err(e),
             },
@@ -155,7 +155,7 @@ impl Service {
             let at = match found.iter().position(|(n, _)| *n == ns) {
                 Some(at) => at,
                 None => {
-                    found.push((ns, self.namespace(caller.account_id, ns, default)?));
+                    found.push((ns, self.namespace(caller.account_id, ns, default).await?));
                     found.len() - 1
                 }
             };

@@ -112,9 +112,15 @@ impl Service {
     }
 
     /// Collection `id` from the engine (opened again, its segments fetched, if the
-    /// segment cache evicted it); `None` when the engine has no such collection.
-    pub fn collection(&self, id: &str) -> Result<Option<Arc<Collection>>, SearchError> {
-        self.engine.get(id).map_err(SearchError::of_index)
+    /// segment cache evicted it, or opened from the shared journal if another node
+    /// created it); `None` when the engine has no such collection. An open is file and
+    /// network work, so it runs on the blocking pool, not on the shard thread.
+    pub async fn collection(&self, id: &str) -> Result<Option<Arc<Collection>>, SearchError> {
+        if let Some(c) = self.engine.loaded(id) {
+            return Ok(Some(c));
+        }
+        let (engine, id) = (self.engine.clone(), id.to_owned());
+        crate::runtime::blocking(move || engine.get(&id)).await.map_err(SearchError::of_index)
     }
 
     pub fn index_config(&self) -> &IndexConfig {
@@ -123,13 +129,13 @@ impl Service {
 
     /// The account's collection, or 404 `collection_not_found` (also for another
     /// account's collection: it does not exist for this caller).
-    pub fn owned(&self, account_id: &str, id: &str) -> Result<Owned, SearchError> {
+    pub async fn owned(&self, account_id: &str, id: &str) -> Result<Owned, SearchError> {
         let not_found = || SearchError::CollectionNotFound(id.to_owned());
         if crate::store::is_hidden_collection(id) {
             return Err(not_found());
         } // agents::memory's and agents::documents' own
         let record = self.records.collection(account_id, id)?.ok_or_else(not_found)?;
-        let coll = self.collection(id)?.ok_or_else(not_found)?;
+        let coll = self.collection(id).await?.ok_or_else(not_found)?;
         Ok(Owned { record, coll })
     }
 
@@ -137,26 +143,26 @@ impl Service {
     /// document message, knowledge): [`Self::owned`] once the caller's key may read
     /// `/v1` data at all, 403 `API_KEY_PROJECT_SCOPE` otherwise. Every such path comes
     /// through here or [`Self::readable_collections`].
-    pub fn readable(&self, caller: Caller<'_>, id: &str) -> Result<Owned, SearchError> {
+    pub async fn readable(&self, caller: Caller<'_>, id: &str) -> Result<Owned, SearchError> {
         Self::reaches(caller)?;
-        self.owned(caller.account_id, id)
+        self.owned(caller.account_id, id).await
     }
 
     /// Every collection of the account the caller may read, under the same rule.
-    pub fn readable_collections(&self, caller: Caller<'_>) -> Result<Vec<Owned>, SearchError> {
-        self.collections_within(caller.account_id, caller.reach)
+    pub async fn readable_collections(&self, caller: Caller<'_>) -> Result<Vec<Owned>, SearchError> {
+        self.collections_within(caller.account_id, caller.reach).await
     }
 
     /// The collections of `account_id` a key of `reach` reads: all, or 403.
-    pub fn collections_within(&self, account_id: &str, reach: crate::access::Reach) -> Result<Vec<Owned>, SearchError> {
+    pub async fn collections_within(&self, account_id: &str, reach: crate::access::Reach) -> Result<Vec<Owned>, SearchError> {
         Self::reaches_collections(reach)?;
-        self.collections(account_id)
+        self.collections(account_id).await
     }
 
     /// Whether a collection a key of `reach` reads holds the document `id` (403 when
     /// the key reads none): what a request naming a document is checked against.
-    pub fn holds_document(&self, account_id: &str, reach: crate::access::Reach, id: &str) -> Result<bool, SearchError> {
-        Ok(self.collections_within(account_id, reach)?.iter().any(|o| o.snapshot().find(id).is_some()))
+    pub async fn holds_document(&self, account_id: &str, reach: crate::access::Reach, id: &str) -> Result<bool, SearchError> {
+        Ok(self.collections_within(account_id, reach).await?.iter().any(|o| o.snapshot().find(id).is_some()))
     }
 
     fn reaches(caller: Caller<'_>) -> Result<(), SearchError> {
@@ -172,11 +178,11 @@ impl Service {
     }
 
     /// Every collection of the account, oldest first.
-    pub fn collections(&self, account_id: &str) -> Result<Vec<Owned>, SearchError> {
+    pub async fn collections(&self, account_id: &str) -> Result<Vec<Owned>, SearchError> {
         let records = self.records.collections_of(account_id)?;
         let mut out = Vec::with_capacity(records.len());
         for record in records {
-            if let Some(coll) = self.collection(&record.id)? {
+            if let Some(coll) = self.collection(&record.id).await? {
                 out.push(Owned { coll, record });
             }
         }
@@ -184,8 +190,8 @@ impl Service {
     }
 
     /// The account's collection named `name` (ids are tried first by [`Self::owned`]).
-    pub fn by_name(&self, account_id: &str, name: &str) -> Result<Option<Owned>, SearchError> {
-        Ok(self.collections(account_id)?.into_iter().find(|o| o.record.name == name))
+    pub async fn by_name(&self, account_id: &str, name: &str) -> Result<Option<Owned>, SearchError> {
+        Ok(self.collections(account_id).await?.into_iter().find(|o| o.record.name == name))
     }
 
     /// Creates a collection: the engine directory first, then the record, so a crash in

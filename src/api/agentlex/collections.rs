@@ -56,7 +56,7 @@ struct List {
 }
 
 pub async fn list(call: Call<'_>) -> Result<Reply, ApiError> {
-    let collections = call.app.search.collections(&call.principal().account_id)?.into_iter().map(out).collect();
+    let collections = call.app.search.collections(&call.principal().account_id).await?.into_iter().map(out).collect();
     Ok(response::json(StatusCode::OK, &List { collections }))
 }
 
@@ -70,12 +70,12 @@ pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
 }
 
 pub async fn get(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     Ok(response::json(StatusCode::OK, &out(owned)))
 }
 
 pub async fn update(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     let mut body = settings::parse(&call.bytes().await?)?;
     let name = body.name(false)?;
     let (settings, mut warnings) = body.merge(&owned.record.settings);
@@ -101,7 +101,7 @@ pub struct Deleted {
 }
 
 pub async fn delete(call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     call.app.search.remove(owned).await?;
     Ok(response::json(StatusCode::OK, &Deleted { deleted: id }))
 }

@@ -15,7 +15,7 @@ use crate::search::SearchError;
 use quarry_index::collection::{DocAt, DocView, Snapshot};
 
 pub async fn add(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     call.app.search.check_embedder(&owned.record)?;
     let doc = document::parse_off_shard(call.bytes().await?).await?;
     let added = call.app.search.add(caller(&call), &owned, doc, None).await?;

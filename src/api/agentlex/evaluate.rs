@@ -13,7 +13,7 @@ use crate::http::response::{self, Reply};
 use crate::search::SearchError;
 
 pub async fn evaluate(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     let req = input::parse(&call.bytes().await?)?;
     let prepared = evaluate::prepare(&call.app.evaluation(), &owned.record, &owned.coll, &req).await;
     let searches = prepared.searches();

@@ -49,7 +49,7 @@ struct ExcerptJson<'a> {
 }
 
 pub async fn extract(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     let req = input::parse(&call.bytes().await?)?;
     let app = call.app;
     let x =

@@ -29,7 +29,7 @@ pub const AFTER: &str = "quarry-after";
 /// naming a write to this collection, once this node has applied it (read-your-writes
 /// on a cluster; at once on one node). A token of another collection is ignored.
 pub async fn owned_after(call: &Call<'_>, id: &str) -> Result<Owned, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, id).await?;
     if let Some((coll, seq)) = after(call)? {
         if coll == owned.id() {
             call.app.search.caught_up(&owned, seq).await?;

@@ -263,7 +263,7 @@ fn researcher(app: &App) -> Researcher<'_> {
 }
 
 pub async fn research(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     let req = input::parse(&call.bytes().await?)?;
     let app = call.app.clone();
     let principal = call.principal.clone().expect("authenticated routes carry a principal");

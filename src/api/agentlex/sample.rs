@@ -49,7 +49,7 @@ pub async fn sample(mut call: Call<'_>, id: String) -> Result<Reply, ApiError> {
         let msg = format!("domain must be one of {}; {:?} is not one of them.", DOMAINS.join(", "), req.domain);
         return Err(ApiError::new(Code::InvalidDomain, msg));
     }
-    let owned = call.app.search.owned(&call.principal().account_id, &id)?;
+    let owned = call.app.search.owned(&call.principal().account_id, &id).await?;
     call.app.search.check_embedder(&owned.record)?;
     let files = documents(&req.domain);
     if files.is_empty() {

@@ -25,7 +25,7 @@ pub async fn delete(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let body: DeleteRequest = call.json(Code::InvalidDocument).await.map_err(input::locate_missing)?;
     let ns = input::namespace(body.namespace.as_deref(), "namespace")?.map(str::to_owned);
     let what = input::deletion(body)?;
-    let Some(owned) = super::find(&call, ns.as_deref())? else {
+    let Some(owned) = super::find(&call, ns.as_deref()).await? else {
         return Ok(response::json(StatusCode::OK, &Deleted { success: true }));
     };
     let search = &call.app.search;

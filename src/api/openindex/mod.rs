@@ -27,13 +27,13 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// The caller's collection `ns` names (by id, then by name), or without one the
 /// default collection if it exists yet.
-pub fn find(call: &Call<'_>, ns: Option<&str>) -> Result<Option<Owned>, ApiError> {
-    Ok(call.app.search.namespace(&call.principal().account_id, ns, DEFAULT_NAMESPACE)?)
+pub async fn find(call: &Call<'_>, ns: Option<&str>) -> Result<Option<Owned>, ApiError> {
+    Ok(call.app.search.namespace(&call.principal().account_id, ns, DEFAULT_NAMESPACE).await?)
 }
 
 /// As [`find`], creating the default collection when there is none yet.
 pub async fn find_or_create(call: &Call<'_>, ns: Option<&str>) -> Result<Owned, ApiError> {
-    match (ns, find(call, ns)?) {
+    match (ns, find(call, ns).await?) {
         (_, Some(o)) => Ok(o),
         (None, None) => Ok(call.app.search.named_or_created(&call.principal().account_id, DEFAULT_NAMESPACE).await?),
         (Some(ns), None) => Err(SearchError::CollectionNotFound(ns.to_owned()).into()),

@@ -45,7 +45,7 @@ pub async fn query(mut call: Call<'_>) -> Result<Reply, ApiError> {
     // Read-your-writes on a cluster: `Quarry-After` as an `/upsert` or `/delete` gave
     // it; a token naming no collection of the caller's is ignored, as on AgentLex.
     if let Some((coll, seq)) = after(&call)? {
-        if let Ok(owned) = call.app.search.owned(&call.principal().account_id, coll) {
+        if let Ok(owned) = call.app.search.owned(&call.principal().account_id, coll).await {
             call.app.search.caught_up(&owned, seq).await?;
         }
     }

@@ -106,9 +106,9 @@ async fn run<T: Send + 'static>(call: &Call<'_>, f: impl FnOnce(&Agents) -> Resu
 }
 
 /// The documents a body's `knowledge_config` names must be ones the key reads.
-fn named_documents(call: &Call<'_>, scope: &Scope, k: Option<&KnowledgeConfig>) -> Result<(), ApiError> {
+async fn named_documents(call: &Call<'_>, scope: &Scope, k: Option<&KnowledgeConfig>) -> Result<(), ApiError> {
     let ids = k.map(|k| k.documents().0).unwrap_or_default();
-    crate::agents::knowledge::check_documents(&call.app.search, scope, ids, "knowledge_config.document_ids")
+    crate::agents::knowledge::check_documents(&call.app.search, scope, ids, "knowledge_config.document_ids").await
 }
 
 fn agent_reply(status: StatusCode, a: AgentRecord) -> Reply {
@@ -136,7 +136,7 @@ fn version_number(raw: &str) -> Result<u64, ApiError> {
 pub async fn create(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let new: Create = body::read(&mut call).await?;
     let scope = scope(&call, new.project_id.as_deref()).await?;
-    named_documents(&call, &scope, new.knowledge_config.as_ref())?;
+    named_documents(&call, &scope, new.knowledge_config.as_ref()).await?;
     let agent = run(&call, move |a| a.create(&scope, new)).await?;
     Ok(agent_reply(StatusCode::CREATED, agent))
 }
@@ -164,7 +164,7 @@ pub async fn update(mut call: Call<'_>, agent_id: String) -> Result<Reply, ApiEr
     let tag = if_match(&call)?;
     let patch: Update = body::read(&mut call).await?;
     let scope = scoped(&call).await?;
-    named_documents(&call, &scope, patch.knowledge_config.as_ref().value())?;
+    named_documents(&call, &scope, patch.knowledge_config.as_ref().value()).await?;
     let agent = run(&call, move |a| a.update(&scope, &agent_id, patch, tag.as_deref())).await?;
     Ok(agent_reply(StatusCode::OK, agent))
 }

@@ -80,7 +80,7 @@ pub async fn search(mut call: Call<'_>) -> Result<Reply, ApiError> {
     let req: SearchIn = body::read(&mut call).await?;
     check(&req)?;
     let scope = scope(&call, req.project_id.as_deref()).await?;
-    knowledge::check_documents(&call.app.search, &scope, req.document_ids.as_deref().unwrap_or_default(), "document_ids")?;
+    knowledge::check_documents(&call.app.search, &scope, req.document_ids.as_deref().unwrap_or_default(), "document_ids").await?;
     let memory_ids = either(req.memory_ids, req.memory_store_ids, ("memory_store_ids", "memory_ids"))
         .map_err(|problem| SoatError::invalid("memory_ids", format!("{problem}.")))?;
     let config = KnowledgeConfig {

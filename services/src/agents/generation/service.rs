@@ -195,11 +195,11 @@ pub async fn start(host: Rc<Host>, args: StartArgs) -> Result<Started, ApiError>
     let search = &host.agents.search;
     for (i, m) in messages.iter().enumerate() {
         if let InContent::Part(Part::Document { document_id }) = &m.content {
-            crate::agents::knowledge::check_document(search, &scope, document_id, &format!("messages[{i}].content.document_id"))?;
+            crate::agents::knowledge::check_document(search, &scope, document_id, &format!("messages[{i}].content.document_id")).await?;
         }
     }
     if let Some(k) = &body.knowledge_config {
-        crate::agents::knowledge::check_documents(search, &scope, k.documents().0, "knowledge_config.document_ids")?;
+        crate::agents::knowledge::check_documents(search, &scope, k.documents().0, "knowledge_config.document_ids").await?;
     }
     if let Some(provider) = &config.ai_provider_id {
         let found = crate::agents::providers::in_project(&records, &scope, provider);

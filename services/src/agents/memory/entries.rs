@@ -103,7 +103,7 @@ pub async fn create(env: &Env<'_>, scope: &Scope, new: NewEntry) -> Result<(Memo
         return Err(SoatError::invalid("source_type", format!("must be one of {}, not \"{source_type}\".", SOURCE_TYPES.join(", "))).into());
     }
     let store = get_store(env.records, scope, &new.memory_id)?;
-    let owned = index::collection(env, &store.account_id, &store.id)?;
+    let owned = index::collection(env, &store.account_id, &store.id).await?;
     if let Some(existing) = duplicate(env, &owned, &store.account_id, &new.content, threshold)? {
         return Ok((existing, Action::Skipped));
     }
@@ -172,7 +172,7 @@ pub async fn update(env: &Env<'_>, scope: &Scope, id: &str, patch: EntryPatch) -
         entry.content = content;
         replaced = Some(entry.doc_id().to_owned());
         entry.doc_id = Some(format!("{}_v{}", entry.id, crate::ids::random_base62(8)));
-        let owned = index::collection(env, &entry.account_id, &entry.memory_id)?;
+        let owned = index::collection(env, &entry.account_id, &entry.memory_id).await?;
         index::add(env, &owned, &entry).await?;
     }
     entry.tags = patch.tags.apply(entry.tags.take());
@@ -187,7 +187,7 @@ pub async fn update(env: &Env<'_>, scope: &Scope, id: &str, patch: EntryPatch) -
     })
     .await?;
     written.ok_or_else(|| SoatError::not_found("memory entry", id))?;
-    if let (Some(old), Ok(owned)) = (replaced, index::collection(env, &entry.account_id, &entry.memory_id)) {
+    if let (Some(old), Ok(owned)) = (replaced, index::collection(env, &entry.account_id, &entry.memory_id).await) {
         index::remove(env, &owned, &old).await?;
     }
     Ok(entry)
@@ -198,7 +198,7 @@ pub async fn delete(env: &Env<'_>, scope: &Scope, id: &str) -> Result<(), Memory
     let entry = get(env.records, scope, id)?;
     let (records, e) = (env.records.clone(), entry.clone());
     crate::runtime::blocking(move || records.remove::<MemoryEntryRecord>(&e.account_id, &e.id)).await?;
-    if let Ok(owned) = index::collection(env, &entry.account_id, &entry.memory_id) {
+    if let Ok(owned) = index::collection(env, &entry.account_id, &entry.memory_id).await {
         index::remove(env, &owned, entry.doc_id()).await?;
     }
     Ok(())

@@ -15,10 +15,10 @@ use crate::search::{NewDocument, Owned, SearchError};
 use crate::store::{CollectionRecord, CollectionSettings, MemoryEntryRecord};
 
 /// The store's collection, or `CollectionNotFound` (a store whose collection is gone).
-pub fn collection(env: &Env<'_>, account_id: &str, store_id: &str) -> Result<Owned, SearchError> {
+pub async fn collection(env: &Env<'_>, account_id: &str, store_id: &str) -> Result<Owned, SearchError> {
     let not_found = || SearchError::CollectionNotFound(store_id.to_owned());
     let record = env.records.collection(account_id, store_id)?.ok_or_else(not_found)?;
-    let coll = env.search.collection(store_id)?.ok_or_else(not_found)?;
+    let coll = env.search.collection(store_id).await?.ok_or_else(not_found)?;
     Ok(Owned { record, coll })
 }
 

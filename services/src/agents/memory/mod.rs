@@ -175,7 +175,7 @@ pub async fn sweep(env: &Env<'_>, account_id: &str) -> Result<(), MemoryError> {
     })
     .await?;
     for record in orphans {
-        match env.search.collection(&record.id)? {
+        match env.search.collection(&record.id).await? {
             Some(coll) => env.search.remove(Owned { record, coll }).await?,
             None => {
                 let records = env.records.clone();

@@ -46,7 +46,7 @@ pub async fn search(env: &Env<'_>, v: &Value) -> Result<Value, ToolError> {
         "hybrid" => Mode::Hybrid,
         other => return Err(ToolError::Invalid(format!("mode must be keyword, semantic or hybrid, not {other:?}"))),
     };
-    let owned = env.search.readable(env.caller, &i.collection_id)?;
+    let owned = env.search.readable(env.caller, &i.collection_id).await?;
     let req = crate::search::Request::new(i.query, k, mode);
     let s = env.search.search(env.embedders, env.caller, &owned, &req).await?;
     let results: Vec<Value> = s

@@ -25,7 +25,7 @@ impl Run {
                     .await
                     .map_err(|f| Failure { message: format!("messages[{i}].content: {}", f.message), ..f })?,
                 InContent::Part(Part::Document { document_id }) => {
-                    self.document(document_id).map_err(|f| Failure { message: format!("messages[{i}].content: {}", f.message), ..f })?
+                    self.document(document_id).await.map_err(|f| Failure { message: format!("messages[{i}].content: {}", f.message), ..f })?
                 }
             };
             let text = self.screen_prepared(text);
@@ -71,9 +71,9 @@ impl Run {
 
     /// A Quarry document of the account, its pages' text in order, for a run whose
     /// key reads `/v1` data.
-    fn document(&self, id: &str) -> Result<String, Failure> {
+    async fn document(&self, id: &str) -> Result<String, Failure> {
         const MAX_CHARS: usize = 60_000;
-        let collections = self.host.agents.search.readable_collections(self.env().caller).map_err(|e| Failure::new(e.code(), e.message()))?;
+        let collections = self.host.agents.search.readable_collections(self.env().caller).await.map_err(|e| Failure::new(e.code(), e.message()))?;
         for owned in collections {
             let snap = owned.snapshot();
             let Some(at) = snap.find(id) else { continue };
