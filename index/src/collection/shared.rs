@@ -37,6 +37,9 @@ pub(super) struct Shared {
     state: Mutex<Applied>,
     /// `state.lsn`, read without the lock.
     applied: AtomicU64,
+    /// The generation of the manifest copy on local disk (for operators: the journal
+    /// is the truth), so a copy written late never replaces a newer one.
+    local: Mutex<u64>,
 }
 
 struct Applied {
@@ -57,7 +60,7 @@ fn journal_error(op: &'static str, id: &str, reason: String) -> CollectionError 
 impl Shared {
     pub fn new(journal: Arc<dyn Journal>) -> Shared {
         let state = Applied { lsn: 0, manifest: 0, covered: 0, publisher: 0, outcomes: VecDeque::new() };
-        Shared { journal, group: Group::default(), state: Mutex::new(state), applied: AtomicU64::new(0) }
+        Shared { journal, group: Group::default(), state: Mutex::new(state), applied: AtomicU64::new(0), local: Mutex::new(0) }
     }
 }
 
@@ -81,6 +84,18 @@ impl Collection {
 
     fn state(&self) -> MutexGuard<'_, Applied> {
         self.shared().state.lock().expect("journal state lock")
+    }
+
+    /// Keeps `m` (generation `gen`) as the local copy of the manifest, unless a newer
+    /// one is kept already.
+    fn keep_local(&self, m: &Manifest, gen: u64) -> Result<(), CollectionError> {
+        let mut local = self.shared().local.lock().expect("local manifest lock");
+        if gen < *local {
+            return Ok(());
+        }
+        m.store(&self.dir)?;
+        *local = gen;
+        Ok(())
     }
 
     /// The last journal record this node applied (0 on a local WAL).
@@ -287,7 +302,7 @@ impl Collection {
                 _ => None,
             })
             .collect();
-        m.store(&self.dir)?;
+        self.keep_local(&m, head.manifest)?;
         let mut w = self.writer.lock().expect("writer lock");
         let mut deleted: HashSet<String> = w.deleted.drain().chain(m.tombstones.iter().cloned()).collect();
         deleted.retain(|id| views.iter().any(|v| v.doc(id).is_some()));
@@ -363,51 +378,69 @@ impl Collection {
         let new_view = Arc::new(View::segment(&self.dir, seq)?);
         let covered = covered.unwrap_or(base_covered);
 
+        // The manifest is made and uploaded before the locks the writers need are
+        // taken (its upload is a round trip to the bucket). What it is made of does
+        // not move meanwhile unless the journal's manifest does, which the swap below
+        // checks: its segments change only by a publish (this node's, one at a time
+        // under the maintenance lock) or a reload (another node's); and a delete
+        // applied after this read has an LSN past `covered`, so it stays in the journal
+        // for any reader of this manifest, and joins this copy's tombstones at the swap.
+        let (m, gone, before) = {
+            let w = self.writer.lock().expect("writer lock");
+            let mut views = super::swap_in(&self.snapshot.load().views, old, &new_view);
+            views.sort_by_key(|v| v.is_memory());
+            let mut m = w.manifest.clone();
+            m.segments = views.iter().filter_map(|v| if let Source::Segment(s) = v.source { Some(s) } else { None }).collect();
+            let mut tombstones: Vec<String> = w.deleted.iter().filter(|id| !dropped.contains(id)).cloned().collect();
+            tombstones.sort();
+            m.tombstones = tombstones;
+            let gone: Vec<super::remote::FileSum> =
+                m.published.iter().filter(|(s, _)| !m.segments.contains(s)).flat_map(|(_, p)| p.files.clone()).collect();
+            m.published.retain(|s, _| m.segments.contains(s));
+            m.published.insert(seq, Published { wal_before: covered, files });
+            m.wal_from = covered;
+            let before = m.previous.take();
+            m.previous = (base > 0).then_some((base, base_publisher));
+            (m, gone, before)
+        };
+        let gen = base + 1;
+        let unpublished = |e: CollectionError| {
+            super::remove_segment_files(&self.dir, seq);
+            self.published(false);
+            e
+        };
+        remote.put_manifest_at(gen, epoch, m.to_bytes()).map_err(unpublished)?;
+
         let mut st = self.state();
         if st.manifest != base {
             drop(st);
+            // The manifest uploaded is left: its key may be one the journal points at
+            // (an earlier publish of this epoch whose commit landed unanswered).
             super::remove_segment_files(&self.dir, seq);
             return Ok(false); // another node published first; the next round starts again
         }
         let mut w = self.writer.lock().expect("writer lock");
+        let landed = self.shared().journal.publish(&self.id, epoch, base, gen, covered).map_err(|e| match e {
+            PublishError::Unavailable(reason) => journal_error("publish", &self.id, reason),
+            e => journal_error("publish", &self.id, e.to_string()),
+        });
+        if let Err(e) = landed {
+            drop(w);
+            drop(st);
+            return Err(unpublished(e));
+        }
+        self.published(true);
         let cur = self.snapshot.load_full();
         let mut views = super::swap_in(&cur.views, old, &new_view);
         // A flush's new segment goes after the older segments, before what the tail
         // applied since.
         views.sort_by_key(|v| v.is_memory());
-        let mut m = w.manifest.clone();
-        m.segments = views.iter().filter_map(|v| if let Source::Segment(s) = v.source { Some(s) } else { None }).collect();
         let mut still: HashSet<String> = w.deleted.clone();
         for id in &dropped {
             still.remove(id);
         }
-        m.tombstones = still.iter().cloned().collect();
-        m.tombstones.sort();
-        let gone: Vec<super::remote::FileSum> =
-            m.published.iter().filter(|(s, _)| !m.segments.contains(s)).flat_map(|(_, p)| p.files.clone()).collect();
-        m.published.retain(|s, _| m.segments.contains(s));
-        m.published.insert(seq, Published { wal_before: covered, files });
-        m.wal_from = covered;
-        let before = m.previous.take();
-        m.previous = (base > 0).then_some((base, base_publisher));
-        let gen = base + 1;
-        let landed = remote.put_manifest_at(gen, epoch, m.to_bytes()).and_then(|()| {
-            self.shared().journal.publish(&self.id, epoch, base, gen, covered).map_err(|e| match e {
-                PublishError::Unavailable(reason) => journal_error("publish", &self.id, reason),
-                e => journal_error("publish", &self.id, e.to_string()),
-            })
-        });
-        if let Err(e) = landed {
-            drop(w);
-            drop(st);
-            super::remove_segment_files(&self.dir, seq);
-            self.published(false);
-            return Err(e);
-        }
-        self.published(true);
-        let _ = m.store(&self.dir); // a local copy for operators: the journal is the truth
         w.deleted = still;
-        w.manifest = m;
+        w.manifest = m.clone();
         let dead = views.iter().map(|v| Dead::of(v, &w.deleted)).collect();
         self.snapshot.store(Arc::new(Snapshot { views, dead }));
         drop(w);
@@ -415,6 +448,7 @@ impl Collection {
         st.covered = covered;
         st.publisher = epoch;
         drop(st);
+        let _ = self.keep_local(&m, gen);
         for v in old {
             if let Source::Segment(s) = v.source {
                 super::remove_segment_files(&self.dir, s);

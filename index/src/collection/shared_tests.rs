@@ -9,11 +9,22 @@ use super::tests::doc;
 use super::*;
 use crate::journal::{Head, Journal, PublishError};
 
+/// Objects in memory; `gate`, when set, holds the next manifest's upload: it says
+/// "uploading" on the first channel and waits for the second.
 #[derive(Default)]
-struct Bucket(Mutex<HashMap<String, Vec<u8>>>);
+struct Bucket(Mutex<HashMap<String, Vec<u8>>>, Gate);
+
+type Gate = Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>;
 
 impl Objects for Bucket {
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), String> {
+        if key.contains("manifests/") {
+            let gate = self.1.lock().unwrap().take();
+            if let Some((uploading, go_on)) = gate {
+                uploading.send(()).unwrap();
+                go_on.recv().unwrap();
+            }
+        }
         self.0.lock().unwrap().insert(key.into(), bytes);
         Ok(())
     }
@@ -263,4 +274,45 @@ fn a_node_that_missed_a_publish_takes_the_manifest_and_then_the_rest() {
     assert_eq!(b.applied(), 0);
     assert!(b.wait_for(4).unwrap());
     assert_eq!(ids(&b), ["d0", "d1", "d2", "d3"]);
+}
+
+/// A publish's manifest upload holds no lock a writer needs: an add and a delete on
+/// the publishing node answer while the upload is under way, and neither is lost to
+/// the manifest made before them, on this node, on a follower, or on an empty disk.
+#[test]
+fn writes_during_a_manifest_upload_answer_at_once_and_are_kept() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let mut w = World::new();
+    let (a, b) = (w.open("a"), w.open("b"));
+    for i in 0..3 {
+        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
+    }
+    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
+    let (uploading_tx, uploading) = channel();
+    let (go_on, go_on_rx) = channel();
+    *w.bucket.1.lock().unwrap() = Some((uploading_tx, go_on_rx));
+    std::thread::scope(|s| {
+        let flush = s.spawn(|| a.flush_as(Some(epoch)));
+        uploading.recv_timeout(Duration::from_secs(10)).expect("the flush uploads its manifest");
+        let (done_tx, done) = channel();
+        let a = &a;
+        s.spawn(move || {
+            let added = a.add(doc("late", &["stone"]));
+            let deleted = a.delete("d1");
+            done_tx.send((added, deleted)).unwrap();
+        });
+        let answered = done.recv_timeout(Duration::from_secs(5));
+        go_on.send(()).unwrap();
+        let (added, deleted) = answered.expect("an add and a delete answer while the manifest uploads");
+        assert_eq!((added.unwrap(), deleted.unwrap()), (4, 5));
+        assert!(flush.join().unwrap().unwrap(), "the flush lands");
+    });
+    let h = w.head();
+    assert_eq!((h.manifest, h.covered, h.lsn), (1, 3, 5), "the manifest covers the three adds before it");
+    let want = ["d0", "d2", "late"];
+    assert_eq!(ids(&a), want);
+    b.follow(w.head()).unwrap();
+    assert_eq!(ids(&b), want);
+    assert_eq!(ids(&w.open("c")), want, "an empty disk: the manifest, then the delete and the add after it");
 }
