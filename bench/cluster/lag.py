@@ -7,11 +7,11 @@
 - Add latency, one at a time: on the cluster's node 1 (the shared journal, a PostgreSQL
   commit per add) and on a standalone node of the same binary (the local WAL, an
   fdatasync per add), alternating in blocks so both see the same machine.
-- A follower's apply rate: node 2 is stopped (SIGSTOP) while node 1 takes --backlog
-  adds from 8 clients (its own acknowledged rate), then let go (SIGCONT) and asked to
-  search with the last add's Quarry-After: the backlog over the time until it answers
-  is the rate at which a follower catches up (reading the journal and applying, or
-  taking a manifest node 1 published meanwhile).
+- A follower's apply rate, on a second cluster that never flushes (so the backlog is
+  records to read and apply, not a manifest to take): node 2 is stopped (SIGSTOP) while
+  node 1 takes --backlog adds from 8 clients (its own acknowledged rate), then let go
+  (SIGCONT) and asked to search with the last add's Quarry-After: the backlog over the
+  time until it answers is the rate at which a follower reads the journal and applies.
 
     bench/cluster/lag.py [--bin target/release/quarry] [--samples 300] [--backlog 5000]
 
@@ -162,6 +162,22 @@ def main():
             add_alone.append(time.perf_counter() - t0)
             time.sleep(0.05)
 
+        if standalone:
+            standalone.terminate()
+            standalone.wait(timeout=20)
+            standalone = None
+        subprocess.run(["bash", os.path.join(ROOT, "ops/cluster"), "stop", cdir], env=env)
+        # The catch-up, on a cluster that does not flush meanwhile.
+        with open(config, "a") as f:
+            f.write('[index]\nflush_interval = "1h"\nflush_batches = 100000000\nflush_chunks = 100000000\n')
+        cdir = os.path.join(work, "cluster-catch-up")
+        subprocess.run(["bash", os.path.join(ROOT, "ops/cluster"), "start", cdir], env=env, check=True)
+        urls = {}
+        for line in open(os.path.join(cdir, "cluster.env")):
+            k, _, v = line.strip().removeprefix("export ").partition("=")
+            urls[k] = v
+        n1, n2 = urls["NODE_1_URL"], urls["NODE_2_URL"]
+        key, col = account(n1, "catch-up@example.com")
         pid2 = int(open(os.path.join(cdir, "node2.pid")).read())
         write_rate, apply_rate, caught = catch_up(n1, n2, pid2, key, col, args.backlog)
 
@@ -182,7 +198,7 @@ def main():
             "",
             f"Add latency ratio (cluster / standalone), p50: {pct(add_cluster, 50) / pct(add_alone, 50):.2f}x.",
             "",
-            f"A follower's catch-up (`--backlog {args.backlog}`): node 2 stopped while node 1 acknowledged "
+            f"A follower's catch-up (`--backlog {args.backlog}`, a second cluster with flushes off): node 2 stopped while node 1 acknowledged "
             f"{args.backlog} adds from 8 clients at {write_rate:.0f} adds/s; let go, it answered a search with the last "
             f"add's Quarry-After in {caught:.2f} s: {apply_rate:.0f} records/s, "
             f"{apply_rate / write_rate:.1f}x the rate node 1 took them.",

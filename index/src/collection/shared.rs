@@ -110,6 +110,7 @@ impl Collection {
 
     /// After opening: the manifest generation and coverage the segments came from.
     pub(super) fn start_shared(&self, head: Head) -> Result<(), CollectionError> {
+        *self.shared().local.lock().expect("local manifest lock") = head.manifest; // stored by the open
         let mut st = self.state();
         st.manifest = head.manifest;
         st.covered = head.covered;
