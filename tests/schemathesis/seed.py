@@ -26,23 +26,23 @@ def account(email):
     return bound, bound("POST", "/v1/signup", {"email": email})["api_key"]
 
 
-def upstream(text="seeded answer"):
+def upstream():
     """The base URL of a loopback OpenAI-compatible upstream answering every chat
-    completion with `text` (whole, or as SSE chunks when the request streams): the one
-    common.sh keeps running for the whole run (ST_UPSTREAM), so a fuzzed generate on a
-    seeded provider reaches it as the seeded ones did; else one on a daemon thread that
-    serves until this process ends."""
+    completion with "seeded answer" (whole, or as SSE chunks when the request streams):
+    the one common.sh keeps running for the whole run (ST_UPSTREAM), so a fuzzed
+    generate on a seeded provider reaches it as the seeded ones did; else one on a
+    daemon thread that serves until this process ends."""
     import os
 
-    if os.environ.get("ST_UPSTREAM") and text == "seeded answer":
-        return os.environ["ST_UPSTREAM"]
-    return serve(text)
+    return os.environ.get("ST_UPSTREAM") or serve()
 
 
-def serve(text="seeded answer"):
+def serve():
     """Starts the upstream `upstream` describes on a daemon thread; its base URL."""
     import http.server
     import threading
+
+    text = "seeded answer"
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
