@@ -1100,3 +1100,68 @@ fn a_run_whose_node_dies_is_taken_over_by_another_node_and_completes() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(settle(&a, &st.key, &orphan)["status"], "completed");
 }
+
+/// Issue 40: a generation's events are read from any node. A reader on b follows a run
+/// on a as it goes, through a's death and b's take-over, to `[DONE]`; and a stream cut
+/// on one node resumes on the other with `Last-Event-ID`, missing nothing and repeating
+/// nothing.
+#[test]
+fn any_node_follows_any_generations_events_and_last_event_id_resumes_across_nodes() {
+    if !quarry_test_support::store::have_postgres() {
+        return;
+    }
+    let cluster = quarry_test_support::store::Cluster::new(false);
+    let node = |name: &str| TestServer::with(cluster.node(name, LAB));
+    let up = Scripted::start();
+    // A tool step, then the answer: a stream of several events, each step slow.
+    up.otherwise(from(|prompt| {
+        let reply = if prompt.contains("\"ok\"") { text("Finished after the ping.") } else { tools(&[("ping", json!({}))]) };
+        Reply::Slow(Duration::from_millis(1200), Box::new(reply))
+    }));
+    let (addr, _) = echo_service();
+    let mut a = node("a");
+    let b = node("b");
+    let st = setup(&a, &up, "cluster-events@example.com");
+    let t = tool(&a, &st, json!({"name": "ping", "type": "http", "execute": {"url": format!("http://{addr}/ping")}}));
+    let agent_id = agent(&a, &st, json!({"tool_bindings": [{"tool_id": t}]}));
+    let id = ok(generate(&a, &st, &agent_id, "", user("Ping, then finish.")), 202)["generation_id"].as_str().unwrap().to_owned();
+    // b reads the events of a's run from the start, while a runs it.
+    let follower = {
+        let (addr, key, id) = (b.addr, st.key.clone(), id.clone());
+        std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            let head = format!("GET /api/v1/generations/{id}/events HTTP/1.1\r\nhost: q\r\nauthorization: Bearer {key}\r\nconnection: close\r\n\r\n");
+            stream.write_all(head.as_bytes()).unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut status = String::new();
+            reader.read_line(&mut status).unwrap();
+            assert!(status.contains(" 200 "), "{status}");
+            read_frames(&mut reader, None)
+        })
+    };
+    // a dies once its first step (the tool call) is under way or done.
+    std::thread::sleep(Duration::from_millis(1800));
+    a.kill9();
+    let followed = follower.join().unwrap();
+    assert_eq!(followed.last().map(|f| f.data.as_str()), Some("[DONE]"), "b followed a's run to its end: {followed:?}");
+    let g = settle(&b, &st.key, &id);
+    assert_eq!((g["status"].as_str(), g["output"]["content"].as_str()), (Some("completed"), Some("Finished after the ping.")), "{g}");
+    let ids = |fs: &[Frame]| fs.iter().filter_map(|f| f.id).collect::<Vec<u64>>();
+    assert!(ids(&followed).windows(2).all(|w| w[0] < w[1]), "every event once, in order: {:?}", ids(&followed));
+    // The whole stream, read on b; then cut on a (back) and resumed on b, and the other way.
+    a.restart();
+    let events = |s: &TestServer, last: Option<u64>, stop: Option<usize>| {
+        let mut r = open_sse(s, &st.key, "GET", &format!("/api/v1/generations/{id}/events"), None, last);
+        read_frames(&mut r, stop)
+    };
+    let whole = events(&b, None, None);
+    assert_eq!(whole, followed, "a live reader and a later one read the same events");
+    for (first, then) in [(&a, &b), (&b, &a)] {
+        let cut = whole.len() / 2;
+        let head = events(first, None, Some(cut));
+        let tail = events(then, head.last().and_then(|f| f.id), None);
+        let joined: Vec<Frame> = head.into_iter().chain(tail).collect();
+        assert_eq!(joined, whole, "cut after {cut} events on one node, resumed on the other");
+    }
+}
