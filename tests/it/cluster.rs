@@ -590,12 +590,15 @@ fn a_cluster_behind_a_balancer_keeps_every_acknowledged_write_while_nodes_die() 
         calls.len(),
         report.join(", ")
     );
-    // Searches answer 200, or a clear 503 while the store restarts, or 502 from the
-    // balancer for the ones in flight on a node that was killed: never another error
-    // (but a 404 for a delete sent again after its first try landed unanswered).
+    // Searches answer 200, or a clear 503 while the store restarts: one in flight on a
+    // node that was killed is sent again to another by the balancer (ops/cluster's
+    // reads backend). A write in flight on a killed node may get the balancer's 502
+    // (it is never sent twice); never another error (but a 404 for a delete sent again
+    // after its first try landed unanswered).
     for ((what, status), n) in &tally.0 {
         let again = what == "delete" && *status == 404;
-        assert!(matches!(status, 200 | 201 | 202 | 502 | 503) || again, "{what} answered {status} {n} times");
+        let fine = if what == "search" { matches!(status, 200 | 503) } else { matches!(status, 200 | 201 | 202 | 502 | 503) };
+        assert!(fine || again, "{what} answered {status} {n} times");
     }
 }
 
