@@ -213,12 +213,18 @@ impl Engine {
     /// Drops collection `id` from this node: its map entry and local files (and its
     /// objects, when it is gone for every node).
     fn forget(&self, id: &str) -> Result<(), CollectionError> {
-        let mut cold = self.changes.lock().expect("engine lock");
-        cold.remove(id);
-        self.cold.store(cold.len() as u64, Ordering::Relaxed);
-        let mut map = HashMap::clone(&self.collections.load());
-        map.remove(id);
-        self.collections.store(Arc::new(map));
+        let gone = {
+            let mut cold = self.changes.lock().expect("engine lock");
+            cold.remove(id);
+            self.cold.store(cold.len() as u64, Ordering::Relaxed);
+            let mut map = HashMap::clone(&self.collections.load());
+            let gone = map.remove(id);
+            self.collections.store(Arc::new(map));
+            gone
+        };
+        // A flush or merge under way writes into the directory: it ends first, and none
+        // starts after (the maintenance loop may hold the collection from before).
+        let _retired = gone.as_ref().map(|c| c.retire());
         if let Some(o) = &self.objects {
             // Collection ids are never reused, so objects a failure here leaves behind
             // are garbage no manifest of a live collection names.

@@ -123,6 +123,8 @@ pub struct Collection {
     snapshot: ArcSwap<Snapshot>,
     /// Serializes flush and merge (one background job per collection at a time).
     maintenance: Mutex<()>,
+    /// Set when the collection is being removed: no flush or merge runs after.
+    retired: std::sync::atomic::AtomicBool,
     /// Where its segments are published besides local disk, when they are.
     remote: Option<Remote>,
     /// After object storage failed a publish: when to try again, and the wait that
@@ -219,6 +221,7 @@ impl Collection {
             remote,
             backoff: Mutex::new(None),
             touched: std::sync::atomic::AtomicU64::new(0),
+            retired: std::sync::atomic::AtomicBool::new(false),
         };
         c.touch();
         Ok((c, recovery))
@@ -269,6 +272,7 @@ impl Collection {
             remote: Some(remote),
             backoff: Mutex::new(None),
             touched: std::sync::atomic::AtomicU64::new(0),
+            retired: std::sync::atomic::AtomicBool::new(false),
         };
         c.start_shared(head)?;
         c.touch();
@@ -436,6 +440,9 @@ impl Collection {
     /// how many were attached.
     pub fn attach_graphs(&self) -> Result<usize, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
+        if self.retired.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(0);
+        }
         let mut n = 0;
         for v in self.snapshot.load().views.iter() {
             v.warm();
@@ -445,6 +452,15 @@ impl Collection {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Ends this copy's maintenance for good, for the collection's removal: waits for a
+    /// flush, merge or graph build under way (they write into its directory), and
+    /// makes every later one do nothing. Maintenance waits while the guard is held.
+    pub fn retire(&self) -> std::sync::MutexGuard<'_, ()> {
+        let m = self.maintenance.lock().expect("maintenance lock");
+        self.retired.store(true, std::sync::atomic::Ordering::Release);
+        m
     }
 
     /// Writes the in-memory tail as a segment, records it in the manifest and trims
@@ -457,7 +473,7 @@ impl Collection {
     /// collection's maintenance lease flushes, and `lease` is its epoch.
     pub fn flush_as(&self, lease: Option<u64>) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
-        if self.backing_off() {
+        if self.retired.load(std::sync::atomic::Ordering::Acquire) || self.backing_off() {
             return Ok(false);
         }
         if self.shared.is_some() {
@@ -492,7 +508,7 @@ impl Collection {
     /// of epoch `lease`, as [`Collection::flush_as`].
     pub fn merge_as(&self, lease: Option<u64>) -> Result<bool, CollectionError> {
         let _m = self.maintenance.lock().expect("maintenance lock");
-        if self.backing_off() {
+        if self.retired.load(std::sync::atomic::Ordering::Acquire) || self.backing_off() {
             return Ok(false);
         }
         let Some(victims) = self.merge_victims() else { return Ok(false) };

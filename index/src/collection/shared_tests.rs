@@ -316,3 +316,38 @@ fn writes_during_a_manifest_upload_answer_at_once_and_are_kept() {
     assert_eq!(ids(&b), want);
     assert_eq!(ids(&w.open("c")), want, "an empty disk: the manifest, then the delete and the add after it");
 }
+
+/// A collection removed while its flush is under way: the removal waits for the flush
+/// (which writes into its directory) and no flush or merge runs on it after, so its
+/// directory goes whole (the A/B harness saw `Directory not empty` and a 500).
+#[test]
+fn a_removal_waits_for_a_flush_under_way_and_none_runs_after() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let mut w = World::new();
+    let a = w.open("a");
+    for i in 0..3 {
+        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
+    }
+    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
+    let (uploading_tx, uploading) = channel();
+    let (go_on, go_on_rx) = channel();
+    *w.bucket.1.lock().unwrap() = Some((uploading_tx, go_on_rx));
+    std::thread::scope(|s| {
+        let a = &a;
+        let flush = s.spawn(move || a.flush_as(Some(epoch)));
+        uploading.recv_timeout(Duration::from_secs(10)).expect("the flush uploads its manifest");
+        let (removed_tx, removed) = channel();
+        s.spawn(move || {
+            let _retired = a.retire();
+            removed_tx.send(std::fs::remove_dir_all(a.dir())).unwrap();
+        });
+        assert!(removed.recv_timeout(Duration::from_millis(300)).is_err(), "the removal waits for the flush");
+        go_on.send(()).unwrap();
+        flush.join().unwrap().unwrap();
+        removed.recv_timeout(Duration::from_secs(10)).unwrap().expect("the directory goes whole");
+    });
+    a.add(doc("late", &["stone"])).unwrap();
+    assert_eq!((a.flush_as(Some(epoch)).unwrap(), a.merge_as(Some(epoch)).unwrap()), (false, false), "nothing runs on a retired copy");
+    assert!(!a.dir().exists());
+}
