@@ -49,6 +49,14 @@ impl Reader {
             // The live log first: a segment that ends after this commits all its
             // events before it closes, so the store read below then sees them.
             let log = live::get(&self.id);
+            // With no live log here, the record before the events: a step commits
+            // its events and its status in one transaction, so a status at rest read
+            // first means the events read next hold the last one. (Read the other way
+            // round, a step committing between the two reads ends the stream short.)
+            let record: Option<Option<GenerationRecord>> = match log {
+                Some(_) => None,
+                None => Some(self.records.get(&self.account_id, &self.id)?),
+            };
             let stored = self.records.generation_events(&self.id, self.last)?;
             if !stored.is_empty() {
                 self.queue.extend(stored.into_iter().map(|(seq, data)| (seq, Rc::from(data))));
@@ -65,8 +73,7 @@ impl Reader {
                 }
                 continue;
             }
-            let g: Option<GenerationRecord> = self.records.get(&self.account_id, &self.id)?;
-            match g {
+            match record.flatten() {
                 None => return Ok(None),
                 Some(g) if g.status() != super::Status::InProgress => {
                     // At rest with nothing after our id: a reader that already saw the
