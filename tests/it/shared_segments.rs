@@ -321,6 +321,14 @@ fn the_local_segment_cache_is_bounded_and_an_evicted_collection_is_fetched_again
     assert_eq!(gauge(&s, "quarry_segment_cache_cold"), 2);
     assert_eq!(gauge(&s, "quarry_collections"), 2, "evicted collections still count");
 
+    // The retrieval plugin names a collection by name: that one is fetched again, and
+    // the account's other collections stay in the bucket.
+    assert_eq!(gauge(&s, "quarry_segment_cache_refetches"), 0);
+    let r = s.request("POST", "/query", Some(&key), Some(&json!({"namespace": "cardio", "queries": [{"query": "heart attack"}]}).to_string()));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["results"][0]["results"].as_array().map_or(0, Vec::len), 2, "{}", r.text());
+    assert_eq!(gauge(&s, "quarry_segment_cache_refetches"), 1, "only the collection named was fetched");
+
     // A search opens it again from the bucket: the same pages, the same citations.
     let again = search(&s, &key, &cardio, "heart attack risk");
     assert_eq!(cited(&again), cited(&before));

@@ -189,9 +189,20 @@ impl Service {
         Ok(out)
     }
 
-    /// The account's collection named `name` (ids are tried first by [`Self::owned`]).
+    /// The account's oldest collection named `name` (ids are tried first by
+    /// [`Self::owned`]). Only collections of that name are opened: the plugin's `/query`
+    /// without a namespace comes here on every request, and an account's other
+    /// collections may be cold (evicted, or on a cluster never opened on this node).
     pub async fn by_name(&self, account_id: &str, name: &str) -> Result<Option<Owned>, SearchError> {
-        Ok(self.collections(account_id).await?.into_iter().find(|o| o.record.name == name))
+        for record in self.records.collections_of(account_id)? {
+            if record.name != name {
+                continue;
+            }
+            if let Some(coll) = self.collection(&record.id).await? {
+                return Ok(Some(Owned { coll, record }));
+            }
+        }
+        Ok(None)
     }
 
     /// Creates a collection: the engine directory first, then the record, so a crash in
