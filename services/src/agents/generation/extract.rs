@@ -75,19 +75,11 @@ pub fn spawn(host: Rc<Host>, g: GenerationRecord) {
     .detach();
 }
 
-/// This shard's share of the pending extractions no live boot holds, claimed for
+/// This shard's share of `pending` (the extractions not done) no live boot holds, claimed for
 /// this boot and started: at shard start, those the last boot left; on a cluster,
 /// once per `node_timeout`, also those of nodes that died. `live` are the boots
 /// that still heartbeat (this one among them). How many started.
-pub async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, live: &std::collections::HashSet<String>) -> usize {
-    let records = host.agents.records.clone();
-    let pending = match blocking(move || records.pending_extractions::<GenerationRecord>()).await {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(error = %e, "reading pending memory extractions failed");
-            return 0;
-        }
-    };
+pub async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, pending: Vec<GenerationRecord>, live: &std::collections::HashSet<String>) -> usize {
     let mut started = 0;
     for g in pending.into_iter().filter(|g| super::recover::mine(&g.id, shard, shards)) {
         let held = g.state.lease.as_ref().is_some_and(|l| {

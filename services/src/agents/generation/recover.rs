@@ -13,6 +13,7 @@
 //! A run of this boot that stopped because the store was out of reach (past its
 //! commit's patience) is resumed by the same look, once the store answers.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::event::Event;
@@ -29,58 +30,72 @@ pub(crate) fn mine(id: &str, shard: usize, shards: usize) -> bool {
 /// Takes over this shard's share of the runs the last boot left. Runs at shard start;
 /// with shared records it then keeps adopting the runs of nodes that died.
 pub async fn take_over(host: Rc<Host>, shard: usize, shards: usize) {
-    let resumed = adopt(&host, shard, shards, true).await;
-    if resumed > 0 {
-        tracing::info!(shard, resumed, "generations resumed after a restart");
-    }
+    let found = look(&host).await;
+    let pending = match found {
+        Some(Found { runs, extractions, live }) => {
+            let resumed = adopt(&host, shard, shards, true, runs, &live).await;
+            if resumed > 0 {
+                tracing::info!(shard, resumed, "generations resumed after a restart");
+            }
+            Some((extractions, live))
+        }
+        None => None,
+    };
     // approvals (issue 37): the expiry sweeper of this shard's share of the items.
     crate::agents::approvals::sweep(host.clone(), shard, shards);
     // Memory extractions recorded and not done (issue 36, knowledge).
-    extractions(&host, shard, shards).await;
+    if let Some((extractions, live)) = pending {
+        take_up(&host, shard, shards, extractions, &live).await;
+    }
     if host.agents.cluster.shared() {
         let every = host.agents.cluster.node_timeout();
         loop {
             glommio::timer::sleep(every).await;
-            let resumed = adopt(&host, shard, shards, false).await;
+            let Some(Found { runs, extractions, live }) = look(&host).await else { continue };
+            let resumed = adopt(&host, shard, shards, false, runs, &live).await;
             if resumed > 0 {
                 tracing::warn!(shard, resumed, "took over generations whose node stopped heartbeating");
             }
-            extractions(&host, shard, shards).await;
+            take_up(&host, shard, shards, extractions, &live).await;
         }
     }
 }
 
-/// Starts this shard's share of the pending memory extractions no live boot holds.
-async fn extractions(host: &Rc<Host>, shard: usize, shards: usize) {
+/// One look at the store: the runs in progress or paused, the memory extractions not
+/// done, and the live boots, read in that order. The boots last: a node registers its
+/// boot before it runs anything, so a holder of a run or extraction read before them
+/// that was alive then is in the set (read first, a node that booted in between
+/// would look dead).
+struct Found {
+    runs: Vec<GenerationRecord>,
+    extractions: Vec<GenerationRecord>,
+    live: HashSet<String>,
+}
+
+async fn look(host: &Rc<Host>) -> Option<Found> {
     let (records, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
-    match blocking(move || cluster.live_boots(&records)).await {
-        Ok(live) => {
-            let started = super::extract::adopt(host, shard, shards, &live).await;
-            if started > 0 {
-                tracing::info!(shard, started, "memory extractions taken up");
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "reading the live nodes failed"),
+    let found = blocking(move || -> Result<_, crate::store::StoreError> {
+        let runs = records.active_generations::<GenerationRecord>()?;
+        let extractions = records.pending_extractions::<GenerationRecord>()?;
+        Ok(Found { runs, extractions, live: cluster.live_boots(&records)? })
+    })
+    .await;
+    found.map_err(|e| tracing::error!(error = %e, "reading generations to resume failed")).ok()
+}
+
+/// Starts this shard's share of the pending memory extractions no live boot holds.
+async fn take_up(host: &Rc<Host>, shard: usize, shards: usize, pending: Vec<GenerationRecord>, live: &HashSet<String>) {
+    let started = super::extract::adopt(host, shard, shards, pending, live).await;
+    if started > 0 {
+        tracing::info!(shard, started, "memory extractions taken up");
     }
 }
 
 /// Resumes this shard's share of the in-progress runs no live boot holds; at the
 /// first pass (`first`) also sets the paused ones' expiry timers. How many resumed.
-async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, first: bool) -> usize {
-    let (records, cluster) = (host.agents.records.clone(), host.agents.cluster.clone());
-    let found = blocking(move || -> Result<_, crate::store::StoreError> {
-        Ok((records.active_generations::<GenerationRecord>()?, cluster.live_boots(&records)?))
-    })
-    .await;
-    let (all, live) = match found {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::error!(error = %e, "reading generations to resume failed");
-            return 0;
-        }
-    };
+async fn adopt(host: &Rc<Host>, shard: usize, shards: usize, first: bool, runs: Vec<GenerationRecord>, live: &HashSet<String>) -> usize {
     let mut resumed = 0usize;
-    for g in all.into_iter().filter(|g| mine(&g.id, shard, shards)) {
+    for g in runs.into_iter().filter(|g| mine(&g.id, shard, shards)) {
         match g.status() {
             // A live node's run is its own; this boot's is, while it runs here (one that
             // lost the store mid-step stopped, and is resumed like a dead node's).
