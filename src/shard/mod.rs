@@ -68,6 +68,15 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     // be the port's only socket while the others load their models: every connection
     // opened meanwhile (a load balancer's pool, a client that saw /v1/health answer)
     // would stay on that one shard for its whole life.
+    // A cluster's node beats once before any shard starts: it is a member before it
+    // runs or takes anything, so no other node's look for dead nodes' runs finds one
+    // of its first runs and takes it, and each key's rate is its share from the first
+    // request. (Until bound, the record names the configured address.)
+    if app.cluster.shared() {
+        if let Some(nodes) = app.cluster.beat(&app.records, &addr.to_string()) {
+            app.keyring.set_cluster_nodes(nodes);
+        }
+    }
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (start, waiting) = Start::channels();
