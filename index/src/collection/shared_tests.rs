@@ -2,7 +2,9 @@
 //! copies of one collection in their own directories.
 
 use std::collections::HashMap;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::remote::{Objects, Remote};
 use super::tests::doc;
@@ -14,7 +16,7 @@ use crate::journal::{Head, Journal, PublishError};
 #[derive(Default)]
 struct Bucket(Mutex<HashMap<String, Vec<u8>>>, Gate);
 
-type Gate = Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>;
+type Gate = Mutex<Option<(Sender<()>, Receiver<()>)>>;
 
 impl Objects for Bucket {
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), String> {
@@ -156,10 +158,31 @@ impl World {
         self.j.lock().unwrap().heads["col"]
     }
 
+    /// Node `name` takes the collection's maintenance lease: its epoch.
+    fn lease(&self, name: &str) -> u64 {
+        Node { name: name.into(), j: self.j.clone() }.lease("col").unwrap().unwrap()
+    }
+
+    /// Holds the next manifest upload: the receiver hears when it starts; a send on
+    /// the sender lets it go on.
+    fn hold_the_next_manifest_upload(&self) -> (Receiver<()>, Sender<()>) {
+        let (uploading_tx, uploading) = channel();
+        let (go_on, go_on_rx) = channel();
+        *self.bucket.1.lock().unwrap() = Some((uploading_tx, go_on_rx));
+        (uploading, go_on)
+    }
+
     fn pass_lease_to(&self, name: &str) {
         let mut j = self.j.lock().unwrap();
         let epoch = j.lease.as_ref().map_or(0, |l| l.1) + 1;
         j.lease = Some((name.into(), epoch));
+    }
+}
+
+/// Adds documents d0 … d{n-1}, each the one word "stone".
+fn stones(c: &Collection, n: usize) {
+    for i in 0..n {
+        c.add(doc(&format!("d{i}"), &["stone"])).unwrap();
     }
 }
 
@@ -221,12 +244,10 @@ fn the_same_id_added_on_two_nodes_is_taken_once_and_refused_once() {
 fn only_the_lease_holder_flushes_and_a_replaced_holder_is_fenced() {
     let mut w = World::new();
     let (a, b) = (w.open("a"), w.open("b"));
-    for i in 0..5 {
-        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
-    }
+    stones(&a, 5);
     b.follow(w.head()).unwrap();
     // a takes the lease; b, without it, does not flush.
-    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
+    let epoch = w.lease("a");
     assert!(!b.flush_as(None).unwrap());
     assert!(a.flush_as(Some(epoch)).unwrap());
     let h = w.head();
@@ -264,10 +285,8 @@ fn only_the_lease_holder_flushes_and_a_replaced_holder_is_fenced() {
 fn a_node_that_missed_a_publish_takes_the_manifest_and_then_the_rest() {
     let mut w = World::new();
     let (a, b) = (w.open("a"), w.open("b"));
-    for i in 0..3 {
-        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
-    }
-    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
+    stones(&a, 3);
+    let epoch = w.lease("a");
     a.flush_as(Some(epoch)).unwrap();
     a.add(doc("d3", &["stone"])).unwrap();
     // b never saw records 1-3, which are gone from the journal: it reads the manifest.
@@ -281,17 +300,11 @@ fn a_node_that_missed_a_publish_takes_the_manifest_and_then_the_rest() {
 /// the manifest made before them, on this node, on a follower, or on an empty disk.
 #[test]
 fn writes_during_a_manifest_upload_answer_at_once_and_are_kept() {
-    use std::sync::mpsc::channel;
-    use std::time::Duration;
     let mut w = World::new();
     let (a, b) = (w.open("a"), w.open("b"));
-    for i in 0..3 {
-        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
-    }
-    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
-    let (uploading_tx, uploading) = channel();
-    let (go_on, go_on_rx) = channel();
-    *w.bucket.1.lock().unwrap() = Some((uploading_tx, go_on_rx));
+    stones(&a, 3);
+    let epoch = w.lease("a");
+    let (uploading, go_on) = w.hold_the_next_manifest_upload();
     std::thread::scope(|s| {
         let flush = s.spawn(|| a.flush_as(Some(epoch)));
         uploading.recv_timeout(Duration::from_secs(10)).expect("the flush uploads its manifest");
@@ -322,17 +335,11 @@ fn writes_during_a_manifest_upload_answer_at_once_and_are_kept() {
 /// directory goes whole (the A/B harness saw `Directory not empty` and a 500).
 #[test]
 fn a_removal_waits_for_a_flush_under_way_and_none_runs_after() {
-    use std::sync::mpsc::channel;
-    use std::time::Duration;
     let mut w = World::new();
     let a = w.open("a");
-    for i in 0..3 {
-        a.add(doc(&format!("d{i}"), &["stone"])).unwrap();
-    }
-    let epoch = Node { name: "a".into(), j: w.j.clone() }.lease("col").unwrap().unwrap();
-    let (uploading_tx, uploading) = channel();
-    let (go_on, go_on_rx) = channel();
-    *w.bucket.1.lock().unwrap() = Some((uploading_tx, go_on_rx));
+    stones(&a, 3);
+    let epoch = w.lease("a");
+    let (uploading, go_on) = w.hold_the_next_manifest_upload();
     std::thread::scope(|s| {
         let a = &a;
         let flush = s.spawn(move || a.flush_as(Some(epoch)));
