@@ -62,21 +62,19 @@ pub fn run(config: Config) -> Result<(), ServeError> {
     let mut handles = Vec::with_capacity(shards);
     let mut addr = app.config.listen;
     uring::set_coop_taskrun(app.config.runtime.coop_taskrun);
+    // A cluster's node beats once before any shard starts: it is a member before it
+    // runs or takes anything, so no other node's look for dead nodes' runs finds one
+    // of its first runs and takes it, and each key's rate is its share from the first
+    // request. (Until bound, the record names the configured address.)
+    if app.cluster.shared() {
+        beat(&app, &addr.to_string());
+    }
     let _small_pages = SmallPages::during_start_up();
     // Every shard opens its model sessions first, side by side; only when all have
     // are the listeners bound, one right after another. A listener bound early would
     // be the port's only socket while the others load their models: every connection
     // opened meanwhile (a load balancer's pool, a client that saw /v1/health answer)
     // would stay on that one shard for its whole life.
-    // A cluster's node beats once before any shard starts: it is a member before it
-    // runs or takes anything, so no other node's look for dead nodes' runs finds one
-    // of its first runs and takes it, and each key's rate is its share from the first
-    // request. (Until bound, the record names the configured address.)
-    if app.cluster.shared() {
-        if let Some(nodes) = app.cluster.beat(&app.records, &addr.to_string()) {
-            app.keyring.set_cluster_nodes(nodes);
-        }
-    }
     let mut starts = Vec::with_capacity(shards);
     for id in 0..shards {
         let (start, waiting) = Start::channels();
@@ -393,10 +391,7 @@ fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread
             let mut next = std::time::Instant::now();
             while !stop.load(Ordering::Acquire) {
                 if std::time::Instant::now() >= next {
-                    // Each key's rate is shared by the live nodes: a change in their
-                    // number gives every key a new share (the key caches refill).
-                    if let Some(nodes) = app.cluster.beat(&app.records, &addr) {
-                        app.keyring.set_cluster_nodes(nodes);
+                    if beat(&app, &addr) {
                         // The maintenance leases this node holds are renewed here too:
                         // the flushing thread runs at idle priority and may be starved.
                         if let Err(e) = app.engine.keep_leases() {
@@ -409,6 +404,16 @@ fn start_heartbeat(app: Arc<App>, stop: Arc<AtomicBool>, addr: String) -> thread
             }
         })
         .expect("the heartbeat thread starts")
+}
+
+/// Writes this node's heartbeat; when it lands, each key's rate becomes its share of
+/// the live nodes counted (the key caches refill). Whether it landed.
+fn beat(app: &App, addr: &str) -> bool {
+    let nodes = app.cluster.beat(&app.records, addr);
+    if let Some(nodes) = nodes {
+        app.keyring.set_cluster_nodes(nodes);
+    }
+    nodes.is_some()
 }
 
 /// Following the shared journal (a cluster): every `cluster.follow`, the journal's
